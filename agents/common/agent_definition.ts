@@ -1,0 +1,170 @@
+/**
+ * The shape of an agent definition (`.agent/<name>/agent.json`) after defaults
+ * are applied. The zod schema in `definition.ts` validates files against it.
+ *
+ * @module
+ */
+
+/** Which completion handler decides that the work is finished. */
+export type CompletionType = "issue" | "project" | "iterate" | "manual" | "custom";
+
+/** Every built-in completion type, in the order the docs list them. */
+export const COMPLETION_TYPES: readonly CompletionType[] = [
+  "issue",
+  "project",
+  "iterate",
+  "manual",
+  "custom",
+];
+
+/**
+ * Permission modes an agent.json may ask for. Bypassing permissions is only
+ * possible through the explicit `--dangerously-skip-permissions` CLI flag.
+ */
+export type DefinitionPermissionMode = "default" | "acceptEdits" | "plan";
+
+/** Where Claude Code reads its own settings from (the SDK's `settingSources`). */
+export type SettingSource = "user" | "project" | "local";
+
+/** Per-handler settings in `behavior.completionConfig`. */
+export interface CompletionConfig {
+  /** Iteration target for `iterate`, and the default cap for every type. */
+  maxIterations?: number;
+  /** Keyword that ends a `manual` run. */
+  completionKeyword?: string;
+  /** Module (relative to the agent folder) whose default export builds a `custom` handler. */
+  handlerPath?: string;
+}
+
+/** How the agent runs: handler, tools, permissions, model and budget. */
+export interface AgentBehavior {
+  /** System prompt template (relative to the agent folder); overrides the registry's `system` key. */
+  systemPromptPath?: string;
+  /** @default "iterate" */
+  completionType: CompletionType;
+  /** @default {} */
+  completionConfig: CompletionConfig;
+  /** Tools the agent may use without asking. */
+  allowedTools: string[];
+  /** Tools removed from the agent's context. @default [] */
+  disallowedTools: string[];
+  /** @default "acceptEdits" */
+  permissionMode: DefinitionPermissionMode;
+  /** Model name passed to Claude Code; unset means Claude Code's default. */
+  model?: string;
+  /** Turn cap for one session (iteration). */
+  maxTurns?: number;
+  /** Cost cap in USD for the whole run. */
+  maxBudgetUsd?: number;
+  /** `fresh` starts a new session per iteration; `continue` resumes the previous one. @default "fresh" */
+  session: "fresh" | "continue";
+  /** Claude Code setting sources. @default ["project"] */
+  settingSources: SettingSource[];
+}
+
+/** Validation rules of a definition parameter. */
+export interface ParameterValidation {
+  /** Regular expression a string value must match. */
+  pattern?: string;
+  /** Smallest allowed number. */
+  min?: number;
+  /** Largest allowed number. */
+  max?: number;
+  /** The allowed values. */
+  enum?: Array<string | number>;
+}
+
+/** A parameter the agent takes on the command line and exposes to templates. */
+export interface ParameterSpec {
+  /** @default "string" */
+  type: "string" | "number" | "boolean";
+  /** @default "" */
+  description: string;
+  /** @default false */
+  required: boolean;
+  /** Value used when the flag is absent. */
+  default?: string | number | boolean;
+  /** The CLI flag, with leading dashes (`--topic`); derived from the name when absent. */
+  cli?: string;
+  /** Rules the value must satisfy. */
+  validation?: ParameterValidation;
+}
+
+/** Structured action blocks the agent may emit in fenced code blocks. */
+export interface ActionsConfig {
+  /** @default true */
+  enabled: boolean;
+  /** Action types that are recognised; empty means any. @default [] */
+  types: string[];
+  /** The info string of the fenced block (```action). @default "action" */
+  outputFormat: string;
+}
+
+/** GitHub integration settings. */
+export interface GithubConfig {
+  /** Labels the issue handler manages. */
+  labels: {
+    /** Added at the start of a run, removed at the end. */
+    inProgress?: string;
+    /** Added when the run ends blocked. */
+    blocked?: string;
+  };
+  /** Post a short progress comment after each iteration. @default false */
+  comment: boolean;
+}
+
+/** Where the JSONL run log goes. */
+export interface LoggingConfig {
+  /** Relative to the working directory. @default ".agent/<name>/logs" */
+  directory: string;
+  /** @default "jsonl" */
+  format: "jsonl";
+}
+
+/** Where prompt templates come from. */
+export interface PromptsConfig {
+  /** Registry JSON (relative to the agent folder) mapping keys to templates. @default "prompts/registry.json" */
+  registry: string;
+  /** Folder (relative to the agent folder) searched for `<key>.md` before the built-in templates. @default "prompts" */
+  fallbackDir: string;
+}
+
+/** A validated agent definition with every default filled in. */
+export interface AgentDefinition {
+  /** Editor schema reference; ignored. */
+  $schema?: string;
+  /** Definition format version. @default "1" */
+  version: string;
+  /** Agent name, `^[a-z][a-z0-9-]*$`, equal to its folder name. */
+  name: string;
+  /** Human-readable name. @default the name */
+  displayName: string;
+  /** @default "" */
+  description: string;
+  /** How the agent runs. */
+  behavior: AgentBehavior;
+  /** Prompt templates. */
+  prompts: PromptsConfig;
+  /** CLI parameters exposed as `uv-` variables. @default {} */
+  parameters: Record<string, ParameterSpec>;
+  /** Structured action blocks. */
+  actions: ActionsConfig;
+  /** GitHub integration. */
+  github: GithubConfig;
+  /** Run logs. */
+  logging: LoggingConfig;
+}
+
+/** A definition together with where it was found. */
+export interface LoadedDefinition {
+  /** The validated definition. */
+  definition: AgentDefinition;
+  /** URL of the agent.json (file: for local agents, possibly https: for built-ins run from JSR). */
+  url: URL;
+  /** URL of the agent folder, ending in a slash; relative paths in the definition resolve against it. */
+  agentDir: URL;
+  /** True when the definition is the built-in one shipped with finishline. */
+  builtin: boolean;
+  /** Path shown in messages: relative to the working directory for local agents. */
+  displayPath: string;
+}

@@ -1,0 +1,115 @@
+/**
+ * What the built-in handlers share: the prompt resolver, the run's cap, and
+ * the variables every template can use.
+ *
+ * @module
+ */
+
+import type { AgentDefinition } from "../agent_definition.ts";
+import { argsToVariables, type PromptResolver, type PromptVariables } from "../prompt_resolver.ts";
+import type { CompletionCriteria, IterationSummary } from "./types.ts";
+
+/** What a built-in handler is built from. */
+export interface HandlerContext {
+  /** The agent definition. */
+  definition: AgentDefinition;
+  /** The run's arguments (flags and parameters). */
+  args: Record<string, unknown>;
+  /** Resolves prompt keys to filled templates. */
+  resolver: PromptResolver;
+  /** The run's iteration cap. */
+  maxIterations: number;
+}
+
+/** Text used for `uv-task` when the run was given no task. */
+export const NO_TASK_TEXT =
+  "No task text was given. Work from the repository itself: its README, TODO notes and failing checks.";
+
+/** How many earlier iterations a continuation prompt summarises. */
+export const SUMMARY_WINDOW = 3;
+
+const RESPONSE_LIMIT = 600;
+
+/**
+ * Summarise the last iterations for a continuation prompt.
+ *
+ * @param summaries Every earlier iteration, oldest first.
+ * @param window How many of the latest to include.
+ * @returns Markdown, one bullet block per iteration.
+ */
+export function formatSummaries(summaries: IterationSummary[], window = SUMMARY_WINDOW): string {
+  const recent = summaries.slice(-window);
+  if (recent.length === 0) return "(no earlier iterations)";
+  return recent.map((summary) => {
+    const tools = countTools(summary.toolsUsed);
+    const last = summary.assistantResponses.at(-1)?.trim() ?? "";
+    const text = last.length > RESPONSE_LIMIT ? `${last.slice(0, RESPONSE_LIMIT)}...` : last;
+    const lines = [
+      `### Iteration ${summary.iteration}`,
+      `- Tools: ${tools || "none"}; turns: ${summary.turns}; stop: ${summary.stopReason ?? "unknown"}`,
+    ];
+    if (summary.git && summary.git.newCommits !== null) {
+      const dirty = summary.git.staged.length + summary.git.unstaged.length;
+      lines.push(`- Commits: ${summary.git.newCommits}; uncommitted files: ${dirty}`);
+    }
+    if (summary.completeTask) {
+      lines.push(`- complete_task: ${summary.completeTask.status}: ${summary.completeTask.summary}`);
+    }
+    if (summary.errors.length > 0) lines.push(`- Errors: ${summary.errors.slice(-3).join("; ")}`);
+    lines.push(`- Last message: ${text || "(none)"}`);
+    return lines.join("\n");
+  }).join("\n\n");
+}
+
+/**
+ * Count tool names: `Bash×2, Read`.
+ *
+ * @param names Tool names with repeats.
+ * @returns A compact list.
+ */
+export function countTools(names: string[]): string {
+  const counts = new Map<string, number>();
+  for (const name of names) counts.set(name, (counts.get(name) ?? 0) + 1);
+  return [...counts].map(([name, count]) => count > 1 ? `${name}×${count}` : name).join(", ");
+}
+
+/** Shared plumbing of the built-in handlers. */
+export abstract class BaseHandler {
+  /** The handler's context. */
+  protected readonly context: HandlerContext;
+
+  /** @param context What the handler is built from. */
+  constructor(context: HandlerContext) {
+    this.context = context;
+  }
+
+  /** Completion criteria; each handler defines its own. */
+  abstract buildCompletionCriteria(): CompletionCriteria;
+
+  /**
+   * Variables every template can use, plus the run's arguments.
+   *
+   * @param iteration The iteration the prompt is for.
+   * @param summaries Earlier iterations.
+   * @param args The run's arguments; the context's when absent.
+   * @returns Template variables.
+   */
+  protected variables(
+    iteration: number,
+    summaries: IterationSummary[],
+    args: Record<string, unknown> = this.context.args,
+  ): PromptVariables {
+    const { definition, maxIterations } = this.context;
+    const task = typeof args.task === "string" && args.task.trim() !== "" ? args.task : NO_TASK_TEXT;
+    return {
+      ...argsToVariables(args),
+      "uv-agent_name": definition.name,
+      "uv-iteration": iteration,
+      "uv-max_iterations": maxIterations,
+      "uv-remaining": Math.max(0, maxIterations - iteration),
+      "uv-previous_summary": formatSummaries(summaries),
+      "uv-completion_criteria": this.buildCompletionCriteria().detailed,
+      "uv-task": task,
+    };
+  }
+}

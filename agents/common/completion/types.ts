@@ -1,0 +1,136 @@
+/**
+ * The completion handler contract, as in the user's completion handler design:
+ * handlers written against it drop in unchanged.
+ *
+ * @module
+ */
+
+import type { AgentDefinition, CompletionType } from "../agent_definition.ts";
+
+export type { AgentDefinition, CompletionType };
+
+/** What a handler tells the agent (detailed) and the logs (short) about when it is done. */
+export interface CompletionCriteria {
+  /** Short description, for logs and progress lines. */
+  short: string;
+  /** Detailed description, for the system prompt (`uv-completion_criteria`). */
+  detailed: string;
+}
+
+/** A structured action block the agent emitted in a fenced code block. */
+export interface DetectedAction {
+  /** The action's `type` field. */
+  type: string;
+  /** Every other field of the JSON body. */
+  [field: string]: unknown;
+}
+
+/** Token counts of one iteration. */
+export interface TokenUsage {
+  /** Input tokens, not counting cache reads and writes. */
+  input: number;
+  /** Output tokens. */
+  output: number;
+  /** Input tokens read from the prompt cache. */
+  cacheRead: number;
+  /** Input tokens written to the prompt cache. */
+  cacheCreation: number;
+}
+
+/** A tool call the agent made. */
+export interface ToolCall {
+  /** Tool name (`Bash`, `mcp__finishline__complete_task`, ...). */
+  name: string;
+  /** The tool input as the model sent it. */
+  input: unknown;
+}
+
+/** The payload of a `complete_task` call. */
+export interface CompleteTaskCall {
+  /** success, blocked or partial. */
+  status: "success" | "blocked" | "partial";
+  /** The agent's restatement of the original request. */
+  original_request_summary: string;
+  /** What was accomplished. */
+  summary: string;
+  /** What is left, for blocked or partial. */
+  remaining_work?: string;
+  /** What the agent learned. */
+  learned?: string[];
+  /** Skills that helped. */
+  skills_used?: string[];
+  /** Skills the agent wished it had. */
+  new_skills_needed?: string[];
+  /** Files the agent changed. */
+  files_modified?: string[];
+  /** What to do next. */
+  next_steps?: string;
+}
+
+/** Git evidence gathered after an iteration; absent outside a repository. */
+export interface GitEvidence {
+  /** Commit at the start of the iteration. */
+  baseline?: string;
+  /** Commit at the end of the iteration. */
+  head?: string;
+  /** Commits made during the iteration, or null when git could not tell. */
+  newCommits: number | null;
+  /** Paths with staged changes. */
+  staged: string[];
+  /** Paths with unstaged or untracked changes. */
+  unstaged: string[];
+}
+
+/** What one iteration (one agent session) did, built from the backend's messages. */
+export interface IterationSummary {
+  /** 1-based iteration number. */
+  iteration: number;
+  /** The agent session id, when the backend reported one. */
+  sessionId?: string;
+  /** Text blocks of the agent's messages, in order. */
+  assistantResponses: string[];
+  /** Names of the tools the agent called, in order (repeats kept). */
+  toolsUsed: string[];
+  /** Tool calls with their input, in order. */
+  toolCalls: ToolCall[];
+  /** Fenced action blocks whose JSON body has a `type`. */
+  detectedActions: DetectedAction[];
+  /** Tool errors, API errors and result errors. */
+  errors: string[];
+  /** Cost of the iteration in USD, as reported by the backend. */
+  costUsd: number;
+  /** Tokens used. */
+  tokens: TokenUsage;
+  /** Model turns. */
+  turns: number;
+  /** Wall time of the session in milliseconds. */
+  durationMs: number;
+  /** Why the session stopped (the result's stop reason or subtype). */
+  stopReason: string | null;
+  /** The `complete_task` call, when the agent made one. */
+  completeTask?: CompleteTaskCall;
+  /** Git evidence, when the run is in a repository. */
+  git?: GitEvidence;
+}
+
+/** Decides when an agent's work is finished and writes the prompts that drive it. */
+export interface CompletionHandler {
+  /** Completion type identifier. */
+  readonly type: CompletionType;
+  /** Build the prompt for the first iteration. */
+  buildInitialPrompt(args: Record<string, unknown>): Promise<string>;
+  /** Build the prompt for iteration `iteration` (2 and later), given every earlier summary. */
+  buildContinuationPrompt(iteration: number, summaries: IterationSummary[]): Promise<string>;
+  /** Completion criteria for the system prompt and the logs. */
+  buildCompletionCriteria(): CompletionCriteria;
+  /** Whether the work is complete after the iteration this summary describes. */
+  isComplete(summary: IterationSummary): Promise<boolean>;
+  /** Why the run is complete, for the final line and the result. */
+  getCompletionDescription(summary: IterationSummary): Promise<string>;
+}
+
+/** Builds a completion handler from a definition and the run's arguments. */
+export type CompletionHandlerFactory = (
+  definition: AgentDefinition,
+  args: Record<string, unknown>,
+) => CompletionHandler | Promise<CompletionHandler>;

@@ -1,0 +1,351 @@
+/**
+ * The prompt resolver: a registry of prompt keys to Markdown templates, and
+ * `{uv-name}` variable filling.
+ *
+ * A key is looked up in the agent's registry, then as `<key>.md` in the
+ * agent's fallback folder, then in finishline's built-in `prompts/`. Values
+ * are inserted literally in one pass: a value that itself contains
+ * `{uv-...}` is never expanded again.
+ *
+ * @module
+ */
+
+import { UsageError } from "./errors.ts";
+import { displayPathOf, readTextResource } from "./resource.ts";
+
+/** Where the built-in templates live: `prompts/` at the package root. */
+export const BUILTIN_PROMPTS_DIR: URL = new URL("../../prompts/", import.meta.url);
+
+/** Options for {@linkcode PromptResolver.create}. */
+export interface PromptResolverOptions {
+  /** The agent folder (trailing slash), against which registry and fallbackDir resolve. */
+  agentDir: URL;
+  /** Registry path relative to the agent folder. @default "prompts/registry.json" */
+  registry?: string;
+  /** Folder relative to the agent folder searched for `<key>.md`. @default "prompts" */
+  fallbackDir?: string;
+  /** Template used for the `system` key instead of the registry's, relative to the agent folder. */
+  systemPromptPath?: string;
+  /** The built-in prompts folder (trailing slash). @default BUILTIN_PROMPTS_DIR */
+  builtinDir?: URL;
+  /** Working directory, to shorten paths in messages. @default Deno.cwd() */
+  cwd?: string;
+}
+
+/** Template values: keys with or without the `uv-` prefix. */
+export type PromptVariables = Record<string, string | number | boolean | undefined>;
+
+const VARIABLE = /\{uv-([A-Za-z0-9_]+)\}/g;
+const FRONT_MATTER = /^\uFEFF?---\r?\n[\s\S]*?\r?\n---[ \t]*(?:\r?\n|$)/;
+
+/**
+ * Convert a flag or parameter name to its template variable name: kebab and
+ * camel case both become snake case (`iterate-max` and `iterateMax` give
+ * `iterate_max`).
+ *
+ * @param name A flag (with or without dashes) or parameter name.
+ * @returns The snake_case name used after `uv-`.
+ * @example
+ * ```ts
+ * import { toVariableName } from "./prompt_resolver.ts";
+ * console.assert(toVariableName("--iterate-max") === "iterate_max");
+ * console.assert(toVariableName("targetDecisions") === "target_decisions");
+ * ```
+ */
+export function toVariableName(name: string): string {
+  return name
+    .replace(/^-+/, "")
+    .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
+    .replace(/-/g, "_")
+    .toLowerCase();
+}
+
+/**
+ * Turn run arguments into template variables (`uv-<snake_name>`). Arrays are
+ * joined with ", "; objects, `undefined` and `null` are left out.
+ *
+ * @param args The run's arguments, keyed by flag or parameter name.
+ * @returns Variables keyed `uv-<snake_name>`.
+ * @example
+ * ```ts
+ * import { argsToVariables } from "./prompt_resolver.ts";
+ * const vars = argsToVariables({ iterateMax: 3, topic: "x" });
+ * console.assert(vars["uv-iterate_max"] === "3" && vars["uv-topic"] === "x");
+ * ```
+ */
+export function argsToVariables(args: Record<string, unknown>): Record<string, string> {
+  const vars: Record<string, string> = {};
+  for (const [key, value] of Object.entries(args)) {
+    if (value === undefined || value === null) continue;
+    if (Array.isArray(value)) {
+      vars[`uv-${toVariableName(key)}`] = value.map(String).join(", ");
+    } else if (typeof value !== "object" && typeof value !== "function") {
+      vars[`uv-${toVariableName(key)}`] = String(value);
+    }
+  }
+  return vars;
+}
+
+/**
+ * Remove YAML front matter (`---` ... `---` at the top) from a template.
+ *
+ * @param text The template text.
+ * @returns The text without front matter.
+ * @example
+ * ```ts
+ * import { stripFrontMatter } from "./prompt_resolver.ts";
+ * console.assert(stripFrontMatter("---\ntitle: x\n---\nHello") === "Hello");
+ * ```
+ */
+export function stripFrontMatter(text: string): string {
+  return text.replace(FRONT_MATTER, "");
+}
+
+/**
+ * Fill `{uv-name}` placeholders in one pass; values are inserted literally.
+ *
+ * @param template The template text.
+ * @param variables Values keyed with or without `uv-`.
+ * @returns The filled text and the names of the variables that had no value.
+ * @example
+ * ```ts
+ * import { fillTemplate } from "./prompt_resolver.ts";
+ * const { text, missing } = fillTemplate("Fix #{uv-issue}: {uv-title}", { issue: 4, title: "{uv-issue}" });
+ * console.assert(text === "Fix #4: {uv-issue}" && missing.length === 0);
+ * ```
+ */
+export function fillTemplate(
+  template: string,
+  variables: PromptVariables,
+): { text: string; missing: string[] } {
+  const values = new Map<string, string>();
+  for (const [key, value] of Object.entries(variables)) {
+    if (value === undefined) continue;
+    values.set(key.startsWith("uv-") ? key.slice(3) : key, String(value));
+  }
+  const missing = new Set<string>();
+  const text = template.replace(VARIABLE, (whole, name: string) => {
+    const value = values.get(name);
+    if (value === undefined) {
+      missing.add(name);
+      return whole;
+    }
+    return value;
+  });
+  return { text, missing: [...missing] };
+}
+
+interface Registry {
+  url: URL;
+  dir: URL;
+  entries: Map<string, string>;
+}
+
+interface TemplateSource {
+  url: URL;
+  origin: string;
+}
+
+/**
+ * Resolves prompt keys to templates and fills them.
+ *
+ * @example
+ * ```ts
+ * import { PromptResolver } from "./prompt_resolver.ts";
+ * const dir = await Deno.makeTempDir();
+ * try {
+ *   const resolver = await PromptResolver.create({ agentDir: new URL(`file://${dir}/`) });
+ *   const prompt = await resolver.resolve("initial_manual", {
+ *     completion_keyword: "DONE", agent_name: "demo", task: "tidy up",
+ *     iteration: 1, max_iterations: 3, completion_criteria: "say DONE",
+ *   });
+ *   console.assert(prompt.includes("DONE"));
+ * } finally {
+ *   await Deno.remove(dir, { recursive: true });
+ * }
+ * ```
+ */
+export class PromptResolver {
+  #agent: Registry | undefined;
+  #builtin: Registry;
+  #agentDir: URL;
+  #fallbackDir: URL;
+  #systemPrompt: URL | undefined;
+  #cwd: string;
+  #cache = new Map<string, string>();
+
+  private constructor(
+    agent: Registry | undefined,
+    builtin: Registry,
+    options: { agentDir: URL; fallbackDir: URL; systemPrompt?: URL; cwd: string },
+  ) {
+    this.#agent = agent;
+    this.#builtin = builtin;
+    this.#agentDir = options.agentDir;
+    this.#fallbackDir = options.fallbackDir;
+    this.#systemPrompt = options.systemPrompt;
+    this.#cwd = options.cwd;
+  }
+
+  /**
+   * Load the agent's registry (a missing file means every key falls back)
+   * and the built-in one.
+   *
+   * @param options Where the agent and the built-in templates are.
+   * @returns A resolver.
+   */
+  static async create(options: PromptResolverOptions): Promise<PromptResolver> {
+    const cwd = options.cwd ?? Deno.cwd();
+    const builtinDir = options.builtinDir ?? BUILTIN_PROMPTS_DIR;
+    const builtin = await loadRegistry(new URL("registry.json", builtinDir), cwd, true);
+    const agentRegistryUrl = new URL(options.registry ?? "prompts/registry.json", options.agentDir);
+    const agent = await loadRegistry(agentRegistryUrl, cwd, false);
+    const fallbackDir = new URL(withSlash(options.fallbackDir ?? "prompts"), options.agentDir);
+    return new PromptResolver(agent, builtin!, {
+      agentDir: options.agentDir,
+      fallbackDir,
+      systemPrompt: options.systemPromptPath
+        ? new URL(options.systemPromptPath, options.agentDir)
+        : undefined,
+      cwd,
+    });
+  }
+
+  /**
+   * Whether a key resolves to a template (without reading it).
+   *
+   * @param key The prompt key.
+   * @returns True when the agent or the built-ins define it.
+   */
+  async has(key: string): Promise<boolean> {
+    return (await this.#locate(key)) !== undefined;
+  }
+
+  /**
+   * Resolve a key to its template and fill it.
+   *
+   * @param key The prompt key (`initial_issue`, `continuation_iterate`, ...).
+   * @param variables Values for `{uv-...}` placeholders.
+   * @returns The prompt text.
+   * @throws {UsageError} For an unknown key, an unreadable template, or a
+   * placeholder without a value.
+   */
+  async resolve(key: string, variables: PromptVariables): Promise<string> {
+    const source = await this.#locate(key);
+    if (!source) {
+      const where = this.#agent ? `"${displayPathOf(this.#agent.url, this.#cwd)}" or ` : "";
+      throw new UsageError(
+        `Unknown prompt key "${key}": not in ${where}the built-in registry "prompts/registry.json"`,
+      );
+    }
+    const template = await this.#read(source);
+    const { text, missing } = fillTemplate(template, variables);
+    if (missing.length > 0) {
+      const names = missing.map((name) => `"uv-${name}"`).join(", ");
+      throw new UsageError(
+        `Cannot fill prompt template "${displayPathOf(source.url, this.#cwd)}" (key "${key}"): no value for ${names}`,
+      );
+    }
+    return text.trim();
+  }
+
+  async #locate(key: string): Promise<TemplateSource | undefined> {
+    if (key === "system" && this.#systemPrompt) {
+      return { url: this.#systemPrompt, origin: "behavior.systemPromptPath" };
+    }
+    const own = this.#agent?.entries.get(key);
+    if (own !== undefined && this.#agent) {
+      return { url: new URL(own, this.#agent.dir), origin: displayPathOf(this.#agent.url, this.#cwd) };
+    }
+    const fallback = new URL(`${key}.md`, this.#fallbackDir);
+    if (fallback.href.startsWith(this.#agentDir.href) && await exists(fallback)) {
+      return { url: fallback, origin: "prompts.fallbackDir" };
+    }
+    const builtin = this.#builtin.entries.get(key);
+    if (builtin !== undefined) {
+      return { url: new URL(builtin, this.#builtin.dir), origin: "built-in" };
+    }
+    return undefined;
+  }
+
+  async #read(source: TemplateSource): Promise<string> {
+    const cached = this.#cache.get(source.url.href);
+    if (cached !== undefined) return cached;
+    let text: string | undefined;
+    try {
+      text = await readTextResource(source.url);
+    } catch (error) {
+      throw new UsageError(
+        `Cannot read prompt template "${displayPathOf(source.url, this.#cwd)}" (from ${source.origin}): ${
+          error instanceof Error ? error.message : String(error)
+        }`,
+      );
+    }
+    if (text === undefined) {
+      throw new UsageError(
+        `Cannot read prompt template "${displayPathOf(source.url, this.#cwd)}" (from ${source.origin}): file not found`,
+      );
+    }
+    const stripped = stripFrontMatter(text);
+    this.#cache.set(source.url.href, stripped);
+    return stripped;
+  }
+}
+
+async function exists(url: URL): Promise<boolean> {
+  if (url.protocol !== "file:") return false;
+  try {
+    return (await Deno.stat(url)).isFile;
+  } catch {
+    return false;
+  }
+}
+
+function withSlash(path: string): string {
+  return path.endsWith("/") ? path : `${path}/`;
+}
+
+async function loadRegistry(url: URL, cwd: string, required: boolean): Promise<Registry | undefined> {
+  const shown = displayPathOf(url, cwd);
+  let text: string | undefined;
+  try {
+    text = await readTextResource(url);
+  } catch (error) {
+    throw new UsageError(
+      `Cannot read prompt registry "${shown}": ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+  if (text === undefined) {
+    if (required) throw new UsageError(`Cannot read prompt registry "${shown}": file not found`);
+    return undefined;
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(
+      `Cannot load prompt registry "${shown}": ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+  const prompts = isRecord(data) && isRecord(data.prompts) ? data.prompts : data;
+  if (!isRecord(prompts)) {
+    throw new UsageError(
+      `Cannot load prompt registry "${shown}": expected an object mapping prompt keys to template paths`,
+    );
+  }
+  const entries = new Map<string, string>();
+  for (const [key, value] of Object.entries(prompts)) {
+    if (key === "$schema" || key === "version") continue;
+    if (typeof value !== "string" || value === "") {
+      throw new UsageError(
+        `Cannot load prompt registry "${shown}": "${key}": expected a template path (string)`,
+      );
+    }
+    entries.set(key, value);
+  }
+  return { url, dir: new URL("./", url), entries };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,270 @@
+/**
+ * Building an {@linkcode IterationSummary} from the messages of one agent
+ * session (Claude Agent SDK message shapes).
+ *
+ * @module
+ */
+
+import type {
+  CompleteTaskCall,
+  DetectedAction,
+  IterationSummary,
+} from "./completion/types.ts";
+
+/** A message from an agent backend: Claude Agent SDK shaped, kept loose on purpose. */
+export interface AgentMessage {
+  /** `system`, `assistant`, `user`, `result`, ... */
+  type: string;
+  /** Further fields, as the backend sent them. */
+  [field: string]: unknown;
+}
+
+/** How action blocks are recognised. */
+export interface ActionOptions {
+  /** Info string of the fenced block. @default "action" */
+  outputFormat?: string;
+  /** Accepted action types; empty accepts any. @default [] */
+  types?: string[];
+  /** Whether to look for action blocks at all. @default true */
+  enabled?: boolean;
+}
+
+/** The name of the complete_task tool as Claude Code reports it. */
+export const COMPLETE_TASK_TOOL = "mcp__finishline__complete_task";
+
+/**
+ * A summary with nothing in it, for an iteration that has not run yet (and
+ * for tests).
+ *
+ * @param iteration The iteration number.
+ * @returns An empty summary.
+ * @example
+ * ```ts
+ * import { emptySummary } from "./summary.ts";
+ * console.assert(emptySummary(2).iteration === 2);
+ * ```
+ */
+export function emptySummary(iteration: number): IterationSummary {
+  return {
+    iteration,
+    assistantResponses: [],
+    toolsUsed: [],
+    toolCalls: [],
+    detectedActions: [],
+    errors: [],
+    costUsd: 0,
+    tokens: { input: 0, output: 0, cacheRead: 0, cacheCreation: 0 },
+    turns: 0,
+    durationMs: 0,
+    stopReason: null,
+  };
+}
+
+/**
+ * Find fenced action blocks (```` ```action ````, or the configured info
+ * string) whose body is a JSON object with a string `type`.
+ *
+ * @param text Assistant text.
+ * @param options Info string and accepted types.
+ * @returns The actions, in order; malformed blocks are skipped.
+ * @example
+ * ```ts
+ * import { extractActions } from "./summary.ts";
+ * const text = 'Done.\n```action\n{"type": "review", "result": "pass"}\n```';
+ * console.assert(extractActions(text)[0].type === "review");
+ * ```
+ */
+export function extractActions(text: string, options: ActionOptions = {}): DetectedAction[] {
+  if (options.enabled === false) return [];
+  const format = options.outputFormat ?? "action";
+  const types = options.types ?? [];
+  const fence = new RegExp(
+    "(^|\\n)[ \\t]*(`{3,}|~{3,})[ \\t]*" + escapeRegExp(format) + "[ \\t]*\\r?\\n([\\s\\S]*?)\\r?\\n[ \\t]*\\2",
+    "g",
+  );
+  const actions: DetectedAction[] = [];
+  for (const match of text.matchAll(fence)) {
+    let body: unknown;
+    try {
+      body = JSON.parse(match[3]);
+    } catch {
+      continue;
+    }
+    const candidates = Array.isArray(body) ? body : [body];
+    for (const candidate of candidates) {
+      if (
+        typeof candidate === "object" && candidate !== null &&
+        typeof (candidate as { type?: unknown }).type === "string" &&
+        (types.length === 0 || types.includes((candidate as { type: string }).type))
+      ) {
+        actions.push(candidate as DetectedAction);
+      }
+    }
+  }
+  return actions;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/**
+ * Accumulates an iteration's summary message by message, so progress can be
+ * shown while the session runs.
+ *
+ * @example
+ * ```ts
+ * import { SummaryBuilder } from "./summary.ts";
+ * const builder = new SummaryBuilder(1);
+ * builder.add({ type: "assistant", session_id: "s1", message: { content: [
+ *   { type: "text", text: "Running tests" },
+ *   { type: "tool_use", id: "t1", name: "Bash", input: { command: "deno test" } },
+ * ] } });
+ * builder.add({ type: "result", subtype: "success", total_cost_usd: 0.01, num_turns: 2,
+ *   stop_reason: "end_turn", usage: { input_tokens: 10, output_tokens: 5 } });
+ * const summary = builder.finish(1200);
+ * console.assert(summary.toolsUsed[0] === "Bash" && summary.costUsd === 0.01);
+ * ```
+ */
+export class SummaryBuilder {
+  #summary: IterationSummary;
+  #actions: ActionOptions;
+  #toolNames = new Map<string, string>();
+  #sawResult = false;
+
+  /**
+   * @param iteration The iteration number.
+   * @param actions How action blocks are recognised.
+   */
+  constructor(iteration: number, actions: ActionOptions = {}) {
+    this.#summary = emptySummary(iteration);
+    this.#actions = actions;
+  }
+
+  /** The summary so far (live view; do not mutate). */
+  get current(): IterationSummary {
+    return this.#summary;
+  }
+
+  /** Whether the session's result message arrived. */
+  get sawResult(): boolean {
+    return this.#sawResult;
+  }
+
+  /**
+   * Take one message into account.
+   *
+   * @param message A backend message.
+   */
+  add(message: AgentMessage): void {
+    const summary = this.#summary;
+    if (typeof message.session_id === "string" && message.session_id !== "") {
+      summary.sessionId = message.session_id;
+    }
+    switch (message.type) {
+      case "assistant":
+        this.#assistant(message);
+        break;
+      case "user":
+        this.#user(message);
+        break;
+      case "result":
+        this.#result(message);
+        break;
+    }
+  }
+
+  /**
+   * Close the summary.
+   *
+   * @param durationMs Wall time of the session.
+   * @returns The summary.
+   */
+  finish(durationMs: number): IterationSummary {
+    this.#summary.durationMs = Math.round(durationMs);
+    return this.#summary;
+  }
+
+  #assistant(message: AgentMessage): void {
+    const summary = this.#summary;
+    const sub = message.parent_tool_use_id !== null && message.parent_tool_use_id !== undefined;
+    const inner = message.message as { content?: unknown } | undefined;
+    const content = Array.isArray(inner?.content) ? inner.content : [];
+    for (const block of content as Array<Record<string, unknown>>) {
+      if (block.type === "text" && typeof block.text === "string" && !sub) {
+        summary.assistantResponses.push(block.text);
+        summary.detectedActions.push(...extractActions(block.text, this.#actions));
+      } else if (block.type === "tool_use" && typeof block.name === "string") {
+        if (typeof block.id === "string") this.#toolNames.set(block.id, block.name);
+        summary.toolsUsed.push(block.name);
+        summary.toolCalls.push({ name: block.name, input: block.input });
+        if (block.name === COMPLETE_TASK_TOOL && isRecord(block.input)) {
+          summary.completeTask = block.input as unknown as CompleteTaskCall;
+        }
+      }
+    }
+    if (typeof message.error === "string" && message.error !== "") {
+      const text = content
+        .map((block) => (block as Record<string, unknown>).text)
+        .filter((text): text is string => typeof text === "string")
+        .join(" ");
+      summary.errors.push(`api ${message.error}${text ? `: ${text.slice(0, 300)}` : ""}`);
+    }
+  }
+
+  #user(message: AgentMessage): void {
+    const inner = message.message as { content?: unknown } | undefined;
+    if (!Array.isArray(inner?.content)) return;
+    for (const block of inner.content as Array<Record<string, unknown>>) {
+      if (block.type !== "tool_result" || block.is_error !== true) continue;
+      const name = typeof block.tool_use_id === "string"
+        ? this.#toolNames.get(block.tool_use_id) ?? "tool"
+        : "tool";
+      this.#summary.errors.push(`${name}: ${resultText(block.content).slice(0, 300)}`);
+    }
+  }
+
+  #result(message: AgentMessage): void {
+    const summary = this.#summary;
+    this.#sawResult = true;
+    if (typeof message.total_cost_usd === "number") summary.costUsd = message.total_cost_usd;
+    if (typeof message.num_turns === "number") summary.turns = message.num_turns;
+    const usage = isRecord(message.usage) ? message.usage : {};
+    summary.tokens = {
+      input: numberOr(usage.input_tokens),
+      output: numberOr(usage.output_tokens),
+      cacheRead: numberOr(usage.cache_read_input_tokens),
+      cacheCreation: numberOr(usage.cache_creation_input_tokens),
+    };
+    const subtype = typeof message.subtype === "string" ? message.subtype : "unknown";
+    summary.stopReason = subtype === "success"
+      ? (typeof message.stop_reason === "string" ? message.stop_reason : "end_turn")
+      : subtype;
+    if (subtype !== "success" || message.is_error === true) {
+      const details = Array.isArray(message.errors)
+        ? message.errors.map(String).join("; ")
+        : typeof message.result === "string"
+        ? message.result
+        : "";
+      summary.errors.push(`result ${subtype}${details ? `: ${details.slice(0, 300)}` : ""}`);
+    }
+  }
+}
+
+function resultText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((part) => isRecord(part) && typeof part.text === "string" ? part.text : "")
+      .join(" ");
+  }
+  return "";
+}
+
+function numberOr(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) ? value : 0;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,242 @@
+/**
+ * The finishline iterator CLI: flags -> agent definition -> completion
+ * handler -> iteration loop on Claude Code -> result and exit code.
+ *
+ * ```sh
+ * deno run -A agents/iterator/main.ts --issue 42
+ * deno run -A agents/iterator/main.ts --iterate-max 3 --task "Tidy the README"
+ * ```
+ *
+ * @module
+ */
+
+import { isAbsolute, join, resolve } from "node:path";
+import { ClaudeBackend } from "../common/backends/claude.ts";
+import type { AgentBackend, SessionPermissionMode } from "../common/backends/types.ts";
+import { createCompletionHandler, iterationCap } from "../common/completion/factory.ts";
+import { listAgents, loadDefinition } from "../common/definition.ts";
+import { UsageError } from "../common/errors.ts";
+import { RunLog } from "../common/log.ts";
+import { argsToVariables, PromptResolver } from "../common/prompt_resolver.ts";
+import { applyFlags, HELP_TEXT, parseBaseFlags, parseRunFlags, runArgs } from "./cli.ts";
+import { scaffoldAgent } from "./init.ts";
+import { finalLine, iterationLine } from "./progress.ts";
+import { EXIT_CODES, type RunResult, runIterations } from "./runner.ts";
+
+/** finishline's version (kept equal to deno.json's). */
+export const VERSION = "0.1.0";
+
+/** Where the CLI writes and what it runs on; tests replace parts of it. */
+export interface MainIO {
+  /** Standard output. @default Deno.stdout */
+  stdout?: (text: string) => void;
+  /** Standard error. @default Deno.stderr */
+  stderr?: (text: string) => void;
+  /** The agent backend. @default ClaudeBackend */
+  backend?: AgentBackend;
+  /** Aborts the run; when absent, SIGINT and SIGTERM do. */
+  signal?: AbortSignal;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Run the CLI.
+ *
+ * @param argv Command-line arguments.
+ * @param io Output streams, backend and abort signal.
+ * @returns The process exit code.
+ */
+export async function main(argv: string[], io: MainIO = {}): Promise<number> {
+  const stdout = io.stdout ?? ((text: string) => Deno.stdout.writeSync(encoder.encode(text)));
+  const stderr = io.stderr ?? ((text: string) => Deno.stderr.writeSync(encoder.encode(text)));
+  try {
+    return await run(argv, { ...io, stdout, stderr });
+  } catch (error) {
+    if (error instanceof UsageError) {
+      stderr(`finishline: ${error.message}\n`);
+      return error.exitCode;
+    }
+    stderr(`finishline: unexpected error: ${error instanceof Error ? error.stack ?? error.message : error}\n`);
+    return EXIT_CODES.failed;
+  }
+}
+
+async function run(
+  argv: string[],
+  io: MainIO & { stdout: (text: string) => void; stderr: (text: string) => void },
+): Promise<number> {
+  const base = parseBaseFlags(argv);
+  if (base.help) {
+    io.stdout(`${HELP_TEXT}\n`);
+    return 0;
+  }
+  if (base.version) {
+    io.stdout(`finishline ${VERSION}\n`);
+    return 0;
+  }
+  const cwd = await workingDirectory(base.cwd);
+  if (base.list) {
+    const agents = await listAgents({ cwd });
+    for (const agent of agents) {
+      const origin = agent.builtin ? "built-in" : "local";
+      const detail = agent.error ? `error: ${agent.error}` : `${agent.completionType} · ${agent.description}`;
+      io.stdout(`${agent.name.padEnd(20)} ${origin.padEnd(9)} ${detail}\n`);
+    }
+    return 0;
+  }
+  if (base.init !== undefined) {
+    const created = await scaffoldAgent(base.init, { cwd });
+    for (const path of created) io.stdout(`created ${path}\n`);
+    return 0;
+  }
+
+  const loaded = await loadDefinition(base.agent, { cwd });
+  const flags = parseRunFlags(argv, loaded.definition);
+  const definition = applyFlags(loaded.definition, flags);
+  const args = runArgs(flags);
+  const maxIterations = iterationCap(definition);
+  const resolver = await PromptResolver.create({
+    agentDir: loaded.agentDir,
+    registry: definition.prompts.registry,
+    fallbackDir: definition.prompts.fallbackDir,
+    systemPromptPath: definition.behavior.systemPromptPath,
+    cwd,
+  });
+  const handler = await createCompletionHandler(definition, args, {
+    agentDir: loaded.agentDir,
+    cwd,
+    resolver,
+    maxIterations,
+  });
+  const criteria = handler.buildCompletionCriteria();
+  const systemPrompt = await resolver.resolve("system", {
+    ...argsToVariables(args),
+    "uv-agent_name": definition.name,
+    "uv-completion_criteria": criteria.detailed,
+    "uv-max_iterations": maxIterations,
+  });
+  const permissionMode: SessionPermissionMode = flags.dangerouslySkipPermissions
+    ? "bypassPermissions"
+    : definition.behavior.permissionMode;
+
+  if (flags.dryRun) {
+    const prompt = await handler.buildInitialPrompt(args);
+    if (flags.json) {
+      io.stdout(`${
+        JSON.stringify({
+          dryRun: true,
+          agent: definition.name,
+          definition: loaded.displayPath,
+          handler: handler.type,
+          criteria: criteria.short,
+          maxIterations,
+          permissionMode,
+          systemPrompt,
+          prompt,
+        })
+      }\n`);
+    } else {
+      io.stdout(
+        [
+          `Agent:       ${definition.name} (${loaded.builtin ? "built-in" : "local"}: ${loaded.displayPath})`,
+          `Handler:     ${handler.type} (${criteria.short})`,
+          `Iterations:  at most ${maxIterations}`,
+          `Permissions: ${permissionMode}; allowed tools: ${definition.behavior.allowedTools.join(", ")}`,
+          "",
+          "--- system prompt (appended to Claude Code's) ---",
+          systemPrompt,
+          "",
+          "--- prompt for iteration 1 ---",
+          prompt,
+          "",
+        ].join("\n"),
+      );
+    }
+    return 0;
+  }
+
+  const runId = crypto.randomUUID();
+  const logDir = isAbsolute(definition.logging.directory)
+    ? definition.logging.directory
+    : join(cwd, definition.logging.directory);
+  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+  const log = RunLog.open(join(logDir, `${stamp}-${runId.slice(0, 8)}.jsonl`));
+  const signals = io.signal ? undefined : listenForSignals(io.stderr);
+  let result: RunResult;
+  try {
+    result = await runIterations({
+      definition,
+      handler,
+      backend: io.backend ?? new ClaudeBackend(),
+      systemPrompt,
+      args,
+      cwd,
+      maxIterations,
+      runId,
+      permissionMode,
+      log,
+      signal: io.signal ?? signals!.signal,
+      onEvent: (event) => {
+        if (event.type === "iteration_started") {
+          io.stderr(`[finishline] iteration ${event.iteration}/${event.maxIterations} started\n`);
+        } else if (event.type === "iteration_finished") {
+          io.stderr(`${iterationLine(event)}\n`);
+        }
+      },
+    });
+  } finally {
+    signals?.dispose();
+    log.close();
+  }
+  io.stderr(`${finalLine(result)}\n`);
+  if (flags.json) {
+    io.stdout(`${
+      JSON.stringify({
+        status: result.status,
+        completionReason: result.completionReason,
+        iterations: result.iterations,
+        costUsd: result.costUsd,
+        durationMs: result.durationMs,
+        runId: result.runId,
+        sessionIds: result.sessionIds,
+        logFile: result.logFile,
+      })
+    }\n`);
+  }
+  return EXIT_CODES[result.status];
+}
+
+async function workingDirectory(flag: string | undefined): Promise<string> {
+  const cwd = flag === undefined ? Deno.cwd() : resolve(flag);
+  try {
+    if (!(await Deno.stat(cwd)).isDirectory) throw new Error("not a directory");
+  } catch {
+    throw new UsageError(`Flag "--cwd" expects an existing directory, got "${flag}"`);
+  }
+  return cwd;
+}
+
+function listenForSignals(stderr: (text: string) => void): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
+  const onSignal = () => {
+    if (controller.signal.aborted) {
+      stderr("[finishline] second interrupt: exiting now\n");
+      Deno.exit(EXIT_CODES.interrupted);
+    }
+    stderr("[finishline] interrupted: stopping the agent (press Ctrl-C again to exit at once)\n");
+    controller.abort(new Error("interrupted"));
+  };
+  for (const signal of signals) Deno.addSignalListener(signal, onSignal);
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      for (const signal of signals) Deno.removeSignalListener(signal, onSignal);
+    },
+  };
+}
+
+if (import.meta.main) {
+  Deno.exit(await main(Deno.args));
+}
