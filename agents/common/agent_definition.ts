@@ -6,7 +6,12 @@
  */
 
 /** Which completion handler decides that the work is finished. */
-export type CompletionType = "issue" | "project" | "iterate" | "manual" | "custom";
+export type CompletionType =
+  | "issue"
+  | "project"
+  | "iterate"
+  | "manual"
+  | "custom";
 
 /** Every built-in completion type, in the order the docs list them. */
 export const COMPLETION_TYPES: readonly CompletionType[] = [

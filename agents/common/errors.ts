@@ -27,7 +27,10 @@ export class UsageError extends Error {
    * @param message One line, sentence case, no trailing period.
    * @param options `exitCode` (default 2) and the underlying `cause`.
    */
-  constructor(message: string, options: { exitCode?: number; cause?: unknown } = {}) {
+  constructor(
+    message: string,
+    options: { exitCode?: number; cause?: unknown } = {},
+  ) {
     super(message, { cause: options.cause });
     this.name = "UsageError";
     this.exitCode = options.exitCode ?? USAGE_EXIT_CODE;

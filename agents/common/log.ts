@@ -13,7 +13,8 @@ const SECRET_PATTERNS: RegExp[] = [
   /sk-ant-[A-Za-z0-9_\-]{8,}/g,
   /\bgh[pousr]_[A-Za-z0-9]{20,}/g,
   /\bgithub_pat_[A-Za-z0-9_]{20,}/g,
-  /\b(Bearer|Basic)\s+[A-Za-z0-9._~+\/=\-]{8,}/gi,
+  /\b(token\s+)[0-9a-f]{40}\b/gi,
+  /\b((?:Bearer|Basic)\s+)[A-Za-z0-9._~+\/=\-]{8,}/gi,
   /("?(?:authorization|x-api-key)"?\s*[:=]\s*"?)[^"\s,}]{8,}/gi,
 ];
 
@@ -56,10 +57,14 @@ export class Redactor {
       if (out.includes(value)) out = out.split(value).join(REDACTED);
     }
     for (const pattern of SECRET_PATTERNS) {
-      out = out.replace(pattern, (match, prefix?: string) =>
-        typeof prefix === "string" && match.startsWith(prefix) && prefix !== match
-          ? `${prefix}${REDACTED}`
-          : REDACTED);
+      out = out.replace(
+        pattern,
+        (match, prefix?: string) =>
+          typeof prefix === "string" && match.startsWith(prefix) &&
+            prefix !== match
+            ? `${prefix}${REDACTED}`
+            : REDACTED,
+      );
     }
     return out;
   }
@@ -78,15 +83,23 @@ export class Redactor {
     if (typeof value === "string") return this.redact(value);
     if (typeof value !== "object" || value === null) return value;
     if (seen.has(value)) return "[circular]";
+    // `seen` holds the current path only: an object referenced twice is not a cycle.
     seen.add(value);
-    if (Array.isArray(value)) return value.map((item) => this.#walk(item, seen));
-    const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) {
-      out[key] = SECRET_NAME.test(key) && typeof item === "string" && item.length >= MIN_SECRET_LENGTH
-        ? REDACTED
-        : this.#walk(item, seen);
+    try {
+      if (Array.isArray(value)) {
+        return value.map((item) => this.#walk(item, seen));
+      }
+      const out: Record<string, unknown> = {};
+      for (const [key, item] of Object.entries(value)) {
+        out[key] = SECRET_NAME.test(key) && typeof item === "string" &&
+            item.length >= MIN_SECRET_LENGTH
+          ? REDACTED
+          : this.#walk(item, seen);
+      }
+      return out;
+    } finally {
+      seen.delete(value);
     }
-    return out;
   }
 }
 
@@ -169,7 +182,12 @@ export class RunLog {
    * @param message The message, as the backend yielded it.
    */
   message(iteration: number, message: unknown): void {
-    this.#write({ ts: new Date().toISOString(), kind: "message", iteration, message });
+    this.#write({
+      ts: new Date().toISOString(),
+      kind: "message",
+      iteration,
+      message,
+    });
   }
 
   /** Close the file; later writes are ignored. */
@@ -183,6 +201,8 @@ export class RunLog {
     const line = JSON.stringify(this.#redactor.redactValue(record)) + "\n";
     const bytes = this.#encoder.encode(line);
     let written = 0;
-    while (written < bytes.length) written += this.#file.writeSync(bytes.subarray(written));
+    while (written < bytes.length) {
+      written += this.#file.writeSync(bytes.subarray(written));
+    }
   }
 }

@@ -14,7 +14,10 @@ import { UsageError } from "./errors.ts";
 import { displayPathOf, readTextResource } from "./resource.ts";
 
 /** Where the built-in templates live: `prompts/` at the package root. */
-export const BUILTIN_PROMPTS_DIR: URL = new URL("../../prompts/", import.meta.url);
+export const BUILTIN_PROMPTS_DIR: URL = new URL(
+  "../../prompts/",
+  import.meta.url,
+);
 
 /** Options for {@linkcode PromptResolver.create}. */
 export interface PromptResolverOptions {
@@ -33,10 +36,13 @@ export interface PromptResolverOptions {
 }
 
 /** Template values: keys with or without the `uv-` prefix. */
-export type PromptVariables = Record<string, string | number | boolean | undefined>;
+export type PromptVariables = Record<
+  string,
+  string | number | boolean | undefined
+>;
 
 const VARIABLE = /\{uv-([A-Za-z0-9_]+)\}/g;
-const FRONT_MATTER = /^\uFEFF?---\r?\n[\s\S]*?\r?\n---[ \t]*(?:\r?\n|$)/;
+const FRONT_MATTER = /^\uFEFF?---\r?\n(?:[\s\S]*?\r?\n)?---[ \t]*(?:\r?\n|$)/;
 
 /**
  * Convert a flag or parameter name to its template variable name: kebab and
@@ -73,7 +79,9 @@ export function toVariableName(name: string): string {
  * console.assert(vars["uv-iterate_max"] === "3" && vars["uv-topic"] === "x");
  * ```
  */
-export function argsToVariables(args: Record<string, unknown>): Record<string, string> {
+export function argsToVariables(
+  args: Record<string, unknown>,
+): Record<string, string> {
   const vars: Record<string, string> = {};
   for (const [key, value] of Object.entries(args)) {
     if (value === undefined || value === null) continue;
@@ -177,7 +185,12 @@ export class PromptResolver {
   private constructor(
     agent: Registry | undefined,
     builtin: Registry,
-    options: { agentDir: URL; fallbackDir: URL; systemPrompt?: URL; cwd: string },
+    options: {
+      agentDir: URL;
+      fallbackDir: URL;
+      systemPrompt?: URL;
+      cwd: string;
+    },
   ) {
     this.#agent = agent;
     this.#builtin = builtin;
@@ -197,10 +210,20 @@ export class PromptResolver {
   static async create(options: PromptResolverOptions): Promise<PromptResolver> {
     const cwd = options.cwd ?? Deno.cwd();
     const builtinDir = options.builtinDir ?? BUILTIN_PROMPTS_DIR;
-    const builtin = await loadRegistry(new URL("registry.json", builtinDir), cwd, true);
-    const agentRegistryUrl = new URL(options.registry ?? "prompts/registry.json", options.agentDir);
+    const builtin = await loadRegistry(
+      new URL("registry.json", builtinDir),
+      cwd,
+      true,
+    );
+    const agentRegistryUrl = new URL(
+      options.registry ?? "prompts/registry.json",
+      options.agentDir,
+    );
     const agent = await loadRegistry(agentRegistryUrl, cwd, false);
-    const fallbackDir = new URL(withSlash(options.fallbackDir ?? "prompts"), options.agentDir);
+    const fallbackDir = new URL(
+      withSlash(options.fallbackDir ?? "prompts"),
+      options.agentDir,
+    );
     return new PromptResolver(agent, builtin!, {
       agentDir: options.agentDir,
       fallbackDir,
@@ -243,7 +266,9 @@ export class PromptResolver {
     if (missing.length > 0) {
       const names = missing.map((name) => `"uv-${name}"`).join(", ");
       throw new UsageError(
-        `Cannot fill prompt template "${displayPathOf(source.url, this.#cwd)}" (key "${key}"): no value for ${names}`,
+        `Cannot fill prompt template "${
+          displayPathOf(source.url, this.#cwd)
+        }" (key "${key}"): no value for ${names}`,
       );
     }
     return text.trim();
@@ -255,10 +280,15 @@ export class PromptResolver {
     }
     const own = this.#agent?.entries.get(key);
     if (own !== undefined && this.#agent) {
-      return { url: new URL(own, this.#agent.dir), origin: displayPathOf(this.#agent.url, this.#cwd) };
+      return {
+        url: new URL(own, this.#agent.dir),
+        origin: displayPathOf(this.#agent.url, this.#cwd),
+      };
     }
     const fallback = new URL(`${key}.md`, this.#fallbackDir);
-    if (fallback.href.startsWith(this.#agentDir.href) && await exists(fallback)) {
+    if (
+      fallback.href.startsWith(this.#agentDir.href) && await exists(fallback)
+    ) {
       return { url: fallback, origin: "prompts.fallbackDir" };
     }
     const builtin = this.#builtin.entries.get(key);
@@ -276,14 +306,16 @@ export class PromptResolver {
       text = await readTextResource(source.url);
     } catch (error) {
       throw new UsageError(
-        `Cannot read prompt template "${displayPathOf(source.url, this.#cwd)}" (from ${source.origin}): ${
-          error instanceof Error ? error.message : String(error)
-        }`,
+        `Cannot read prompt template "${
+          displayPathOf(source.url, this.#cwd)
+        }" (from ${source.origin}): ${error instanceof Error ? error.message : String(error)}`,
       );
     }
     if (text === undefined) {
       throw new UsageError(
-        `Cannot read prompt template "${displayPathOf(source.url, this.#cwd)}" (from ${source.origin}): file not found`,
+        `Cannot read prompt template "${
+          displayPathOf(source.url, this.#cwd)
+        }" (from ${source.origin}): file not found`,
       );
     }
     const stripped = stripFrontMatter(text);
@@ -305,27 +337,38 @@ function withSlash(path: string): string {
   return path.endsWith("/") ? path : `${path}/`;
 }
 
-async function loadRegistry(url: URL, cwd: string, required: boolean): Promise<Registry | undefined> {
+async function loadRegistry(
+  url: URL,
+  cwd: string,
+  required: boolean,
+): Promise<Registry | undefined> {
   const shown = displayPathOf(url, cwd);
   let text: string | undefined;
   try {
     text = await readTextResource(url);
   } catch (error) {
     throw new UsageError(
-      `Cannot read prompt registry "${shown}": ${error instanceof Error ? error.message : String(error)}`,
+      `Cannot read prompt registry "${shown}": ${
+        error instanceof Error ? error.message : String(error)
+      }`,
     );
   }
   if (text === undefined) {
-    if (required) throw new UsageError(`Cannot read prompt registry "${shown}": file not found`);
+    if (required) {
+      throw new UsageError(
+        `Cannot read prompt registry "${shown}": file not found`,
+      );
+    }
     return undefined;
   }
   let data: unknown;
   try {
     data = JSON.parse(text);
   } catch (error) {
-    throw new UsageError(
-      `Cannot load prompt registry "${shown}": ${error instanceof Error ? error.message : String(error)}`,
-    );
+    // V8 quotes short inputs whole, line breaks included; messages are one line.
+    const detail = (error instanceof Error ? error.message : String(error))
+      .replace(/\s*\n\s*/g, " ");
+    throw new UsageError(`Cannot load prompt registry "${shown}": ${detail}`);
   }
   const prompts = isRecord(data) && isRecord(data.prompts) ? data.prompts : data;
   if (!isRecord(prompts)) {

@@ -5,11 +5,7 @@
  * @module
  */
 
-import type {
-  CompleteTaskCall,
-  DetectedAction,
-  IterationSummary,
-} from "./completion/types.ts";
+import type { CompleteTaskCall, DetectedAction, IterationSummary } from "./completion/types.ts";
 
 /** A message from an agent backend: Claude Agent SDK shaped, kept loose on purpose. */
 export interface AgentMessage {
@@ -74,12 +70,16 @@ export function emptySummary(iteration: number): IterationSummary {
  * console.assert(extractActions(text)[0].type === "review");
  * ```
  */
-export function extractActions(text: string, options: ActionOptions = {}): DetectedAction[] {
+export function extractActions(
+  text: string,
+  options: ActionOptions = {},
+): DetectedAction[] {
   if (options.enabled === false) return [];
   const format = options.outputFormat ?? "action";
   const types = options.types ?? [];
   const fence = new RegExp(
-    "(^|\\n)[ \\t]*(`{3,}|~{3,})[ \\t]*" + escapeRegExp(format) + "[ \\t]*\\r?\\n([\\s\\S]*?)\\r?\\n[ \\t]*\\2",
+    "(^|\\n)[ \\t]*(`{3,}|~{3,})[ \\t]*" + escapeRegExp(format) +
+      "[ \\t]*\\r?\\n([\\s\\S]*?)\\r?\\n[ \\t]*\\2",
     "g",
   );
   const actions: DetectedAction[] = [];
@@ -95,7 +95,8 @@ export function extractActions(text: string, options: ActionOptions = {}): Detec
       if (
         typeof candidate === "object" && candidate !== null &&
         typeof (candidate as { type?: unknown }).type === "string" &&
-        (types.length === 0 || types.includes((candidate as { type: string }).type))
+        (types.length === 0 ||
+          types.includes((candidate as { type: string }).type))
       ) {
         actions.push(candidate as DetectedAction);
       }
@@ -187,15 +188,20 @@ export class SummaryBuilder {
 
   #assistant(message: AgentMessage): void {
     const summary = this.#summary;
-    const sub = message.parent_tool_use_id !== null && message.parent_tool_use_id !== undefined;
+    const sub = message.parent_tool_use_id !== null &&
+      message.parent_tool_use_id !== undefined;
     const inner = message.message as { content?: unknown } | undefined;
     const content = Array.isArray(inner?.content) ? inner.content : [];
     for (const block of content as Array<Record<string, unknown>>) {
       if (block.type === "text" && typeof block.text === "string" && !sub) {
         summary.assistantResponses.push(block.text);
-        summary.detectedActions.push(...extractActions(block.text, this.#actions));
+        summary.detectedActions.push(
+          ...extractActions(block.text, this.#actions),
+        );
       } else if (block.type === "tool_use" && typeof block.name === "string") {
-        if (typeof block.id === "string") this.#toolNames.set(block.id, block.name);
+        if (typeof block.id === "string") {
+          this.#toolNames.set(block.id, block.name);
+        }
         summary.toolsUsed.push(block.name);
         summary.toolCalls.push({ name: block.name, input: block.input });
         if (block.name === COMPLETE_TASK_TOOL && isRecord(block.input)) {
@@ -208,7 +214,9 @@ export class SummaryBuilder {
         .map((block) => (block as Record<string, unknown>).text)
         .filter((text): text is string => typeof text === "string")
         .join(" ");
-      summary.errors.push(`api ${message.error}${text ? `: ${text.slice(0, 300)}` : ""}`);
+      summary.errors.push(
+        `api ${message.error}${text ? `: ${text.slice(0, 300)}` : ""}`,
+      );
     }
   }
 
@@ -220,15 +228,21 @@ export class SummaryBuilder {
       const name = typeof block.tool_use_id === "string"
         ? this.#toolNames.get(block.tool_use_id) ?? "tool"
         : "tool";
-      this.#summary.errors.push(`${name}: ${resultText(block.content).slice(0, 300)}`);
+      this.#summary.errors.push(
+        `${name}: ${resultText(block.content).slice(0, 300)}`,
+      );
     }
   }
 
   #result(message: AgentMessage): void {
     const summary = this.#summary;
     this.#sawResult = true;
-    if (typeof message.total_cost_usd === "number") summary.costUsd = message.total_cost_usd;
-    if (typeof message.num_turns === "number") summary.turns = message.num_turns;
+    if (typeof message.total_cost_usd === "number") {
+      summary.costUsd = message.total_cost_usd;
+    }
+    if (typeof message.num_turns === "number") {
+      summary.turns = message.num_turns;
+    }
     const usage = isRecord(message.usage) ? message.usage : {};
     summary.tokens = {
       input: numberOr(usage.input_tokens),
@@ -246,7 +260,9 @@ export class SummaryBuilder {
         : typeof message.result === "string"
         ? message.result
         : "";
-      summary.errors.push(`result ${subtype}${details ? `: ${details.slice(0, 300)}` : ""}`);
+      summary.errors.push(
+        `result ${subtype}${details ? `: ${details.slice(0, 300)}` : ""}`,
+      );
     }
   }
 }

@@ -87,7 +87,8 @@ const RUN_OPTIONS: Record<string, OptionSpec> = {
 export const RESERVED_FLAGS: readonly string[] = Object.keys(RUN_OPTIONS);
 
 /** The usage text printed by `--help`. */
-export const HELP_TEXT = `finishline iterator: run a coding agent in iterations until its work is finished
+export const HELP_TEXT =
+  `finishline iterator: run a coding agent in iterations until its work is finished
 
 Usage:
   deno run -A agents/iterator/main.ts [flags] [agent parameters]
@@ -135,13 +136,24 @@ Exit codes: 0 completed, 1 failed, 2 bad input, 3 iteration cap reached,
  * ```
  */
 export function parseBaseFlags(argv: string[]): BaseFlags {
-  const { values } = parseArgs({ args: argv, options: BASE_OPTIONS, strict: false, allowPositionals: true });
+  const { values } = parseArgs({
+    args: argv,
+    options: BASE_OPTIONS,
+    strict: false,
+    allowPositionals: true,
+  });
   const agent = values.agent;
-  if (agent === true) throw new UsageError(`Flag "--agent" needs a value: an agent name`);
+  if (agent === true) {
+    throw new UsageError(`Flag "--agent" needs a value: an agent name`);
+  }
   const cwd = values.cwd;
-  if (cwd === true) throw new UsageError(`Flag "--cwd" needs a value: a directory`);
+  if (cwd === true) {
+    throw new UsageError(`Flag "--cwd" needs a value: a directory`);
+  }
   const init = values.init;
-  if (init === true) throw new UsageError(`Flag "--init" needs a value: the new agent's name`);
+  if (init === true) {
+    throw new UsageError(`Flag "--init" needs a value: the new agent's name`);
+  }
   return {
     agent: typeof agent === "string" ? agent : "iterator",
     cwd: typeof cwd === "string" ? cwd : undefined,
@@ -184,7 +196,10 @@ export function parameterFlag(name: string, spec: ParameterSpec): string {
  * console.assert(flags.iterateMax === 3);
  * ```
  */
-export function parseRunFlags(argv: string[], definition: AgentDefinition): RunFlags {
+export function parseRunFlags(
+  argv: string[],
+  definition: AgentDefinition,
+): RunFlags {
   const options: Record<string, OptionSpec> = { ...RUN_OPTIONS };
   const paramByFlag = new Map<string, [string, ParameterSpec]>();
   for (const [name, spec] of Object.entries(definition.parameters)) {
@@ -194,13 +209,26 @@ export function parseRunFlags(argv: string[], definition: AgentDefinition): RunF
         `Agent "${definition.name}": parameter "${name}" uses the flag "--${flag}", which finishline reserves; set "parameters.${name}.cli" to another flag`,
       );
     }
+    const taken = paramByFlag.get(flag);
+    if (taken) {
+      throw new UsageError(
+        `Agent "${definition.name}": parameters "${
+          taken[0]
+        }" and "${name}" both use the flag "--${flag}"; set "parameters.${name}.cli" to another flag`,
+      );
+    }
     paramByFlag.set(flag, [name, spec]);
     options[flag] = { type: spec.type === "boolean" ? "boolean" : "string" };
   }
 
   let parsed: ReturnType<typeof parseArgs>;
   try {
-    parsed = parseArgs({ args: argv, options, strict: true, allowPositionals: false });
+    parsed = parseArgs({
+      args: argv,
+      options,
+      strict: true,
+      allowPositionals: false,
+    });
   } catch (error) {
     throw parseError(error);
   }
@@ -211,12 +239,20 @@ export function parseRunFlags(argv: string[], definition: AgentDefinition): RunF
     ...base,
     issue: positiveInt(values.issue, "--issue", "an issue number"),
     project: positiveInt(values.project, "--project", "a project number"),
-    iterateMax: positiveInt(values["iterate-max"], "--iterate-max", "the number of iterations"),
+    iterateMax: positiveInt(
+      values["iterate-max"],
+      "--iterate-max",
+      "the number of iterations",
+    ),
     keyword: nonEmpty(values.keyword, "--keyword", "the completion keyword"),
     task: nonEmpty(values.task, "--task", "the task text"),
     model: nonEmpty(values.model, "--model", "a model name"),
     maxTurns: positiveInt(values["max-turns"], "--max-turns", "the turn cap"),
-    maxBudgetUsd: positiveNumber(values["max-budget-usd"], "--max-budget-usd", "a cost in USD"),
+    maxBudgetUsd: positiveNumber(
+      values["max-budget-usd"],
+      "--max-budget-usd",
+      "a cost in USD",
+    ),
     permissionMode: permissionMode(values["permission-mode"]),
     dangerouslySkipPermissions: values["dangerously-skip-permissions"] === true,
     dryRun: values["dry-run"] === true,
@@ -231,7 +267,9 @@ export function parseRunFlags(argv: string[], definition: AgentDefinition): RunF
   ].filter((flag): flag is string => typeof flag === "string");
   if (selectors.length > 1) {
     throw new UsageError(
-      `Flags ${selectors.map((flag) => `"${flag}"`).join(" and ")} conflict: each selects a different completion handler; give one`,
+      `Flags ${
+        selectors.map((flag) => `"${flag}"`).join(" and ")
+      } conflict: each selects a different completion handler; give one`,
     );
   }
   if (flags.dangerouslySkipPermissions && flags.permissionMode) {
@@ -246,7 +284,9 @@ export function parseRunFlags(argv: string[], definition: AgentDefinition): RunF
     if (value === undefined) {
       if (spec.required) {
         throw new UsageError(
-          `Flag "--${flag}" is required by agent "${definition.name}": ${spec.description || `parameter "${name}"`}`,
+          `Flag "--${flag}" is required by agent "${definition.name}": ${
+            spec.description || `parameter "${name}"`
+          }`,
         );
       }
       continue;
@@ -261,7 +301,9 @@ function parseError(error: unknown): UsageError {
   const code = (error as { code?: string }).code;
   const flag = message.match(/'(-{1,2}[^' ]+)/)?.[1];
   if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
-    return new UsageError(`Unknown flag "${flag ?? message}": run with --help to see the flags`);
+    return new UsageError(
+      `Unknown flag "${flag ?? message}": run with --help to see the flags`,
+    );
   }
   if (code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL") {
     const arg = message.match(/'([^']*)'/)?.[1] ?? "";
@@ -271,7 +313,19 @@ function parseError(error: unknown): UsageError {
   }
   if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
     const name = message.match(/--([a-z0-9-]+)/)?.[0] ?? "flag";
-    return new UsageError(`Flag "${name}" needs a value: ${firstSentence(message)}`);
+    if (message.includes("does not take an argument")) {
+      return new UsageError(
+        `Flag "${name}" takes no value: give it alone, as "${name}"`,
+      );
+    }
+    if (message.includes("argument is ambiguous")) {
+      return new UsageError(
+        `Flag "${name}" needs a value: to give one that starts with "-", write "${name}=VALUE"`,
+      );
+    }
+    return new UsageError(
+      `Flag "${name}" needs a value: ${firstSentence(message)}`,
+    );
   }
   return new UsageError(`Bad command line: ${firstSentence(message)}`);
 }
@@ -280,24 +334,43 @@ function firstSentence(message: string): string {
   return message.split("\n")[0].replace(/\.$/, "");
 }
 
-function positiveInt(raw: string | boolean | undefined, flag: string, what: string): number | undefined {
+function positiveInt(
+  raw: string | boolean | undefined,
+  flag: string,
+  what: string,
+): number | undefined {
   if (raw === undefined) return undefined;
-  if (typeof raw !== "string" || !/^\d+$/.test(raw.trim()) || Number(raw) < 1 || !Number.isSafeInteger(Number(raw))) {
-    throw new UsageError(`Flag "${flag}" expects ${what} (a whole number of 1 or more), got "${raw}"`);
+  if (
+    typeof raw !== "string" || !/^\d+$/.test(raw.trim()) || Number(raw) < 1 ||
+    !Number.isSafeInteger(Number(raw))
+  ) {
+    throw new UsageError(
+      `Flag "${flag}" expects ${what} (a whole number of 1 or more), got "${raw}"`,
+    );
   }
   return Number(raw);
 }
 
-function positiveNumber(raw: string | boolean | undefined, flag: string, what: string): number | undefined {
+function positiveNumber(
+  raw: string | boolean | undefined,
+  flag: string,
+  what: string,
+): number | undefined {
   if (raw === undefined) return undefined;
   const value = typeof raw === "string" && raw.trim() !== "" ? Number(raw) : NaN;
   if (!Number.isFinite(value) || value <= 0) {
-    throw new UsageError(`Flag "${flag}" expects ${what} (a number above 0), got "${raw}"`);
+    throw new UsageError(
+      `Flag "${flag}" expects ${what} (a number above 0), got "${raw}"`,
+    );
   }
   return value;
 }
 
-function nonEmpty(raw: string | boolean | undefined, flag: string, what: string): string | undefined {
+function nonEmpty(
+  raw: string | boolean | undefined,
+  flag: string,
+  what: string,
+): string | undefined {
   if (raw === undefined) return undefined;
   if (typeof raw !== "string" || raw.trim() === "") {
     throw new UsageError(`Flag "${flag}" expects ${what}, got an empty value`);
@@ -305,7 +378,9 @@ function nonEmpty(raw: string | boolean | undefined, flag: string, what: string)
   return raw;
 }
 
-function permissionMode(raw: string | boolean | undefined): RunFlags["permissionMode"] {
+function permissionMode(
+  raw: string | boolean | undefined,
+): RunFlags["permissionMode"] {
   if (raw === undefined) return undefined;
   if (raw === "default" || raw === "acceptEdits" || raw === "plan") return raw;
   if (raw === "bypassPermissions") {
@@ -318,9 +393,15 @@ function permissionMode(raw: string | boolean | undefined): RunFlags["permission
   );
 }
 
-function parameterValue(raw: string | boolean, flag: string, spec: ParameterSpec): string | number | boolean {
+function parameterValue(
+  raw: string | boolean,
+  flag: string,
+  spec: ParameterSpec,
+): string | number | boolean {
   if (spec.type === "boolean") return raw === true;
-  if (typeof raw !== "string") throw new UsageError(`Flag "${flag}" needs a value`);
+  if (typeof raw !== "string") {
+    throw new UsageError(`Flag "${flag}" needs a value`);
+  }
   let value: string | number = raw;
   if (spec.type === "number") {
     value = Number(raw);
@@ -332,18 +413,29 @@ function parameterValue(raw: string | boolean, flag: string, spec: ParameterSpec
   if (rules) {
     if (typeof value === "number") {
       if (rules.min !== undefined && value < rules.min) {
-        throw new UsageError(`Flag "${flag}" expects a number of at least ${rules.min}, got ${value}`);
+        throw new UsageError(
+          `Flag "${flag}" expects a number of at least ${rules.min}, got ${value}`,
+        );
       }
       if (rules.max !== undefined && value > rules.max) {
-        throw new UsageError(`Flag "${flag}" expects a number of at most ${rules.max}, got ${value}`);
+        throw new UsageError(
+          `Flag "${flag}" expects a number of at most ${rules.max}, got ${value}`,
+        );
       }
     }
-    if (typeof value === "string" && rules.pattern && !new RegExp(rules.pattern).test(value)) {
-      throw new UsageError(`Flag "${flag}" expects a value matching /${rules.pattern}/, got "${value}"`);
+    if (
+      typeof value === "string" && rules.pattern &&
+      !new RegExp(rules.pattern).test(value)
+    ) {
+      throw new UsageError(
+        `Flag "${flag}" expects a value matching /${rules.pattern}/, got "${value}"`,
+      );
     }
     if (rules.enum && !rules.enum.includes(value)) {
       throw new UsageError(
-        `Flag "${flag}" expects one of ${rules.enum.map((item) => `"${item}"`).join(", ")}, got "${value}"`,
+        `Flag "${flag}" expects one of ${
+          rules.enum.map((item) => `"${item}"`).join(", ")
+        }, got "${value}"`,
       );
     }
   }
@@ -377,7 +469,9 @@ export function runArgs(flags: RunFlags): Record<string, unknown> {
     permissionMode: flags.permissionMode,
     ...flags.params,
   };
-  for (const key of Object.keys(args)) if (args[key] === undefined) delete args[key];
+  for (const key of Object.keys(args)) {
+    if (args[key] === undefined) delete args[key];
+  }
   return args;
 }
 
@@ -396,18 +490,30 @@ export function runArgs(flags: RunFlags): Record<string, unknown> {
  * console.assert(result.behavior.completionType === "manual");
  * ```
  */
-export function applyFlags(definition: AgentDefinition, flags: RunFlags): AgentDefinition {
-  const behavior = { ...definition.behavior, completionConfig: { ...definition.behavior.completionConfig } };
+export function applyFlags(
+  definition: AgentDefinition,
+  flags: RunFlags,
+): AgentDefinition {
+  const behavior = {
+    ...definition.behavior,
+    completionConfig: { ...definition.behavior.completionConfig },
+  };
   if (flags.issue !== undefined) behavior.completionType = "issue";
   if (flags.project !== undefined) behavior.completionType = "project";
   if (flags.keyword !== undefined) {
     behavior.completionType = "manual";
     behavior.completionConfig.completionKeyword = flags.keyword;
   }
-  if (flags.iterateMax !== undefined) behavior.completionConfig.maxIterations = flags.iterateMax;
+  if (flags.iterateMax !== undefined) {
+    behavior.completionConfig.maxIterations = flags.iterateMax;
+  }
   if (flags.model !== undefined) behavior.model = flags.model;
   if (flags.maxTurns !== undefined) behavior.maxTurns = flags.maxTurns;
-  if (flags.maxBudgetUsd !== undefined) behavior.maxBudgetUsd = flags.maxBudgetUsd;
-  if (flags.permissionMode !== undefined) behavior.permissionMode = flags.permissionMode;
+  if (flags.maxBudgetUsd !== undefined) {
+    behavior.maxBudgetUsd = flags.maxBudgetUsd;
+  }
+  if (flags.permissionMode !== undefined) {
+    behavior.permissionMode = flags.permissionMode;
+  }
   return { ...definition, behavior };
 }

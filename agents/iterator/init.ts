@@ -28,7 +28,10 @@ const NAME = /^[a-z][a-z0-9-]*$/;
  * }
  * ```
  */
-export async function scaffoldAgent(name: string, options: { cwd: string }): Promise<string[]> {
+export async function scaffoldAgent(
+  name: string,
+  options: { cwd: string },
+): Promise<string[]> {
   if (!NAME.test(name)) {
     throw new UsageError(
       `Flag "--init" expects an agent name matching ^[a-z][a-z0-9-]*$ (lowercase letters, digits, dashes), got "${name}"`,
@@ -37,7 +40,9 @@ export async function scaffoldAgent(name: string, options: { cwd: string }): Pro
   const dir = join(options.cwd, ".agent", name);
   try {
     await Deno.stat(dir);
-    throw new UsageError(`Cannot scaffold agent "${name}": ".agent/${name}" already exists; nothing was written`);
+    throw new UsageError(
+      `Cannot scaffold agent "${name}": ".agent/${name}" already exists; nothing was written`,
+    );
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
@@ -122,7 +127,8 @@ description: Prompt for iterations 2 and later.
 
 Continue. When the goal is reached and committed, emit the \`finished\` action block.
 `,
-    "completion/handler.ts": `// A custom completion handler for finishline. The default export is a factory
+    "completion/handler.ts":
+      `// A custom completion handler for finishline. The default export is a factory
 // (definition, args, context) => CompletionHandler; context.resolver fills the
 // templates of this agent's prompt registry.
 

@@ -21,7 +21,7 @@ import { argsToVariables, PromptResolver } from "../common/prompt_resolver.ts";
 import { applyFlags, HELP_TEXT, parseBaseFlags, parseRunFlags, runArgs } from "./cli.ts";
 import { scaffoldAgent } from "./init.ts";
 import { finalLine, iterationLine } from "./progress.ts";
-import { EXIT_CODES, type RunResult, runIterations } from "./runner.ts";
+import { EXIT_CODES, runIterations, type RunResult } from "./runner.ts";
 
 /** finishline's version (kept equal to deno.json's). */
 export const VERSION = "0.1.0";
@@ -48,8 +48,10 @@ const encoder = new TextEncoder();
  * @returns The process exit code.
  */
 export async function main(argv: string[], io: MainIO = {}): Promise<number> {
-  const stdout = io.stdout ?? ((text: string) => Deno.stdout.writeSync(encoder.encode(text)));
-  const stderr = io.stderr ?? ((text: string) => Deno.stderr.writeSync(encoder.encode(text)));
+  const stdout = io.stdout ??
+    ((text: string) => Deno.stdout.writeSync(encoder.encode(text)));
+  const stderr = io.stderr ??
+    ((text: string) => Deno.stderr.writeSync(encoder.encode(text)));
   try {
     return await run(argv, { ...io, stdout, stderr });
   } catch (error) {
@@ -57,14 +59,21 @@ export async function main(argv: string[], io: MainIO = {}): Promise<number> {
       stderr(`finishline: ${error.message}\n`);
       return error.exitCode;
     }
-    stderr(`finishline: unexpected error: ${error instanceof Error ? error.stack ?? error.message : error}\n`);
+    stderr(
+      `finishline: unexpected error: ${
+        error instanceof Error ? error.stack ?? error.message : error
+      }\n`,
+    );
     return EXIT_CODES.failed;
   }
 }
 
 async function run(
   argv: string[],
-  io: MainIO & { stdout: (text: string) => void; stderr: (text: string) => void },
+  io: MainIO & {
+    stdout: (text: string) => void;
+    stderr: (text: string) => void;
+  },
 ): Promise<number> {
   const base = parseBaseFlags(argv);
   if (base.help) {
@@ -80,7 +89,9 @@ async function run(
     const agents = await listAgents({ cwd });
     for (const agent of agents) {
       const origin = agent.builtin ? "built-in" : "local";
-      const detail = agent.error ? `error: ${agent.error}` : `${agent.completionType} · ${agent.description}`;
+      const detail = agent.error
+        ? `error: ${agent.error}`
+        : `${agent.completionType} · ${agent.description}`;
       io.stdout(`${agent.name.padEnd(20)} ${origin.padEnd(9)} ${detail}\n`);
     }
     return 0;
@@ -94,7 +105,7 @@ async function run(
   const loaded = await loadDefinition(base.agent, { cwd });
   const flags = parseRunFlags(argv, loaded.definition);
   const definition = applyFlags(loaded.definition, flags);
-  const args = runArgs(flags);
+  const args = { ...runArgs(flags), cwd };
   const maxIterations = iterationCap(definition);
   const resolver = await PromptResolver.create({
     agentDir: loaded.agentDir,
@@ -139,10 +150,14 @@ async function run(
     } else {
       io.stdout(
         [
-          `Agent:       ${definition.name} (${loaded.builtin ? "built-in" : "local"}: ${loaded.displayPath})`,
+          `Agent:       ${definition.name} (${
+            loaded.builtin ? "built-in" : "local"
+          }: ${loaded.displayPath})`,
           `Handler:     ${handler.type} (${criteria.short})`,
           `Iterations:  at most ${maxIterations}`,
-          `Permissions: ${permissionMode}; allowed tools: ${definition.behavior.allowedTools.join(", ")}`,
+          `Permissions: ${permissionMode}; allowed tools: ${
+            definition.behavior.allowedTools.join(", ")
+          }`,
           "",
           "--- system prompt (appended to Claude Code's) ---",
           systemPrompt,
@@ -179,7 +194,9 @@ async function run(
       signal: io.signal ?? signals!.signal,
       onEvent: (event) => {
         if (event.type === "iteration_started") {
-          io.stderr(`[finishline] iteration ${event.iteration}/${event.maxIterations} started\n`);
+          io.stderr(
+            `[finishline] iteration ${event.iteration}/${event.maxIterations} started\n`,
+          );
         } else if (event.type === "iteration_finished") {
           io.stderr(`${iterationLine(event)}\n`);
         }
@@ -212,12 +229,16 @@ async function workingDirectory(flag: string | undefined): Promise<string> {
   try {
     if (!(await Deno.stat(cwd)).isDirectory) throw new Error("not a directory");
   } catch {
-    throw new UsageError(`Flag "--cwd" expects an existing directory, got "${flag}"`);
+    throw new UsageError(
+      `Flag "--cwd" expects an existing directory, got "${flag}"`,
+    );
   }
   return cwd;
 }
 
-function listenForSignals(stderr: (text: string) => void): { signal: AbortSignal; dispose: () => void } {
+function listenForSignals(
+  stderr: (text: string) => void,
+): { signal: AbortSignal; dispose: () => void } {
   const controller = new AbortController();
   const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
   const onSignal = () => {
@@ -225,7 +246,9 @@ function listenForSignals(stderr: (text: string) => void): { signal: AbortSignal
       stderr("[finishline] second interrupt: exiting now\n");
       Deno.exit(EXIT_CODES.interrupted);
     }
-    stderr("[finishline] interrupted: stopping the agent (press Ctrl-C again to exit at once)\n");
+    stderr(
+      "[finishline] interrupted: stopping the agent (press Ctrl-C again to exit at once)\n",
+    );
     controller.abort(new Error("interrupted"));
   };
   for (const signal of signals) Deno.addSignalListener(signal, onSignal);

@@ -38,12 +38,14 @@ export function seconds(ms: number): string {
  * console.assert(line === "[finishline] iteration 1/3 · 2.1s · $0.0012 · tools: Bash×2 · continue");
  * ```
  */
-export function iterationLine(event: Extract<RunEvent, { type: "iteration_finished" }>): string {
+export function iterationLine(
+  event: Extract<RunEvent, { type: "iteration_finished" }>,
+): string {
   const { summary } = event;
   const tools = countTools(summary.toolsUsed) || "none";
-  return `[finishline] iteration ${event.iteration}/${event.maxIterations} · ${seconds(summary.durationMs)} · $${
-    summary.costUsd.toFixed(4)
-  } · tools: ${tools} · ${event.verdict}`;
+  return `[finishline] iteration ${event.iteration}/${event.maxIterations} · ${
+    seconds(summary.durationMs)
+  } · $${summary.costUsd.toFixed(4)} · tools: ${tools} · ${event.verdict}`;
 }
 
 /**

@@ -124,7 +124,7 @@ export async function runIterations(options: RunOptions): Promise<RunResult> {
       status,
       completionReason,
       iterations: summaries.length,
-      costUsd,
+      costUsd: Math.round(costUsd * 1e6) / 1e6,
       durationMs: Math.round(now() - started),
       runId,
       sessionIds,
@@ -154,8 +154,12 @@ export async function runIterations(options: RunOptions): Promise<RunResult> {
   });
 
   for (let iteration = 1; iteration <= options.maxIterations; iteration++) {
-    if (signal.aborted) return finish("interrupted", "Interrupted before the next iteration");
-    if (behavior.maxBudgetUsd !== undefined && costUsd >= behavior.maxBudgetUsd) {
+    if (signal.aborted) {
+      return finish("interrupted", "Interrupted before the next iteration");
+    }
+    if (
+      behavior.maxBudgetUsd !== undefined && costUsd >= behavior.maxBudgetUsd
+    ) {
       return finish(
         "budget_exhausted",
         `Cost budget of $${behavior.maxBudgetUsd} spent ($${costUsd.toFixed(4)})`,
@@ -169,10 +173,17 @@ export async function runIterations(options: RunOptions): Promise<RunResult> {
         : await handler.buildContinuationPrompt(iteration, summaries);
     } catch (error) {
       log?.event("prompt_failed", { iteration, error: firstLine(error) });
-      return finish("failed", `Cannot build the prompt for iteration ${iteration}: ${firstLine(error)}`);
+      return finish(
+        "failed",
+        `Cannot build the prompt for iteration ${iteration}: ${firstLine(error)}`,
+      );
     }
 
-    options.onEvent?.({ type: "iteration_started", iteration, maxIterations: options.maxIterations });
+    options.onEvent?.({
+      type: "iteration_started",
+      iteration,
+      maxIterations: options.maxIterations,
+    });
     log?.event("iteration_started", { iteration, prompt });
     const builder = new SummaryBuilder(iteration, definition.actions);
     const iterationStart = now();
@@ -224,7 +235,10 @@ export async function runIterations(options: RunOptions): Promise<RunResult> {
     if (sessionError !== undefined) {
       summary.errors.push(`session: ${firstLine(sessionError)}`);
       recordIteration(options, summary, "failed");
-      return finish("failed", `The agent session failed in iteration ${iteration}: ${firstLine(sessionError)}`);
+      return finish(
+        "failed",
+        `The agent session failed in iteration ${iteration}: ${firstLine(sessionError)}`,
+      );
     }
 
     let complete = false;
@@ -234,7 +248,10 @@ export async function runIterations(options: RunOptions): Promise<RunResult> {
       log?.event("handler_failed", { iteration, error: firstLine(error) });
       summary.errors.push(`handler: ${firstLine(error)}`);
       recordIteration(options, summary, "failed");
-      return finish("failed", `The completion handler failed in iteration ${iteration}: ${firstLine(error)}`);
+      return finish(
+        "failed",
+        `The completion handler failed in iteration ${iteration}: ${firstLine(error)}`,
+      );
     }
 
     if (complete) {
@@ -248,7 +265,9 @@ export async function runIterations(options: RunOptions): Promise<RunResult> {
       return finish("completed", description);
     }
     recordIteration(options, summary, "continue");
-    if (behavior.maxBudgetUsd !== undefined && costUsd >= behavior.maxBudgetUsd) {
+    if (
+      behavior.maxBudgetUsd !== undefined && costUsd >= behavior.maxBudgetUsd
+    ) {
       return finish(
         "budget_exhausted",
         `Cost budget of $${behavior.maxBudgetUsd} spent ($${costUsd.toFixed(4)})`,
@@ -261,8 +280,16 @@ export async function runIterations(options: RunOptions): Promise<RunResult> {
   );
 }
 
-function recordIteration(options: RunOptions, summary: IterationSummary, verdict: string): void {
-  options.log?.event("iteration_finished", { iteration: summary.iteration, verdict, summary });
+function recordIteration(
+  options: RunOptions,
+  summary: IterationSummary,
+  verdict: string,
+): void {
+  options.log?.event("iteration_finished", {
+    iteration: summary.iteration,
+    verdict,
+    summary,
+  });
   options.onEvent?.({
     type: "iteration_finished",
     iteration: summary.iteration,

@@ -62,7 +62,11 @@ export class ClaudeBackend implements AgentBackend {
           maxBudgetUsd: request.maxBudgetUsd,
           resume: request.resume,
           settingSources: request.settingSources,
-          systemPrompt: { type: "preset", preset: "claude_code", append: request.systemPromptAppend },
+          systemPrompt: {
+            type: "preset",
+            preset: "claude_code",
+            append: request.systemPromptAppend,
+          },
           env: { ...Deno.env.toObject(), ...request.env },
           pathToClaudeCodeExecutable: this.#options.executable,
           stderr: request.stderr,

@@ -12,7 +12,11 @@ import type { AgentMessage } from "../summary.ts";
 export type { AgentMessage };
 
 /** Permission modes a session may run in. */
-export type SessionPermissionMode = "default" | "acceptEdits" | "plan" | "bypassPermissions";
+export type SessionPermissionMode =
+  | "default"
+  | "acceptEdits"
+  | "plan"
+  | "bypassPermissions";
 
 /** Everything one agent session needs. */
 export interface SessionRequest {

@@ -37,7 +37,10 @@ const RESPONSE_LIMIT = 600;
  * @param window How many of the latest to include.
  * @returns Markdown, one bullet block per iteration.
  */
-export function formatSummaries(summaries: IterationSummary[], window = SUMMARY_WINDOW): string {
+export function formatSummaries(
+  summaries: IterationSummary[],
+  window = SUMMARY_WINDOW,
+): string {
   const recent = summaries.slice(-window);
   if (recent.length === 0) return "(no earlier iterations)";
   return recent.map((summary) => {
@@ -46,16 +49,24 @@ export function formatSummaries(summaries: IterationSummary[], window = SUMMARY_
     const text = last.length > RESPONSE_LIMIT ? `${last.slice(0, RESPONSE_LIMIT)}...` : last;
     const lines = [
       `### Iteration ${summary.iteration}`,
-      `- Tools: ${tools || "none"}; turns: ${summary.turns}; stop: ${summary.stopReason ?? "unknown"}`,
+      `- Tools: ${tools || "none"}; turns: ${summary.turns}; stop: ${
+        summary.stopReason ?? "unknown"
+      }`,
     ];
     if (summary.git && summary.git.newCommits !== null) {
       const dirty = summary.git.staged.length + summary.git.unstaged.length;
-      lines.push(`- Commits: ${summary.git.newCommits}; uncommitted files: ${dirty}`);
+      lines.push(
+        `- Commits: ${summary.git.newCommits}; uncommitted files: ${dirty}`,
+      );
     }
     if (summary.completeTask) {
-      lines.push(`- complete_task: ${summary.completeTask.status}: ${summary.completeTask.summary}`);
+      lines.push(
+        `- complete_task: ${summary.completeTask.status}: ${summary.completeTask.summary}`,
+      );
     }
-    if (summary.errors.length > 0) lines.push(`- Errors: ${summary.errors.slice(-3).join("; ")}`);
+    if (summary.errors.length > 0) {
+      lines.push(`- Errors: ${summary.errors.slice(-3).join("; ")}`);
+    }
     lines.push(`- Last message: ${text || "(none)"}`);
     return lines.join("\n");
   }).join("\n\n");
@@ -100,7 +111,9 @@ export abstract class BaseHandler {
     args: Record<string, unknown> = this.context.args,
   ): PromptVariables {
     const { definition, maxIterations } = this.context;
-    const task = typeof args.task === "string" && args.task.trim() !== "" ? args.task : NO_TASK_TEXT;
+    const task = typeof args.task === "string" && args.task.trim() !== ""
+      ? args.task
+      : NO_TASK_TEXT;
     return {
       ...argsToVariables(args),
       "uv-agent_name": definition.name,

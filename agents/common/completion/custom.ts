@@ -6,20 +6,10 @@
 
 import { UsageError } from "../errors.ts";
 import { displayPathOf } from "../resource.ts";
-import type { PromptResolver } from "../prompt_resolver.ts";
-import type { AgentDefinition, CompletionHandler } from "./types.ts";
+import type { AgentDefinition, CompletionHandler, HandlerFactoryContext } from "./types.ts";
 
 /** The third argument a custom handler factory receives. */
-export interface CustomHandlerContext {
-  /** Resolves this agent's prompt keys (its registry, then the built-ins). */
-  resolver: PromptResolver;
-  /** The run's iteration cap. */
-  maxIterations: number;
-  /** The agent folder. */
-  agentDir: URL;
-  /** The working directory. */
-  cwd: string;
-}
+export type CustomHandlerContext = HandlerFactoryContext;
 
 const REQUIRED_METHODS = [
   "buildInitialPrompt",
@@ -59,7 +49,9 @@ export async function resolveInsideAgentDir(
     real = await Deno.realPath(url);
     realDir = await Deno.realPath(agentDir);
   } catch {
-    throw new UsageError(`Cannot load "${options.field}" "${shown}": file not found`);
+    throw new UsageError(
+      `Cannot load "${options.field}" "${shown}": file not found`,
+    );
   }
   if (!real.startsWith(realDir.endsWith("/") ? realDir : `${realDir}/`)) {
     throw new UsageError(
@@ -100,9 +92,12 @@ export async function loadCustomHandler(
   try {
     module = await import(url.href);
   } catch (error) {
-    throw new UsageError(`Cannot load custom handler "${shown}": ${firstLine(error)}`, {
-      cause: error,
-    });
+    throw new UsageError(
+      `Cannot load custom handler "${shown}": ${firstLine(error)}`,
+      {
+        cause: error,
+      },
+    );
   }
   if (typeof module.default !== "function") {
     throw new UsageError(
@@ -113,9 +108,12 @@ export async function loadCustomHandler(
   try {
     handler = await module.default(definition, args, context);
   } catch (error) {
-    throw new UsageError(`Custom handler factory "${shown}" failed: ${firstLine(error)}`, {
-      cause: error,
-    });
+    throw new UsageError(
+      `Custom handler factory "${shown}" failed: ${firstLine(error)}`,
+      {
+        cause: error,
+      },
+    );
   }
   return checkHandler(handler, shown);
 }
@@ -127,7 +125,10 @@ export async function loadCustomHandler(
  * @param source Where it came from, for the message.
  * @returns The handler.
  */
-export function checkHandler(handler: unknown, source: string): CompletionHandler {
+export function checkHandler(
+  handler: unknown,
+  source: string,
+): CompletionHandler {
   if (typeof handler !== "object" || handler === null) {
     throw new UsageError(
       `Custom handler "${source}": the factory returned ${
@@ -139,7 +140,9 @@ export function checkHandler(handler: unknown, source: string): CompletionHandle
   const missing = REQUIRED_METHODS.filter((name) => typeof record[name] !== "function");
   if (missing.length > 0) {
     throw new UsageError(
-      `Custom handler "${source}": the handler lacks ${missing.map((name) => `${name}()`).join(", ")}`,
+      `Custom handler "${source}": the handler lacks ${
+        missing.map((name) => `${name}()`).join(", ")
+      }`,
     );
   }
   return handler as CompletionHandler;
@@ -153,5 +156,6 @@ export function checkHandler(handler: unknown, source: string): CompletionHandle
  */
 export function firstLine(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
-  return message.split("\n").find((line) => line.trim() !== "")?.trim() ?? "unknown error";
+  return message.split("\n").find((line) => line.trim() !== "")?.trim() ??
+    "unknown error";
 }

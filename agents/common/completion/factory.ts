@@ -4,11 +4,12 @@
  * @module
  */
 
+import { pathToFileURL } from "node:url";
 import { COMPLETION_TYPES } from "../agent_definition.ts";
 import { UsageError } from "../errors.ts";
 import { PromptResolver } from "../prompt_resolver.ts";
 import type { HandlerContext } from "./_base.ts";
-import { loadCustomHandler } from "./custom.ts";
+import { checkHandler, loadCustomHandler } from "./custom.ts";
 import { IterateCompletionHandler } from "./iterate.ts";
 import { ManualCompletionHandler } from "./manual.ts";
 import { getRegisteredHandler, registeredTypes } from "./registry.ts";
@@ -41,7 +42,8 @@ export interface CreateHandlerOptions {
  * ```
  */
 export function iterationCap(definition: AgentDefinition): number {
-  return definition.behavior.completionConfig.maxIterations ?? DEFAULT_MAX_ITERATIONS;
+  return definition.behavior.completionConfig.maxIterations ??
+    DEFAULT_MAX_ITERATIONS;
 }
 
 /**
@@ -73,7 +75,10 @@ export async function createCompletionHandler(
 ): Promise<CompletionHandler> {
   const cwd = options.cwd ?? Deno.cwd();
   const agentDir = options.agentDir ??
-    new URL(`.agent/${definition.name}/`, `file://${cwd.endsWith("/") ? cwd : `${cwd}/`}`);
+    new URL(
+      `.agent/${definition.name}/`,
+      pathToFileURL(cwd.endsWith("/") ? cwd : `${cwd}/`),
+    );
   const { completionType, completionConfig } = definition.behavior;
   const resolver = options.resolver ?? await PromptResolver.create({
     agentDir,
@@ -96,7 +101,7 @@ export async function createCompletionHandler(
       );
     case "manual": {
       const keyword = completionConfig.completionKeyword;
-      if (!keyword) {
+      if (!keyword || keyword.trim() === "") {
         throw new UsageError(
           `Agent "${definition.name}": completionType "manual" needs "behavior.completionConfig.completionKeyword" or --keyword`,
         );
@@ -117,7 +122,15 @@ export async function createCompletionHandler(
       });
     default: {
       const factory = getRegisteredHandler(completionType);
-      if (factory) return await factory(definition, args);
+      if (factory) {
+        const handler = await factory(definition, args, {
+          agentDir,
+          cwd,
+          resolver,
+          maxIterations: context.maxIterations,
+        });
+        return checkHandler(handler, `registered completion type "${completionType}"`);
+      }
       const known = [...COMPLETION_TYPES, ...registeredTypes()].map((type) => `"${type}"`);
       throw new UsageError(
         `Unknown completion type "${completionType}" in "behavior.completionType": expected one of ${

@@ -47,7 +47,10 @@ export class IterateCompletionHandler extends BaseHandler implements CompletionH
   }
 
   /** @inheritdoc */
-  async buildContinuationPrompt(iteration: number, summaries: IterationSummary[]): Promise<string> {
+  async buildContinuationPrompt(
+    iteration: number,
+    summaries: IterationSummary[],
+  ): Promise<string> {
     return await this.context.resolver.resolve("continuation_iterate", {
       ...this.variables(iteration, summaries),
       ...this.#own(iteration),
@@ -70,7 +73,9 @@ export class IterateCompletionHandler extends BaseHandler implements CompletionH
 
   /** @inheritdoc */
   getCompletionDescription(summary: IterationSummary): Promise<string> {
-    return Promise.resolve(`Completed ${summary.iteration}/${this.#target} iterations`);
+    return Promise.resolve(
+      `Completed ${summary.iteration}/${this.#target} iterations`,
+    );
   }
 
   #own(iteration: number): Record<string, number> {

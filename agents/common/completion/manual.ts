@@ -34,7 +34,9 @@ export class ManualCompletionHandler extends BaseHandler implements CompletionHa
    */
   constructor(context: HandlerContext, keyword: string) {
     super(context);
-    if (keyword.trim() === "") throw new RangeError("The completion keyword must not be empty");
+    if (keyword.trim() === "") {
+      throw new RangeError("The completion keyword must not be empty");
+    }
     this.#keyword = keyword;
   }
 
@@ -47,7 +49,10 @@ export class ManualCompletionHandler extends BaseHandler implements CompletionHa
   }
 
   /** @inheritdoc */
-  async buildContinuationPrompt(iteration: number, summaries: IterationSummary[]): Promise<string> {
+  async buildContinuationPrompt(
+    iteration: number,
+    summaries: IterationSummary[],
+  ): Promise<string> {
     return await this.context.resolver.resolve("continuation_manual", {
       ...this.variables(iteration, summaries),
       "uv-completion_keyword": this.#keyword,

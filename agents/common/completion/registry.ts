@@ -23,12 +23,19 @@ const registered = new Map<string, CompletionHandlerFactory>();
  * unregisterCompletionHandler("review-bot");
  * ```
  */
-export function registerCompletionHandler(type: string, factory: CompletionHandlerFactory): void {
+export function registerCompletionHandler(
+  type: string,
+  factory: CompletionHandlerFactory,
+): void {
   if (!/^[a-z][a-z0-9-]*$/.test(type)) {
-    throw new RangeError(`Invalid completion type "${type}": expected ^[a-z][a-z0-9-]*$`);
+    throw new RangeError(
+      `Invalid completion type "${type}": expected ^[a-z][a-z0-9-]*$`,
+    );
   }
   if (["issue", "project", "iterate", "manual", "custom"].includes(type)) {
-    throw new RangeError(`Cannot register completion type "${type}": it is built in`);
+    throw new RangeError(
+      `Cannot register completion type "${type}": it is built in`,
+    );
   }
   registered.set(type, factory);
 }
@@ -59,7 +66,9 @@ export function unregisterCompletionHandler(type: string): boolean {
  * console.assert(getRegisteredHandler("nothing-here") === undefined);
  * ```
  */
-export function getRegisteredHandler(type: string): CompletionHandlerFactory | undefined {
+export function getRegisteredHandler(
+  type: string,
+): CompletionHandlerFactory | undefined {
   return registered.get(type);
 }
 

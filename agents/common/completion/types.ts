@@ -120,7 +120,10 @@ export interface CompletionHandler {
   /** Build the prompt for the first iteration. */
   buildInitialPrompt(args: Record<string, unknown>): Promise<string>;
   /** Build the prompt for iteration `iteration` (2 and later), given every earlier summary. */
-  buildContinuationPrompt(iteration: number, summaries: IterationSummary[]): Promise<string>;
+  buildContinuationPrompt(
+    iteration: number,
+    summaries: IterationSummary[],
+  ): Promise<string>;
   /** Completion criteria for the system prompt and the logs. */
   buildCompletionCriteria(): CompletionCriteria;
   /** Whether the work is complete after the iteration this summary describes. */
@@ -129,8 +132,30 @@ export interface CompletionHandler {
   getCompletionDescription(summary: IterationSummary): Promise<string>;
 }
 
-/** Builds a completion handler from a definition and the run's arguments. */
+/** What a handler factory gets besides the definition and arguments. */
+export interface HandlerFactoryContext {
+  /** Resolves the agent's prompt keys (its registry, then the built-ins). */
+  resolver: {
+    resolve(
+      key: string,
+      variables: Record<string, string | number | boolean | undefined>,
+    ): Promise<string>;
+  };
+  /** The run's iteration cap. */
+  maxIterations: number;
+  /** The agent folder. */
+  agentDir: URL;
+  /** The working directory. */
+  cwd: string;
+}
+
+/**
+ * Builds a completion handler from a definition and the run's arguments
+ * (and, as a third argument that two-argument factories may ignore, the
+ * resolver, cap and folders).
+ */
 export type CompletionHandlerFactory = (
   definition: AgentDefinition,
   args: Record<string, unknown>,
+  context: HandlerFactoryContext,
 ) => CompletionHandler | Promise<CompletionHandler>;

@@ -1,0 +1,108 @@
+/**
+ * finishline: run a coding agent (Claude Code, through the Claude Agent SDK)
+ * in iterations until a pluggable completion handler, backed by evidence,
+ * says the work is finished.
+ *
+ * This entry exports the contracts (completion handlers, iteration
+ * summaries, backends), the handler factory and registry, the prompt
+ * resolver, the definition loader and the iteration loop, for people who
+ * write their own handlers or embed the runner.
+ *
+ * @example
+ * ```ts
+ * import { createCompletionHandler, parseDefinition } from "./mod.ts";
+ * const definition = parseDefinition(
+ *   '{ "name": "demo", "behavior": { "completionType": "manual", "completionConfig": { "completionKeyword": "DONE" } } }',
+ *   { displayPath: "demo/agent.json" },
+ * );
+ * const handler = await createCompletionHandler(definition, {}, { agentDir: new URL("file:///nonexistent/") });
+ * console.assert(handler.type === "manual");
+ * ```
+ *
+ * @module
+ */
+
+export type {
+  ActionsConfig,
+  AgentBehavior,
+  AgentDefinition,
+  CompletionConfig,
+  CompletionType,
+  DefinitionPermissionMode,
+  GithubConfig,
+  LoadedDefinition,
+  LoggingConfig,
+  ParameterSpec,
+  ParameterValidation,
+  PromptsConfig,
+  SettingSource,
+} from "./common/agent_definition.ts";
+export { COMPLETION_TYPES } from "./common/agent_definition.ts";
+export type {
+  CompleteTaskCall,
+  CompletionCriteria,
+  CompletionHandler,
+  CompletionHandlerFactory,
+  DetectedAction,
+  GitEvidence,
+  HandlerFactoryContext,
+  IterationSummary,
+  TokenUsage,
+  ToolCall,
+} from "./common/completion/types.ts";
+export {
+  createCompletionHandler,
+  type CreateHandlerOptions,
+  DEFAULT_MAX_ITERATIONS,
+  iterationCap,
+} from "./common/completion/factory.ts";
+export {
+  getRegisteredHandler,
+  registerCompletionHandler,
+  registeredTypes,
+  unregisterCompletionHandler,
+} from "./common/completion/registry.ts";
+export type { CustomHandlerContext } from "./common/completion/custom.ts";
+export { IterateCompletionHandler } from "./common/completion/iterate.ts";
+export { ManualCompletionHandler } from "./common/completion/manual.ts";
+export type { HandlerContext } from "./common/completion/_base.ts";
+export {
+  type AgentListEntry,
+  listAgents,
+  loadDefinition,
+  type LoadDefinitionOptions,
+  parseDefinition,
+  type ParseDefinitionOptions,
+} from "./common/definition.ts";
+export { UsageError } from "./common/errors.ts";
+export {
+  argsToVariables,
+  fillTemplate,
+  PromptResolver,
+  type PromptResolverOptions,
+  type PromptVariables,
+  stripFrontMatter,
+  toVariableName,
+} from "./common/prompt_resolver.ts";
+export {
+  type ActionOptions,
+  type AgentMessage,
+  emptySummary,
+  extractActions,
+  SummaryBuilder,
+} from "./common/summary.ts";
+export type {
+  AgentBackend,
+  SessionPermissionMode,
+  SessionRequest,
+} from "./common/backends/types.ts";
+export { ClaudeBackend, type ClaudeBackendOptions } from "./common/backends/claude.ts";
+export { Redactor, RunLog } from "./common/log.ts";
+export {
+  EXIT_CODES,
+  type RunEvent,
+  runIterations,
+  type RunOptions,
+  type RunResult,
+  type RunStatus,
+} from "./iterator/runner.ts";

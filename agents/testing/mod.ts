@@ -1,0 +1,68 @@
+/**
+ * Run the real Claude Code binary offline, against a scripted model.
+ *
+ * {@linkcode ScriptedModelServer} is a local server that speaks the Anthropic
+ * Messages API (streaming SSE included) and answers each Claude Code session from a
+ * script of turns: text, tool uses (which Claude Code really runs), function steps
+ * that look at the request, and faults. Point the Agent SDK's child process at it with
+ * {@linkcode ScriptedModelServer.env}, then assert on what happened on disk and on the
+ * recorded requests.
+ *
+ * Only main-loop requests advance a session's script; subagents, prompt suggestions,
+ * prompt hooks and other side requests get a short neutral reply (see
+ * {@linkcode isSideRequest}). A session resumed with the SDK's `resume` option keeps
+ * its session id, so its script continues where it stopped.
+ *
+ * @example
+ * ```ts ignore
+ * import { query } from "@anthropic-ai/claude-agent-sdk";
+ * import { ScriptedModelServer, textTurn, toolTurn } from "@finishline/agents/testing";
+ *
+ * await using server = await ScriptedModelServer.start({
+ *   scripts: [[toolTurn("Bash", { command: "echo hi > out.txt" }), textTurn("Wrote out.txt.")]],
+ * });
+ * const home = await Deno.makeTempDir();
+ * const cwd = await Deno.makeTempDir();
+ * try {
+ *   for await (
+ *     const _message of query({
+ *       prompt: "Write out.txt",
+ *       options: {
+ *         cwd,
+ *         env: { ...Deno.env.toObject(), ...server.env(home) },
+ *         permissionMode: "default",
+ *         allowedTools: ["Bash"],
+ *         settingSources: [],
+ *       },
+ *     })
+ *   ) { }
+ *   console.log(await Deno.readTextFile(`${cwd}/out.txt`)); // "hi"
+ * } finally {
+ *   await Deno.remove(home, { recursive: true });
+ *   await Deno.remove(cwd, { recursive: true });
+ * }
+ * ```
+ *
+ * @module
+ */
+
+export {
+  type HangFault,
+  type HttpFault,
+  isSideRequest,
+  type MalformedFault,
+  type RecordedRequest,
+  type ResetFault,
+  type ScriptedFault,
+  ScriptedModelServer,
+  type ScriptedServerOptions,
+  type ScriptedToolUse,
+  type ScriptedTurn,
+  type ScriptedUsage,
+  type ScriptStep,
+  type SessionContext,
+  type SessionScript,
+  textTurn,
+  toolTurn,
+  type TurnContext,
+} from "./scripted_server.ts";

@@ -1,0 +1,161 @@
+/**
+ * Shared test helpers: temp git repositories and running the CLI as a real
+ * subprocess against a scripted model server.
+ *
+ * @module
+ */
+
+import { fileURLToPath } from "node:url";
+import type { ScriptedModelServer } from "../agents/testing/mod.ts";
+
+/** Absolute path of the CLI entry. */
+export const MAIN: string = fileURLToPath(
+  new URL("../agents/iterator/main.ts", import.meta.url),
+);
+
+/** A temp folder removed on dispose. */
+export interface TempDir extends AsyncDisposable {
+  /** The folder. */
+  path: string;
+}
+
+/**
+ * A temp folder, removed with `await using`.
+ *
+ * @param prefix Folder name prefix.
+ * @returns The folder.
+ */
+export async function tempDir(prefix = "finishline-test-"): Promise<TempDir> {
+  const path = await Deno.makeTempDir({ prefix });
+  return {
+    path,
+    [Symbol.asyncDispose]: () => Deno.remove(path, { recursive: true }).catch(() => {}),
+  };
+}
+
+/**
+ * Run git in a folder and return its stdout.
+ *
+ * @param cwd The repository.
+ * @param args git arguments.
+ * @returns stdout, trimmed.
+ */
+export async function git(cwd: string, ...args: string[]): Promise<string> {
+  const output = await new Deno.Command("git", {
+    args,
+    cwd,
+    env: {
+      GIT_AUTHOR_NAME: "Test",
+      GIT_AUTHOR_EMAIL: "test@example.invalid",
+      GIT_COMMITTER_NAME: "Test",
+      GIT_COMMITTER_EMAIL: "test@example.invalid",
+    },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!output.success) {
+    throw new Error(
+      `git ${args.join(" ")} failed: ${new TextDecoder().decode(output.stderr)}`,
+    );
+  }
+  return new TextDecoder().decode(output.stdout).trim();
+}
+
+/**
+ * A temp git repository with one commit, removed on dispose.
+ *
+ * @returns The repository folder.
+ */
+export async function tempRepo(): Promise<TempDir> {
+  const dir = await tempDir("finishline-repo-");
+  await git(dir.path, "init", "-q", "-b", "main");
+  // The agent commits too, on machines with no global git identity.
+  await git(dir.path, "config", "user.name", "Test");
+  await git(dir.path, "config", "user.email", "test@example.invalid");
+  await Deno.writeTextFile(`${dir.path}/README.md`, "# test repo\n");
+  await git(dir.path, "add", "README.md");
+  await git(dir.path, "commit", "-q", "-m", "initial commit");
+  return dir;
+}
+
+/** What a CLI run printed and returned. */
+export interface CliRun {
+  /** Exit code. */
+  code: number;
+  /** Standard output. */
+  stdout: string;
+  /** Standard error. */
+  stderr: string;
+}
+
+/** Options of {@linkcode runCli}. */
+export interface RunCliOptions {
+  /** Working directory of the CLI. */
+  cwd: string;
+  /** The scripted model server the agent talks to. */
+  server?: ScriptedModelServer;
+  /** Home folder for Claude Code. */
+  home?: string;
+  /** Extra environment. */
+  env?: Record<string, string>;
+  /** Called with the running child, e.g. to send it a signal. */
+  onSpawn?: (child: Deno.ChildProcess) => void | Promise<void>;
+}
+
+/**
+ * Run `deno run -A agents/iterator/main.ts ARGS` as a subprocess, with the
+ * Claude Code child pointed at the scripted server.
+ *
+ * @param args CLI arguments.
+ * @param options cwd, server, env.
+ * @returns Exit code and output.
+ */
+export async function runCli(
+  args: string[],
+  options: RunCliOptions,
+): Promise<CliRun> {
+  await using ownHome = options.home ? undefined : await tempDir("finishline-home-");
+  const home = options.home ?? ownHome!.path;
+  const env: Record<string, string> = {
+    NO_COLOR: "1",
+    // The scripted server's env moves HOME; keep Deno's cache where it is.
+    DENO_DIR: await denoDir(),
+    ...(options.server ? options.server.env(home) : {}),
+    ...options.env,
+  };
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", MAIN, ...args],
+    cwd: options.cwd,
+    env,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  await options.onSpawn?.(child);
+  const output = await child.output();
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+  };
+}
+
+let cachedDenoDir: string | undefined;
+
+/**
+ * Deno's cache folder of this process, so that subprocesses with another
+ * HOME do not download every npm package again.
+ *
+ * @returns The folder.
+ */
+export async function denoDir(): Promise<string> {
+  if (cachedDenoDir) return cachedDenoDir;
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json"],
+    stdout: "piped",
+  }).output();
+  cachedDenoDir = JSON.parse(new TextDecoder().decode(output.stdout))
+    .denoDir as string;
+  return cachedDenoDir;
+}

@@ -1,0 +1,320 @@
+import assert from "node:assert/strict";
+import { parseDefinition } from "../../agents/common/definition.ts";
+import type {
+  AgentBackend,
+  AgentMessage,
+  SessionRequest,
+} from "../../agents/common/backends/types.ts";
+import type { CompletionHandler, IterationSummary } from "../../agents/common/completion/types.ts";
+import { RunLog } from "../../agents/common/log.ts";
+import { EXIT_CODES, type RunEvent, runIterations } from "../../agents/iterator/runner.ts";
+
+/** A backend that answers each session from a list of canned message lists. */
+class CannedBackend implements AgentBackend {
+  readonly name = "canned";
+  readonly requests: SessionRequest[] = [];
+  #sessions: Array<(request: SessionRequest) => AsyncIterable<AgentMessage>>;
+
+  constructor(
+    sessions: Array<(request: SessionRequest) => AsyncIterable<AgentMessage>>,
+  ) {
+    this.#sessions = sessions;
+  }
+
+  session(request: SessionRequest): AsyncIterable<AgentMessage> {
+    this.requests.push(request);
+    const next = this.#sessions[this.requests.length - 1] ??
+      this.#sessions.at(-1)!;
+    return next(request);
+  }
+}
+
+function session(
+  text: string,
+  options: { id?: string; cost?: number; tools?: string[] } = {},
+) {
+  return async function* (
+    request: SessionRequest,
+  ): AsyncIterable<AgentMessage> {
+    const id = options.id ?? request.resume ?? crypto.randomUUID();
+    yield { type: "system", subtype: "init", session_id: id };
+    yield {
+      type: "assistant",
+      session_id: id,
+      parent_tool_use_id: null,
+      message: {
+        content: [
+          ...(options.tools ?? []).map((name, index) => ({
+            type: "tool_use",
+            id: `t${index}`,
+            name,
+            input: {},
+          })),
+          { type: "text", text },
+        ],
+      },
+    };
+    yield {
+      type: "result",
+      subtype: "success",
+      session_id: id,
+      total_cost_usd: options.cost ?? 0.01,
+      num_turns: 1,
+      stop_reason: "end_turn",
+      usage: { input_tokens: 5, output_tokens: 3 },
+    };
+  };
+}
+
+class KeywordHandler implements CompletionHandler {
+  readonly type = "manual" as const;
+  readonly prompts: string[] = [];
+  readonly checked: number[] = [];
+  constructor(readonly keyword: string) {}
+  buildInitialPrompt(): Promise<string> {
+    this.prompts.push("initial");
+    return Promise.resolve("start");
+  }
+  buildContinuationPrompt(
+    iteration: number,
+    summaries: IterationSummary[],
+  ): Promise<string> {
+    this.prompts.push(`continue ${iteration} after ${summaries.length}`);
+    return Promise.resolve(`continue ${iteration}`);
+  }
+  buildCompletionCriteria() {
+    return { short: `say ${this.keyword}`, detailed: `Say ${this.keyword}` };
+  }
+  isComplete(summary: IterationSummary): Promise<boolean> {
+    this.checked.push(summary.iteration);
+    return Promise.resolve(
+      summary.assistantResponses.some((text) => text.includes(this.keyword)),
+    );
+  }
+  getCompletionDescription(summary: IterationSummary): Promise<string> {
+    return Promise.resolve(`keyword in iteration ${summary.iteration}`);
+  }
+}
+
+function definition(extra: Record<string, unknown> = {}) {
+  return parseDefinition(
+    JSON.stringify({
+      name: "test",
+      behavior: {
+        completionType: "manual",
+        completionConfig: { completionKeyword: "DONE" },
+        ...extra,
+      },
+    }),
+    { displayPath: "test/agent.json" },
+  );
+}
+
+function options(
+  backend: AgentBackend,
+  handler: CompletionHandler,
+  extra: Record<string, unknown> = {},
+) {
+  return {
+    definition: definition(),
+    handler,
+    backend,
+    systemPrompt: "system",
+    args: {},
+    cwd: "/tmp",
+    maxIterations: 5,
+    ...extra,
+  };
+}
+
+Deno.test("runner stops in the iteration whose summary satisfies the handler", async () => {
+  const backend = new CannedBackend([
+    session("working"),
+    session("all DONE"),
+    session("never reached"),
+  ]);
+  const handler = new KeywordHandler("DONE");
+  const events: RunEvent[] = [];
+  const result = await runIterations({
+    ...options(backend, handler),
+    onEvent: (event) => events.push(event),
+  });
+  assert.equal(result.status, "completed");
+  assert.equal(result.iterations, 2);
+  assert.equal(backend.requests.length, 2);
+  assert.deepEqual(handler.checked, [1, 2]);
+  assert.deepEqual(handler.prompts, ["initial", "continue 2 after 1"]);
+  assert.equal(result.completionReason, "keyword in iteration 2");
+  assert.equal(result.sessionIds.length, 2);
+  assert.equal(Math.round(result.costUsd * 100), 2);
+  const verdicts = events.flatMap((event) =>
+    event.type === "iteration_finished" ? [event.verdict] : []
+  );
+  assert.deepEqual(verdicts, ["continue", "complete"]);
+  assert.equal(EXIT_CODES[result.status], 0);
+});
+
+Deno.test("runner ends at the iteration cap with max_iterations", async () => {
+  const backend = new CannedBackend([session("still working")]);
+  const result = await runIterations({
+    ...options(backend, new KeywordHandler("DONE")),
+    maxIterations: 3,
+  });
+  assert.equal(result.status, "max_iterations");
+  assert.equal(result.iterations, 3);
+  assert.equal(backend.requests.length, 3);
+  assert.equal(EXIT_CODES[result.status], 3);
+  assert.match(result.completionReason, /cap of 3 iterations/);
+});
+
+Deno.test("runner passes the definition's settings to each session", async (t) => {
+  await t.step("fresh sessions do not resume", async () => {
+    const backend = new CannedBackend([session("a"), session("b")]);
+    await runIterations({
+      ...options(backend, new KeywordHandler("DONE")),
+      maxIterations: 2,
+    });
+    assert.deepEqual(backend.requests.map((request) => request.resume), [
+      undefined,
+      undefined,
+    ]);
+    assert.equal(backend.requests[0].systemPromptAppend, "system");
+    assert.equal(backend.requests[0].permissionMode, "acceptEdits");
+    assert.deepEqual(backend.requests[0].settingSources, ["project"]);
+  });
+  await t.step(
+    "continue resumes the previous iteration's session",
+    async () => {
+      const backend = new CannedBackend([
+        session("a", { id: "s-1" }),
+        session("b"),
+        session("c"),
+      ]);
+      const continuing = parseDefinition(
+        JSON.stringify({
+          name: "test",
+          behavior: {
+            completionType: "manual",
+            completionConfig: { completionKeyword: "DONE" },
+            session: "continue",
+          },
+        }),
+        { displayPath: "agent.json" },
+      );
+      const result = await runIterations({
+        ...options(backend, new KeywordHandler("DONE")),
+        definition: continuing,
+        maxIterations: 3,
+      });
+      assert.deepEqual(backend.requests.map((request) => request.resume), [
+        undefined,
+        "s-1",
+        "s-1",
+      ]);
+      assert.deepEqual(result.sessionIds, ["s-1"]);
+    },
+  );
+});
+
+Deno.test("runner ends budget_exhausted when the cost budget is spent", async () => {
+  const backend = new CannedBackend([session("x", { cost: 0.4 })]);
+  const budgeted = parseDefinition(
+    JSON.stringify({
+      name: "test",
+      behavior: {
+        completionType: "manual",
+        completionConfig: { completionKeyword: "DONE" },
+        maxBudgetUsd: 1,
+      },
+    }),
+    { displayPath: "agent.json" },
+  );
+  const result = await runIterations({
+    ...options(backend, new KeywordHandler("DONE")),
+    definition: budgeted,
+  });
+  assert.equal(result.status, "budget_exhausted");
+  assert.equal(result.iterations, 3);
+  assert.equal(EXIT_CODES[result.status], 6);
+  assert.ok(
+    backend.requests[1].maxBudgetUsd! < 0.61 &&
+      backend.requests[1].maxBudgetUsd! > 0.59,
+  );
+});
+
+Deno.test("runner records an interrupted iteration and ends interrupted", async () => {
+  const controller = new AbortController();
+  const backend = new CannedBackend([
+    session("first"),
+    async function* (request) {
+      yield { type: "system", subtype: "init", session_id: "s-2" };
+      controller.abort();
+      if (request.signal.aborted) throw new Error("aborted");
+    },
+  ]);
+  const result = await runIterations({
+    ...options(backend, new KeywordHandler("DONE")),
+    signal: controller.signal,
+  });
+  assert.equal(result.status, "interrupted");
+  assert.equal(result.iterations, 2);
+  assert.equal(result.summaries[1].stopReason, "interrupted");
+  assert.equal(EXIT_CODES[result.status], 130);
+});
+
+Deno.test("runner ends failed, with the error, when a session throws", async () => {
+  const backend = new CannedBackend([
+    async function* () {
+      yield { type: "system", subtype: "init", session_id: "s-1" };
+      throw new Error("Claude Code process exited with code 1\nstack...");
+    },
+  ]);
+  const result = await runIterations(
+    options(backend, new KeywordHandler("DONE")),
+  );
+  assert.equal(result.status, "failed");
+  assert.equal(result.iterations, 1);
+  assert.match(
+    result.completionReason,
+    /Claude Code process exited with code 1$/,
+  );
+  assert.deepEqual(result.summaries[0].errors, [
+    "session: Claude Code process exited with code 1",
+  ]);
+});
+
+Deno.test("runner ends failed when the handler throws, without crashing", async () => {
+  const handler = new KeywordHandler("DONE");
+  handler.isComplete = () => Promise.reject(new Error("gh exploded"));
+  const result = await runIterations(
+    options(new CannedBackend([session("x")]), handler),
+  );
+  assert.equal(result.status, "failed");
+  assert.match(result.completionReason, /gh exploded/);
+});
+
+Deno.test("runner writes run, iteration and message records to the log", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const log = RunLog.open(`${dir}/run.jsonl`);
+    const backend = new CannedBackend([session("DONE", { tools: ["Bash"] })]);
+    const result = await runIterations({
+      ...options(backend, new KeywordHandler("DONE")),
+      log,
+    });
+    log.close();
+    const records = (await Deno.readTextFile(`${dir}/run.jsonl`)).trim().split(
+      "\n",
+    ).map((line) => JSON.parse(line));
+    const kinds = records.map((record) => record.kind);
+    assert.equal(kinds[0], "run_started");
+    assert.equal(kinds.at(-1), "run_finished");
+    assert.equal(kinds.filter((kind) => kind === "message").length, 3);
+    assert.ok(kinds.includes("iteration_finished"));
+    assert.equal(result.logFile, `${dir}/run.jsonl`);
+    const finished = records.find((record) => record.kind === "iteration_finished");
+    assert.deepEqual(finished.summary.toolsUsed, ["Bash"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
