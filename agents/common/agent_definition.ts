@@ -65,6 +65,97 @@ export interface AgentBehavior {
   session: "fresh" | "continue";
   /** Claude Code setting sources. @default ["project"] */
   settingSources: SettingSource[];
+  /** Time budget of the whole run in seconds; unset means none. */
+  maxDurationSeconds?: number;
+  /** Block a session that stops without calling complete_task. @default true */
+  requireCompleteTask: boolean;
+  /** How often per iteration the stop hook sends the agent back. @default 2 */
+  maxContinuationAttempts: number;
+}
+
+/** Runs a command; passes on exit 0. */
+export interface CommandCheckConfig {
+  /** Checker type. */
+  type: "command";
+  /** Shell command (`sh -c`), e.g. `deno task test`. */
+  command: string;
+  /** @default 600 */
+  timeoutSeconds: number;
+  /** Name in feedback and logs. */
+  name?: string;
+}
+
+/** New commits since the run's baseline, optionally a clean tree. */
+export interface GitCheckConfig {
+  /** Checker type. */
+  type: "git";
+  /** @default 1 */
+  minCommits: number;
+  /** @default false */
+  cleanTree: boolean;
+  /** Name in feedback and logs. */
+  name?: string;
+}
+
+/** Paths that must exist. */
+export interface FilesCheckConfig {
+  /** Checker type. */
+  type: "files";
+  /** Paths relative to the working directory. */
+  paths: string[];
+  /** Name in feedback and logs. */
+  name?: string;
+}
+
+/** The agent's own TodoWrite plan must be completed. */
+export interface PlanCheckConfig {
+  /** Checker type. */
+  type: "plan";
+  /** Name in feedback and logs. */
+  name?: string;
+}
+
+/** An LLM judge in a separate tool-less session. */
+export interface JudgeCheckConfig {
+  /** Checker type. */
+  type: "judge";
+  /** What must be true. */
+  criteria: string;
+  /** Model for the judge. */
+  model?: string;
+  /** @default 180 */
+  timeoutSeconds: number;
+  /** Name in feedback and logs. */
+  name?: string;
+}
+
+/** A checker module in the agent folder. */
+export interface CustomCheckConfig {
+  /** Checker type. */
+  type: "custom";
+  /** Module path relative to the agent folder. */
+  path: string;
+  /** Passed to the module's factory. @default {} */
+  options: Record<string, unknown>;
+  /** Name in feedback and logs. */
+  name?: string;
+}
+
+/** One configured checker. */
+export type CheckConfig =
+  | CommandCheckConfig
+  | GitCheckConfig
+  | FilesCheckConfig
+  | PlanCheckConfig
+  | JudgeCheckConfig
+  | CustomCheckConfig;
+
+/** Evidence required before "done" is accepted. */
+export interface VerifyConfig {
+  /** `all` must pass, or `any` may pass. @default "all" */
+  mode: "all" | "any";
+  /** The checkers, in order. @default [] */
+  checks: CheckConfig[];
 }
 
 /** Validation rules of a definition parameter. */
@@ -158,6 +249,8 @@ export interface AgentDefinition {
   github: GithubConfig;
   /** Run logs. */
   logging: LoggingConfig;
+  /** Checkers that must pass before the run completes. */
+  verify: VerifyConfig;
 }
 
 /** A definition together with where it was found. */

@@ -146,6 +146,17 @@ const behaviorSchema = strictObject({
   settingSources: z.array(z.enum(["user", "project", "local"])).default(
     (): SettingSource[] => ["project"],
   ).describe("Where Claude Code reads its own settings from."),
+  maxDurationSeconds: positiveNumber().optional().describe(
+    "Time budget of the whole run in seconds.",
+  ),
+  requireCompleteTask: z.boolean().default(true).describe(
+    "Block a session that stops without calling complete_task.",
+  ),
+  maxContinuationAttempts: z.int({ error: "expected a whole number from 0 to 5" }).min(0, {
+    error: "expected a whole number from 0 to 5",
+  }).max(5, { error: "expected a whole number from 0 to 5" }).default(2).describe(
+    "How often per iteration the stop hook sends the agent back (at most 5).",
+  ),
 }).superRefine((behavior, context) => {
   const type = behavior.completionType;
   if (type !== "iterate" && type !== "manual" && type !== "custom") return;
@@ -260,6 +271,55 @@ const parameterSchema = strictObject({
   }
 });
 
+const checkName = nonEmptyString().optional().describe("Name in feedback and logs.");
+
+const checkSchema = z.discriminatedUnion("type", [
+  strictObject({
+    type: z.literal("command"),
+    command: nonEmptyString().describe("Shell command (sh -c), e.g. `deno task test`."),
+    timeoutSeconds: positiveNumber().default(600).describe("Timeout in seconds."),
+    name: checkName,
+  }).describe("Runs a command; passes on exit 0."),
+  strictObject({
+    type: z.literal("git"),
+    minCommits: z.int({ error: "expected a whole number of 0 or more" }).min(0, {
+      error: "expected a whole number of 0 or more",
+    }).default(1).describe("New commits required since the run started."),
+    cleanTree: z.boolean().default(false).describe("Require no uncommitted changes."),
+    name: checkName,
+  }).describe("Commit evidence."),
+  strictObject({
+    type: z.literal("files"),
+    paths: z.array(nonEmptyString()).min(1, { error: "expected at least one path" }).describe(
+      "Paths that must exist, relative to the working directory.",
+    ),
+    name: checkName,
+  }).describe("Paths that must exist."),
+  strictObject({ type: z.literal("plan"), name: checkName }).describe(
+    "The agent's own TodoWrite plan must be completed.",
+  ),
+  strictObject({
+    type: z.literal("judge"),
+    criteria: nonEmptyString().describe("What must be true."),
+    model: nonEmptyString().optional().describe("Model for the judge session."),
+    timeoutSeconds: positiveNumber().default(180).describe("Timeout of the judge session."),
+    name: checkName,
+  }).describe("An LLM judge in a separate tool-less session."),
+  strictObject({
+    type: z.literal("custom"),
+    path: nonEmptyString().describe("Module path relative to the agent folder."),
+    options: z.record(z.string(), z.unknown()).default(() => ({})).describe(
+      "Passed to the module's factory.",
+    ),
+    name: checkName,
+  }).describe("A checker module in the agent folder."),
+], {
+  error: (issue) =>
+    issue.code === "invalid_union"
+      ? `expected "type" to be one of "command", "git", "files", "plan", "judge", "custom"`
+      : undefined,
+});
+
 const rawDefinitionSchema = strictObject({
   $schema: z.string().optional().describe("Editor schema reference; ignored."),
   version: z.string().default("1").describe("Definition format version."),
@@ -324,6 +384,12 @@ const rawDefinitionSchema = strictObject({
     ),
     format: z.literal("jsonl").default("jsonl").describe("Log format."),
   }).prefault({}).describe("Where the JSONL run log goes."),
+  verify: strictObject({
+    mode: z.enum(["all", "any"]).default("all").describe(
+      "`all` checkers must pass, or `any` may pass.",
+    ),
+    checks: z.array(checkSchema).default(() => []).describe("The checkers, in order."),
+  }).prefault({}).describe("Checkers that must pass before the run completes."),
 });
 
 /** Fills the defaults that depend on other fields. */

@@ -237,18 +237,16 @@ export class SummaryBuilder {
   #result(message: AgentMessage): void {
     const summary = this.#summary;
     this.#sawResult = true;
-    if (typeof message.total_cost_usd === "number") {
-      summary.costUsd = message.total_cost_usd;
-    }
-    if (typeof message.num_turns === "number") {
-      summary.turns = message.num_turns;
-    }
+    // One result per session; follow-up sessions of the same iteration (rescue,
+    // status probes) add theirs.
+    summary.costUsd += numberOr(message.total_cost_usd);
+    summary.turns += numberOr(message.num_turns);
     const usage = isRecord(message.usage) ? message.usage : {};
     summary.tokens = {
-      input: numberOr(usage.input_tokens),
-      output: numberOr(usage.output_tokens),
-      cacheRead: numberOr(usage.cache_read_input_tokens),
-      cacheCreation: numberOr(usage.cache_creation_input_tokens),
+      input: summary.tokens.input + numberOr(usage.input_tokens),
+      output: summary.tokens.output + numberOr(usage.output_tokens),
+      cacheRead: summary.tokens.cacheRead + numberOr(usage.cache_read_input_tokens),
+      cacheCreation: summary.tokens.cacheCreation + numberOr(usage.cache_creation_input_tokens),
     };
     const subtype = typeof message.subtype === "string" ? message.subtype : "unknown";
     summary.stopReason = subtype === "success"

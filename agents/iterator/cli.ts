@@ -38,6 +38,12 @@ export interface RunFlags extends BaseFlags {
   keyword?: string;
   /** `--task/-t TEXT`. */
   task?: string;
+  /** `--repo owner/name`. */
+  repo?: string;
+  /** `--owner LOGIN` (projects). */
+  owner?: string;
+  /** `--label NAME` (projects). */
+  label?: string;
   /** `--model M`. */
   model?: string;
   /** `--max-turns N`. */
@@ -74,6 +80,9 @@ const RUN_OPTIONS: Record<string, OptionSpec> = {
   "iterate-max": { type: "string", short: "m" },
   keyword: { type: "string" },
   task: { type: "string", short: "t" },
+  repo: { type: "string", short: "R" },
+  owner: { type: "string" },
+  label: { type: "string" },
   model: { type: "string" },
   "max-turns": { type: "string" },
   "max-budget-usd": { type: "string" },
@@ -96,6 +105,9 @@ Usage:
 Which handler decides "finished":
   -i, --issue N            GitHub issue handler: done when issue N is closed
   -p, --project N          GitHub project handler: done when project N is done
+  -R, --repo OWNER/NAME    repository of the issue (default: the working directory's)
+      --owner LOGIN        owner of the project (default: the repository's owner; @me allowed)
+      --label NAME         only project items with this label count
       --keyword K          manual handler: done when the agent says K
   (none of these)          the agent definition's completionType (iterate for the built-in agent)
 
@@ -246,6 +258,9 @@ export function parseRunFlags(
     ),
     keyword: nonEmpty(values.keyword, "--keyword", "the completion keyword"),
     task: nonEmpty(values.task, "--task", "the task text"),
+    repo: repository(values.repo),
+    owner: nonEmpty(values.owner, "--owner", "a user or organisation login, or @me"),
+    label: nonEmpty(values.label, "--label", "a label name"),
     model: nonEmpty(values.model, "--model", "a model name"),
     maxTurns: positiveInt(values["max-turns"], "--max-turns", "the turn cap"),
     maxBudgetUsd: positiveNumber(
@@ -271,6 +286,11 @@ export function parseRunFlags(
         selectors.map((flag) => `"${flag}"`).join(" and ")
       } conflict: each selects a different completion handler; give one`,
     );
+  }
+  for (const [flag, value] of [["--label", flags.label], ["--owner", flags.owner]] as const) {
+    if (value !== undefined && flags.project === undefined) {
+      throw new UsageError(`Flag "${flag}" only applies to project runs: add --project N`);
+    }
   }
   if (flags.dangerouslySkipPermissions && flags.permissionMode) {
     throw new UsageError(
@@ -378,6 +398,16 @@ function nonEmpty(
   return raw;
 }
 
+function repository(raw: string | boolean | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  if (
+    typeof raw !== "string" || !/^[A-Za-z0-9][A-Za-z0-9-]*\/(?!\.\.?$)[A-Za-z0-9_.-]+$/.test(raw)
+  ) {
+    throw new UsageError(`Flag "--repo" expects owner/name (e.g. "octo/demo"), got "${raw}"`);
+  }
+  return raw;
+}
+
 function permissionMode(
   raw: string | boolean | undefined,
 ): RunFlags["permissionMode"] {
@@ -463,6 +493,9 @@ export function runArgs(flags: RunFlags): Record<string, unknown> {
     iterateMax: flags.iterateMax,
     keyword: flags.keyword,
     task: flags.task,
+    repo: flags.repo,
+    owner: flags.owner,
+    label: flags.label,
     model: flags.model,
     maxTurns: flags.maxTurns,
     maxBudgetUsd: flags.maxBudgetUsd,

@@ -10,7 +10,10 @@
  * @module
  */
 
-import { isAbsolute, join, resolve } from "node:path";
+import { isAbsolute, join, relative, resolve } from "node:path";
+import type { AgentDefinition } from "../common/agent_definition.ts";
+import { buildVerifier } from "../common/checks/verifier.ts";
+import { GitRepo } from "../common/git.ts";
 import { ClaudeBackend } from "../common/backends/claude.ts";
 import type { AgentBackend, SessionPermissionMode } from "../common/backends/types.ts";
 import { createCompletionHandler, iterationCap } from "../common/completion/factory.ts";
@@ -126,7 +129,9 @@ async function run(
     "uv-agent_name": definition.name,
     "uv-completion_criteria": criteria.detailed,
     "uv-max_iterations": maxIterations,
+    "uv-complete_task_instructions": completeTaskInstructions(definition),
   });
+  const verifier = await buildVerifier(definition.verify, { agentDir: loaded.agentDir, cwd });
   const permissionMode: SessionPermissionMode = flags.dangerouslySkipPermissions
     ? "bypassPermissions"
     : definition.behavior.permissionMode;
@@ -176,7 +181,13 @@ async function run(
     ? definition.logging.directory
     : join(cwd, definition.logging.directory);
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+  const git = await GitRepo.open(cwd);
+  const ignorePaths = git ? finishlinePaths(git.root, [logDir]) : [];
+  if (git) await excludeFromGit(git, ignorePaths);
   const log = RunLog.open(join(logDir, `${stamp}-${runId.slice(0, 8)}.jsonl`));
+  if (!git) {
+    log.event("no_git", { cwd, note: "not a git repository: no commit evidence for this run" });
+  }
   const signals = io.signal ? undefined : listenForSignals(io.stderr);
   let result: RunResult;
   try {
@@ -188,6 +199,10 @@ async function run(
       args,
       cwd,
       maxIterations,
+      agentDir: loaded.agentDir,
+      verifier,
+      git,
+      ignorePaths,
       runId,
       permissionMode,
       log,
@@ -222,6 +237,68 @@ async function run(
     }\n`);
   }
   return EXIT_CODES[result.status];
+}
+
+/**
+ * What the system prompt says about complete_task.
+ *
+ * @param definition The agent definition.
+ * @returns Instructions, or an empty string when complete_task is not required.
+ */
+function completeTaskInstructions(definition: AgentDefinition): string {
+  if (!definition.behavior.requireCompleteTask) return "";
+  return [
+    "## Finishing a session: the complete_task tool",
+    "",
+    "Before you stop, always call the `complete_task` tool (from the finishline MCP server):",
+    "restate the original request, say what you did, and choose a status: `success` when",
+    "every part of the request is done and committed, `blocked` when an obstacle you cannot",
+    "remove stops you (say what in remaining_work), or `partial` when only some parts are",
+    "done. With success, finishline verifies the work at once; if the checks fail, the tool",
+    "result says why: fix it and call complete_task again.",
+  ].join("\n");
+}
+
+/**
+ * Paths relative to the repository root that finishline itself writes.
+ *
+ * @param root The repository root.
+ * @param dirs Absolute folders.
+ * @returns Those inside the repository, relative and with a trailing slash.
+ */
+function finishlinePaths(root: string, dirs: string[]): string[] {
+  return dirs
+    .map((dir) => relative(root, dir))
+    .filter((path) => path !== "" && !path.startsWith(".."))
+    .map((path) => `${path.replaceAll("\\", "/")}/`);
+}
+
+/**
+ * Keep finishline's own files out of `git status` (and so out of the agent's
+ * commits) through the repository's local exclude file.
+ *
+ * @param git The repository.
+ * @param paths Paths relative to the root.
+ */
+async function excludeFromGit(git: GitRepo, paths: string[]): Promise<void> {
+  if (paths.length === 0) return;
+  const info = await git.exec(["rev-parse", "--git-path", "info/exclude"]);
+  if (info.code !== 0) return;
+  const file = resolve(git.cwd, info.stdout.trim());
+  let text = "";
+  try {
+    text = await Deno.readTextFile(file);
+  } catch {
+    // no exclude file yet
+  }
+  const lines = new Set(text.split("\n").map((line) => line.trim()));
+  const missing = paths.map((path) => `/${path}`).filter((line) => !lines.has(line));
+  if (missing.length === 0) return;
+  await Deno.mkdir(resolve(file, ".."), { recursive: true });
+  const prefix = text === "" || text.endsWith("\n") ? "" : "\n";
+  await Deno.writeTextFile(file, `${prefix}# finishline's own files\n${missing.join("\n")}\n`, {
+    append: true,
+  });
 }
 
 async function workingDirectory(flag: string | undefined): Promise<string> {

@@ -85,14 +85,49 @@ Deno.test("a minimal definition gets every default filled in", () => {
       permissionMode: "acceptEdits",
       session: "fresh",
       settingSources: ["project"],
+      requireCompleteTask: true,
+      maxContinuationAttempts: 2,
     },
     prompts: { registry: "prompts/registry.json", fallbackDir: "prompts" },
     parameters: {},
     actions: { enabled: true, types: [], outputFormat: "action" },
     github: { labels: {}, comment: false },
     logging: { directory: ".agent/x/logs", format: "jsonl" },
+    verify: { mode: "all", checks: [] },
   };
   assert.deepEqual(definition, expected);
+});
+
+Deno.test("verify checks and the new behavior fields get their defaults", () => {
+  const definition = parse(withBehavior({
+    maxDurationSeconds: 0.5,
+    maxContinuationAttempts: 0,
+  }, {
+    verify: {
+      checks: [
+        { type: "command", command: "deno task test" },
+        { type: "git" },
+        { type: "files", paths: ["README.md"] },
+        { type: "plan" },
+        { type: "judge", criteria: "The README is accurate" },
+        { type: "custom", path: "checks/links.ts" },
+      ],
+    },
+  }));
+  assert.equal(definition.behavior.maxDurationSeconds, 0.5);
+  assert.equal(definition.behavior.maxContinuationAttempts, 0);
+  assert.equal(definition.behavior.requireCompleteTask, true);
+  assert.deepEqual(definition.verify, {
+    mode: "all",
+    checks: [
+      { type: "command", command: "deno task test", timeoutSeconds: 600 },
+      { type: "git", minCommits: 1, cleanTree: false },
+      { type: "files", paths: ["README.md"] },
+      { type: "plan" },
+      { type: "judge", criteria: "The README is accurate", timeoutSeconds: 180 },
+      { type: "custom", path: "checks/links.ts", options: {} },
+    ],
+  });
 });
 
 Deno.test("defaults are fresh copies, not shared between definitions", () => {
@@ -127,6 +162,9 @@ Deno.test("a full definition keeps every value it sets", () => {
       maxBudgetUsd: 2.5,
       session: "continue",
       settingSources: ["user", "local"],
+      maxDurationSeconds: 600,
+      requireCompleteTask: false,
+      maxContinuationAttempts: 3,
     },
     prompts: { registry: "my/registry.json", fallbackDir: "my" },
     parameters: {
@@ -157,6 +195,22 @@ Deno.test("a full definition keeps every value it sets", () => {
       comment: true,
     },
     logging: { directory: "logs/docs", format: "jsonl" },
+    verify: {
+      mode: "any",
+      checks: [
+        { type: "command", command: "deno task test", timeoutSeconds: 120, name: "tests" },
+        { type: "git", minCommits: 2, cleanTree: true },
+        { type: "files", paths: ["docs/index.md"] },
+        { type: "plan" },
+        {
+          type: "judge",
+          criteria: "Every page is written",
+          model: "claude-haiku-4-5",
+          timeoutSeconds: 60,
+        },
+        { type: "custom", path: "checks/links.ts", options: { strict: true } },
+      ],
+    },
   };
   assert.deepEqual(parse(JSON.stringify(full)), full);
 });
@@ -308,7 +362,7 @@ Deno.test("invalid definitions are rejected at the field that is wrong", async (
   await t.step("unknown top-level key names the key and the known ones", () => {
     assertRejects(
       `{ "nmae": "x", "behavior": { "completionType": "issue" } }`,
-      `${PREFIX}"nmae": unknown key, expected one of "$schema", "version", "name", "displayName", "description", "behavior", "prompts", "parameters", "actions", "github", "logging"`,
+      `${PREFIX}"nmae": unknown key, expected one of "$schema", "version", "name", "displayName", "description", "behavior", "prompts", "parameters", "actions", "github", "logging", "verify"`,
     );
   });
 
@@ -318,7 +372,7 @@ Deno.test("invalid definitions are rejected at the field that is wrong", async (
       // The typo leaves completionType at "iterate", which would also miss maxIterations.
       assertRejects(
         `{ "name": "x", "behavior": { "completionTyp": "issue" } }`,
-        `${PREFIX}"behavior.completionTyp": unknown key, expected one of "systemPromptPath", "completionType", "completionConfig", "allowedTools", "disallowedTools", "permissionMode", "model", "maxTurns", "maxBudgetUsd", "session", "settingSources"`,
+        `${PREFIX}"behavior.completionTyp": unknown key, expected one of "systemPromptPath", "completionType", "completionConfig", "allowedTools", "disallowedTools", "permissionMode", "model", "maxTurns", "maxBudgetUsd", "session", "settingSources", "maxDurationSeconds", "requireCompleteTask", "maxContinuationAttempts"`,
       );
       assertRejects(
         withBehavior({}, { github: { labels: { in_progress: "wip" } } }),
@@ -326,6 +380,91 @@ Deno.test("invalid definitions are rejected at the field that is wrong", async (
       );
     },
   );
+
+  await t.step("maxDurationSeconds must be positive", () => {
+    for (const value of [0, -30, "600"]) {
+      assertRejects(
+        withBehavior({ maxDurationSeconds: value }),
+        `${PREFIX}"behavior.maxDurationSeconds": expected a positive number`,
+      );
+    }
+  });
+
+  await t.step("requireCompleteTask must be a boolean", () => {
+    assertRejects(
+      withBehavior({ requireCompleteTask: "yes" }),
+      `${PREFIX}"behavior.requireCompleteTask": expected true or false`,
+    );
+  });
+
+  await t.step("maxContinuationAttempts outside 0..5 or not whole", () => {
+    for (const value of [9, 6, -1, 1.5]) {
+      assertRejects(
+        withBehavior({ maxContinuationAttempts: value }),
+        `${PREFIX}"behavior.maxContinuationAttempts": expected a whole number from 0 to 5`,
+      );
+    }
+  });
+
+  await t.step("verify.mode other than all or any", () => {
+    assertRejects(
+      withBehavior({}, { verify: { mode: "some" } }),
+      `${PREFIX}"verify.mode": expected one of "all", "any"`,
+    );
+  });
+
+  await t.step("verify that is not an object, or has an unknown key", () => {
+    assertRejects(
+      withBehavior({}, { verify: [] }),
+      `${PREFIX}"verify": expected an object`,
+    );
+    assertRejects(
+      withBehavior({}, { verify: { mod: "all" } }),
+      `${PREFIX}"verify.mod": unknown key, expected one of "mode", "checks"`,
+    );
+  });
+
+  await t.step("a check of an unknown or missing type lists the types", () => {
+    for (const check of [{ type: "lint" }, {}, { type: 3 }]) {
+      assertRejects(
+        withBehavior({}, { verify: { checks: [check] } }),
+        `${PREFIX}"verify.checks[0].type": expected "type" to be one of "command", "git", "files", "plan", "judge", "custom"`,
+      );
+    }
+  });
+
+  await t.step("a check is reported at its index and field", () => {
+    const at = (check: Record<string, unknown>) =>
+      withBehavior({}, { verify: { checks: [{ type: "plan" }, check] } });
+    assertRejects(
+      at({ type: "command" }),
+      `${PREFIX}"verify.checks[1].command": expected a string (the field is missing)`,
+    );
+    assertRejects(
+      at({ type: "command", command: "" }),
+      `${PREFIX}"verify.checks[1].command": expected a non-empty string`,
+    );
+    assertRejects(
+      at({ type: "command", command: "deno task test", timeout: 60 }),
+      `${PREFIX}"verify.checks[1].timeout": unknown key, expected one of "type", "command", "timeoutSeconds", "name"`,
+    );
+    assertRejects(
+      at({ type: "git", minCommits: -1 }),
+      `${PREFIX}"verify.checks[1].minCommits": expected a whole number of 0 or more`,
+    );
+    assertRejects(
+      at({ type: "files", paths: [] }),
+      `${PREFIX}"verify.checks[1].paths": expected at least one path`,
+    );
+    assertRejects(
+      at({ type: "judge" }),
+      `${PREFIX}"verify.checks[1].criteria": expected a string (the field is missing)`,
+    );
+    assertRejects(
+      at({ type: "custom" }),
+      `${PREFIX}"verify.checks[1].path": expected a string (the field is missing)`,
+    );
+  });
 
   await t.step("logging format other than jsonl", () => {
     assertRejects(
@@ -710,5 +849,25 @@ Deno.test("the generated JSON Schema describes the file as written", () => {
     schema.properties.behavior.required,
     undefined,
     "fields with defaults must be optional",
+  );
+  const { maxContinuationAttempts } = schema.properties.behavior.properties;
+  assert.equal(maxContinuationAttempts.type, "integer");
+  assert.equal(maxContinuationAttempts.minimum, 0);
+  assert.equal(maxContinuationAttempts.maximum, 5);
+  assert.equal(maxContinuationAttempts.default, 2);
+  assert.deepEqual(schema.properties.verify.properties.mode.enum, ["all", "any"]);
+  const checks = schema.properties.verify.properties.checks.items.oneOf as Array<
+    { properties: { type: { const: string } }; required: string[] }
+  >;
+  assert.deepEqual(
+    checks.map((check) => [check.properties.type.const, check.required]),
+    [
+      ["command", ["type", "command"]],
+      ["git", ["type"]],
+      ["files", ["type", "paths"]],
+      ["plan", ["type"]],
+      ["judge", ["type", "criteria"]],
+      ["custom", ["type", "path"]],
+    ],
   );
 });

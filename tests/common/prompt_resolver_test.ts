@@ -2,12 +2,17 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { AgentDefinition } from "../../agents/common/agent_definition.ts";
-import { BaseHandler } from "../../agents/common/completion/_base.ts";
+import { IssueCompletionHandler } from "../../agents/common/completion/issue.ts";
 import { IterateCompletionHandler } from "../../agents/common/completion/iterate.ts";
 import { ManualCompletionHandler } from "../../agents/common/completion/manual.ts";
-import type { CompletionCriteria, IterationSummary } from "../../agents/common/completion/types.ts";
+import {
+  ProjectCompletionHandler,
+  type ProjectPhase,
+} from "../../agents/common/completion/project.ts";
+import type { IterationSummary } from "../../agents/common/completion/types.ts";
 import { parseDefinition } from "../../agents/common/definition.ts";
 import { UsageError } from "../../agents/common/errors.ts";
+import { type GhComment, type GhProjectItem, GitHubCli } from "../../agents/common/github.ts";
 import {
   argsToVariables,
   BUILTIN_PROMPTS_DIR,
@@ -73,6 +78,7 @@ const ITERATE_VARIABLES: PromptVariables = {
   iteration: 2,
   remaining: 2,
   previous_summary: "### Iteration 1",
+  verification_feedback: "(none)",
 };
 
 Deno.test("prompt resolver", async (t) => {
@@ -274,13 +280,21 @@ Deno.test("prompt resolver", async (t) => {
         const text = await resolver.resolve("system", {
           agent_name: "iterator",
           completion_criteria: "Run 3 iterations.",
+          complete_task_instructions: "Call complete_task before you stop.",
         });
         assert.ok(text.startsWith('You are "iterator",'), text);
         assertSays(text, '"iterator", an autonomous coding agent');
         assert.match(
           text,
-          /## When the work is finished\n\nRun 3 iterations\.$/,
+          /## When the work is finished\n\nRun 3 iterations\.\n\nCall complete_task before you stop\.$/,
         );
+        // Without complete_task (requireCompleteTask: false) the criteria end it.
+        const without = await resolver.resolve("system", {
+          agent_name: "iterator",
+          completion_criteria: "Run 3 iterations.",
+          complete_task_instructions: "",
+        });
+        assert.match(without, /\n\nRun 3 iterations\.$/);
       });
     },
   );
@@ -581,13 +595,27 @@ Deno.test("argsToVariables turns run arguments into uv- variables", async (t) =>
   });
 });
 
-/** Exposes the variables every built-in handler passes to its templates. */
-class VariablesProbe extends BaseHandler {
-  buildCompletionCriteria(): CompletionCriteria {
-    return { short: "probe", detailed: "Probe criteria." };
+/**
+ * The gh port with its run-time reads answered in memory, so the issue and
+ * project handlers build their prompts without a process. Any other call
+ * goes to a gh that does not exist and fails at once.
+ */
+class InMemoryGitHub extends GitHubCli {
+  #items: GhProjectItem[];
+  #comments: GhComment[];
+
+  constructor(data: { items?: GhProjectItem[]; comments?: GhComment[] } = {}) {
+    super({ cwd: Deno.cwd(), gh: "/nonexistent/gh", attempts: 1 });
+    this.#items = data.items ?? [];
+    this.#comments = data.comments ?? [];
   }
-  of(iteration: number, summaries: IterationSummary[]): PromptVariables {
-    return this.variables(iteration, summaries);
+
+  override issueComments(_number: number): Promise<GhComment[] | undefined> {
+    return Promise.resolve(this.#comments);
+  }
+
+  override projectItems(_number: number, _owner: string): Promise<GhProjectItem[] | undefined> {
+    return Promise.resolve(this.#items);
   }
 }
 
@@ -601,6 +629,17 @@ function demoDefinition(): AgentDefinition {
   );
 }
 
+function item(id: string, status: string): GhProjectItem {
+  return { id, title: `Write page ${id}`, status, labels: [], type: "DraftIssue" };
+}
+
+/** Board items that put a project handler in each phase it reaches from the board. */
+const BOARDS: Record<Exclude<ProjectPhase, "complete">, GhProjectItem[]> = {
+  preparation: [item("a", "Todo"), item("b", "Todo")],
+  processing: [item("a", "Done"), item("b", "In Progress")],
+  review: [item("a", "Done"), item("b", "Done")],
+};
+
 Deno.test("every built-in template resolves with the variables the handlers provide", async (t) => {
   const registry = JSON.parse(
     await Deno.readTextFile(new URL("registry.json", BUILTIN_PROMPTS_DIR)),
@@ -612,10 +651,119 @@ Deno.test("every built-in template resolves with the variables the handlers prov
   const definition = demoDefinition();
   const args = { task: "Fix the flaky test", issue: 12, project: 3 };
   const context = { definition, args, resolver, maxIterations: 3 };
-  const earlier = [{
+  const earlier: IterationSummary[] = [{
     ...emptySummary(1),
     assistantResponses: ["Found the cause."],
+    verification: {
+      passed: false,
+      checker: "command",
+      feedback: "deno task test exited with code 1",
+      trigger: "handler",
+    },
   }];
+  const feedback = "command: deno task test exited with code 1";
+
+  const issue = {
+    number: 12,
+    title: "Flaky date test",
+    body: "It fails at midnight.",
+    state: "OPEN" as const,
+    labels: ["bug"],
+    url: "https://github.com/octo/demo/issues/12",
+  };
+  const comment: GhComment = {
+    id: "IC_1",
+    author: "maintainer",
+    body: "Use UTC in the fixture.",
+    createdAt: "2025-01-02T03:04:05Z",
+  };
+  const project = {
+    number: 3,
+    title: "Docs site",
+    url: "https://github.com/users/octo/projects/3",
+    id: "PVT_kwHOA",
+    owner: "octo",
+  };
+
+  async function projectHandler(phase: ProjectPhase): Promise<ProjectCompletionHandler> {
+    const items = BOARDS[phase === "complete" ? "review" : phase];
+    const handler = new ProjectCompletionHandler(context, {
+      project,
+      items,
+      github: new InMemoryGitHub({ items }),
+    });
+    if (phase === "complete") {
+      const passed = await handler.isComplete({
+        ...emptySummary(2),
+        detectedActions: [{ type: "review", result: "pass", notes: "All pages read." }],
+      });
+      assert.equal(passed, true);
+    }
+    assert.equal(handler.phase, phase);
+    return handler;
+  }
+
+  /** Builds the prompt of one key the way the run does, and what it must say. */
+  const builders: Record<string, () => Promise<{ text: string; says: string[] }>> = {
+    system: async () => ({
+      // As the iterator's main module fills it.
+      text: await resolver.resolve("system", {
+        ...argsToVariables(args),
+        "uv-agent_name": definition.name,
+        "uv-completion_criteria": "Probe criteria.",
+        "uv-max_iterations": 3,
+        "uv-complete_task_instructions": "Call complete_task before you stop.",
+      }),
+      says: ["Probe criteria.", "Call complete_task before you stop."],
+    }),
+    initial_iterate: async () => ({
+      text: await new IterateCompletionHandler(context, 3).buildInitialPrompt(args),
+      says: [args.task],
+    }),
+    continuation_iterate: async () => ({
+      text: await new IterateCompletionHandler(context, 3).buildContinuationPrompt(2, earlier),
+      says: [args.task, "Found the cause.", feedback],
+    }),
+    initial_manual: async () => ({
+      text: await new ManualCompletionHandler(context, "ALL DONE").buildInitialPrompt(args),
+      says: [args.task, "ALL DONE"],
+    }),
+    continuation_manual: async () => ({
+      text: await new ManualCompletionHandler(context, "ALL DONE").buildContinuationPrompt(
+        2,
+        earlier,
+      ),
+      says: [args.task, "ALL DONE", feedback],
+    }),
+    initial_issue: async () => ({
+      text: await new IssueCompletionHandler(context, {
+        issue,
+        github: new InMemoryGitHub(),
+      }).buildInitialPrompt(args),
+      says: [issue.title, issue.body, issue.url, "bug"],
+    }),
+    continuation_issue: async () => ({
+      text: await new IssueCompletionHandler(context, {
+        issue,
+        github: new InMemoryGitHub({ comments: [comment] }),
+      }).buildContinuationPrompt(2, earlier),
+      says: [issue.title, issue.url, "**@maintainer**", comment.body, feedback],
+    }),
+    initial_project: async () => ({
+      text: await (await projectHandler("preparation")).buildInitialPrompt(args),
+      says: [project.title, project.url, project.id, "Write page a", "Write page b"],
+    }),
+  };
+  for (const phase of ["preparation", "processing", "review", "complete"] as const) {
+    builders[`continuation_project_${phase}`] = async () => ({
+      text: await (await projectHandler(phase)).buildContinuationPrompt(2, earlier),
+      says: [
+        project.title,
+        feedback,
+        ...(phase === "preparation" || phase === "processing" ? ["Write page b"] : []),
+      ],
+    });
+  }
 
   await t.step(
     "the registry lists exactly the .md files in prompts/",
@@ -631,46 +779,19 @@ Deno.test("every built-in template resolves with the variables the handlers prov
     },
   );
 
-  const common = new VariablesProbe(context);
-  // Handler-specific variables for the types whose handlers are not built yet,
-  // as the completion handler design passes them.
-  const extra: Record<string, PromptVariables> = {
-    issue: { "uv-issue_number": 12 },
-    project: { "uv-project_number": 3, "uv-phase": "preparation" },
-  };
+  await t.step("every registry key has a handler that builds it", () => {
+    assert.deepEqual(keys.toSorted(), Object.keys(builders).toSorted());
+  });
+
   for (const key of keys) {
     await t.step(key, async () => {
-      let text: string;
-      if (key === "initial_iterate" || key === "continuation_iterate") {
-        const handler = new IterateCompletionHandler(context, 3);
-        text = key.startsWith("initial")
-          ? await handler.buildInitialPrompt(args)
-          : await handler.buildContinuationPrompt(2, earlier);
-      } else if (key === "initial_manual" || key === "continuation_manual") {
-        const handler = new ManualCompletionHandler(context, "ALL DONE");
-        text = key.startsWith("initial")
-          ? await handler.buildInitialPrompt(args)
-          : await handler.buildContinuationPrompt(2, earlier);
-      } else if (key === "system") {
-        // As the iterator's main module fills it.
-        text = await resolver.resolve("system", {
-          ...argsToVariables(args),
-          "uv-agent_name": definition.name,
-          "uv-completion_criteria": "Probe criteria.",
-          "uv-max_iterations": 3,
-        });
-      } else {
-        const type = key.includes("issue") ? "issue" : "project";
-        assert.ok(key.includes(type), `unexpected built-in key "${key}"`);
-        text = await resolver.resolve(key, {
-          ...common.of(key.startsWith("initial") ? 1 : 2, earlier),
-          ...extra[type],
-        });
-      }
+      const build = builders[key];
+      assert.ok(build, `unexpected built-in key "${key}"`);
+      const { text, says } = await build();
       assert.ok(!text.includes("{uv-"), `unfilled placeholder in ${text}`);
       assert.ok(!text.startsWith("---"), "front matter must be stripped");
       assert.ok(!text.includes("description:"), text);
-      assert.ok(text.length > 0);
+      for (const phrase of says) assertSays(text, phrase);
     });
   }
 });

@@ -93,6 +93,9 @@ const DEFAULT_FLAGS: RunFlags = {
   iterateMax: undefined,
   keyword: undefined,
   task: undefined,
+  repo: undefined,
+  owner: undefined,
+  label: undefined,
   model: undefined,
   maxTurns: undefined,
   maxBudgetUsd: undefined,
@@ -134,6 +137,16 @@ Deno.test("parseRunFlags accepts valid command lines", async (t) => {
     [["--version"], { version: true }],
     [["-h"], { help: true }],
     [["--init", "docs"], { init: "docs" }],
+    [["--repo", "octo/demo"], { repo: "octo/demo" }],
+    [["-R", "octo-org/my.repo_2"], { repo: "octo-org/my.repo_2" }],
+    [["--issue", "4", "--repo=octo/demo"], { issue: 4, repo: "octo/demo" }],
+    [["--project", "3", "--owner", "octo"], { project: 3, owner: "octo" }],
+    [["-p", "3", "--owner", "@me"], { project: 3, owner: "@me" }],
+    [["--project", "3", "--label", "docs"], { project: 3, label: "docs" }],
+    [
+      ["-p", "3", "-R", "octo/demo", "--owner", "octo", "--label", "good first issue"],
+      { project: 3, repo: "octo/demo", owner: "octo", label: "good first issue" },
+    ],
     [
       ["--issue", "7", "--iterate-max", "3", "--model", "m", "--dry-run"],
       { issue: 7, iterateMax: 3, model: "m", dryRun: true },
@@ -238,6 +251,40 @@ Deno.test("parseRunFlags refuses bad command lines with a one-line UsageError na
     ],
     [["--model="], 'Flag "--model" expects a model name, got an empty value'],
     [["--agent"], /^Flag "--agent" needs a value/],
+    [
+      ["--label", "docs"],
+      'Flag "--label" only applies to project runs: add --project N',
+    ],
+    [
+      ["--owner", "octo"],
+      'Flag "--owner" only applies to project runs: add --project N',
+    ],
+    [
+      ["--issue", "4", "--owner", "octo"],
+      'Flag "--owner" only applies to project runs: add --project N',
+    ],
+    [
+      ["--repo", "demo"],
+      'Flag "--repo" expects owner/name (e.g. "octo/demo"), got "demo"',
+    ],
+    [
+      ["-R", "octo/demo/extra"],
+      'Flag "--repo" expects owner/name (e.g. "octo/demo"), got "octo/demo/extra"',
+    ],
+    [
+      ["--repo", "https://github.com/octo/demo"],
+      /^Flag "--repo" expects owner\/name/,
+    ],
+    [["--repo="], /^Flag "--repo" expects owner\/name/],
+    [["--repo"], /^Flag "--repo" needs a value/],
+    [
+      ["--project", "3", "--owner", " "],
+      /^Flag "--owner" expects a user or organisation login, or @me, got an empty value$/,
+    ],
+    [
+      ["--project", "3", "--label="],
+      'Flag "--label" expects a label name, got an empty value',
+    ],
   ];
   for (const [argv, expected] of cases) {
     await t.step(argv.join(" "), () => {
@@ -427,6 +474,8 @@ Deno.test("a parameter may not take a flag finishline reserves", async (t) => {
     ["dry_run", { type: "boolean" }, "--dry-run"],
     ["help", { type: "boolean" }, "--help"],
     ["ticket", { type: "number", cli: "--issue" }, "--issue"],
+    ["repo", { type: "string" }, "--repo"],
+    ["label", { type: "string" }, "--label"],
   ];
   for (const [name, spec, flag] of cases) {
     await t.step(`${name} (${flag})`, () => {
@@ -459,6 +508,9 @@ Deno.test("a parameter may not take a flag finishline reserves", async (t) => {
         "iterate-max",
         "keyword",
         "task",
+        "repo",
+        "owner",
+        "label",
         "model",
         "max-turns",
         "max-budget-usd",
@@ -574,6 +626,24 @@ Deno.test("runArgs gives handlers the set flags and the parameters", async (t) =
         iterateMax: 3,
         task: "t",
         maxBudgetUsd: 2,
+      },
+    );
+  });
+
+  await t.step("repository, owner and label reach the handlers", () => {
+    assert.deepEqual(
+      runArgs(
+        parseRunFlags(
+          ["-p", "3", "-R", "octo/demo", "--owner", "octo", "--label", "docs"],
+          ITERATOR,
+        ),
+      ),
+      {
+        agent: "iterator",
+        project: 3,
+        repo: "octo/demo",
+        owner: "octo",
+        label: "docs",
       },
     );
   });

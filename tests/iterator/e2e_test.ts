@@ -5,6 +5,7 @@
 
 import assert from "node:assert/strict";
 import { ScriptedModelServer, textTurn, toolTurn } from "../../agents/testing/mod.ts";
+import { COMPLETE_TASK_TOOL } from "../../agents/common/summary.ts";
 import { git, runCli, tempDir, tempRepo } from "../_helpers.ts";
 
 Deno.test("iterate runs exactly N sessions, each really running its Bash call, and exits 0", async () => {
@@ -64,7 +65,15 @@ Deno.test("manual stops in the iteration whose response holds the keyword", asyn
   await using repo = await tempRepo();
   await using server = await ScriptedModelServer.start({
     scripts: [
-      [textTurn("Still working on it.")],
+      [
+        toolTurn(COMPLETE_TASK_TOOL, {
+          status: "partial",
+          original_request_summary: "Finish the work",
+          summary: "Still working on it: half of the files are converted.",
+          remaining_work: "the other half",
+        }),
+        textTurn("Still working on it."),
+      ],
       [textTurn("Everything is in place. ALL DONE")],
       [textTurn("This session must never start.")],
     ],

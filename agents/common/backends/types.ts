@@ -7,9 +7,23 @@
  */
 
 import type { SettingSource } from "../agent_definition.ts";
+import type { CompleteTaskCall } from "../completion/types.ts";
 import type { AgentMessage } from "../summary.ts";
 
-export type { AgentMessage };
+export type { AgentMessage, CompleteTaskCall };
+
+/** What the agent's stop looks like to a stop hook. */
+export interface StopEvent {
+  /** True when the agent is already continuing because a stop hook sent it back. */
+  stopHookActive: boolean;
+  /** The agent's last message. */
+  lastAssistantMessage?: string;
+  /** Background tasks still running in the session. */
+  backgroundTasks: Array<{ id?: string; description?: string; status?: string }>;
+}
+
+/** A stop hook's answer: let the agent stop, or send it back with a reason. */
+export type StopDecision = { block: false } | { block: true; reason: string };
 
 /** Permission modes a session may run in. */
 export type SessionPermissionMode =
@@ -26,6 +40,8 @@ export interface SessionRequest {
   systemPromptAppend: string;
   /** Working directory of the agent. */
   cwd: string;
+  /** Built-in tools the agent has at all; `[]` gives it none (the judge). @default Claude Code's full set */
+  tools?: string[];
   /** Tools allowed without asking. */
   allowedTools: string[];
   /** Tools removed from the agent's context. */
@@ -48,6 +64,13 @@ export interface SessionRequest {
   signal: AbortSignal;
   /** Receives the agent process's stderr. */
   stderr?: (text: string) => void;
+  /**
+   * Offer the agent the complete_task tool; called with each call's input,
+   * and its answer is the tool result the agent reads.
+   */
+  onCompleteTask?: (call: CompleteTaskCall) => Promise<string>;
+  /** Called when the agent tries to stop; may send it back. */
+  onStop?: (event: StopEvent) => Promise<StopDecision>;
 }
 
 /** Runs agent sessions. */

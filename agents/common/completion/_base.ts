@@ -84,6 +84,18 @@ export function countTools(names: string[]): string {
   return [...counts].map(([name, count]) => count > 1 ? `${name}×${count}` : name).join(", ");
 }
 
+/**
+ * The last iteration's failed verification, for `uv-verification_feedback`.
+ *
+ * @param previous The previous iteration's summary.
+ * @returns The feedback, or "(none)".
+ */
+export function verificationFeedback(previous: IterationSummary | undefined): string {
+  const verification = previous?.verification;
+  if (!verification || verification.passed || !verification.feedback) return "(none)";
+  return `${verification.checker}: ${verification.feedback}`;
+}
+
 /** Shared plumbing of the built-in handlers. */
 export abstract class BaseHandler {
   /** The handler's context. */
@@ -123,6 +135,7 @@ export abstract class BaseHandler {
       "uv-previous_summary": formatSummaries(summaries),
       "uv-completion_criteria": this.buildCompletionCriteria().detailed,
       "uv-task": task,
+      "uv-verification_feedback": verificationFeedback(summaries.at(-1)),
     };
   }
 }

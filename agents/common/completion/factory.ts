@@ -10,7 +10,10 @@ import { UsageError } from "../errors.ts";
 import { PromptResolver } from "../prompt_resolver.ts";
 import type { HandlerContext } from "./_base.ts";
 import { checkHandler, loadCustomHandler } from "./custom.ts";
+import { GitHubCli, type GitHubOptions } from "../github.ts";
+import { IssueCompletionHandler } from "./issue.ts";
 import { IterateCompletionHandler } from "./iterate.ts";
+import { ProjectCompletionHandler } from "./project.ts";
 import { ManualCompletionHandler } from "./manual.ts";
 import { getRegisteredHandler, registeredTypes } from "./registry.ts";
 import type { AgentDefinition, CompletionHandler } from "./types.ts";
@@ -28,6 +31,53 @@ export interface CreateHandlerOptions {
   resolver?: PromptResolver;
   /** The run's iteration cap. @default completionConfig.maxIterations ?? 10 */
   maxIterations?: number;
+  /** gh settings for the issue and project handlers (executable, env, timeouts, retries). */
+  github?: Omit<GitHubOptions, "cwd" | "repo">;
+}
+
+async function createGitHubHandler(
+  type: "issue" | "project",
+  context: HandlerContext,
+  options: { cwd: string; github?: Omit<GitHubOptions, "cwd" | "repo"> },
+): Promise<CompletionHandler> {
+  const { args, definition } = context;
+  const number = type === "issue" ? args.issue : args.project;
+  if (typeof number !== "number" || !Number.isSafeInteger(number) || number < 1) {
+    throw new UsageError(
+      `Agent "${definition.name}" uses the "${type}" completion handler: pass --${type} N (the ${type} number)`,
+    );
+  }
+  const faults: string[] = [];
+  const github = new GitHubCli({
+    ...options.github,
+    cwd: options.cwd,
+    repo: typeof args.repo === "string" ? args.repo : undefined,
+    onFault: (fault) => {
+      faults.push(
+        `gh ${fault.args.slice(0, 3).join(" ")}: ${fault.message} (attempt ${fault.attempt}${
+          fault.willRetry ? ", retrying" : ", giving up"
+        })`,
+      );
+      options.github?.onFault?.(fault);
+    },
+  });
+  await github.preflight();
+  if (type === "issue") {
+    const issue = await github.issue(number);
+    const knownComments = await github.issueComments(number) ?? [];
+    faults.length = 0;
+    return new IssueCompletionHandler(context, { issue, github, knownComments, faults });
+  }
+  const owner = typeof args.owner === "string" ? args.owner : (await github.repository()).owner;
+  const project = await github.project(number, owner);
+  const items = await github.projectItems(number, owner, { strict: true }) ?? [];
+  return new ProjectCompletionHandler(context, {
+    project,
+    items,
+    github,
+    label: typeof args.label === "string" ? args.label : undefined,
+    faults,
+  });
 }
 
 /**
@@ -110,9 +160,7 @@ export async function createCompletionHandler(
     }
     case "issue":
     case "project":
-      throw new UsageError(
-        `The "${completionType}" completion handler is not available in this version of finishline`,
-      );
+      return await createGitHubHandler(completionType, context, { cwd, github: options.github });
     case "custom":
       return await loadCustomHandler(definition, args, {
         agentDir,

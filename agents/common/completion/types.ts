@@ -111,6 +111,21 @@ export interface IterationSummary {
   completeTask?: CompleteTaskCall;
   /** Git evidence, when the run is in a repository. */
   git?: GitEvidence;
+  /** Failed or retried calls to outside tools (gh, git) during the iteration. */
+  faults?: string[];
+  /** The latest verification of the iteration (from complete_task or the handler's verdict). */
+  verification?: {
+    /** Whether the checks passed. */
+    passed: boolean;
+    /** The checker that decided. */
+    checker: string;
+    /** Feedback for the agent. */
+    feedback: string;
+    /** What asked for it. */
+    trigger: "handler" | "complete_task";
+  };
+  /** How often the stop hook sent the agent back in this iteration. */
+  continuations?: number;
 }
 
 /** Decides when an agent's work is finished and writes the prompts that drive it. */
@@ -130,6 +145,14 @@ export interface CompletionHandler {
   isComplete(summary: IterationSummary): Promise<boolean>;
   /** Why the run is complete, for the final line and the result. */
   getCompletionDescription(summary: IterationSummary): Promise<string>;
+  /** Optional: called once before the first iteration (labels, ...). */
+  onRunStart?(): Promise<void>;
+  /** Optional: called after each iteration with its verdict (progress comments, ...). */
+  onIterationEnd?(summary: IterationSummary, verdict: string): Promise<void>;
+  /** Optional: called once when the run ends, whatever its status. */
+  onRunEnd?(outcome: { status: string; reason: string }): Promise<void>;
+  /** Optional: faults of the handler's own calls (gh retries, ...) since it was last asked. */
+  drainFaults?(): string[];
 }
 
 /** What a handler factory gets besides the definition and arguments. */

@@ -147,18 +147,34 @@ Deno.test("factory refuses handlers it cannot build", async (t) => {
     assert.match(message, /^Agent "demo": completionType "manual" needs/);
   });
 
+  // A gh that cannot exist: a step that reaches gh fails with the missing-gh
+  // error, so the number checks below prove they come before any gh call.
+  const noGh = { agentDir: NOWHERE, github: { gh: "/nonexistent/gh" } };
+  const numberCases: Array<[string, Record<string, unknown>]> = [
+    ["no number", {}],
+    ["number 0", { issue: 0, project: 0 }],
+    ["number 1.5", { issue: 1.5, project: 1.5 }],
+    ["a number as a string", { issue: "12", project: "3" }],
+  ];
   for (const type of ["issue", "project"]) {
-    await t.step(`${type}, which this version does not have`, async () => {
-      assert.equal(
-        await usageErrorOf(() =>
-          createCompletionHandler(
-            withType(type),
-            { issue: 12, project: 3 },
-            { agentDir: NOWHERE },
-          )
-        ),
-        `The "${type}" completion handler is not available in this version of finishline`,
+    for (const [label, args] of numberCases) {
+      await t.step(`${type} with ${label} names --${type} N`, async () => {
+        const message = await usageErrorOf(() =>
+          createCompletionHandler(withType(type), args, noGh)
+        );
+        assert.match(
+          message,
+          new RegExp(`^Agent "demo" uses the "${type}" completion handler: pass --${type} N \\(`),
+        );
+      });
+    }
+
+    await t.step(`${type} without gh says how to install it`, async () => {
+      const message = await usageErrorOf(() =>
+        createCompletionHandler(withType(type), { issue: 12, project: 3 }, noGh)
       );
+      assert.match(message, /^Cannot find the GitHub CLI "gh": install it /);
+      assert.match(message, /"gh auth login"/);
     });
   }
 

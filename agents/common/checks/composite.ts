@@ -1,0 +1,99 @@
+/**
+ * Combining checkers: all must pass (short-circuit on the first failure) or
+ * any may pass (short-circuit on the first success).
+ *
+ * @module
+ */
+
+import {
+  incomplete,
+  ok,
+  type TaskCompletionChecker,
+  type TaskCompletionContext,
+  type TaskCompletionResult,
+} from "./types.ts";
+
+/** The result of a composite check, with the checker that decided it. */
+export interface CompositeResult extends TaskCompletionResult {
+  /** The name of the checker that decided (or "composite" when all were needed). */
+  readonly decidedBy: string;
+}
+
+/**
+ * Runs several checkers. With `allMustPass` (the default) it stops at the
+ * first failure and returns it; when all pass it combines their feedback.
+ * Otherwise it stops at the first success; when all fail it combines their
+ * feedback.
+ *
+ * @example
+ * ```ts
+ * import { CompositeChecker } from "./composite.ts";
+ * import { incomplete, ok } from "./types.ts";
+ * const pass = { name: "pass", check: () => ok("fine") };
+ * const fail = { name: "fail", check: () => incomplete("broken") };
+ * const all = new CompositeChecker([pass, fail]);
+ * const any = new CompositeChecker([fail, pass], { allMustPass: false });
+ * const context = {} as never;
+ * console.assert(!(await all.check(context)).complete);
+ * console.assert((await any.check(context)).complete);
+ * ```
+ */
+export class CompositeChecker implements TaskCompletionChecker {
+  /** Always "composite". */
+  readonly name = "composite";
+  /** The checkers, in order. */
+  readonly checkers: readonly TaskCompletionChecker[];
+  /** All must pass, or any may pass. */
+  readonly allMustPass: boolean;
+
+  /**
+   * @param checkers The checkers, in the order they run.
+   * @param options `allMustPass` (default true).
+   */
+  constructor(checkers: TaskCompletionChecker[], options: { allMustPass?: boolean } = {}) {
+    this.checkers = checkers;
+    this.allMustPass = options.allMustPass ?? true;
+  }
+
+  /**
+   * Run the checkers with short-circuit semantics.
+   *
+   * @param context The evidence.
+   * @returns The combined result and the checker that decided.
+   */
+  async check(context: TaskCompletionContext): Promise<CompositeResult> {
+    const notes: string[] = [];
+    for (const checker of this.checkers) {
+      let result: TaskCompletionResult;
+      try {
+        result = await checker.check(context);
+      } catch (error) {
+        result = incomplete(
+          `the checker failed: ${
+            error instanceof Error ? error.message.split("\n")[0] : String(error)
+          }`,
+        );
+      }
+      if (this.allMustPass && !result.complete) {
+        return {
+          ...result,
+          feedback: labelled(checker.name, result.feedback),
+          decidedBy: checker.name,
+        };
+      }
+      if (!this.allMustPass && result.complete) {
+        return { ...result, decidedBy: checker.name };
+      }
+      if (result.feedback) notes.push(labelled(checker.name, result.feedback));
+    }
+    if (this.allMustPass) {
+      return { ...ok(notes.length > 0 ? notes.join("\n") : undefined), decidedBy: "composite" };
+    }
+    if (this.checkers.length === 0) return { ...ok(), decidedBy: "composite" };
+    return { ...incomplete(notes.join("\n") || "No checker passed"), decidedBy: "composite" };
+  }
+}
+
+function labelled(name: string, feedback: string | undefined): string {
+  return `[${name}] ${feedback ?? "incomplete"}`;
+}

@@ -1,0 +1,68 @@
+/**
+ * `custom` checkers: a module in the agent folder whose default export is a
+ * checker object or a factory `(options) => checker`.
+ *
+ * @module
+ */
+
+import { firstLine, resolveInsideAgentDir } from "../completion/custom.ts";
+import { UsageError } from "../errors.ts";
+import { displayPathOf } from "../resource.ts";
+import type { TaskCompletionChecker } from "./types.ts";
+
+/**
+ * Load a custom checker.
+ *
+ * @param path Module path relative to the agent folder.
+ * @param options Agent folder, cwd, the checker's options and its name.
+ * @returns The checker.
+ * @throws {UsageError} For a module that cannot load or has the wrong shape.
+ */
+export async function loadCustomChecker(
+  path: string,
+  options: {
+    agentDir: URL;
+    cwd: string;
+    options?: Record<string, unknown>;
+    name?: string;
+    field: string;
+  },
+): Promise<TaskCompletionChecker> {
+  const url = await resolveInsideAgentDir(options.agentDir, path, {
+    field: options.field,
+    cwd: options.cwd,
+  });
+  const shown = displayPathOf(url, options.cwd);
+  let module: Record<string, unknown>;
+  try {
+    module = await import(url.href);
+  } catch (error) {
+    throw new UsageError(`Cannot load custom checker "${shown}": ${firstLine(error)}`, {
+      cause: error,
+    });
+  }
+  let candidate = module.default;
+  if (typeof candidate === "function") {
+    try {
+      candidate = await candidate(options.options ?? {});
+    } catch (error) {
+      throw new UsageError(`Custom checker factory "${shown}" failed: ${firstLine(error)}`, {
+        cause: error,
+      });
+    }
+  }
+  if (
+    typeof candidate !== "object" || candidate === null ||
+    typeof (candidate as { check?: unknown }).check !== "function"
+  ) {
+    throw new UsageError(
+      `Cannot load custom checker "${shown}": expected a default export that is a checker ({ check(context) }) or a factory (options) => checker`,
+    );
+  }
+  const checker = candidate as { name?: unknown; check: TaskCompletionChecker["check"] };
+  return {
+    name: options.name ??
+      (typeof checker.name === "string" && checker.name ? checker.name : `custom:${path}`),
+    check: (context) => checker.check.call(checker, context),
+  };
+}

@@ -1,0 +1,240 @@
+/**
+ * The `project` handler: takes a GitHub Project (v2) to done, through the
+ * phases preparation -> processing -> review -> complete.
+ *
+ * The phase comes from the board (no item started, some started, all done)
+ * and from structured review action blocks the agent emits
+ * (`{"type": "review", "result": "pass" | "fail", "notes": "..."}`), never
+ * from free text.
+ *
+ * @module
+ */
+
+import type { GhProject, GhProjectItem, GitHubCli } from "../github.ts";
+import { BaseHandler, type HandlerContext } from "./_base.ts";
+import type {
+  CompletionCriteria,
+  CompletionHandler,
+  DetectedAction,
+  IterationSummary,
+} from "./types.ts";
+
+/** The phases of a project run. */
+export type ProjectPhase = "preparation" | "processing" | "review" | "complete";
+
+/** Options of {@linkcode ProjectCompletionHandler}. */
+export interface ProjectHandlerOptions {
+  /** The project, read before the run. */
+  project: GhProject;
+  /** Its items, read before the run. */
+  items: GhProjectItem[];
+  /** The gh port. */
+  github: GitHubCli;
+  /** Only items with this label count (`--label`). */
+  label?: string;
+  /** Collects the port's faults for the iteration record. */
+  faults?: string[];
+}
+
+const DONE = /^(done|closed|complete|completed|shipped)$/i;
+const NOT_STARTED = /^(todo|to do|backlog|new|ready|triage|no status)$/i;
+const MAX_LISTED = 30;
+
+/**
+ * The phase a board is in: all selected items done -> review; none started
+ * -> preparation; otherwise processing.
+ *
+ * @param items The selected items with their done flags.
+ * @returns The board's phase.
+ * @example
+ * ```ts
+ * import { boardPhase } from "./project.ts";
+ * console.assert(boardPhase([{ status: "Todo", done: false }]) === "preparation");
+ * console.assert(boardPhase([{ status: "Done", done: true }, { status: "In Progress", done: false }]) === "processing");
+ * console.assert(boardPhase([{ status: "Done", done: true }]) === "review");
+ * ```
+ */
+export function boardPhase(items: Array<{ status?: string; done: boolean }>): ProjectPhase {
+  if (items.every((item) => item.done)) return "review";
+  if (
+    items.every((item) =>
+      !item.done && (item.status === undefined || NOT_STARTED.test(item.status.trim()))
+    )
+  ) {
+    return "preparation";
+  }
+  return "processing";
+}
+
+/**
+ * The last review action of an iteration, when it has a valid result.
+ *
+ * @param actions The iteration's detected actions.
+ * @returns The review, or undefined.
+ * @example
+ * ```ts
+ * import { lastReview } from "./project.ts";
+ * console.assert(lastReview([{ type: "review", result: "fail", notes: "tests" }])?.result === "fail");
+ * console.assert(lastReview([{ type: "review", result: "maybe" }]) === undefined);
+ * ```
+ */
+export function lastReview(
+  actions: DetectedAction[],
+): { result: "pass" | "fail"; notes: string } | undefined {
+  for (const action of [...actions].reverse()) {
+    if (action.type !== "review") continue;
+    if (action.result !== "pass" && action.result !== "fail") continue;
+    return { result: action.result, notes: typeof action.notes === "string" ? action.notes : "" };
+  }
+  return undefined;
+}
+
+/**
+ * Completes when every selected item is Done (or its issue is closed) and a
+ * review passed after that.
+ */
+export class ProjectCompletionHandler extends BaseHandler implements CompletionHandler {
+  /** Always "project". */
+  readonly type = "project" as const;
+  #project: GhProject;
+  #items: Array<GhProjectItem & { done: boolean }>;
+  #github: GitHubCli;
+  #label: string | undefined;
+  #faults: string[];
+  #phase: ProjectPhase;
+  #again = false;
+  #reviewNotes = "";
+
+  /**
+   * @param context Definition, arguments, resolver and cap.
+   * @param options Project, items, gh port, label filter, fault sink.
+   */
+  constructor(context: HandlerContext, options: ProjectHandlerOptions) {
+    super(context);
+    this.#project = options.project;
+    this.#github = options.github;
+    this.#label = options.label;
+    this.#faults = options.faults ?? [];
+    this.#items = this.#select(options.items).map((item) => ({ ...item, done: isDone(item) }));
+    this.#phase = boardPhase(this.#items);
+  }
+
+  /** The current phase. */
+  get phase(): ProjectPhase {
+    return this.#phase;
+  }
+
+  /** @inheritdoc */
+  async buildInitialPrompt(args: Record<string, unknown>): Promise<string> {
+    return await this.context.resolver.resolve("initial_project", {
+      ...this.variables(1, [], args),
+      ...this.#projectVariables(),
+    });
+  }
+
+  /** @inheritdoc */
+  async buildContinuationPrompt(iteration: number, summaries: IterationSummary[]): Promise<string> {
+    return await this.context.resolver.resolve(`continuation_project_${this.#phase}`, {
+      ...this.variables(iteration, summaries),
+      ...this.#projectVariables(),
+    });
+  }
+
+  /** @inheritdoc */
+  buildCompletionCriteria(): CompletionCriteria {
+    const { number, title } = this.#project;
+    const scope = this.#label ? ` labelled "${this.#label}"` : "";
+    return {
+      short: `finish project #${number}${scope}`,
+      detailed: [
+        `Take every item${scope} of GitHub Project #${number} ("${title}") to Done: implement it, commit the work, close its issue and set the item's Status to Done (gh project item-edit).`,
+        `When every item is done, review all the work, then report the review as a fenced block:`,
+        "```" + this.context.definition.actions.outputFormat,
+        `{"type": "review", "result": "pass", "notes": "what you checked"}`,
+        "```",
+        `Use "result": "fail" with notes on what is wrong if the review finds problems; the run goes back to processing. The run completes only after a passing review with every item done.`,
+      ].join("\n"),
+    };
+  }
+
+  /** @inheritdoc */
+  async isComplete(summary: IterationSummary): Promise<boolean> {
+    const items = await this.#github.projectItems(this.#project.number, this.#project.owner);
+    if (items === undefined) return false;
+    const selected = this.#select(items);
+    const checked: Array<GhProjectItem & { done: boolean }> = [];
+    for (const item of selected) {
+      let done = isDone(item);
+      if (!done && item.type === "Issue" && item.url) {
+        done = (await this.#github.issueState(item.url)) === "CLOSED";
+      }
+      checked.push({ ...item, done });
+    }
+    this.#items = checked;
+    const board = boardPhase(checked);
+    const review = lastReview(summary.detectedActions);
+    this.#again = false;
+    if (board !== "review") {
+      this.#phase = board;
+      if (review?.result === "fail") this.#reviewNotes = review.notes;
+      return false;
+    }
+    if (review?.result === "pass") {
+      this.#phase = "complete";
+      this.#reviewNotes = review.notes;
+      return true;
+    }
+    if (review?.result === "fail") {
+      this.#phase = "processing";
+      this.#again = true;
+      this.#reviewNotes = review.notes;
+      return false;
+    }
+    this.#phase = "review";
+    return false;
+  }
+
+  /** @inheritdoc */
+  getCompletionDescription(summary: IterationSummary): Promise<string> {
+    return Promise.resolve(
+      `Project #${this.#project.number}: all ${this.#items.length} items done and the review passed in iteration ${summary.iteration}`,
+    );
+  }
+
+  /** @inheritdoc */
+  drainFaults(): string[] {
+    return this.#faults.splice(0);
+  }
+
+  #select(items: GhProjectItem[]): GhProjectItem[] {
+    return this.#label ? items.filter((item) => item.labels.includes(this.#label!)) : items;
+  }
+
+  #projectVariables(): Record<string, string | number> {
+    return {
+      "uv-project_number": this.#project.number,
+      "uv-project_title": this.#project.title,
+      "uv-project_url": this.#project.url,
+      "uv-project_id": this.#project.id,
+      "uv-phase": this.#phase,
+      "uv-open_items": openItems(this.#items),
+      "uv-review_notes": this.#reviewNotes || "(none)",
+      "uv-again": this.#again ? "yes" : "no",
+    };
+  }
+}
+
+function isDone(item: GhProjectItem): boolean {
+  return item.status !== undefined && DONE.test(item.status.trim());
+}
+
+function openItems(items: Array<GhProjectItem & { done: boolean }>): string {
+  const open = items.filter((item) => !item.done);
+  if (open.length === 0) return "(every item is done)";
+  const lines = open.slice(0, MAX_LISTED).map((item) => {
+    const ref = item.number !== undefined ? `#${item.number} ` : "";
+    return `- ${ref}${item.title} [${item.status ?? "no status"}] (item ${item.id})`;
+  });
+  if (open.length > MAX_LISTED) lines.push(`- ... and ${open.length - MAX_LISTED} more`);
+  return lines.join("\n");
+}

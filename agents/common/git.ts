@@ -1,0 +1,208 @@
+/**
+ * Git evidence through the `git` CLI (run with dax): the baseline commit, new
+ * commits since it, and the changed files, staged and unstaged kept apart.
+ * Every call has a timeout; a failing call degrades to "unknown" (null), is
+ * reported, and never counts as progress or completion.
+ *
+ * @module
+ */
+
+import $ from "dax";
+
+/** A git call that failed. */
+export interface GitFault {
+  /** git arguments. */
+  args: string[];
+  /** Exit code (124 timeout, 127 git missing). */
+  code: number;
+  /** First line of stderr. */
+  message: string;
+}
+
+/** Options of {@linkcode GitRepo}. */
+export interface GitOptions {
+  /** Timeout of one git call in milliseconds. @default 10000 */
+  timeoutMs?: number;
+  /** Receives failed calls. */
+  onFault?: (fault: GitFault) => void;
+  /** Extra environment for git. */
+  env?: Record<string, string>;
+}
+
+/** The working tree's changes. */
+export interface TreeStatus {
+  /** Paths with staged changes. */
+  staged: string[];
+  /** Paths with unstaged changes or untracked. */
+  unstaged: string[];
+}
+
+/**
+ * Git evidence for one working directory.
+ *
+ * @example
+ * ```ts
+ * import { GitRepo } from "./git.ts";
+ * const dir = await Deno.makeTempDir();
+ * try {
+ *   const repo = await GitRepo.open(dir);
+ *   console.assert(repo === undefined, "not a repository");
+ * } finally {
+ *   await Deno.remove(dir, { recursive: true });
+ * }
+ * ```
+ */
+export class GitRepo {
+  /** The repository's top folder. */
+  readonly root: string;
+  /** The working directory git runs in. */
+  readonly cwd: string;
+  #options: GitOptions;
+
+  private constructor(root: string, cwd: string, options: GitOptions) {
+    this.root = root;
+    this.cwd = cwd;
+    this.#options = options;
+  }
+
+  /**
+   * Open the repository that holds `cwd`.
+   *
+   * @param cwd A folder.
+   * @param options Timeout and fault sink.
+   * @returns The repository, or undefined outside one (or without git).
+   */
+  static async open(cwd: string, options: GitOptions = {}): Promise<GitRepo | undefined> {
+    const probe = new GitRepo(cwd, cwd, options);
+    const top = await probe.#run(["rev-parse", "--show-toplevel"], { quiet: true });
+    if (top === null) return undefined;
+    return new GitRepo(top.trim(), cwd, options);
+  }
+
+  /**
+   * The current commit.
+   *
+   * @returns Its hash, or null (no commit yet, or git failed).
+   */
+  async head(): Promise<string | null> {
+    const out = await this.#run(["rev-parse", "--verify", "-q", "HEAD"], { quiet: true });
+    return out === null ? null : out.trim() || null;
+  }
+
+  /**
+   * The current branch name.
+   *
+   * @returns The branch, or null when detached or unknown.
+   */
+  async branch(): Promise<string | null> {
+    const out = await this.#run(["symbolic-ref", "--short", "-q", "HEAD"], { quiet: true });
+    return out === null ? null : out.trim() || null;
+  }
+
+  /**
+   * Commits on HEAD since `base`.
+   *
+   * @param base The baseline commit (null: count every commit).
+   * @returns The count, or null when git could not tell.
+   */
+  async commitsSince(base: string | null): Promise<number | null> {
+    const range = base ? `${base}..HEAD` : "HEAD";
+    const out = await this.#run(["rev-list", "--count", range], { quiet: base === null });
+    if (out === null) return base === null ? 0 : null;
+    const count = Number(out.trim());
+    return Number.isFinite(count) ? count : null;
+  }
+
+  /**
+   * Changed files, staged and unstaged apart (`git status --porcelain`).
+   *
+   * @param exclude Path prefixes to leave out (finishline's own logs).
+   * @returns The status, or null when git failed.
+   */
+  async status(exclude: string[] = []): Promise<TreeStatus | null> {
+    const out = await this.#run(["status", "--porcelain=v1", "-z", "--untracked-files=all"]);
+    if (out === null) return null;
+    const staged: string[] = [];
+    const unstaged: string[] = [];
+    const entries = out.split("\0");
+    for (let index = 0; index < entries.length; index++) {
+      const entry = entries[index];
+      if (entry.length < 4) continue;
+      const x = entry[0];
+      const y = entry[1];
+      const path = entry.slice(3);
+      if (x === "R" || x === "C") index++; // the rename's source path follows
+      if (
+        exclude.some((prefix) =>
+          path === prefix || path.startsWith(prefix.endsWith("/") ? prefix : `${prefix}/`)
+        )
+      ) {
+        continue;
+      }
+      if (x === "?" && y === "?") {
+        unstaged.push(path);
+        continue;
+      }
+      if (x !== " ") staged.push(path);
+      if (y !== " ") unstaged.push(path);
+    }
+    return { staged, unstaged };
+  }
+
+  /**
+   * Run a git command for its output.
+   *
+   * @param args git arguments.
+   * @param options `quiet` does not report failures (for probes).
+   * @returns stdout, or null when git failed.
+   */
+  async #run(args: string[], options: { quiet?: boolean } = {}): Promise<string | null> {
+    const { timeoutMs = 10_000, env } = this.#options;
+    try {
+      let command = $`git ${args}`.cwd(this.cwd).timeout(timeoutMs).noThrow().stdin("null").stdout(
+        "piped",
+      ).stderr("piped");
+      if (env) command = command.env(env);
+      const result = await command;
+      if (result.code === 0) return result.stdout;
+      if (!options.quiet) {
+        const message = result.code === 124
+          ? `timed out after ${timeoutMs} ms`
+          : result.stderr.split("\n").find((line) => line.trim())?.trim() ??
+            `exit code ${result.code}`;
+        this.#options.onFault?.({ args, code: result.code, message });
+      }
+      return null;
+    } catch (error) {
+      if (!options.quiet) {
+        this.#options.onFault?.({
+          args,
+          code: 1,
+          message: error instanceof Error ? error.message : String(error),
+        });
+      }
+      return null;
+    }
+  }
+
+  /**
+   * Run a git command that changes the repository (commit, worktree, ...).
+   *
+   * @param args git arguments.
+   * @returns Exit code, stdout and stderr.
+   */
+  async exec(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    const { timeoutMs = 10_000, env } = this.#options;
+    let command = $`git ${args}`.cwd(this.cwd).timeout(timeoutMs).noThrow().stdin("null").stdout(
+      "piped",
+    ).stderr("piped");
+    if (env) command = command.env(env);
+    const result = await command;
+    if (result.code !== 0) {
+      const message = result.stderr.split("\n").find((line) => line.trim())?.trim() ??
+        `exit code ${result.code}`;
+      this.#options.onFault?.({ args, code: result.code, message });
+    }
+    return { code: result.code, stdout: result.stdout, stderr: result.stderr };
+  }
+}

@@ -1,0 +1,542 @@
+/**
+ * The GitHub port: every call goes through the `gh` CLI (run with dax), with
+ * a timeout, and its JSON output is validated with zod.
+ *
+ * Two kinds of call: checks before the run (`preflight`, `issue`, `project`)
+ * turn every problem into a one-line {@linkcode UsageError}; calls during the
+ * run retry with backoff and never throw: a call that still fails is
+ * reported to `onFault` and answered with `undefined`, which callers treat as
+ * "not complete".
+ *
+ * @module
+ */
+
+import $ from "dax";
+import { z } from "zod";
+import { UsageError } from "./errors.ts";
+
+/** A gh call that failed (after its retries, or one attempt of them). */
+export interface GhFault {
+  /** The gh arguments. */
+  args: string[];
+  /** Exit code (124 for a timeout, 127 when gh is missing). */
+  code: number;
+  /** First line of stderr, or "timed out". */
+  message: string;
+  /** 1-based attempt number. */
+  attempt: number;
+  /** Whether another attempt follows. */
+  willRetry: boolean;
+}
+
+/** Options of {@linkcode GitHubCli}. */
+export interface GitHubOptions {
+  /** Working directory for gh (its default repository). */
+  cwd: string;
+  /** `owner/name`; the working directory's repository when absent. */
+  repo?: string;
+  /** The gh executable. @default "gh" */
+  gh?: string;
+  /** Extra environment for gh (e.g. PATH in tests). */
+  env?: Record<string, string>;
+  /** Timeout of one gh call in milliseconds. @default 30000 */
+  timeoutMs?: number;
+  /** Attempts for calls during the run. @default 4 */
+  attempts?: number;
+  /** First backoff in milliseconds; it doubles each retry. @default 1000 */
+  backoffMs?: number;
+  /** Receives every failed attempt of a call made during the run. */
+  onFault?: (fault: GhFault) => void;
+  /** Waits between retries; tests make it instant. @default setTimeout */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+const labelSchema = z.object({ name: z.string() }).loose();
+
+const issueSchema = z.object({
+  number: z.number().int(),
+  title: z.string(),
+  body: z.string().default(""),
+  state: z.enum(["OPEN", "CLOSED"]),
+  labels: z.array(labelSchema).default([]),
+  url: z.string(),
+}).loose();
+
+const stateSchema = z.object({ state: z.enum(["OPEN", "CLOSED"]) }).loose();
+
+const commentSchema = z.object({
+  id: z.string(),
+  author: z.object({ login: z.string() }).loose().nullable().default(null),
+  body: z.string(),
+  createdAt: z.string(),
+}).loose();
+
+const commentsSchema = z.object({ comments: z.array(commentSchema) }).loose();
+
+const repoSchema = z.object({
+  nameWithOwner: z.string(),
+  owner: z.object({ login: z.string() }).loose(),
+}).loose();
+
+const projectSchema = z.object({
+  number: z.number().int(),
+  title: z.string(),
+  url: z.string().default(""),
+  id: z.string().default(""),
+  closed: z.boolean().default(false),
+}).loose();
+
+const itemSchema = z.object({
+  id: z.string(),
+  title: z.string().default(""),
+  status: z.string().optional(),
+  labels: z.array(z.string()).optional(),
+  content: z.object({
+    type: z.string().default("DraftIssue"),
+    number: z.number().int().optional(),
+    title: z.string().optional(),
+    url: z.string().optional(),
+    repository: z.string().optional(),
+  }).loose().optional(),
+}).loose();
+
+const itemsSchema = z.object({
+  items: z.array(itemSchema),
+  totalCount: z.number().int().optional(),
+}).loose();
+
+/** An issue as the issue handler sees it. */
+export interface GhIssue {
+  /** Issue number. */
+  number: number;
+  /** Title. */
+  title: string;
+  /** Body (Markdown; written by anyone, so untrusted). */
+  body: string;
+  /** OPEN or CLOSED. */
+  state: "OPEN" | "CLOSED";
+  /** Label names. */
+  labels: string[];
+  /** Web URL. */
+  url: string;
+}
+
+/** A comment on an issue. */
+export interface GhComment {
+  /** Comment node id. */
+  id: string;
+  /** Author login ("ghost" when deleted). */
+  author: string;
+  /** Body. */
+  body: string;
+  /** ISO timestamp. */
+  createdAt: string;
+}
+
+/** A Projects v2 board. */
+export interface GhProject {
+  /** Project number. */
+  number: number;
+  /** Title. */
+  title: string;
+  /** Web URL. */
+  url: string;
+  /** Node id (for item-edit). */
+  id: string;
+  /** Owner login. */
+  owner: string;
+}
+
+/** One item of a project board. */
+export interface GhProjectItem {
+  /** Item node id. */
+  id: string;
+  /** Title. */
+  title: string;
+  /** The Status field ("Todo", "In Progress", "Done", ...), when set. */
+  status?: string;
+  /** Labels of the item's issue. */
+  labels: string[];
+  /** Issue, PullRequest or DraftIssue. */
+  type: string;
+  /** Issue or PR number. */
+  number?: number;
+  /** Issue or PR URL. */
+  url?: string;
+  /** `owner/name` of the issue or PR. */
+  repository?: string;
+}
+
+/** The exit code dax reports for a timed-out command. */
+const TIMEOUT_CODE = 124;
+/** The exit code of a missing command. */
+const MISSING_CODE = 127;
+
+interface CallResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Talks to GitHub through the `gh` CLI.
+ *
+ * @example
+ * ```ts
+ * import { GitHubCli } from "./github.ts";
+ * const github = new GitHubCli({ cwd: Deno.cwd(), repo: "octo/demo" });
+ * console.assert(github.repoArgs().join(" ") === "--repo octo/demo");
+ * ```
+ */
+export class GitHubCli {
+  #options: Required<Omit<GitHubOptions, "repo" | "onFault" | "env">> & GitHubOptions;
+  #calls = 0;
+
+  /** @param options Working directory, repository, timeouts, retries. */
+  constructor(options: GitHubOptions) {
+    this.#options = {
+      gh: "gh",
+      timeoutMs: 30_000,
+      attempts: 4,
+      backoffMs: 1_000,
+      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+      ...options,
+    };
+  }
+
+  /** How many gh processes this port started. */
+  get calls(): number {
+    return this.#calls;
+  }
+
+  /**
+   * `--repo owner/name` when a repository was given, else nothing.
+   *
+   * @returns Arguments to append to repository commands.
+   */
+  repoArgs(): string[] {
+    return this.#options.repo ? ["--repo", this.#options.repo] : [];
+  }
+
+  /**
+   * Check before the run that gh is installed and authenticated.
+   *
+   * @returns gh's version line.
+   * @throws {UsageError} When gh is missing or not logged in.
+   */
+  async preflight(): Promise<string> {
+    const version = await this.#once(["--version"]);
+    if (version.code === MISSING_CODE) {
+      throw new UsageError(
+        `Cannot find the GitHub CLI "gh": install it (https://cli.github.com, or "apt install gh" / "brew install gh") and run "gh auth login"`,
+      );
+    }
+    if (version.code !== 0) {
+      throw new UsageError(`Cannot run "gh --version": ${firstLine(version.stderr, version.code)}`);
+    }
+    const auth = await this.#once(["auth", "status"]);
+    if (auth.code !== 0) {
+      throw new UsageError(
+        `The GitHub CLI is not logged in: run "gh auth login" (or set GH_TOKEN); gh said: ${
+          firstLine(auth.stderr, auth.code)
+        }`,
+      );
+    }
+    return version.stdout.split("\n")[0].trim();
+  }
+
+  /**
+   * The repository (`--repo`, else the working directory's).
+   *
+   * @returns Its `owner/name` and owner login.
+   * @throws {UsageError} When gh cannot tell.
+   */
+  async repository(): Promise<{ nameWithOwner: string; owner: string }> {
+    const args = [
+      "repo",
+      "view",
+      ...(this.#options.repo ? [this.#options.repo] : []),
+      "--json",
+      "nameWithOwner,owner",
+    ];
+    const data = await this.#strictJson(
+      args,
+      repoSchema,
+      () =>
+        this.#options.repo
+          ? `Cannot find repository "${this.#options.repo}" (flag "--repo")`
+          : `Cannot tell which GitHub repository "${this.#options.cwd}" belongs to: run inside a clone of a GitHub repository or pass --repo owner/name`,
+    );
+    return { nameWithOwner: data.nameWithOwner, owner: data.owner.login };
+  }
+
+  /**
+   * Read an issue before the run.
+   *
+   * @param number Issue number.
+   * @returns The issue.
+   * @throws {UsageError} When it does not exist or gh fails.
+   */
+  async issue(number: number): Promise<GhIssue> {
+    const data = await this.#strictJson(
+      [
+        "issue",
+        "view",
+        String(number),
+        ...this.repoArgs(),
+        "--json",
+        "number,title,body,state,labels,url",
+      ],
+      issueSchema,
+      () => `Cannot find issue #${number}${this.#where()} (flag "--issue")`,
+    );
+    return { ...data, labels: data.labels.map((label) => label.name) };
+  }
+
+  /**
+   * An issue's state during the run (retried; `undefined` when gh keeps failing).
+   *
+   * @param issue Issue number or URL.
+   * @returns OPEN, CLOSED or undefined.
+   */
+  async issueState(issue: number | string): Promise<"OPEN" | "CLOSED" | undefined> {
+    const args = [
+      "issue",
+      "view",
+      String(issue),
+      ...(typeof issue === "number" ? this.repoArgs() : []),
+    ];
+    const data = await this.#retryJson([...args, "--json", "state"], stateSchema);
+    return data?.state;
+  }
+
+  /**
+   * An issue's comments during the run (retried).
+   *
+   * @param number Issue number.
+   * @returns The comments, oldest first, or undefined when gh keeps failing.
+   */
+  async issueComments(number: number): Promise<GhComment[] | undefined> {
+    const data = await this.#retryJson(
+      ["issue", "view", String(number), ...this.repoArgs(), "--json", "comments"],
+      commentsSchema,
+    );
+    return data?.comments.map((comment) => ({
+      id: comment.id,
+      author: comment.author?.login ?? "ghost",
+      body: comment.body,
+      createdAt: comment.createdAt,
+    }));
+  }
+
+  /**
+   * Create a label if it is missing (retried).
+   *
+   * @param name Label name.
+   * @returns Whether gh succeeded.
+   */
+  async ensureLabel(name: string): Promise<boolean> {
+    return await this.#retryOk([
+      "label",
+      "create",
+      name,
+      ...this.repoArgs(),
+      "--force",
+      "--color",
+      "ededed",
+      "--description",
+      "Managed by finishline",
+    ]);
+  }
+
+  /**
+   * Add or remove a label on an issue (retried).
+   *
+   * @param number Issue number.
+   * @param change `add` or `remove` and the label.
+   * @returns Whether gh succeeded.
+   */
+  async editLabel(number: number, change: { add?: string; remove?: string }): Promise<boolean> {
+    const args = ["issue", "edit", String(number), ...this.repoArgs()];
+    if (change.add) args.push("--add-label", change.add);
+    if (change.remove) args.push("--remove-label", change.remove);
+    return await this.#retryOk(args);
+  }
+
+  /**
+   * Comment on an issue (retried).
+   *
+   * @param number Issue number.
+   * @param body Comment text.
+   * @returns Whether gh succeeded.
+   */
+  async comment(number: number, body: string): Promise<boolean> {
+    return await this.#retryOk([
+      "issue",
+      "comment",
+      String(number),
+      ...this.repoArgs(),
+      "--body",
+      body,
+    ]);
+  }
+
+  /**
+   * Read a project before the run.
+   *
+   * @param number Project number.
+   * @param owner Owner login or `@me`.
+   * @returns The project.
+   * @throws {UsageError} When it does not exist or gh fails.
+   */
+  async project(number: number, owner: string): Promise<GhProject> {
+    const data = await this.#strictJson(
+      ["project", "view", String(number), "--owner", owner, "--format", "json"],
+      projectSchema,
+      () => `Cannot find project #${number} of owner "${owner}" (flags "--project" and "--owner")`,
+    );
+    return { number: data.number, title: data.title, url: data.url, id: data.id, owner };
+  }
+
+  /**
+   * A project's items: before the run strictly, during it retried.
+   *
+   * @param number Project number.
+   * @param owner Owner login or `@me`.
+   * @param options `strict` turns failures into a UsageError.
+   * @returns The items, or undefined when gh keeps failing during the run.
+   */
+  async projectItems(
+    number: number,
+    owner: string,
+    options: { strict?: boolean } = {},
+  ): Promise<GhProjectItem[] | undefined> {
+    const args = [
+      "project",
+      "item-list",
+      String(number),
+      "--owner",
+      owner,
+      "--format",
+      "json",
+      "--limit",
+      "1000",
+    ];
+    const data = options.strict
+      ? await this.#strictJson(
+        args,
+        itemsSchema,
+        () => `Cannot list the items of project #${number} of owner "${owner}"`,
+      )
+      : await this.#retryJson(args, itemsSchema);
+    return data?.items.map((item) => ({
+      id: item.id,
+      title: item.title || item.content?.title || "",
+      status: item.status,
+      labels: item.labels ?? [],
+      type: item.content?.type ?? "DraftIssue",
+      number: item.content?.number,
+      url: item.content?.url,
+      repository: item.content?.repository,
+    }));
+  }
+
+  #where(): string {
+    return this.#options.repo ? ` in "${this.#options.repo}"` : "";
+  }
+
+  async #once(args: string[]): Promise<CallResult> {
+    this.#calls++;
+    const { gh, cwd, timeoutMs, env } = this.#options;
+    try {
+      let command = $`${gh} ${args}`.cwd(cwd).timeout(timeoutMs).noThrow().stdin("null").stdout(
+        "piped",
+      ).stderr("piped");
+      if (env) command = command.env(env);
+      const result = await command;
+      return { code: result.code, stdout: result.stdout, stderr: result.stderr };
+    } catch (error) {
+      return {
+        code: 1,
+        stdout: "",
+        stderr: error instanceof Error ? error.message : String(error),
+      };
+    }
+  }
+
+  async #strictJson<T>(args: string[], schema: z.ZodType<T>, describe: () => string): Promise<T> {
+    const result = await this.#once(args);
+    if (result.code === MISSING_CODE) {
+      throw new UsageError(
+        `Cannot find the GitHub CLI "gh": install it (https://cli.github.com) and run "gh auth login"`,
+      );
+    }
+    if (result.code !== 0) {
+      throw new UsageError(`${describe()}: ${firstLine(result.stderr, result.code)}`);
+    }
+    const parsed = parseJson(result.stdout, schema);
+    if (!parsed.ok) {
+      throw new UsageError(`${describe()}: gh returned unexpected JSON: ${parsed.error}`);
+    }
+    return parsed.value;
+  }
+
+  async #retry(
+    args: string[],
+    accept: (result: CallResult) => string | undefined,
+  ): Promise<CallResult | undefined> {
+    const { attempts, backoffMs, sleep, onFault } = this.#options;
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      const result = await this.#once(args);
+      const problem = result.code === 0
+        ? accept(result)
+        : result.code === TIMEOUT_CODE
+        ? `timed out after ${this.#options.timeoutMs} ms`
+        : firstLine(result.stderr, result.code);
+      if (problem === undefined) return result;
+      const willRetry = attempt < attempts && result.code !== MISSING_CODE;
+      onFault?.({ args, code: result.code, message: problem, attempt, willRetry });
+      if (!willRetry) return undefined;
+      await sleep(backoffMs * 2 ** (attempt - 1));
+    }
+    return undefined;
+  }
+
+  async #retryJson<T>(args: string[], schema: z.ZodType<T>): Promise<T | undefined> {
+    let value: T | undefined;
+    const result = await this.#retry(args, (result) => {
+      const parsed = parseJson(result.stdout, schema);
+      if (!parsed.ok) return `unexpected JSON: ${parsed.error}`;
+      value = parsed.value;
+      return undefined;
+    });
+    return result ? value : undefined;
+  }
+
+  async #retryOk(args: string[]): Promise<boolean> {
+    return (await this.#retry(args, () => undefined)) !== undefined;
+  }
+}
+
+function parseJson<T>(
+  text: string,
+  schema: z.ZodType<T>,
+): { ok: true; value: T } | { ok: false; error: string } {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    return { ok: false, error: error instanceof Error ? error.message : String(error) };
+  }
+  const result = schema.safeParse(data);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    return { ok: false, error: `${issue.path.join(".") || "(root)"}: ${issue.message}` };
+  }
+  return { ok: true, value: result.data };
+}
+
+function firstLine(stderr: string, code: number): string {
+  const line = stderr.split("\n").map((text) => text.trim()).find((text) => text !== "");
+  return line ?? `exit code ${code}`;
+}
