@@ -225,6 +225,36 @@ export interface PromptsConfig {
   fallbackDir: string;
 }
 
+/** Git evidence and commit rescue. */
+export interface GitConfig {
+  /** Ask the agent to commit uncommitted work when it says it is done. @default true */
+  rescue: boolean;
+  /** When the agent still leaves changes uncommitted, commit them itself. @default false */
+  autoCommit: boolean;
+  /** Timeout of one git call in seconds. @default 10 */
+  timeoutSeconds: number;
+}
+
+/** Stops a loop that makes no progress. */
+export interface CircuitBreakerConfig {
+  /** Iterations in a row without commits, file changes or a waiting status. @default 3 */
+  noProgressThreshold: number;
+  /** Iterations in a row that end with the same error. @default 5 */
+  sameErrorThreshold: number;
+}
+
+/** Asking the agent for its status when the evidence is unclear. */
+export interface ProbeConfig {
+  /** Whether to probe at all. @default true */
+  enabled: boolean;
+  /** Probes per iteration while the agent says waiting or working. @default 3 */
+  maxProbes: number;
+  /** Wait between probes in seconds. @default 30 */
+  probeIntervalSeconds: number;
+  /** Timeout of one probe in seconds. @default 120 */
+  probeTimeoutSeconds: number;
+}
+
 /** A validated agent definition with every default filled in. */
 export interface AgentDefinition {
   /** Editor schema reference; ignored. */
@@ -251,6 +281,12 @@ export interface AgentDefinition {
   logging: LoggingConfig;
   /** Checkers that must pass before the run completes. */
   verify: VerifyConfig;
+  /** Git evidence and commit rescue. */
+  git: GitConfig;
+  /** The no-progress circuit breaker. */
+  circuitBreaker: CircuitBreakerConfig;
+  /** The status probe. */
+  probe: ProbeConfig;
 }
 
 /** A definition together with where it was found. */

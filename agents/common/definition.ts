@@ -390,6 +390,33 @@ const rawDefinitionSchema = strictObject({
     ),
     checks: z.array(checkSchema).default(() => []).describe("The checkers, in order."),
   }).prefault({}).describe("Checkers that must pass before the run completes."),
+  git: strictObject({
+    rescue: z.boolean().default(true).describe(
+      "Ask the agent to commit uncommitted work when it says it is done.",
+    ),
+    autoCommit: z.boolean().default(false).describe(
+      "When the agent still leaves changes uncommitted, commit them with a generated message.",
+    ),
+    timeoutSeconds: positiveNumber().default(10).describe("Timeout of one git call in seconds."),
+  }).prefault({}).describe("Git evidence and commit rescue."),
+  circuitBreaker: strictObject({
+    noProgressThreshold: positiveInt().default(3).describe(
+      "Iterations in a row without commits, file changes or a waiting status that end the run stalled.",
+    ),
+    sameErrorThreshold: positiveInt().default(5).describe(
+      "Iterations in a row ending with the same error that end the run stalled.",
+    ),
+  }).prefault({}).describe("Stops a loop that makes no progress."),
+  probe: strictObject({
+    enabled: z.boolean().default(true).describe("Whether to probe at all."),
+    maxProbes: positiveInt().default(3).describe(
+      "Probes per iteration while the agent says waiting or working.",
+    ),
+    probeIntervalSeconds: z.number({ error: "expected a number of 0 or more" }).min(0, {
+      error: "expected a number of 0 or more",
+    }).default(30).describe("Wait between probes in seconds."),
+    probeTimeoutSeconds: positiveNumber().default(120).describe("Timeout of one probe in seconds."),
+  }).prefault({}).describe("Asking the agent for its status when the evidence is unclear."),
 });
 
 /** Fills the defaults that depend on other fields. */

@@ -150,6 +150,74 @@ export class GitRepo {
   }
 
   /**
+   * A fingerprint of the working tree's uncommitted state (changed paths,
+   * their diff, and the size and time of untracked files), to tell whether
+   * files changed between two moments without committing or stashing.
+   *
+   * @param exclude Path prefixes to leave out.
+   * @returns A hash, or null when git failed.
+   */
+  async fingerprint(exclude: string[] = []): Promise<string | null> {
+    const status = await this.status(exclude);
+    if (status === null) return null;
+    const diff =
+      await this.#run(["diff", "HEAD", "--no-ext-diff", "--binary", "--", "."], { quiet: true }) ??
+        await this.#run(["diff", "--cached", "--no-ext-diff", "--binary"], { quiet: true }) ?? "";
+    const parts = [JSON.stringify(status), diff];
+    for (const path of status.unstaged) {
+      try {
+        const info = await Deno.stat(`${this.root}/${path}`);
+        parts.push(`${path}:${info.size}:${info.mtime?.getTime() ?? 0}`);
+      } catch {
+        parts.push(`${path}:gone`);
+      }
+    }
+    const bytes = new TextEncoder().encode(parts.join("\0"));
+    const digest = await crypto.subtle.digest("SHA-256", bytes);
+    return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  }
+
+  /**
+   * The uncommitted files with a signature of their state (size and time,
+   * or "deleted"), to tell the agent's changes from what was already
+   * uncommitted when the run started.
+   *
+   * @param exclude Path prefixes to leave out.
+   * @returns Path -> signature, or null when git failed.
+   */
+  async snapshot(exclude: string[] = []): Promise<Map<string, string> | null> {
+    const status = await this.status(exclude);
+    if (status === null) return null;
+    const result = new Map<string, string>();
+    for (const path of new Set([...status.staged, ...status.unstaged])) {
+      try {
+        const info = await Deno.stat(`${this.root}/${path}`);
+        result.set(path, `${info.size}:${info.mtime?.getTime() ?? 0}`);
+      } catch {
+        result.set(path, "deleted");
+      }
+    }
+    return result;
+  }
+
+  /**
+   * Commit the given paths (added, changed or deleted) with a message, and
+   * nothing else that may be staged. Never discards, stashes or pushes.
+   *
+   * @param paths Paths relative to the repository root.
+   * @param message The commit message.
+   * @returns The new commit, or null when git refused.
+   */
+  async commitPaths(paths: string[], message: string): Promise<string | null> {
+    if (paths.length === 0) return null;
+    const pathspecs = paths.map((path) => `:(top,literal)${path}`);
+    if ((await this.exec(["add", "-A", "--", ...pathspecs])).code !== 0) return null;
+    const commit = await this.exec(["commit", "-q", "-m", message, "--", ...pathspecs]);
+    if (commit.code !== 0) return null;
+    return await this.head();
+  }
+
+  /**
    * Run a git command for its output.
    *
    * @param args git arguments.

@@ -194,13 +194,15 @@ export class GitHubCli {
 
   /** @param options Working directory, repository, timeouts, retries. */
   constructor(options: GitHubOptions) {
+    // `??`, not a spread over defaults: an option given as undefined keeps its
+    // default (a spread would leave `attempts` undefined and never call gh).
     this.#options = {
-      gh: "gh",
-      timeoutMs: 30_000,
-      attempts: 4,
-      backoffMs: 1_000,
-      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
       ...options,
+      gh: options.gh ?? "gh",
+      timeoutMs: options.timeoutMs ?? 30_000,
+      attempts: options.attempts ?? 4,
+      backoffMs: options.backoffMs ?? 1_000,
+      sleep: options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
     };
   }
 
@@ -439,6 +441,34 @@ export class GitHubCli {
       url: item.content?.url,
       repository: item.content?.repository,
     }));
+  }
+
+  /**
+   * Open a pull request (one attempt; the caller reports a failure).
+   *
+   * @param pr Base and head branches, title and body.
+   * @returns The pull request URL, or undefined when gh failed.
+   */
+  async createPullRequest(
+    pr: { base: string; head: string; title: string; body: string },
+  ): Promise<string | undefined> {
+    const result = await this.#retry(
+      [
+        "pr",
+        "create",
+        ...this.repoArgs(),
+        "--base",
+        pr.base,
+        "--head",
+        pr.head,
+        "--title",
+        pr.title,
+        "--body",
+        pr.body,
+      ],
+      () => undefined,
+    );
+    return result?.stdout.trim().split("\n").at(-1);
   }
 
   #where(): string {

@@ -56,6 +56,12 @@ export interface RunFlags extends BaseFlags {
   dangerouslySkipPermissions: boolean;
   /** `--dry-run`. */
   dryRun: boolean;
+  /** `--worktree`. */
+  worktree: boolean;
+  /** `--base-branch NAME`. */
+  baseBranch?: string;
+  /** `--create-pr`. */
+  createPr: boolean;
   /** `--json`. */
   json: boolean;
   /** Definition parameters, keyed by parameter name. */
@@ -89,6 +95,9 @@ const RUN_OPTIONS: Record<string, OptionSpec> = {
   "permission-mode": { type: "string" },
   "dangerously-skip-permissions": { type: "boolean" },
   "dry-run": { type: "boolean" },
+  worktree: { type: "boolean" },
+  "base-branch": { type: "string" },
+  "create-pr": { type: "boolean" },
   json: { type: "boolean" },
 };
 
@@ -122,6 +131,11 @@ Run:
       --dangerously-skip-permissions
                            run the agent with bypassPermissions (refused as root)
       --cwd DIR            repository to work in (default: the current directory)
+
+Worktrees:
+      --worktree           work in a new git worktree on branch finishline/<agent>/<issue or run>
+      --base-branch NAME   create it from NAME (default: the current branch)
+      --create-pr          open a pull request (gh pr create) when the run completes
 
 Output:
       --dry-run            print handler, system prompt and first prompt; call no model
@@ -271,6 +285,9 @@ export function parseRunFlags(
     permissionMode: permissionMode(values["permission-mode"]),
     dangerouslySkipPermissions: values["dangerously-skip-permissions"] === true,
     dryRun: values["dry-run"] === true,
+    worktree: values.worktree === true,
+    baseBranch: nonEmpty(values["base-branch"], "--base-branch", "a branch name"),
+    createPr: values["create-pr"] === true,
     json: values.json === true,
     params: {},
   };
@@ -290,6 +307,16 @@ export function parseRunFlags(
   for (const [flag, value] of [["--label", flags.label], ["--owner", flags.owner]] as const) {
     if (value !== undefined && flags.project === undefined) {
       throw new UsageError(`Flag "${flag}" only applies to project runs: add --project N`);
+    }
+  }
+  for (
+    const [flag, given] of [["--base-branch", flags.baseBranch !== undefined], [
+      "--create-pr",
+      flags.createPr,
+    ]] as const
+  ) {
+    if (given && !flags.worktree) {
+      throw new UsageError(`Flag "${flag}" only applies to worktree runs: add --worktree`);
     }
   }
   if (flags.dangerouslySkipPermissions && flags.permissionMode) {

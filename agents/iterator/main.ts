@@ -13,7 +13,14 @@
 import { isAbsolute, join, relative, resolve } from "node:path";
 import type { AgentDefinition } from "../common/agent_definition.ts";
 import { buildVerifier } from "../common/checks/verifier.ts";
-import { GitRepo } from "../common/git.ts";
+import { type GitFault, GitRepo } from "../common/git.ts";
+import { GitHubCli } from "../common/github.ts";
+import {
+  createWorktree,
+  removeWorktreeIfClean,
+  type Worktree,
+  WORKTREES_DIR,
+} from "../common/worktree.ts";
 import { ClaudeBackend } from "../common/backends/claude.ts";
 import type { AgentBackend, SessionPermissionMode } from "../common/backends/types.ts";
 import { createCompletionHandler, iterationCap } from "../common/completion/factory.ts";
@@ -181,12 +188,44 @@ async function run(
     ? definition.logging.directory
     : join(cwd, definition.logging.directory);
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
-  const git = await GitRepo.open(cwd);
-  const ignorePaths = git ? finishlinePaths(git.root, [logDir]) : [];
-  if (git) await excludeFromGit(git, ignorePaths);
+  const mainRepo = await GitRepo.open(cwd, { timeoutMs: definition.git.timeoutSeconds * 1000 });
+  const ignorePaths = mainRepo
+    ? finishlinePaths(mainRepo.root, [logDir, join(mainRepo.root, WORKTREES_DIR)])
+    : [];
+  if (mainRepo) await excludeFromGit(mainRepo, ignorePaths);
+  let worktree: Worktree | undefined;
+  if (flags.worktree) {
+    if (!mainRepo) {
+      throw new UsageError(`Flag "--worktree" needs a git repository, and "${cwd}" is not in one`);
+    }
+    const id = flags.issue
+      ? `issue-${flags.issue}`
+      : flags.project
+      ? `project-${flags.project}`
+      : runId.slice(0, 8);
+    worktree = await createWorktree(mainRepo, {
+      agent: definition.name,
+      id,
+      baseBranch: flags.baseBranch,
+    });
+  }
+  const workDir = worktree?.path ?? cwd;
   const log = RunLog.open(join(logDir, `${stamp}-${runId.slice(0, 8)}.jsonl`));
+  const faultLogger = (fault: GitFault) =>
+    log.event("git_fault", { args: fault.args, code: fault.code, message: fault.message });
+  const git = await GitRepo.open(workDir, {
+    timeoutMs: definition.git.timeoutSeconds * 1000,
+    onFault: faultLogger,
+  });
   if (!git) {
     log.event("no_git", { cwd, note: "not a git repository: no commit evidence for this run" });
+    io.stderr(
+      `[finishline] note: "${cwd}" is not a git repository: no commit evidence, rescue or circuit breaker for this run\n`,
+    );
+  }
+  if (worktree) {
+    log.event("worktree", { ...worktree });
+    io.stderr(`[finishline] working in worktree ${worktree.path} on branch ${worktree.branch}\n`);
   }
   const signals = io.signal ? undefined : listenForSignals(io.stderr);
   let result: RunResult;
@@ -197,30 +236,60 @@ async function run(
       backend: io.backend ?? new ClaudeBackend(),
       systemPrompt,
       args,
-      cwd,
+      cwd: workDir,
       maxIterations,
       agentDir: loaded.agentDir,
       verifier,
       git,
-      ignorePaths,
+      ignorePaths: worktree ? [] : ignorePaths,
+      rescueOnEnd: worktree !== undefined,
       runId,
       permissionMode,
       log,
       signal: io.signal ?? signals!.signal,
       onEvent: (event) => {
         if (event.type === "iteration_started") {
-          io.stderr(
-            `[finishline] iteration ${event.iteration}/${event.maxIterations} started\n`,
-          );
+          io.stderr(`[finishline] iteration ${event.iteration}/${event.maxIterations} started\n`);
         } else if (event.type === "iteration_finished") {
           io.stderr(`${iterationLine(event)}\n`);
+        } else if (event.type === "probe") {
+          io.stderr(
+            `[finishline] status probe: ${event.status.status}${
+              event.status.message ? ` (${event.status.message})` : ""
+            }\n`,
+          );
+        } else if (event.type === "rescue") {
+          io.stderr(
+            `[finishline] commit rescue by the ${event.by}: ${
+              event.clean ? "work committed" : "changes still uncommitted"
+            }\n`,
+          );
         }
       },
     });
   } finally {
     signals?.dispose();
-    log.close();
   }
+  let worktreeReport: Record<string, unknown> | undefined;
+  if (worktree && mainRepo) {
+    worktreeReport = { branch: worktree.branch, path: worktree.path, base: worktree.base };
+    if (result.status === "completed" && flags.createPr) {
+      worktreeReport.pullRequest = await openPullRequest(worktree, result, {
+        cwd: workDir,
+        repo: flags.repo,
+        log,
+        stderr: io.stderr,
+      });
+    }
+    worktreeReport.removed = await removeWorktreeIfClean(mainRepo, worktree);
+    log.event("worktree_done", worktreeReport);
+    io.stderr(
+      `[finishline] branch ${worktree.branch} holds the work; worktree ${
+        worktreeReport.removed ? "removed" : `kept at ${worktree.path} (it has uncommitted changes)`
+      }\n`,
+    );
+  }
+  log.close();
   io.stderr(`${finalLine(result)}\n`);
   if (flags.json) {
     io.stdout(`${
@@ -233,6 +302,7 @@ async function run(
         runId: result.runId,
         sessionIds: result.sessionIds,
         logFile: result.logFile,
+        ...(worktreeReport ? { worktree: worktreeReport } : {}),
       })
     }\n`);
   }
@@ -299,6 +369,50 @@ async function excludeFromGit(git: GitRepo, paths: string[]): Promise<void> {
   await Deno.writeTextFile(file, `${prefix}# finishline's own files\n${missing.join("\n")}\n`, {
     append: true,
   });
+}
+
+/**
+ * Push the worktree's branch and open a pull request with the run summary.
+ *
+ * @param worktree The worktree.
+ * @param result The completed run.
+ * @param options Where gh runs, the repository, the log.
+ * @returns The pull request URL, or undefined when it could not be opened.
+ */
+async function openPullRequest(
+  worktree: Worktree,
+  result: RunResult,
+  options: { cwd: string; repo?: string; log: RunLog; stderr: (text: string) => void },
+): Promise<string | undefined> {
+  const repo = await GitRepo.open(options.cwd);
+  const push = await repo?.exec(["push", "-u", "origin", worktree.branch]);
+  if (!push || push.code !== 0) {
+    const why = push?.stderr.split("\n").find((line) => line.trim()) ?? "not a repository";
+    options.log.event("pull_request_failed", { step: "push", error: why });
+    options.stderr(`[finishline] cannot push ${worktree.branch}: ${why}\n`);
+    return undefined;
+  }
+  const last = result.summaries.at(-1);
+  const body = [
+    `Opened by finishline after run \`${result.runId}\`: ${result.completionReason}.`,
+    "",
+    last?.completeTask ? `**Summary:** ${last.completeTask.summary}` : "",
+    "",
+    `Iterations: ${result.iterations}; cost: $${result.costUsd.toFixed(4)}; duration: ${
+      (result.durationMs / 1000).toFixed(1)
+    } s.`,
+  ].join("\n");
+  const github = new GitHubCli({ cwd: options.cwd, repo: options.repo, attempts: 2 });
+  const url = await github.createPullRequest({
+    base: worktree.base,
+    head: worktree.branch,
+    title: last?.completeTask?.summary.split("\n")[0].slice(0, 72) ||
+      `finishline: ${worktree.branch}`,
+    body,
+  });
+  options.log.event(url ? "pull_request" : "pull_request_failed", { url, step: "create" });
+  if (url) options.stderr(`[finishline] opened pull request ${url}\n`);
+  return url;
 }
 
 async function workingDirectory(flag: string | undefined): Promise<string> {

@@ -4,11 +4,27 @@
  * stops the run. All I/O goes through injected ports (backend, git, log,
  * clock), so the loop's logic is tested without processes.
  *
+ * Per iteration, after the agent's session:
+ *
+ * 1. git evidence: new commits since the iteration's baseline, changed files;
+ * 2. a `blocked` complete_task ends the run;
+ * 3. the status probe, when the agent left background work running or showed
+ *    neither progress nor a complete_task call: waiting/working are probed
+ *    again after an interval, blocked ends the run;
+ * 4. the handler's verdict; when the work looks done but is uncommitted, the
+ *    commit rescue (the agent is asked to commit; `git.autoCommit` commits);
+ * 5. the checkers, when the handler says complete;
+ * 6. the circuit breaker, which ends a run that makes no progress.
+ *
  * @module
  */
 
 import type { AgentDefinition } from "../common/agent_definition.ts";
-import type { AgentBackend, SessionPermissionMode } from "../common/backends/types.ts";
+import type {
+  AgentBackend,
+  SessionPermissionMode,
+  SessionRequest,
+} from "../common/backends/types.ts";
 import type { CompositeChecker } from "../common/checks/composite.ts";
 import type {
   RunGitEvidence,
@@ -21,7 +37,9 @@ import type { CompletionHandler, IterationSummary } from "../common/completion/t
 import type { GitRepo } from "../common/git.ts";
 import type { RunLog } from "../common/log.ts";
 import { SummaryBuilder } from "../common/summary.ts";
+import { CircuitBreaker } from "./circuit_breaker.ts";
 import { CompletionGuard } from "./completion_guard.ts";
+import { parseProbeStatus, PROBE_PROMPT, type ProbeStatus } from "./status_probe.ts";
 
 /** How a run ended. */
 export type RunStatus =
@@ -43,6 +61,12 @@ export const EXIT_CODES: Readonly<Record<RunStatus, number>> = {
   budget_exhausted: 6,
   interrupted: 130,
 };
+
+/** The prompt that asks the agent to commit its uncommitted work. */
+export const RESCUE_PROMPT =
+  "COMMIT RESCUE: your work is not committed yet. Review `git status` and `git diff`, then commit the changes " +
+  "that belong to the task with a clear conventional commit message (for example `feat: ...` or `fix: ...`). " +
+  "Do not discard, stash, reset or force-push anything. Reply with one line saying what you committed.";
 
 /** The outcome of a run. */
 export interface RunResult {
@@ -70,6 +94,8 @@ export interface RunResult {
 export type RunEvent =
   | { type: "iteration_started"; iteration: number; maxIterations: number }
   | { type: "tool"; iteration: number; name: string }
+  | { type: "probe"; iteration: number; status: ProbeStatus }
+  | { type: "rescue"; iteration: number; by: "agent" | "runner"; clean: boolean }
   | {
     type: "iteration_finished";
     iteration: number;
@@ -103,6 +129,8 @@ export interface RunOptions {
   git?: GitRepo;
   /** Paths (relative to the repository root) that are finishline's own, not the agent's work. */
   ignorePaths?: string[];
+  /** Rescue uncommitted work when the run ends, whatever its status (worktree runs). @default false */
+  rescueOnEnd?: boolean;
   /** Run id. @default a random UUID */
   runId?: string;
   /** Permission mode override (the CLI's). @default definition.behavior.permissionMode */
@@ -117,6 +145,8 @@ export interface RunOptions {
   env?: Record<string, string>;
   /** Milliseconds clock. @default performance.now */
   now?: () => number;
+  /** Waits between probes; tests make it instant. @default an abortable setTimeout */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
 /**
@@ -126,291 +156,580 @@ export interface RunOptions {
  * @returns The run's outcome; it never throws for agent or handler faults.
  */
 export async function runIterations(options: RunOptions): Promise<RunResult> {
-  const now = options.now ?? (() => performance.now());
-  const started = now();
-  const runId = options.runId ?? crypto.randomUUID();
-  const { definition, handler, backend, log } = options;
-  const behavior = definition.behavior;
-  const signal = options.signal ?? new AbortController().signal;
-  const agentDir = options.agentDir ??
-    new URL(`.agent/${definition.name}/`, `file://${options.cwd}/`);
-  const summaries: IterationSummary[] = [];
-  const sessionIds: string[] = [];
-  let costUsd = 0;
+  return await new Run(options).execute();
+}
 
-  const budgetSpent = (): string | undefined => {
-    if (behavior.maxBudgetUsd !== undefined && costUsd >= behavior.maxBudgetUsd) {
-      return `Cost budget of $${behavior.maxBudgetUsd} spent ($${costUsd.toFixed(4)})`;
-    }
-    if (
-      behavior.maxDurationSeconds !== undefined &&
-      now() - started >= behavior.maxDurationSeconds * 1000
-    ) {
-      return `Time budget of ${behavior.maxDurationSeconds} s spent`;
-    }
-    return undefined;
-  };
+class Run {
+  readonly #options: RunOptions;
+  readonly #definition: AgentDefinition;
+  readonly #handler: CompletionHandler;
+  readonly #log: RunLog | undefined;
+  readonly #signal: AbortSignal;
+  readonly #now: () => number;
+  readonly #started: number;
+  readonly #runId: string;
+  readonly #agentDir: URL;
+  readonly #summaries: IterationSummary[] = [];
+  readonly #sessionIds: string[] = [];
+  readonly #breaker: CircuitBreaker;
+  #costUsd = 0;
+  #git: RunGitEvidence | undefined;
+  /** Uncommitted files when the run started: not the agent's work. */
+  #startDirt = new Map<string, string>();
 
-  const finish = (status: RunStatus, completionReason: string): RunResult => {
-    const result: RunResult = {
-      status,
-      completionReason,
-      iterations: summaries.length,
-      costUsd: Math.round(costUsd * 1e6) / 1e6,
-      durationMs: Math.round(now() - started),
-      runId,
-      sessionIds,
-      logFile: log?.path,
-      summaries,
-    };
-    log?.event("run_finished", {
-      runId,
-      status,
-      completionReason,
-      iterations: result.iterations,
-      costUsd: result.costUsd,
-      durationMs: result.durationMs,
-    });
-    options.onEvent?.({ type: "run_finished", result });
-    return result;
-  };
-  const end = async (status: RunStatus, completionReason: string): Promise<RunResult> => {
-    try {
-      await handler.onRunEnd?.({ status, reason: completionReason });
-    } catch (error) {
-      log?.event("handler_hook_failed", { hook: "onRunEnd", error: firstLine(error) });
-    }
-    return finish(status, completionReason);
-  };
-
-  const runBaseline = options.git ? await options.git.head() : null;
-  const gitEvidence: RunGitEvidence | undefined = options.git
-    ? { repo: options.git, baseline: runBaseline }
-    : undefined;
-  const checkContext = (
-    summary: IterationSummary,
-    extra: Partial<TaskCompletionContext>,
-  ): TaskCompletionContext => ({
-    summary,
-    previous: summaries.filter((earlier) => earlier !== summary),
-    definition,
-    cwd: options.cwd,
-    agentDir,
-    git: gitEvidence,
-    backend,
-    signal,
-    ...extra,
-  });
-  const hasChecks = (options.verifier?.checkers.length ?? 0) > 0;
-
-  try {
-    await handler.onRunStart?.();
-  } catch (error) {
-    log?.event("handler_hook_failed", { hook: "onRunStart", error: firstLine(error) });
+  constructor(options: RunOptions) {
+    this.#options = options;
+    this.#definition = options.definition;
+    this.#handler = options.handler;
+    this.#log = options.log;
+    this.#signal = options.signal ?? new AbortController().signal;
+    this.#now = options.now ?? (() => performance.now());
+    this.#started = this.#now();
+    this.#runId = options.runId ?? crypto.randomUUID();
+    this.#agentDir = options.agentDir ??
+      new URL(`.agent/${this.#definition.name}/`, `file://${options.cwd}/`);
+    this.#breaker = new CircuitBreaker(this.#definition.circuitBreaker);
   }
-  log?.event("run_started", {
-    runId,
-    agent: definition.name,
-    handler: handler.type,
-    criteria: handler.buildCompletionCriteria().short,
-    maxIterations: options.maxIterations,
-    backend: backend.name,
-    cwd: options.cwd,
-    baseline: runBaseline,
-    checks: options.verifier?.checkers.map((checker) => checker.name) ?? [],
-  });
 
-  for (let iteration = 1; iteration <= options.maxIterations; iteration++) {
-    if (signal.aborted) return await end("interrupted", "Interrupted before the next iteration");
-    const spent = budgetSpent();
-    if (spent) return await end("budget_exhausted", spent);
+  get #behavior() {
+    return this.#definition.behavior;
+  }
+
+  get #hasChecks(): boolean {
+    return (this.#options.verifier?.checkers.length ?? 0) > 0;
+  }
+
+  async execute(): Promise<RunResult> {
+    const { git } = this.#options;
+    this.#git = git ? { repo: git, baseline: await git.head() } : undefined;
+    if (git) this.#startDirt = await git.snapshot(this.#options.ignorePaths ?? []) ?? new Map();
+    try {
+      await this.#handler.onRunStart?.();
+    } catch (error) {
+      this.#log?.event("handler_hook_failed", { hook: "onRunStart", error: firstLine(error) });
+    }
+    this.#log?.event("run_started", {
+      runId: this.#runId,
+      agent: this.#definition.name,
+      handler: this.#handler.type,
+      criteria: this.#handler.buildCompletionCriteria().short,
+      maxIterations: this.#options.maxIterations,
+      backend: this.#options.backend.name,
+      cwd: this.#options.cwd,
+      baseline: this.#git?.baseline ?? null,
+      checks: this.#options.verifier?.checkers.map((checker) => checker.name) ?? [],
+    });
+    for (let iteration = 1; iteration <= this.#options.maxIterations; iteration++) {
+      const ended = await this.#iteration(iteration);
+      if (ended) return ended;
+    }
+    return await this.#end(
+      "max_iterations",
+      `Reached the cap of ${this.#options.maxIterations} iterations before ${this.#handler.buildCompletionCriteria().short}`,
+    );
+  }
+
+  /** Runs one iteration; returns the result when the run ends with it. */
+  async #iteration(iteration: number): Promise<RunResult | undefined> {
+    if (this.#signal.aborted) {
+      return await this.#end("interrupted", "Interrupted before the next iteration");
+    }
+    const spent = this.#budgetSpent();
+    if (spent) return await this.#end("budget_exhausted", spent);
 
     let prompt: string;
     try {
       prompt = iteration === 1
-        ? await handler.buildInitialPrompt(options.args)
-        : await handler.buildContinuationPrompt(iteration, summaries);
+        ? await this.#handler.buildInitialPrompt(this.#options.args)
+        : await this.#handler.buildContinuationPrompt(iteration, this.#summaries);
     } catch (error) {
-      log?.event("prompt_failed", { iteration, error: firstLine(error) });
-      return await end(
+      this.#log?.event("prompt_failed", { iteration, error: firstLine(error) });
+      return await this.#end(
         "failed",
         `Cannot build the prompt for iteration ${iteration}: ${firstLine(error)}`,
       );
     }
-    prompt = withVerificationFeedback(prompt, summaries.at(-1));
+    prompt = withVerificationFeedback(prompt, this.#summaries.at(-1));
 
-    options.onEvent?.({
+    this.#options.onEvent?.({
       type: "iteration_started",
       iteration,
-      maxIterations: options.maxIterations,
+      maxIterations: this.#options.maxIterations,
     });
-    log?.event("iteration_started", { iteration, prompt });
-    const builder = new SummaryBuilder(iteration, definition.actions);
-    const iterationBaseline = options.git ? await options.git.head() : null;
+    this.#log?.event("iteration_started", { iteration, prompt });
+    const builder = new SummaryBuilder(iteration, this.#definition.actions);
+    const repo = this.#options.git;
+    const ignore = this.#options.ignorePaths ?? [];
+    const baseline = repo ? await repo.head() : null;
+    const fingerprintBefore = repo ? await repo.fingerprint(ignore) : null;
     const guard = new CompletionGuard({
-      require: behavior.requireCompleteTask,
-      maxAttempts: behavior.maxContinuationAttempts,
+      require: this.#behavior.requireCompleteTask,
+      maxAttempts: this.#behavior.maxContinuationAttempts,
       verify: async (call) => {
-        if (!hasChecks) return undefined;
+        if (!this.#hasChecks) return undefined;
         return await verify(
-          options.verifier!,
-          checkContext(builder.current, { completeTask: call, stopReason: "complete_task" }),
+          this.#options.verifier!,
+          this.#checkContext(builder.current, { completeTask: call, stopReason: "complete_task" }),
           "complete_task",
         );
       },
-      onEvent: (kind, data) => log?.event(kind, { iteration, ...data }),
+      onEvent: (kind, data) => this.#log?.event(kind, { iteration, ...data }),
     });
 
-    const iterationStart = now();
-    const timeLeft = behavior.maxDurationSeconds !== undefined
-      ? Math.max(0, behavior.maxDurationSeconds * 1000 - (now() - started))
+    const iterationStart = this.#now();
+    const timeLeft = this.#behavior.maxDurationSeconds !== undefined
+      ? Math.max(0, this.#behavior.maxDurationSeconds * 1000 - (this.#now() - this.#started))
       : undefined;
     const sessionSignal = timeLeft !== undefined
-      ? AbortSignal.any([signal, AbortSignal.timeout(timeLeft)])
-      : signal;
-    let sessionError: unknown;
-    try {
-      const resume = behavior.session === "continue" ? summaries.at(-1)?.sessionId : undefined;
-      const remainingBudget = behavior.maxBudgetUsd !== undefined
-        ? Math.max(0, behavior.maxBudgetUsd - costUsd)
-        : undefined;
-      for await (
-        const message of backend.session({
-          prompt,
-          systemPromptAppend: options.systemPrompt,
-          cwd: options.cwd,
-          allowedTools: behavior.allowedTools,
-          disallowedTools: behavior.disallowedTools,
-          permissionMode: options.permissionMode ?? behavior.permissionMode,
-          model: behavior.model,
-          maxTurns: behavior.maxTurns,
-          maxBudgetUsd: remainingBudget,
-          resume,
-          settingSources: behavior.settingSources,
-          env: options.env,
-          signal: sessionSignal,
-          onCompleteTask: guard.onCompleteTask,
-          onStop: guard.onStop,
-        })
-      ) {
-        log?.message(iteration, message);
-        const before = builder.current.toolsUsed.length;
-        builder.add(message);
-        for (const name of builder.current.toolsUsed.slice(before)) {
-          options.onEvent?.({ type: "tool", iteration, name });
-        }
-      }
-    } catch (error) {
-      sessionError = error;
-    }
-    const summary = builder.finish(now() - iterationStart);
-    summaries.push(summary);
-    costUsd += summary.costUsd;
-    if (summary.sessionId && !sessionIds.includes(summary.sessionId)) {
-      sessionIds.push(summary.sessionId);
-    }
+      ? AbortSignal.any([this.#signal, AbortSignal.timeout(timeLeft)])
+      : this.#signal;
+    let sessionError = await this.#session(builder, {
+      prompt,
+      resume: this.#behavior.session === "continue" ? this.#summaries.at(-1)?.sessionId : undefined,
+      signal: sessionSignal,
+      onCompleteTask: guard.onCompleteTask,
+      onStop: guard.onStop,
+    });
+    const summary = builder.current;
+    this.#summaries.push(summary);
     if (guard.lastCall) summary.completeTask = guard.lastCall;
     if (guard.verification) summary.verification = guard.verification;
     if (guard.attempts > 0) summary.continuations = guard.attempts;
-    if (options.git) {
-      summary.git = await gitEvidenceOf(options.git, iterationBaseline, options.ignorePaths ?? []);
-    }
+    const refreshGit = async () => {
+      if (repo) summary.git = await gitEvidenceOf(repo, baseline, ignore);
+    };
+    await refreshGit();
 
-    if (signal.aborted) {
+    const finishSummary = () => {
+      builder.finish(this.#now() - iterationStart);
+      this.#costUsd += summary.costUsd;
+      if (summary.sessionId && !this.#sessionIds.includes(summary.sessionId)) {
+        this.#sessionIds.push(summary.sessionId);
+      }
+    };
+
+    if (this.#signal.aborted) {
+      finishSummary();
       summary.stopReason = "interrupted";
-      await recordIteration(options, summary, "interrupted");
-      return await end("interrupted", `Interrupted during iteration ${iteration}`);
+      await this.#record(summary, "interrupted");
+      return await this.#end("interrupted", `Interrupted during iteration ${iteration}`);
     }
     if (sessionSignal.aborted) {
+      finishSummary();
       summary.stopReason = "budget_exhausted";
-      await recordIteration(options, summary, "budget_exhausted");
-      return await end(
+      await this.#record(summary, "budget_exhausted");
+      return await this.#end(
         "budget_exhausted",
-        budgetSpent() ?? `Time budget spent during iteration ${iteration}`,
+        this.#budgetSpent() ?? `Time budget spent during iteration ${iteration}`,
       );
     }
     if (sessionError !== undefined && builder.sawResult) {
       // The SDK throws after an error result (max turns, budget); the result is already recorded.
-      log?.event("session_error_after_result", { iteration, error: firstLine(sessionError) });
+      this.#log?.event("session_error_after_result", { iteration, error: firstLine(sessionError) });
       sessionError = undefined;
     }
     if (sessionError !== undefined) {
+      finishSummary();
       summary.errors.push(`session: ${firstLine(sessionError)}`);
-      await recordIteration(options, summary, "failed");
-      return await end(
+      await this.#record(summary, "failed");
+      return await this.#end(
         "failed",
         `The agent session failed in iteration ${iteration}: ${firstLine(sessionError)}`,
       );
     }
 
     if (summary.completeTask?.status === "blocked") {
-      await recordIteration(options, summary, "blocked");
+      finishSummary();
+      await this.#record(summary, "blocked");
       const remaining = summary.completeTask.remaining_work?.trim() || summary.completeTask.summary;
-      return await end(
+      return await this.#end(
         "blocked",
         `The agent reported the task blocked in iteration ${iteration}: ${remaining}`,
       );
     }
 
-    let complete = false;
+    // Ask, don't guess: probe when the evidence is unclear.
+    const probe = await this.#probeIfUnclear(
+      iteration,
+      builder,
+      guard.backgroundTasks,
+      fingerprintBefore,
+    );
+    if (probe.ran) await refreshGit();
+    if (probe.last?.status === "blocked") {
+      finishSummary();
+      await this.#record(summary, "blocked");
+      return await this.#end(
+        "blocked",
+        `The agent reported the task blocked in iteration ${iteration}: ${
+          probe.last.message || "(no reason given)"
+        }`,
+      );
+    }
+
+    let complete: boolean;
     try {
-      complete = await handler.isComplete(summary);
+      complete = await this.#handler.isComplete(summary);
     } catch (error) {
-      log?.event("handler_failed", { iteration, error: firstLine(error) });
+      finishSummary();
+      this.#log?.event("handler_failed", { iteration, error: firstLine(error) });
       summary.errors.push(`handler: ${firstLine(error)}`);
-      await recordIteration(options, summary, "failed");
-      return await end(
+      await this.#record(summary, "failed");
+      return await this.#end(
         "failed",
         `The completion handler failed in iteration ${iteration}: ${firstLine(error)}`,
       );
     }
-    const faults = handler.drainFaults?.() ?? [];
-    if (faults.length > 0) summary.faults = [...(summary.faults ?? []), ...faults];
 
-    if (complete) {
-      const exhausted = budgetSpent();
+    // Rescue before done: work that looks finished must be committed.
+    const claimsDone = complete || summary.completeTask?.status === "success" ||
+      probe.last?.status === "complete";
+    let uncommitted: string[] = [];
+    if (claimsDone && repo && (await this.#agentChanges()).length > 0) {
+      const commitsBefore = summary.git?.newCommits ?? 0;
+      uncommitted = await this.#rescue(iteration, builder, this.#definition.git.rescue);
+      await refreshGit();
+      if (!complete && (summary.git?.newCommits ?? 0) > commitsBefore) {
+        try {
+          complete = await this.#handler.isComplete(summary);
+        } catch (error) {
+          this.#log?.event("handler_failed", { iteration, error: firstLine(error) });
+        }
+      }
+    }
+    const faults = this.#handler.drainFaults?.() ?? [];
+    if (faults.length > 0) summary.faults = [...(summary.faults ?? []), ...faults];
+    finishSummary();
+
+    let verdict = complete ? "complete" : "continue";
+    if (complete && uncommitted.length > 0) {
+      summary.verification = {
+        passed: false,
+        checker: "git",
+        feedback: `The work is not committed: ${listPaths(uncommitted)} ${
+          uncommitted.length === 1 ? "is" : "are"
+        } still uncommitted after the commit rescue. Commit the changes that belong to the task.`,
+        trigger: "handler",
+      };
+      verdict = "continue (uncommitted changes)";
+    } else if (complete) {
+      const exhausted = this.#budgetSpent();
       if (exhausted) {
-        await recordIteration(options, summary, "budget_exhausted");
-        return await end("budget_exhausted", `${exhausted}; the checks were skipped`);
+        await this.#record(summary, "budget_exhausted");
+        return await this.#end("budget_exhausted", `${exhausted}; the checks were skipped`);
       }
       let verification: VerificationRecord | undefined;
-      if (hasChecks) {
+      if (this.#hasChecks) {
         verification = await verify(
-          options.verifier!,
-          checkContext(summary, {
+          this.#options.verifier!,
+          this.#checkContext(summary, {
             completeTask: summary.completeTask,
             stopReason: summary.stopReason ?? undefined,
           }),
           "handler",
         );
         summary.verification = verification;
-        log?.event("verification", { iteration, trigger: "handler", verification });
+        this.#log?.event("verification", { iteration, trigger: "handler", verification });
       }
       if (!verification || verification.passed) {
-        await recordIteration(options, summary, "complete");
+        await this.#record(summary, "complete");
         let description: string;
         try {
-          description = await handler.getCompletionDescription(summary);
+          description = await this.#handler.getCompletionDescription(summary);
         } catch (error) {
           description = `Complete (description failed: ${firstLine(error)})`;
         }
-        return await end("completed", description);
+        return await this.#end("completed", description);
       }
-      await recordIteration(
-        options,
-        summary,
-        `continue (verification failed: ${verification.checker})`,
-      );
-    } else {
-      await recordIteration(options, summary, "continue");
+      verdict = `continue (verification failed: ${verification.checker})`;
     }
-    const exhausted = budgetSpent();
-    if (exhausted) return await end("budget_exhausted", exhausted);
+
+    const fingerprintAfter = repo ? await repo.fingerprint(ignore) : null;
+    const stalled = this.#breaker.record({
+      newCommits: summary.git?.newCommits ?? null,
+      filesChanged: fingerprintBefore === null || fingerprintAfter === null
+        ? null
+        : fingerprintBefore !== fingerprintAfter,
+      waiting: probe.last?.status === "waiting" && !probe.exhausted,
+      error: summary.errors.at(-1),
+    });
+    if (stalled) {
+      await this.#record(summary, "stalled");
+      if (repo && (await this.#agentChanges()).length > 0) {
+        await this.#rescue(iteration, builder, this.#definition.git.rescue);
+        await refreshGit();
+      }
+      return await this.#end("stalled", stalled);
+    }
+    await this.#record(summary, verdict);
+    const exhausted = this.#budgetSpent();
+    if (exhausted) return await this.#end("budget_exhausted", exhausted);
+    return undefined;
   }
-  return await end(
-    "max_iterations",
-    `Reached the cap of ${options.maxIterations} iterations before ${handler.buildCompletionCriteria().short}`,
-  );
+
+  /** Runs one agent session into the builder; returns the error it threw, if any. */
+  async #session(
+    builder: SummaryBuilder,
+    request: Pick<SessionRequest, "prompt" | "resume" | "signal" | "onCompleteTask" | "onStop">,
+  ): Promise<unknown> {
+    const behavior = this.#behavior;
+    const remainingBudget = behavior.maxBudgetUsd !== undefined
+      ? Math.max(0, behavior.maxBudgetUsd - this.#costUsd - builder.current.costUsd)
+      : undefined;
+    const iteration = builder.current.iteration;
+    try {
+      for await (
+        const message of this.#options.backend.session({
+          systemPromptAppend: this.#options.systemPrompt,
+          cwd: this.#options.cwd,
+          allowedTools: behavior.allowedTools,
+          disallowedTools: behavior.disallowedTools,
+          permissionMode: this.#options.permissionMode ?? behavior.permissionMode,
+          model: behavior.model,
+          maxTurns: behavior.maxTurns,
+          maxBudgetUsd: remainingBudget,
+          settingSources: behavior.settingSources,
+          env: this.#options.env,
+          ...request,
+        })
+      ) {
+        this.#log?.message(iteration, message);
+        const before = builder.current.toolsUsed.length;
+        builder.add(message);
+        for (const name of builder.current.toolsUsed.slice(before)) {
+          this.#options.onEvent?.({ type: "tool", iteration, name });
+        }
+      }
+      return undefined;
+    } catch (error) {
+      return error;
+    }
+  }
+
+  /**
+   * Resume the iteration's session with a follow-up prompt (probe, rescue);
+   * its messages join the iteration's summary.
+   */
+  async #followUp(
+    builder: SummaryBuilder,
+    prompt: string,
+    timeoutMs: number,
+  ): Promise<string | undefined> {
+    const sessionId = builder.current.sessionId;
+    if (!sessionId) return undefined;
+    const before = builder.current.assistantResponses.length;
+    const signal = AbortSignal.any([this.#signal, AbortSignal.timeout(timeoutMs)]);
+    const error = await this.#session(builder, { prompt, resume: sessionId, signal });
+    if (error !== undefined && !this.#signal.aborted) {
+      this.#log?.event("follow_up_failed", {
+        iteration: builder.current.iteration,
+        error: signal.aborted ? `timed out after ${timeoutMs} ms` : firstLine(error),
+      });
+      if (signal.aborted) return undefined;
+    }
+    return builder.current.assistantResponses.slice(before).join("\n");
+  }
+
+  async #probeIfUnclear(
+    iteration: number,
+    builder: SummaryBuilder,
+    backgroundTasks: number,
+    fingerprintBefore: string | null,
+  ): Promise<{ ran: boolean; last?: ProbeStatus; exhausted: boolean }> {
+    const settings = this.#definition.probe;
+    const summary = builder.current;
+    if (!settings.enabled || !summary.sessionId || this.#signal.aborted) {
+      return { ran: false, exhausted: false };
+    }
+    const repo = this.#options.git;
+    const progressed = (summary.git?.newCommits ?? 0) > 0 ||
+      (repo !== undefined &&
+        fingerprintBefore !== (await repo.fingerprint(this.#options.ignorePaths ?? [])));
+    if (backgroundTasks === 0 && (progressed || summary.completeTask)) {
+      return { ran: false, exhausted: false };
+    }
+
+    const probes: ProbeStatus[] = [];
+    let exhausted = false;
+    for (let attempt = 1; attempt <= settings.maxProbes; attempt++) {
+      const reply = await this.#followUp(
+        builder,
+        PROBE_PROMPT,
+        settings.probeTimeoutSeconds * 1000,
+      );
+      const status: ProbeStatus = reply === undefined
+        ? {
+          status: "unknown",
+          message: "the probe timed out or failed",
+          tasksCompleted: [],
+          tasksPending: [],
+          nextAction: "",
+        }
+        : parseProbeStatus(reply);
+      probes.push(status);
+      this.#log?.event("probe", { iteration, attempt, status });
+      this.#options.onEvent?.({ type: "probe", iteration, status });
+      if (status.status !== "waiting" && status.status !== "working") break;
+      if (attempt === settings.maxProbes) {
+        exhausted = true;
+        break;
+      }
+      await (this.#options.sleep ?? abortableSleep)(
+        settings.probeIntervalSeconds * 1000,
+        this.#signal,
+      );
+      if (this.#signal.aborted) break;
+    }
+    summary.probes = probes.map((probe) => ({ status: probe.status, message: probe.message }));
+    return { ran: true, last: probes.at(-1), exhausted };
+  }
+
+  /**
+   * Commit rescue: ask the agent to commit (when allowed), then, with
+   * `git.autoCommit`, commit what is left. Returns the files still uncommitted.
+   */
+  async #rescue(iteration: number, builder: SummaryBuilder, askAgent: boolean): Promise<string[]> {
+    const repo = this.#options.git!;
+    const dirty = () => this.#agentChanges();
+    let left = await dirty();
+    if (left.length === 0) return left;
+    const rescue: NonNullable<IterationSummary["rescue"]> = {
+      files: left,
+      by: "none",
+      clean: false,
+    };
+    builder.current.rescue = rescue;
+    if (askAgent && builder.current.sessionId && !this.#signal.aborted) {
+      await this.#followUp(
+        builder,
+        RESCUE_PROMPT,
+        this.#definition.probe.probeTimeoutSeconds * 1000,
+      );
+      left = await dirty();
+      rescue.by = "agent";
+      this.#log?.event("rescue", { iteration, by: "agent", left });
+      this.#options.onEvent?.({ type: "rescue", iteration, by: "agent", clean: left.length === 0 });
+    }
+    if (left.length > 0 && this.#definition.git.autoCommit) {
+      const message = `chore(finishline): commit work left uncommitted by run ${
+        this.#runId.slice(0, 8)
+      }, iteration ${iteration}\n\nAgent: ${this.#definition.name}\nRun: ${this.#runId}\nFiles: ${
+        left.join(", ")
+      }`;
+      const commit = await repo.commitPaths(left, message);
+      left = await dirty();
+      rescue.by = "runner";
+      this.#log?.event("rescue", { iteration, by: "runner", commit, left });
+      this.#options.onEvent?.({
+        type: "rescue",
+        iteration,
+        by: "runner",
+        clean: left.length === 0,
+      });
+    }
+    rescue.clean = left.length === 0;
+    return left;
+  }
+
+  /** Uncommitted files the agent changed (not those already uncommitted at the start). */
+  async #agentChanges(): Promise<string[]> {
+    const repo = this.#options.git;
+    if (!repo) return [];
+    const now = await repo.snapshot(this.#options.ignorePaths ?? []);
+    if (!now) return [];
+    return [...now].filter(([path, signature]) => this.#startDirt.get(path) !== signature).map((
+      [path],
+    ) => path);
+  }
+
+  #checkContext(
+    summary: IterationSummary,
+    extra: Partial<TaskCompletionContext>,
+  ): TaskCompletionContext {
+    return {
+      summary,
+      previous: this.#summaries.filter((earlier) => earlier !== summary),
+      definition: this.#definition,
+      cwd: this.#options.cwd,
+      agentDir: this.#agentDir,
+      git: this.#git,
+      backend: this.#options.backend,
+      signal: this.#signal,
+      ...extra,
+    };
+  }
+
+  #budgetSpent(): string | undefined {
+    const behavior = this.#behavior;
+    if (behavior.maxBudgetUsd !== undefined && this.#costUsd >= behavior.maxBudgetUsd) {
+      return `Cost budget of $${behavior.maxBudgetUsd} spent ($${this.#costUsd.toFixed(4)})`;
+    }
+    if (
+      behavior.maxDurationSeconds !== undefined &&
+      this.#now() - this.#started >= behavior.maxDurationSeconds * 1000
+    ) {
+      return `Time budget of ${behavior.maxDurationSeconds} s spent`;
+    }
+    return undefined;
+  }
+
+  async #record(summary: IterationSummary, verdict: string): Promise<void> {
+    this.#log?.event("iteration_finished", { iteration: summary.iteration, verdict, summary });
+    try {
+      await this.#handler.onIterationEnd?.(summary, verdict);
+    } catch (error) {
+      this.#log?.event("handler_hook_failed", { hook: "onIterationEnd", error: firstLine(error) });
+    }
+    this.#options.onEvent?.({
+      type: "iteration_finished",
+      iteration: summary.iteration,
+      maxIterations: this.#options.maxIterations,
+      summary,
+      verdict,
+    });
+  }
+
+  async #end(status: RunStatus, completionReason: string): Promise<RunResult> {
+    const last = this.#summaries.at(-1);
+    if (
+      this.#options.rescueOnEnd && this.#options.git && status !== "stalled" &&
+      !this.#signal.aborted
+    ) {
+      if ((await this.#agentChanges()).length > 0) {
+        const builder = new SummaryBuilder(last?.iteration ?? 0, this.#definition.actions);
+        if (last?.sessionId) builder.add({ type: "system", session_id: last.sessionId });
+        const left = await this.#rescue(last?.iteration ?? 0, builder, this.#definition.git.rescue);
+        this.#costUsd += builder.current.costUsd;
+        this.#log?.event("final_rescue", { left });
+      }
+    }
+    try {
+      await this.#handler.onRunEnd?.({ status, reason: completionReason });
+    } catch (error) {
+      this.#log?.event("handler_hook_failed", { hook: "onRunEnd", error: firstLine(error) });
+    }
+    const result: RunResult = {
+      status,
+      completionReason,
+      iterations: this.#summaries.length,
+      costUsd: Math.round(this.#costUsd * 1e6) / 1e6,
+      durationMs: Math.round(this.#now() - this.#started),
+      runId: this.#runId,
+      sessionIds: this.#sessionIds,
+      logFile: this.#log?.path,
+      summaries: this.#summaries,
+    };
+    this.#log?.event("run_finished", {
+      runId: this.#runId,
+      status,
+      completionReason,
+      iterations: result.iterations,
+      costUsd: result.costUsd,
+      durationMs: result.durationMs,
+    });
+    this.#options.onEvent?.({ type: "run_finished", result });
+    return result;
+  }
 }
 
 /**
@@ -432,6 +751,24 @@ export function withVerificationFeedback(
   return `${prompt}\n\n## Verification feedback\n\nThe work is not accepted yet. ${verification.checker}: ${verification.feedback}`;
 }
 
+function listPaths(paths: string[]): string {
+  const shown = paths.slice(0, 5).map((path) => `"${path}"`).join(", ");
+  return paths.length > 5 ? `${shown} and ${paths.length - 5} more` : shown;
+}
+
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
 async function gitEvidenceOf(
   repo: GitRepo,
   baseline: string | null,
@@ -449,24 +786,4 @@ async function gitEvidenceOf(
     staged: status?.staged ?? [],
     unstaged: status?.unstaged ?? [],
   };
-}
-
-async function recordIteration(
-  options: RunOptions,
-  summary: IterationSummary,
-  verdict: string,
-): Promise<void> {
-  options.log?.event("iteration_finished", { iteration: summary.iteration, verdict, summary });
-  try {
-    await options.handler.onIterationEnd?.(summary, verdict);
-  } catch (error) {
-    options.log?.event("handler_hook_failed", { hook: "onIterationEnd", error: firstLine(error) });
-  }
-  options.onEvent?.({
-    type: "iteration_finished",
-    iteration: summary.iteration,
-    maxIterations: options.maxIterations,
-    summary,
-    verdict,
-  });
 }

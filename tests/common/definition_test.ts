@@ -94,6 +94,9 @@ Deno.test("a minimal definition gets every default filled in", () => {
     github: { labels: {}, comment: false },
     logging: { directory: ".agent/x/logs", format: "jsonl" },
     verify: { mode: "all", checks: [] },
+    git: { rescue: true, autoCommit: false, timeoutSeconds: 10 },
+    circuitBreaker: { noProgressThreshold: 3, sameErrorThreshold: 5 },
+    probe: { enabled: true, maxProbes: 3, probeIntervalSeconds: 30, probeTimeoutSeconds: 120 },
   };
   assert.deepEqual(definition, expected);
 });
@@ -211,6 +214,9 @@ Deno.test("a full definition keeps every value it sets", () => {
         { type: "custom", path: "checks/links.ts", options: { strict: true } },
       ],
     },
+    git: { rescue: false, autoCommit: true, timeoutSeconds: 30 },
+    circuitBreaker: { noProgressThreshold: 4, sameErrorThreshold: 2 },
+    probe: { enabled: false, maxProbes: 1, probeIntervalSeconds: 0, probeTimeoutSeconds: 10 },
   };
   assert.deepEqual(parse(JSON.stringify(full)), full);
 });
@@ -362,7 +368,7 @@ Deno.test("invalid definitions are rejected at the field that is wrong", async (
   await t.step("unknown top-level key names the key and the known ones", () => {
     assertRejects(
       `{ "nmae": "x", "behavior": { "completionType": "issue" } }`,
-      `${PREFIX}"nmae": unknown key, expected one of "$schema", "version", "name", "displayName", "description", "behavior", "prompts", "parameters", "actions", "github", "logging", "verify"`,
+      `${PREFIX}"nmae": unknown key, expected one of "$schema", "version", "name", "displayName", "description", "behavior", "prompts", "parameters", "actions", "github", "logging", "verify", "git", "circuitBreaker", "probe"`,
     );
   });
 

@@ -32,6 +32,22 @@ export const GH_CALLS: readonly GhCall[] = [
     args: ["1", "--repo", "o/r", "--json", "number,title,body,state,labels,url,comments"],
   },
   {
+    command: "pr create",
+    flags: ["--repo", "--base", "--head", "--title", "--body"],
+    args: [
+      "--repo",
+      "o/r",
+      "--base",
+      "main",
+      "--head",
+      "finishline/x/1",
+      "--title",
+      "t",
+      "--body",
+      "b",
+    ],
+  },
+  {
     command: "label create",
     flags: ["--force", "--color", "--description", "--repo"],
     args: [

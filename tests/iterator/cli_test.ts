@@ -102,6 +102,9 @@ const DEFAULT_FLAGS: RunFlags = {
   permissionMode: undefined,
   dangerouslySkipPermissions: false,
   dryRun: false,
+  worktree: false,
+  baseBranch: undefined,
+  createPr: false,
   json: false,
   params: {},
 };

@@ -13,7 +13,11 @@ Deno.test("iterate runs exactly N sessions, each really running its Bash call, a
   await using server = await ScriptedModelServer.start({
     scripts: ({ sessionIndex }) => [
       toolTurn("Bash", {
-        command: `echo "iteration ${sessionIndex + 1}" >> progress.txt`,
+        command: `echo "iteration ${
+          sessionIndex + 1
+        }" >> progress.txt && git add progress.txt && git commit -qm "docs: progress ${
+          sessionIndex + 1
+        }"`,
       }),
       textTurn(`Iteration ${sessionIndex + 1} done.`),
     ],
@@ -152,7 +156,12 @@ Deno.test("a custom handler dropped into .agent/<name>/completion/ is loaded and
   await using server = await ScriptedModelServer.start({
     scripts: [
       [textTurn("Looking around first.")],
-      [toolTurn("Bash", { command: "touch MARKER" }), textTurn("Created it.")],
+      [
+        toolTurn("Bash", {
+          command: "touch MARKER && git add MARKER && git commit -qm 'feat: marker'",
+        }),
+        textTurn("Created it."),
+      ],
     ],
   });
   const run = await runCli(

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { JUDGE_MARKER } from "../../agents/common/checks/judge.ts";
 import { COMPLETE_TASK_TOOL } from "../../agents/common/summary.ts";
 import { CONTINUATION_MESSAGE } from "../../agents/iterator/completion_guard.ts";
+import { PROBE_MARKER } from "../../agents/iterator/status_probe.ts";
 import {
   ScriptedModelServer,
   type ScriptStep,
@@ -121,7 +122,12 @@ Deno.test("complete_task(success) with a failing check: the tool result says why
     scripts: [[
       toolTurn("Bash", { command: "echo broken > status.txt" }),
       completeTask("success", "Wrote the status file"),
-      expecting("did NOT pass (status)", toolTurn("Bash", { command: "echo fixed > status.txt" })),
+      expecting(
+        "did NOT pass (status)",
+        toolTurn("Bash", {
+          command: "echo fixed > status.txt && git add status.txt && git commit -qm 'fix: status'",
+        }),
+      ),
       completeTask("success", "Fixed the status file"),
       expecting("the checks passed", textTurn("Now it is right. SHIPPED")),
     ]],
@@ -199,7 +205,13 @@ Deno.test("an agent that never calls complete_task is sent back twice, then the 
   assert.equal(result.iterations, 2, "the loop went on to iteration 2");
   for (const index of [0, 1]) {
     const turns = agentSession(server, index);
-    assert.equal(turns.length, 3, `session ${index}: the first stop and two continuations`);
+    const probes = turns.filter((request) => JSON.stringify(request.body).includes(PROBE_MARKER));
+    assert.equal(
+      turns.length - probes.length,
+      3,
+      `session ${index}: the first stop and two continuations`,
+    );
+    assert.equal(probes.length, 1, "then one status probe (no progress, no complete_task)");
   }
   const log = await readLog(result.logFile);
   const first = log.filter((record) => record.iteration === 1);

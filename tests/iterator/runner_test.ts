@@ -100,6 +100,7 @@ function definition(extra: Record<string, unknown> = {}) {
   return parseDefinition(
     JSON.stringify({
       name: "test",
+      probe: { enabled: false },
       behavior: {
         completionType: "manual",
         completionConfig: { completionKeyword: "DONE" },
@@ -193,6 +194,7 @@ Deno.test("runner passes the definition's settings to each session", async (t) =
       const continuing = parseDefinition(
         JSON.stringify({
           name: "test",
+          probe: { enabled: false },
           behavior: {
             completionType: "manual",
             completionConfig: { completionKeyword: "DONE" },
@@ -221,6 +223,7 @@ Deno.test("runner ends budget_exhausted when the cost budget is spent", async ()
   const budgeted = parseDefinition(
     JSON.stringify({
       name: "test",
+      probe: { enabled: false },
       behavior: {
         completionType: "manual",
         completionConfig: { completionKeyword: "DONE" },

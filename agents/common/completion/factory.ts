@@ -71,11 +71,25 @@ async function createGitHubHandler(
   const owner = typeof args.owner === "string" ? args.owner : (await github.repository()).owner;
   const project = await github.project(number, owner);
   const items = await github.projectItems(number, owner, { strict: true }) ?? [];
+  const label = typeof args.label === "string" ? args.label : undefined;
+  if (items.length === 0) {
+    throw new UsageError(
+      `Project #${number} of owner "${owner}" has no items: there is nothing to work on`,
+    );
+  }
+  if (label && !items.some((item) => item.labels.includes(label))) {
+    throw new UsageError(
+      `No item of project #${number} has the label "${label}" (flag "--label"); the items' labels are: ${
+        [...new Set(items.flatMap((item) => item.labels))].map((name) => `"${name}"`).join(", ") ||
+        "(none)"
+      }`,
+    );
+  }
   return new ProjectCompletionHandler(context, {
     project,
     items,
     github,
-    label: typeof args.label === "string" ? args.label : undefined,
+    label,
     faults,
   });
 }

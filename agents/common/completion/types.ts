@@ -126,6 +126,17 @@ export interface IterationSummary {
   };
   /** How often the stop hook sent the agent back in this iteration. */
   continuations?: number;
+  /** Status probes of the iteration, in order. */
+  probes?: Array<{ status: string; message: string }>;
+  /** The commit rescue, when work was left uncommitted. */
+  rescue?: {
+    /** The uncommitted files found. */
+    files: string[];
+    /** Who committed: the agent (asked), the runner (git.autoCommit), or none. */
+    by: "agent" | "runner" | "none";
+    /** Whether the tree was clean afterwards. */
+    clean: boolean;
+  };
 }
 
 /** Decides when an agent's work is finished and writes the prompts that drive it. */

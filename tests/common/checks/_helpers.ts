@@ -1,0 +1,80 @@
+/**
+ * Helpers shared by the checker tests: definitions, contexts and checkers
+ * that count their calls.
+ *
+ * @module
+ */
+
+import type { AgentDefinition } from "../../../agents/common/agent_definition.ts";
+import type {
+  TaskCompletionChecker,
+  TaskCompletionContext,
+  TaskCompletionResult,
+} from "../../../agents/common/checks/types.ts";
+import { parseDefinition } from "../../../agents/common/definition.ts";
+import { emptySummary } from "../../../agents/common/summary.ts";
+
+/** An agent folder that does not exist (checkers that need none). */
+export const NOWHERE: URL = new URL("file:///nonexistent/finishline-agent/");
+
+/**
+ * A definition parsed the way agent.json files are: an `iterate` agent named
+ * `demo` with a cap of 3.
+ *
+ * @param extra Top-level fields; `behavior` is merged into the default one.
+ * @returns The definition.
+ */
+export function definitionOf(extra: Record<string, unknown> = {}): AgentDefinition {
+  const behavior = (extra.behavior ?? {}) as Record<string, unknown>;
+  return parseDefinition(
+    JSON.stringify({
+      name: "demo",
+      ...extra,
+      behavior: { completionConfig: { maxIterations: 3 }, ...behavior },
+    }),
+    { displayPath: ".agent/demo/agent.json" },
+  );
+}
+
+/**
+ * A checker context with an empty summary; override what a test needs.
+ *
+ * @param overrides Fields to set.
+ * @returns The context.
+ */
+export function contextOf(overrides: Partial<TaskCompletionContext> = {}): TaskCompletionContext {
+  return {
+    summary: emptySummary(1),
+    previous: [],
+    definition: definitionOf(),
+    cwd: Deno.cwd(),
+    agentDir: NOWHERE,
+    ...overrides,
+  };
+}
+
+/** A checker that counts how often it was asked. */
+export interface CountingChecker extends TaskCompletionChecker {
+  /** How often `check` ran. */
+  calls: number;
+}
+
+/**
+ * A checker that answers `result` (or throws it, when it is an Error) and counts its calls.
+ *
+ * @param name The checker's name.
+ * @param result What it answers.
+ * @returns The checker.
+ */
+export function counting(name: string, result: TaskCompletionResult | Error): CountingChecker {
+  const checker: CountingChecker = {
+    name,
+    calls: 0,
+    check() {
+      checker.calls++;
+      if (result instanceof Error) throw result;
+      return result;
+    },
+  };
+  return checker;
+}
