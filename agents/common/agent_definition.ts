@@ -255,6 +255,16 @@ export interface ProbeConfig {
   probeTimeoutSeconds: number;
 }
 
+/** The finish workflow. */
+export interface FinishConfig {
+  /** Ask a tool-less model session to extract learnings when a run ends. @default false */
+  extractLearnings: boolean;
+  /** Learnings of earlier runs put into `{uv-learnings}`. @default 5 */
+  maxLearnings: number;
+  /** Characters of learnings at most in `{uv-learnings}`. @default 2000 */
+  maxLearningsChars: number;
+}
+
 /** A validated agent definition with every default filled in. */
 export interface AgentDefinition {
   /** Editor schema reference; ignored. */
@@ -287,6 +297,8 @@ export interface AgentDefinition {
   circuitBreaker: CircuitBreakerConfig;
   /** The status probe. */
   probe: ProbeConfig;
+  /** The finish workflow. */
+  finish: FinishConfig;
 }
 
 /** A definition together with where it was found. */

@@ -417,6 +417,19 @@ const rawDefinitionSchema = strictObject({
     }).default(30).describe("Wait between probes in seconds."),
     probeTimeoutSeconds: positiveNumber().default(120).describe("Timeout of one probe in seconds."),
   }).prefault({}).describe("Asking the agent for its status when the evidence is unclear."),
+  finish: strictObject({
+    extractLearnings: z.boolean().default(false).describe(
+      "Ask a tool-less model session to extract learnings when a run ends.",
+    ),
+    maxLearnings: z.int({ error: "expected a whole number of 0 or more" }).min(0, {
+      error: "expected a whole number of 0 or more",
+    }).default(5).describe("Learnings of earlier runs put into `{uv-learnings}`."),
+    maxLearningsChars: positiveInt().default(2000).describe(
+      "Characters of learnings at most in `{uv-learnings}`.",
+    ),
+  }).prefault({}).describe(
+    "The finish workflow: summary, learnings, skills, persistence, cleanup.",
+  ),
 });
 
 /** Fills the defaults that depend on other fields. */

@@ -24,6 +24,8 @@ export interface BaseFlags {
   list: boolean;
   /** `--init NAME`. */
   init?: string;
+  /** `--store PATH`: the run history database. */
+  store?: string;
 }
 
 /** Every option of a run. */
@@ -64,6 +66,8 @@ export interface RunFlags extends BaseFlags {
   createPr: boolean;
   /** `--json`. */
   json: boolean;
+  /** `--no-learnings`: leave `{uv-learnings}` empty. */
+  noLearnings: boolean;
   /** Definition parameters, keyed by parameter name. */
   params: Record<string, string | number | boolean>;
 }
@@ -77,6 +81,7 @@ const BASE_OPTIONS: Record<string, OptionSpec> = {
   version: { type: "boolean" },
   list: { type: "boolean" },
   init: { type: "string" },
+  store: { type: "string" },
 };
 
 const RUN_OPTIONS: Record<string, OptionSpec> = {
@@ -99,6 +104,7 @@ const RUN_OPTIONS: Record<string, OptionSpec> = {
   "base-branch": { type: "string" },
   "create-pr": { type: "boolean" },
   json: { type: "boolean" },
+  "no-learnings": { type: "boolean" },
 };
 
 /** Flags the CLI itself defines (parameters may not reuse them). */
@@ -136,6 +142,14 @@ Worktrees:
       --worktree           work in a new git worktree on branch finishline/<agent>/<issue or run>
       --base-branch NAME   create it from NAME (default: the current branch)
       --create-pr          open a pull request (gh pr create) when the run completes
+
+History:
+      --resume [RUN_ID]    continue the latest unfinished run of the agent (or RUN_ID)
+      --no-learnings       do not put learnings of earlier runs into the first prompt
+      --store PATH         the run history (default: .agent/.finishline/state.db in the repository)
+  runs [show RUN_ID]       recent runs, or one run's iterations, verdicts and costs
+  learnings search QUERY   learnings of earlier runs, best match first
+  finish RUN_ID            complete an interrupted finish workflow (idempotent)
 
 Output:
       --dry-run            print handler, system prompt and first prompt; call no model
@@ -180,6 +194,10 @@ export function parseBaseFlags(argv: string[]): BaseFlags {
   if (init === true) {
     throw new UsageError(`Flag "--init" needs a value: the new agent's name`);
   }
+  const store = values.store;
+  if (store === true) {
+    throw new UsageError(`Flag "--store" needs a value: the run history database file`);
+  }
   return {
     agent: typeof agent === "string" ? agent : "iterator",
     cwd: typeof cwd === "string" ? cwd : undefined,
@@ -187,6 +205,7 @@ export function parseBaseFlags(argv: string[]): BaseFlags {
     version: values.version === true,
     list: values.list === true,
     init: typeof init === "string" ? init : undefined,
+    store: typeof store === "string" ? store : undefined,
   };
 }
 
@@ -289,6 +308,7 @@ export function parseRunFlags(
     baseBranch: nonEmpty(values["base-branch"], "--base-branch", "a branch name"),
     createPr: values["create-pr"] === true,
     json: values.json === true,
+    noLearnings: values["no-learnings"] === true,
     params: {},
   };
 

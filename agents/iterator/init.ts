@@ -59,6 +59,19 @@ export async function scaffoldAgent(
     await Deno.remove(dir, { recursive: true }).catch(() => {});
     throw error;
   }
+  // The run history (state.db) and worktrees live in .agent/.finishline/: keep them out of git.
+  const ignoreFile = join(options.cwd, ".agent", ".gitignore");
+  let ignore = "";
+  try {
+    ignore = await Deno.readTextFile(ignoreFile);
+  } catch {
+    // no .agent/.gitignore yet
+  }
+  if (!ignore.split("\n").some((line) => line.trim() === ".finishline/")) {
+    const prefix = ignore === "" || ignore.endsWith("\n") ? "" : "\n";
+    await Deno.writeTextFile(ignoreFile, `${prefix}.finishline/\n`, { append: true });
+    created.push(".agent/.gitignore");
+  }
   return created;
 }
 

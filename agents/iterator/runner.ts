@@ -36,6 +36,7 @@ import { firstLine } from "../common/completion/custom.ts";
 import type { CompletionHandler, IterationSummary } from "../common/completion/types.ts";
 import type { GitRepo } from "../common/git.ts";
 import type { RunLog } from "../common/log.ts";
+import type { RunStore } from "../common/store.ts";
 import { SummaryBuilder } from "../common/summary.ts";
 import { CircuitBreaker } from "./circuit_breaker.ts";
 import { CompletionGuard } from "./completion_guard.ts";
@@ -147,6 +148,10 @@ export interface RunOptions {
   now?: () => number;
   /** Waits between probes; tests make it instant. @default an abortable setTimeout */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** The run history; each iteration is recorded in it before the next one starts. */
+  store?: RunStore;
+  /** Continue a recorded run: its iterations so far (the loop goes on with the next one). */
+  resume?: { summaries: IterationSummary[]; baseline: string | null };
 }
 
 /**
@@ -174,6 +179,7 @@ class Run {
   readonly #breaker: CircuitBreaker;
   #costUsd = 0;
   #git: RunGitEvidence | undefined;
+  #promptDigest = "";
   /** Uncommitted files when the run started: not the agent's work. */
   #startDirt = new Map<string, string>();
 
@@ -200,8 +206,17 @@ class Run {
   }
 
   async execute(): Promise<RunResult> {
-    const { git } = this.#options;
-    this.#git = git ? { repo: git, baseline: await git.head() } : undefined;
+    const { git, resume } = this.#options;
+    this.#git = git
+      ? { repo: git, baseline: resume ? resume.baseline : await git.head() }
+      : undefined;
+    for (const summary of resume?.summaries ?? []) {
+      this.#summaries.push(summary);
+      this.#costUsd += summary.costUsd;
+      if (summary.sessionId && !this.#sessionIds.includes(summary.sessionId)) {
+        this.#sessionIds.push(summary.sessionId);
+      }
+    }
     if (git) this.#startDirt = await git.snapshot(this.#options.ignorePaths ?? []) ?? new Map();
     try {
       await this.#handler.onRunStart?.();
@@ -218,8 +233,13 @@ class Run {
       cwd: this.#options.cwd,
       baseline: this.#git?.baseline ?? null,
       checks: this.#options.verifier?.checkers.map((checker) => checker.name) ?? [],
+      resumedAfter: resume ? resume.summaries.length : undefined,
     });
-    for (let iteration = 1; iteration <= this.#options.maxIterations; iteration++) {
+    for (
+      let iteration = this.#summaries.length + 1;
+      iteration <= this.#options.maxIterations;
+      iteration++
+    ) {
       const ended = await this.#iteration(iteration);
       if (ended) return ended;
     }
@@ -250,6 +270,7 @@ class Run {
       );
     }
     prompt = withVerificationFeedback(prompt, this.#summaries.at(-1));
+    this.#promptDigest = await sha256(prompt);
 
     this.#options.onEvent?.({
       type: "iteration_started",
@@ -676,6 +697,18 @@ class Run {
   async #record(summary: IterationSummary, verdict: string): Promise<void> {
     this.#log?.event("iteration_finished", { iteration: summary.iteration, verdict, summary });
     try {
+      this.#options.store?.recordIteration({
+        runId: this.#runId,
+        number: summary.iteration,
+        sessionId: summary.sessionId ?? null,
+        promptDigest: this.#promptDigest,
+        summary,
+        verdict,
+      });
+    } catch (error) {
+      this.#log?.event("store_failed", { iteration: summary.iteration, error: firstLine(error) });
+    }
+    try {
       await this.#handler.onIterationEnd?.(summary, verdict);
     } catch (error) {
       this.#log?.event("handler_hook_failed", { hook: "onIterationEnd", error: firstLine(error) });
@@ -702,11 +735,6 @@ class Run {
         this.#costUsd += builder.current.costUsd;
         this.#log?.event("final_rescue", { left });
       }
-    }
-    try {
-      await this.#handler.onRunEnd?.({ status, reason: completionReason });
-    } catch (error) {
-      this.#log?.event("handler_hook_failed", { hook: "onRunEnd", error: firstLine(error) });
     }
     const result: RunResult = {
       status,
@@ -754,6 +782,11 @@ export function withVerificationFeedback(
 function listPaths(paths: string[]): string {
   const shown = paths.slice(0, 5).map((path) => `"${path}"`).join(", ");
   return paths.length > 5 ? `${shown} and ${paths.length - 5} more` : shown;
+}
+
+async function sha256(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
 }
 
 function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {

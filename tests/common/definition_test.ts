@@ -97,6 +97,7 @@ Deno.test("a minimal definition gets every default filled in", () => {
     git: { rescue: true, autoCommit: false, timeoutSeconds: 10 },
     circuitBreaker: { noProgressThreshold: 3, sameErrorThreshold: 5 },
     probe: { enabled: true, maxProbes: 3, probeIntervalSeconds: 30, probeTimeoutSeconds: 120 },
+    finish: { extractLearnings: false, maxLearnings: 5, maxLearningsChars: 2000 },
   };
   assert.deepEqual(definition, expected);
 });
@@ -217,6 +218,7 @@ Deno.test("a full definition keeps every value it sets", () => {
     git: { rescue: false, autoCommit: true, timeoutSeconds: 30 },
     circuitBreaker: { noProgressThreshold: 4, sameErrorThreshold: 2 },
     probe: { enabled: false, maxProbes: 1, probeIntervalSeconds: 0, probeTimeoutSeconds: 10 },
+    finish: { extractLearnings: true, maxLearnings: 3, maxLearningsChars: 500 },
   };
   assert.deepEqual(parse(JSON.stringify(full)), full);
 });
@@ -368,7 +370,7 @@ Deno.test("invalid definitions are rejected at the field that is wrong", async (
   await t.step("unknown top-level key names the key and the known ones", () => {
     assertRejects(
       `{ "nmae": "x", "behavior": { "completionType": "issue" } }`,
-      `${PREFIX}"nmae": unknown key, expected one of "$schema", "version", "name", "displayName", "description", "behavior", "prompts", "parameters", "actions", "github", "logging", "verify", "git", "circuitBreaker", "probe"`,
+      `${PREFIX}"nmae": unknown key, expected one of "$schema", "version", "name", "displayName", "description", "behavior", "prompts", "parameters", "actions", "github", "logging", "verify", "git", "circuitBreaker", "probe", "finish"`,
     );
   });
 

@@ -79,6 +79,7 @@ const ITERATE_VARIABLES: PromptVariables = {
   remaining: 2,
   previous_summary: "### Iteration 1",
   verification_feedback: "(none)",
+  learnings: "(no learnings from earlier runs)",
 };
 
 Deno.test("prompt resolver", async (t) => {
@@ -336,7 +337,7 @@ Deno.test("prompt resolver", async (t) => {
         );
         assert.match(
           message,
-          /^Cannot fill prompt template ".*prompts\/initial_iterate\.md" \(key "initial_iterate"\): no value for "uv-max_iterations"$/,
+          /^Cannot fill prompt template ".*prompts\/initial_iterate\.md" \(key "initial_iterate"\): no value for "uv-max_iterations", "uv-learnings"$/,
         );
       });
     },

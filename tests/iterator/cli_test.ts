@@ -106,6 +106,8 @@ const DEFAULT_FLAGS: RunFlags = {
   baseBranch: undefined,
   createPr: false,
   json: false,
+  noLearnings: false,
+  store: undefined,
   params: {},
 };
 
@@ -307,6 +309,7 @@ Deno.test("parseBaseFlags finds the agent and ignores the other flags", async (t
       version: false,
       list: false,
       init: undefined,
+      store: undefined,
     });
   });
 

@@ -19,6 +19,8 @@ export interface HandlerContext {
   resolver: PromptResolver;
   /** The run's iteration cap. */
   maxIterations: number;
+  /** Finds learnings of earlier runs relevant to a text, formatted for `{uv-learnings}`. */
+  learnings?: (query: string) => string;
 }
 
 /** Text used for `uv-task` when the run was given no task. */
@@ -84,6 +86,9 @@ export function countTools(names: string[]): string {
   return [...counts].map(([name, count]) => count > 1 ? `${name}×${count}` : name).join(", ");
 }
 
+/** `{uv-learnings}` when the run has no history or looks none up. */
+export const NO_LEARNINGS_TEXT = "(no learnings from earlier runs)";
+
 /**
  * The last iteration's failed verification, for `uv-verification_feedback`.
  *
@@ -106,8 +111,21 @@ export abstract class BaseHandler {
     this.context = context;
   }
 
+  #learnings: string | undefined;
+
   /** Completion criteria; each handler defines its own. */
   abstract buildCompletionCriteria(): CompletionCriteria;
+
+  /**
+   * The text that learnings of earlier runs are matched against: the task;
+   * the GitHub handlers use the issue or project.
+   *
+   * @returns Search text.
+   */
+  protected learningsQuery(): string {
+    const task = this.context.args.task;
+    return typeof task === "string" ? task : "";
+  }
 
   /**
    * Variables every template can use, plus the run's arguments.
@@ -136,6 +154,17 @@ export abstract class BaseHandler {
       "uv-completion_criteria": this.buildCompletionCriteria().detailed,
       "uv-task": task,
       "uv-verification_feedback": verificationFeedback(summaries.at(-1)),
+      "uv-learnings": this.#learningsText(),
     };
+  }
+
+  #learningsText(): string {
+    if (this.#learnings === undefined) {
+      const query = this.learningsQuery().trim();
+      this.#learnings = query && this.context.learnings
+        ? this.context.learnings(query)
+        : NO_LEARNINGS_TEXT;
+    }
+    return this.#learnings;
   }
 }

@@ -31,6 +31,8 @@ export interface CreateHandlerOptions {
   resolver?: PromptResolver;
   /** The run's iteration cap. @default completionConfig.maxIterations ?? 10 */
   maxIterations?: number;
+  /** Finds learnings of earlier runs for `{uv-learnings}`. */
+  learnings?: (query: string) => string;
   /** gh settings for the issue and project handlers (executable, env, timeouts, retries). */
   github?: Omit<GitHubOptions, "cwd" | "repo">;
 }
@@ -156,6 +158,7 @@ export async function createCompletionHandler(
     args,
     resolver,
     maxIterations: options.maxIterations ?? iterationCap(definition),
+    learnings: options.learnings,
   };
   switch (completionType) {
     case "iterate":

@@ -153,6 +153,11 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
     return this.#faults.splice(0);
   }
 
+  /** @inheritdoc */
+  protected override learningsQuery(): string {
+    return `${this.#issue.title}\n${this.#issue.body}`;
+  }
+
   #issueVariables(): Record<string, string | number> {
     const issue = this.#issue;
     return {

@@ -206,6 +206,11 @@ export class ProjectCompletionHandler extends BaseHandler implements CompletionH
     return this.#faults.splice(0);
   }
 
+  /** @inheritdoc */
+  protected override learningsQuery(): string {
+    return [this.#project.title, ...this.#items.map((item) => item.title)].join("\n");
+  }
+
   #select(items: GhProjectItem[]): GhProjectItem[] {
     return this.#label ? items.filter((item) => item.labels.includes(this.#label!)) : items;
   }

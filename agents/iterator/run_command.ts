@@ -1,0 +1,512 @@
+/**
+ * The run command: flags -> agent definition -> completion handler ->
+ * iteration loop on Claude Code -> finish workflow -> exit code.
+ *
+ * @module
+ */
+
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import type { AgentDefinition } from "../common/agent_definition.ts";
+import { ClaudeBackend } from "../common/backends/claude.ts";
+import type { AgentBackend, SessionPermissionMode } from "../common/backends/types.ts";
+import { buildVerifier } from "../common/checks/verifier.ts";
+import { createCompletionHandler, iterationCap } from "../common/completion/factory.ts";
+import { loadDefinition } from "../common/definition.ts";
+import { UsageError } from "../common/errors.ts";
+import { type GitFault, GitRepo } from "../common/git.ts";
+import { GitHubCli } from "../common/github.ts";
+import { RunLog } from "../common/log.ts";
+import { argsToVariables, PromptResolver } from "../common/prompt_resolver.ts";
+import { DEFAULT_STORE_PATH, SqliteStore, type StoredRun } from "../common/store.ts";
+import {
+  createWorktree,
+  removeWorktreeIfClean,
+  type Worktree,
+  WORKTREES_DIR,
+} from "../common/worktree.ts";
+import { applyFlags, parseBaseFlags, parseRunFlags, runArgs } from "./cli.ts";
+import { formatLearnings, runFinish } from "./finish.ts";
+import { finalLine, iterationLine } from "./progress.ts";
+import { EXIT_CODES, runIterations, type RunResult } from "./runner.ts";
+
+/** Where a command writes and what it runs on. */
+export interface CommandIO {
+  /** Standard output. */
+  stdout: (text: string) => void;
+  /** Standard error. */
+  stderr: (text: string) => void;
+  /** The agent backend. @default ClaudeBackend */
+  backend?: AgentBackend;
+  /** Aborts the run; when absent, SIGINT and SIGTERM do. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Open the run history: `--store PATH`, else `.agent/.finishline/state.db`
+ * in the repository (or working directory).
+ *
+ * @param flag The `--store` flag.
+ * @param root The repository root or working directory.
+ * @returns The store.
+ */
+export function openStore(flag: string | undefined, root: string): SqliteStore {
+  const path = flag ? resolve(flag) : join(root, DEFAULT_STORE_PATH);
+  try {
+    return SqliteStore.open(path);
+  } catch (error) {
+    throw new UsageError(
+      `Cannot open the run history "${path}": ${
+        error instanceof Error ? error.message.split("\n")[0] : error
+      }`,
+    );
+  }
+}
+
+/**
+ * Run an agent: flags -> definition -> handler -> loop -> finish workflow.
+ *
+ * @param argv The run's command-line arguments.
+ * @param io Output, backend and abort signal.
+ * @param options `resume`: a recorded run to continue; `store` and `json`
+ * flags given with `--resume`.
+ * @returns The exit code.
+ */
+export async function runCommand(
+  argv: string[],
+  io: CommandIO,
+  options: { resume?: StoredRun; json?: boolean; storePath?: string } = {},
+): Promise<number> {
+  const base = parseBaseFlags(argv);
+  const cwd = await workingDirectory(base.cwd);
+  const loaded = await loadDefinition(base.agent, { cwd });
+  const flags = parseRunFlags(argv, loaded.definition);
+  const definition = applyFlags(loaded.definition, flags);
+  if (options.json) flags.json = true;
+  const args = { ...runArgs(flags), cwd };
+  const resume = options.resume;
+  const runId = resume?.id ?? crypto.randomUUID();
+  const mainRepo = await GitRepo.open(cwd, { timeoutMs: definition.git.timeoutSeconds * 1000 });
+  const store = flags.dryRun
+    ? undefined
+    : openStore(options.storePath ?? base.store, mainRepo?.root ?? cwd);
+  const learnings = store && !flags.noLearnings
+    ? (query: string) =>
+      formatLearnings(
+        store.searchLearnings(query, { limit: 10 }).filter((found) => found.runId !== runId),
+        {
+          count: definition.finish.maxLearnings,
+          maxChars: definition.finish.maxLearningsChars,
+        },
+      )
+    : undefined;
+  const maxIterations = iterationCap(definition);
+  const resolver = await PromptResolver.create({
+    agentDir: loaded.agentDir,
+    registry: definition.prompts.registry,
+    fallbackDir: definition.prompts.fallbackDir,
+    systemPromptPath: definition.behavior.systemPromptPath,
+    cwd,
+  });
+  const handler = await createCompletionHandler(definition, args, {
+    agentDir: loaded.agentDir,
+    cwd,
+    resolver,
+    maxIterations,
+    learnings,
+  });
+  const criteria = handler.buildCompletionCriteria();
+  const systemPrompt = await resolver.resolve("system", {
+    ...argsToVariables(args),
+    "uv-agent_name": definition.name,
+    "uv-completion_criteria": criteria.detailed,
+    "uv-max_iterations": maxIterations,
+    "uv-complete_task_instructions": completeTaskInstructions(definition),
+  });
+  const verifier = await buildVerifier(definition.verify, { agentDir: loaded.agentDir, cwd });
+  const permissionMode: SessionPermissionMode = flags.dangerouslySkipPermissions
+    ? "bypassPermissions"
+    : definition.behavior.permissionMode;
+
+  if (flags.dryRun) {
+    const prompt = await handler.buildInitialPrompt(args);
+    if (flags.json) {
+      io.stdout(`${
+        JSON.stringify({
+          dryRun: true,
+          agent: definition.name,
+          definition: loaded.displayPath,
+          handler: handler.type,
+          criteria: criteria.short,
+          maxIterations,
+          permissionMode,
+          systemPrompt,
+          prompt,
+        })
+      }\n`);
+    } else {
+      io.stdout(
+        [
+          `Agent:       ${definition.name} (${
+            loaded.builtin ? "built-in" : "local"
+          }: ${loaded.displayPath})`,
+          `Handler:     ${handler.type} (${criteria.short})`,
+          `Iterations:  at most ${maxIterations}`,
+          `Permissions: ${permissionMode}; allowed tools: ${
+            definition.behavior.allowedTools.join(", ")
+          }`,
+          "",
+          "--- system prompt (appended to Claude Code's) ---",
+          systemPrompt,
+          "",
+          "--- prompt for iteration 1 ---",
+          prompt,
+          "",
+        ].join("\n"),
+      );
+    }
+    return 0;
+  }
+
+  const logDir = isAbsolute(definition.logging.directory)
+    ? definition.logging.directory
+    : join(cwd, definition.logging.directory);
+  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+  const ignorePaths = mainRepo
+    ? finishlinePaths(mainRepo.root, [
+      logDir,
+      join(mainRepo.root, WORKTREES_DIR),
+      ...(store ? [dirname(store.path)] : []),
+    ])
+    : [];
+  if (mainRepo) await excludeFromGit(mainRepo, ignorePaths);
+  let worktree: Worktree | undefined;
+  if (flags.worktree) {
+    if (!mainRepo) {
+      throw new UsageError(`Flag "--worktree" needs a git repository, and "${cwd}" is not in one`);
+    }
+    const id = flags.issue
+      ? `issue-${flags.issue}`
+      : flags.project
+      ? `project-${flags.project}`
+      : runId.slice(0, 8);
+    worktree = await createWorktree(mainRepo, {
+      agent: definition.name,
+      id,
+      baseBranch: flags.baseBranch,
+    });
+  }
+  const workDir = worktree?.path ?? cwd;
+  const log = RunLog.open(join(logDir, `${stamp}-${runId.slice(0, 8)}.jsonl`));
+  if (!store) throw new Error("unreachable: a run without a store");
+  const faultLogger = (fault: GitFault) =>
+    log.event("git_fault", { args: fault.args, code: fault.code, message: fault.message });
+  const git = await GitRepo.open(workDir, {
+    timeoutMs: definition.git.timeoutSeconds * 1000,
+    onFault: faultLogger,
+  });
+  if (!git) {
+    log.event("no_git", { cwd, note: "not a git repository: no commit evidence for this run" });
+    io.stderr(
+      `[finishline] note: "${cwd}" is not a git repository: no commit evidence, rescue or circuit breaker for this run\n`,
+    );
+  }
+  const cleanupFacts = {
+    issue: flags.issue,
+    repo: flags.repo,
+    labels: definition.github.labels,
+    worktreePath: worktree?.path,
+    worktreeBranch: worktree?.branch,
+    mainRepo: mainRepo?.root,
+  };
+  if (resume) {
+    store.setRunStatus(runId, "running", null);
+    store.clearFinish(runId);
+    store.updateCleanup(runId, cleanupFacts);
+    log.event("run_resumed", { runId, after: store.iterations(runId).length });
+    io.stderr(
+      `[finishline] resuming run ${runId} after iteration ${store.iterations(runId).length}\n`,
+    );
+  } else {
+    store.createRun({
+      id: runId,
+      agent: definition.name,
+      handler: handler.type,
+      argv,
+      cwd,
+      startedAt: new Date().toISOString(),
+      baseline: git ? await git.head() : null,
+      branch: worktree?.branch ?? null,
+      maxIterations,
+      cleanup: cleanupFacts,
+    });
+  }
+  if (worktree) {
+    log.event("worktree", { ...worktree });
+    io.stderr(`[finishline] working in worktree ${worktree.path} on branch ${worktree.branch}\n`);
+  }
+  const backend = io.backend ?? new ClaudeBackend();
+  const signals = io.signal ? undefined : listenForSignals(io.stderr);
+  let result: RunResult;
+  try {
+    result = await runIterations({
+      definition,
+      handler,
+      backend,
+      systemPrompt,
+      args,
+      cwd: workDir,
+      maxIterations,
+      agentDir: loaded.agentDir,
+      verifier,
+      git,
+      ignorePaths: worktree ? [] : ignorePaths,
+      rescueOnEnd: worktree !== undefined,
+      runId,
+      permissionMode,
+      log,
+      store,
+      resume: resume
+        ? {
+          summaries: store.iterations(runId).map((row) => row.summary),
+          baseline: resume.baseline,
+        }
+        : undefined,
+      signal: io.signal ?? signals!.signal,
+      onEvent: (event) => {
+        if (event.type === "iteration_started") {
+          io.stderr(`[finishline] iteration ${event.iteration}/${event.maxIterations} started\n`);
+        } else if (event.type === "iteration_finished") {
+          io.stderr(`${iterationLine(event)}\n`);
+        } else if (event.type === "probe") {
+          io.stderr(
+            `[finishline] status probe: ${event.status.status}${
+              event.status.message ? ` (${event.status.message})` : ""
+            }\n`,
+          );
+        } else if (event.type === "rescue") {
+          io.stderr(
+            `[finishline] commit rescue by the ${event.by}: ${
+              event.clean ? "work committed" : "changes still uncommitted"
+            }\n`,
+          );
+        }
+      },
+    });
+  } finally {
+    signals?.dispose();
+  }
+  let worktreeReport: Record<string, unknown> | undefined;
+  const finish = await runFinish({
+    store,
+    runId,
+    outcome: { status: result.status, reason: result.completionReason },
+    extractLearnings: definition.finish.extractLearnings,
+    backend,
+    model: definition.behavior.model,
+    cwd: workDir,
+    onEvent: (kind, data) => log.event(kind, data),
+    cleanup: async () => {
+      try {
+        await handler.onRunEnd?.({ status: result.status, reason: result.completionReason });
+      } catch (error) {
+        log.event("handler_hook_failed", {
+          hook: "onRunEnd",
+          error: error instanceof Error ? error.message : String(error),
+        });
+      }
+      if (worktree && mainRepo) {
+        worktreeReport = { branch: worktree.branch, path: worktree.path, base: worktree.base };
+        if (result.status === "completed" && flags.createPr) {
+          worktreeReport.pullRequest = await openPullRequest(worktree, result, {
+            cwd: workDir,
+            repo: flags.repo,
+            log,
+            stderr: io.stderr,
+          });
+        }
+        worktreeReport.removed = await removeWorktreeIfClean(mainRepo, worktree);
+        log.event("worktree_done", worktreeReport);
+        io.stderr(
+          `[finishline] branch ${worktree.branch} holds the work; worktree ${
+            worktreeReport.removed
+              ? "removed"
+              : `kept at ${worktree.path} (it has uncommitted changes)`
+          }\n`,
+        );
+      }
+    },
+  });
+  if (finish.failed) {
+    io.stderr(
+      `[finishline] the finish workflow stopped at "${finish.failed.step}": ${finish.failed.error}; run "finish ${runId}" to complete it\n`,
+    );
+  }
+  store.close();
+  log.close();
+  io.stderr(`${finalLine(result)}\n`);
+  if (flags.json) {
+    io.stdout(`${
+      JSON.stringify({
+        status: result.status,
+        completionReason: result.completionReason,
+        iterations: result.iterations,
+        costUsd: result.costUsd,
+        durationMs: result.durationMs,
+        runId: result.runId,
+        sessionIds: result.sessionIds,
+        logFile: result.logFile,
+        store: store.path,
+        ...(worktreeReport ? { worktree: worktreeReport } : {}),
+      })
+    }\n`);
+  }
+  return EXIT_CODES[result.status];
+}
+
+/**
+ * What the system prompt says about complete_task.
+ *
+ * @param definition The agent definition.
+ * @returns Instructions, or an empty string when complete_task is not required.
+ */
+export function completeTaskInstructions(definition: AgentDefinition): string {
+  if (!definition.behavior.requireCompleteTask) return "";
+  return [
+    "## Finishing a session: the complete_task tool",
+    "",
+    "Before you stop, always call the `complete_task` tool (from the finishline MCP server):",
+    "restate the original request, say what you did, and choose a status: `success` when",
+    "every part of the request is done and committed, `blocked` when an obstacle you cannot",
+    "remove stops you (say what in remaining_work), or `partial` when only some parts are",
+    "done. With success, finishline verifies the work at once; if the checks fail, the tool",
+    "result says why: fix it and call complete_task again.",
+  ].join("\n");
+}
+
+/**
+ * Paths relative to the repository root that finishline itself writes.
+ *
+ * @param root The repository root.
+ * @param dirs Absolute folders.
+ * @returns Those inside the repository, relative and with a trailing slash.
+ */
+export function finishlinePaths(root: string, dirs: string[]): string[] {
+  return dirs
+    .map((dir) => relative(root, dir))
+    .filter((path) => path !== "" && !path.startsWith(".."))
+    .map((path) => `${path.replaceAll("\\", "/")}/`);
+}
+
+/**
+ * Keep finishline's own files out of `git status` (and so out of the agent's
+ * commits) through the repository's local exclude file.
+ *
+ * @param git The repository.
+ * @param paths Paths relative to the root.
+ */
+export async function excludeFromGit(git: GitRepo, paths: string[]): Promise<void> {
+  if (paths.length === 0) return;
+  const info = await git.exec(["rev-parse", "--git-path", "info/exclude"]);
+  if (info.code !== 0) return;
+  const file = resolve(git.cwd, info.stdout.trim());
+  let text = "";
+  try {
+    text = await Deno.readTextFile(file);
+  } catch {
+    // no exclude file yet
+  }
+  const lines = new Set(text.split("\n").map((line) => line.trim()));
+  const missing = paths.map((path) => `/${path}`).filter((line) => !lines.has(line));
+  if (missing.length === 0) return;
+  await Deno.mkdir(resolve(file, ".."), { recursive: true });
+  const prefix = text === "" || text.endsWith("\n") ? "" : "\n";
+  await Deno.writeTextFile(file, `${prefix}# finishline's own files\n${missing.join("\n")}\n`, {
+    append: true,
+  });
+}
+
+/**
+ * Push the worktree's branch and open a pull request with the run summary.
+ *
+ * @param worktree The worktree.
+ * @param result The completed run.
+ * @param options Where gh runs, the repository, the log.
+ * @returns The pull request URL, or undefined when it could not be opened.
+ */
+async function openPullRequest(
+  worktree: Worktree,
+  result: RunResult,
+  options: { cwd: string; repo?: string; log: RunLog; stderr: (text: string) => void },
+): Promise<string | undefined> {
+  const repo = await GitRepo.open(options.cwd);
+  const push = await repo?.exec(["push", "-u", "origin", worktree.branch]);
+  if (!push || push.code !== 0) {
+    const why = push?.stderr.split("\n").find((line) => line.trim()) ?? "not a repository";
+    options.log.event("pull_request_failed", { step: "push", error: why });
+    options.stderr(`[finishline] cannot push ${worktree.branch}: ${why}\n`);
+    return undefined;
+  }
+  const last = result.summaries.at(-1);
+  const body = [
+    `Opened by finishline after run \`${result.runId}\`: ${result.completionReason}.`,
+    "",
+    last?.completeTask ? `**Summary:** ${last.completeTask.summary}` : "",
+    "",
+    `Iterations: ${result.iterations}; cost: $${result.costUsd.toFixed(4)}; duration: ${
+      (result.durationMs / 1000).toFixed(1)
+    } s.`,
+  ].join("\n");
+  const github = new GitHubCli({ cwd: options.cwd, repo: options.repo, attempts: 2 });
+  const url = await github.createPullRequest({
+    base: worktree.base,
+    head: worktree.branch,
+    title: last?.completeTask?.summary.split("\n")[0].slice(0, 72) ||
+      `finishline: ${worktree.branch}`,
+    body,
+  });
+  options.log.event(url ? "pull_request" : "pull_request_failed", { url, step: "create" });
+  if (url) options.stderr(`[finishline] opened pull request ${url}\n`);
+  return url;
+}
+
+/**
+ * The working directory: `--cwd`, resolved and checked, else the process's.
+ *
+ * @param flag The `--cwd` flag.
+ * @returns An absolute path.
+ */
+export async function workingDirectory(flag: string | undefined): Promise<string> {
+  const cwd = flag === undefined ? Deno.cwd() : resolve(flag);
+  try {
+    if (!(await Deno.stat(cwd)).isDirectory) throw new Error("not a directory");
+  } catch {
+    throw new UsageError(
+      `Flag "--cwd" expects an existing directory, got "${flag}"`,
+    );
+  }
+  return cwd;
+}
+
+function listenForSignals(
+  stderr: (text: string) => void,
+): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
+  const onSignal = () => {
+    if (controller.signal.aborted) {
+      stderr("[finishline] second interrupt: exiting now\n");
+      Deno.exit(EXIT_CODES.interrupted);
+    }
+    stderr(
+      "[finishline] interrupted: stopping the agent (press Ctrl-C again to exit at once)\n",
+    );
+    controller.abort(new Error("interrupted"));
+  };
+  for (const signal of signals) Deno.addSignalListener(signal, onSignal);
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      for (const signal of signals) Deno.removeSignalListener(signal, onSignal);
+    },
+  };
+}
