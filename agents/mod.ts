@@ -99,6 +99,50 @@ export type {
 export { ClaudeBackend, type ClaudeBackendOptions } from "./common/backends/claude.ts";
 export { Redactor, RunLog } from "./common/log.ts";
 export {
+  incomplete,
+  ok,
+  type RunGitEvidence,
+  type TaskCompletionChecker,
+  type TaskCompletionContext,
+  type TaskCompletionResult,
+  type VerificationRecord,
+} from "./common/checks/types.ts";
+export { CompositeChecker, type CompositeResult } from "./common/checks/composite.ts";
+export { CommandChecker, type CommandCheckerOptions } from "./common/checks/command.ts";
+export { FilesChecker } from "./common/checks/files.ts";
+export { GitChecker, type GitCheckerOptions } from "./common/checks/git.ts";
+export { latestPlan, PlanChecker, type PlanItem } from "./common/checks/plan.ts";
+export { JudgeChecker, type JudgeCheckerOptions, parseVerdict } from "./common/checks/judge.ts";
+export { buildVerifier, type BuildVerifierOptions, verify } from "./common/checks/verifier.ts";
+export { IssueCompletionHandler, type IssueHandlerOptions } from "./common/completion/issue.ts";
+export {
+  boardPhase,
+  lastReview,
+  ProjectCompletionHandler,
+  type ProjectHandlerOptions,
+  type ProjectPhase,
+} from "./common/completion/project.ts";
+export {
+  type GhComment,
+  type GhIssue,
+  type GhProject,
+  type GhProjectItem,
+  GitHubCli,
+  type GitHubOptions,
+} from "./common/github.ts";
+export { type GitOptions, GitRepo, type TreeStatus } from "./common/git.ts";
+export {
+  type FinishRecord,
+  type FoundLearning,
+  type Learning,
+  type RunStore,
+  type SkillRecord,
+  SqliteStore,
+  type StoredIteration,
+  type StoredRun,
+} from "./common/store.ts";
+export { type FinishOptions, type FinishReport, runFinish } from "./iterator/finish.ts";
+export {
   EXIT_CODES,
   type RunEvent,
   runIterations,

@@ -42,7 +42,10 @@ try {
       toolCalls: [
         { name: "Read", input: { file_path: "src/pagination.ts" } },
         { name: "Read", input: { file_path: "tests/pagination_test.ts" } },
-        { name: "Edit", input: { file_path: "src/pagination.ts", old_string: "i <= n", new_string: "i < n" } },
+        {
+          name: "Edit",
+          input: { file_path: "src/pagination.ts", old_string: "i <= n", new_string: "i < n" },
+        },
         { name: "Bash", input: { command: "deno task test" } },
         { name: "Bash", input: { command: "git commit -am 'fix: pagination off-by-one'" } },
       ],
@@ -51,10 +54,23 @@ try {
       turns: 7,
       durationMs: 41_000,
       stopReason: "end_turn",
-      git: { baseline: "a".repeat(40), head: "b".repeat(40), newCommits: 1, staged: [], unstaged: [] },
+      git: {
+        baseline: "a".repeat(40),
+        head: "b".repeat(40),
+        newCommits: 1,
+        staged: [],
+        unstaged: [],
+      },
     };
     const started = performance.now();
-    store.recordIteration({ runId, number, sessionId: summary.sessionId, promptDigest: "c".repeat(64), summary, verdict: "continue" });
+    store.recordIteration({
+      runId,
+      number,
+      sessionId: summary.sessionId,
+      promptDigest: "c".repeat(64),
+      summary,
+      verdict: "continue",
+    });
     times.push(performance.now() - started);
   }
   store.setRunStatus(runId, "completed", "bench");
@@ -65,7 +81,11 @@ try {
   const median = sorted[Math.floor(sorted.length / 2)];
   const p95 = sorted[Math.floor(sorted.length * 0.95)];
   console.log(`iterations recorded:      ${iterations}`);
-  console.log(`record time per iteration: median ${median.toFixed(3)} ms, p95 ${p95.toFixed(3)} ms, max ${sorted.at(-1)!.toFixed(3)} ms`);
+  console.log(
+    `record time per iteration: median ${median.toFixed(3)} ms, p95 ${p95.toFixed(3)} ms, max ${
+      sorted.at(-1)!.toFixed(3)
+    } ms`,
+  );
   console.log(`database size:             ${(size / 1024).toFixed(1)} KiB (state.db + WAL)`);
 } finally {
   await Deno.remove(dir, { recursive: true });

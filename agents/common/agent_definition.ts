@@ -255,6 +255,20 @@ export interface ProbeConfig {
   probeTimeoutSeconds: number;
 }
 
+/** Retrying iterations that hit API faults. */
+export interface RetryConfig {
+  /** Attempts of one iteration (the first and the retries). @default 3 */
+  maxAttempts: number;
+  /** First backoff in seconds; it doubles, with jitter. @default 2 */
+  baseDelaySeconds: number;
+  /** Longest backoff in seconds. @default 60 */
+  maxDelaySeconds: number;
+  /** A session with no message for this long hangs and is aborted. @default 1200 */
+  iterationTimeoutSeconds: number;
+  /** Longest wait for a rate limit to reset (`--max-wait`). @default 900 */
+  maxWaitSeconds: number;
+}
+
 /** The finish workflow. */
 export interface FinishConfig {
   /** Ask a tool-less model session to extract learnings when a run ends. @default false */
@@ -299,6 +313,8 @@ export interface AgentDefinition {
   probe: ProbeConfig;
   /** The finish workflow. */
   finish: FinishConfig;
+  /** Retrying iterations that hit API faults. */
+  retry: RetryConfig;
 }
 
 /** A definition together with where it was found. */

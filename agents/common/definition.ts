@@ -33,6 +33,7 @@ import {
   type SettingSource,
 } from "./agent_definition.ts";
 import { UsageError } from "./errors.ts";
+import { readTextResource } from "./resource.ts";
 
 const AGENT_NAME_PATTERN = /^[a-z][a-z0-9-]*$/;
 const PARAMETER_NAME_PATTERN = /^[a-zA-Z][a-zA-Z0-9_-]*$/;
@@ -430,6 +431,23 @@ const rawDefinitionSchema = strictObject({
   }).prefault({}).describe(
     "The finish workflow: summary, learnings, skills, persistence, cleanup.",
   ),
+  retry: strictObject({
+    maxAttempts: positiveInt().default(3).describe(
+      "Attempts of one iteration (the first and the retries).",
+    ),
+    baseDelaySeconds: z.number({ error: "expected a number of 0 or more" }).min(0, {
+      error: "expected a number of 0 or more",
+    }).default(2).describe("First backoff in seconds; it doubles, with jitter."),
+    maxDelaySeconds: z.number({ error: "expected a number of 0 or more" }).min(0, {
+      error: "expected a number of 0 or more",
+    }).default(60).describe("Longest backoff in seconds."),
+    iterationTimeoutSeconds: positiveNumber().default(1200).describe(
+      "A session with no message for this long hangs and is aborted.",
+    ),
+    maxWaitSeconds: z.number({ error: "expected a number of 0 or more" }).min(0, {
+      error: "expected a number of 0 or more",
+    }).default(900).describe("Longest wait for a rate limit to reset (--max-wait)."),
+  }).prefault({}).describe("Retrying iterations that hit API faults."),
 });
 
 /** Fills the defaults that depend on other fields. */
@@ -675,33 +693,6 @@ function checkAgentName(name: string): void {
   }
 }
 
-/** Reads a text file or URL; `undefined` when there is nothing there. */
-async function readText(url: URL): Promise<string | undefined> {
-  if (url.protocol === "file:") {
-    try {
-      return await Deno.readTextFile(url);
-    } catch (error) {
-      if (
-        error instanceof Deno.errors.NotFound ||
-        error instanceof Deno.errors.NotADirectory
-      ) {
-        return undefined;
-      }
-      throw error;
-    }
-  }
-  const response = await fetch(url);
-  if (response.status === 404) {
-    await response.body?.cancel();
-    return undefined;
-  }
-  if (!response.ok) {
-    await response.body?.cancel();
-    throw new Error(`HTTP ${response.status} ${response.statusText}`.trimEnd());
-  }
-  return await response.text();
-}
-
 interface Candidate {
   url: URL;
   builtin: boolean;
@@ -731,7 +722,7 @@ async function readCandidate(
   candidate: Candidate,
 ): Promise<string | undefined> {
   try {
-    return await readText(candidate.url);
+    return await readTextResource(candidate.url);
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error);
     throw new UsageError(

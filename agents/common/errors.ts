@@ -36,3 +36,35 @@ export class UsageError extends Error {
     this.exitCode = options.exitCode ?? USAGE_EXIT_CODE;
   }
 }
+
+/**
+ * The first non-empty line of an error's message, for one-line reports.
+ *
+ * @param error Anything thrown.
+ * @returns One line.
+ * @example
+ * ```ts
+ * import { firstLine } from "./errors.ts";
+ * console.assert(firstLine(new Error("boom\n    at x")) === "boom");
+ * ```
+ */
+export function firstLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.split("\n").find((line) => line.trim() !== "")?.trim() ?? "unknown error";
+}
+
+/**
+ * SHA-256 of a text, as hex.
+ *
+ * @param text Any text.
+ * @returns 64 hex characters.
+ * @example
+ * ```ts
+ * import { sha256Hex } from "./errors.ts";
+ * console.assert((await sha256Hex("")).startsWith("e3b0c442"));
+ * ```
+ */
+export async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+}

@@ -8,6 +8,7 @@
  */
 
 import $ from "dax";
+import { sha256Hex } from "./errors.ts";
 
 /** A git call that failed. */
 export interface GitFault {
@@ -172,9 +173,7 @@ export class GitRepo {
         parts.push(`${path}:gone`);
       }
     }
-    const bytes = new TextEncoder().encode(parts.join("\0"));
-    const digest = await crypto.subtle.digest("SHA-256", bytes);
-    return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+    return await sha256Hex(parts.join("\0"));
   }
 
   /**

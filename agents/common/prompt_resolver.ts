@@ -165,7 +165,7 @@ interface TemplateSource {
  *   const resolver = await PromptResolver.create({ agentDir: new URL(`file://${dir}/`) });
  *   const prompt = await resolver.resolve("initial_manual", {
  *     completion_keyword: "DONE", agent_name: "demo", task: "tidy up",
- *     iteration: 1, max_iterations: 3, completion_criteria: "say DONE",
+ *     iteration: 1, max_iterations: 3, completion_criteria: "say DONE", learnings: "(none)",
  *   });
  *   console.assert(prompt.includes("DONE"));
  * } finally {

@@ -22,7 +22,9 @@ export async function readTextResource(url: URL): Promise<string | undefined> {
     try {
       return await Deno.readTextFile(url);
     } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return undefined;
+      if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
+        return undefined;
+      }
       throw error;
     }
   }
@@ -33,7 +35,7 @@ export async function readTextResource(url: URL): Promise<string | undefined> {
   }
   if (!response.ok) {
     await response.body?.cancel();
-    throw new Error(`Cannot read "${url.href}": HTTP ${response.status}`);
+    throw new Error(`HTTP ${response.status} ${response.statusText}`.trimEnd());
   }
   return await response.text();
 }

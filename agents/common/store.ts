@@ -52,6 +52,8 @@ export interface StoredRun {
   iterations: number;
   /** Extra facts needed to clean up later (labels, worktree). */
   cleanup: Record<string, unknown>;
+  /** The process running the run while it runs. */
+  pid?: number | null;
 }
 
 /** An iteration as stored. */
@@ -138,8 +140,15 @@ export interface RunStore {
   ): void;
   /** Record a finished iteration and add it to the run's totals, atomically. */
   recordIteration(iteration: Omit<StoredIteration, "recordedAt">): void;
+  /**
+   * Forget an interrupted iteration so a resumed run can re-run it; the cost
+   * it spent stays in the run's totals.
+   */
+  discardIteration(runId: string, number: number): void;
   /** Set a run's status and reason (and end time when it is final). */
   setRunStatus(runId: string, status: string, reason: string | null): void;
+  /** Record which process runs a run (null when none does). */
+  setRunPid(runId: string, pid: number | null): void;
   /** Merge facts into a run's cleanup record. */
   updateCleanup(runId: string, cleanup: Record<string, unknown>): void;
   /** A run by id (or unique id prefix). */
@@ -250,6 +259,8 @@ export const MIGRATIONS: readonly string[] = [
      status TEXT NOT NULL,
      created_at TEXT NOT NULL
    );`,
+  // 3: the process that runs a run, so --resume refuses a run that is still going
+  `ALTER TABLE runs ADD COLUMN pid INTEGER;`,
 ];
 
 const STOP_WORDS = new Set(
@@ -353,7 +364,7 @@ export class SqliteStore implements RunStore {
       run.baseline,
       run.branch,
       run.maxIterations,
-      JSON.stringify(run.cleanup),
+      JSON.stringify(this.#redactor.redactValue(run.cleanup)),
     );
   }
 
@@ -396,17 +407,39 @@ export class SqliteStore implements RunStore {
   }
 
   /** @inheritdoc */
+  setRunPid(runId: string, pid: number | null): void {
+    this.#db.prepare(`UPDATE runs SET pid = ? WHERE id = ?`).run(pid, runId);
+  }
+
+  /** @inheritdoc */
+  discardIteration(runId: string, number: number): void {
+    this.#transaction(() => {
+      const removed = this.#db.prepare(`DELETE FROM iterations WHERE run_id = ? AND number = ?`)
+        .run(runId, number);
+      if (Number(removed.changes) > 0) {
+        this.#db.prepare(`UPDATE runs SET iterations = iterations - 1 WHERE id = ?`).run(runId);
+      }
+    });
+  }
+
+  /** @inheritdoc */
   setRunStatus(runId: string, status: string, reason: string | null): void {
     this.#db.prepare(
       `UPDATE runs SET status = ?, reason = ?, ended_at = CASE WHEN ? = 'running' THEN NULL ELSE ? END WHERE id = ?`,
-    ).run(status, reason, status, new Date().toISOString(), runId);
+    ).run(
+      status,
+      reason === null ? null : this.#redactor.redact(reason),
+      status,
+      new Date().toISOString(),
+      runId,
+    );
   }
 
   /** @inheritdoc */
   updateCleanup(runId: string, cleanup: Record<string, unknown>): void {
     const current = this.getRun(runId)?.cleanup ?? {};
     this.#db.prepare(`UPDATE runs SET cleanup = ? WHERE id = ?`).run(
-      JSON.stringify({ ...current, ...cleanup }),
+      JSON.stringify({ ...current, ...this.#redactor.redactValue(cleanup) }),
       runId,
     );
   }
@@ -495,7 +528,7 @@ export class SqliteStore implements RunStore {
     this.#db.prepare(
       `INSERT INTO finish (run_id, error, updated_at) VALUES (?, ?, ?)
        ON CONFLICT (run_id) DO UPDATE SET error = excluded.error, updated_at = excluded.updated_at`,
-    ).run(runId, error, new Date().toISOString());
+    ).run(runId, error === null ? null : this.#redactor.redact(error), new Date().toISOString());
   }
 
   /** @inheritdoc */
@@ -529,28 +562,38 @@ export class SqliteStore implements RunStore {
 
   /** @inheritdoc */
   searchLearnings(query: string, options: { limit?: number } = {}): FoundLearning[] {
-    const match = /["*:^()]| OR | AND | NOT /.test(query) ? query : ftsQuery(query);
-    if (!match) return [];
-    try {
-      return this.#db.prepare(
-        `SELECT l.id, l.run_id, l.source, l.text, l.technique, l.applicability, l.tags, r.agent,
-           bm25(learnings_fts) AS rank
-         FROM learnings_fts JOIN learnings l ON l.id = learnings_fts.rowid JOIN runs r ON r.id = l.run_id
-         WHERE learnings_fts MATCH ? ORDER BY rank LIMIT ?`,
-      ).all(match, options.limit ?? 10).map((row) => ({
-        id: Number(row.id),
-        runId: String(row.run_id),
-        agent: String(row.agent),
-        source: String(row.source),
-        text: String(row.text),
-        technique: String(row.technique) || undefined,
-        applicability: String(row.applicability) || undefined,
-        tags: String(row.tags) ? String(row.tags).split(" ") : [],
-        rank: Number(row.rank),
-      }));
-    } catch {
-      return this.searchLearnings(ftsQuery(query), options);
+    const limit = options.limit ?? 10;
+    const words = ftsQuery(query);
+    // Free text (an issue body) often holds quotes, parentheses or colons: when it is
+    // no valid FTS5 query, or finds nothing as one (implicit AND), search its words.
+    if (/["*:^()]| OR | AND | NOT /.test(query) && query !== words) {
+      try {
+        const found = this.#matchLearnings(query, limit);
+        if (found.length > 0) return found;
+      } catch {
+        // Not FTS5 syntax after all.
+      }
     }
+    return words ? this.#matchLearnings(words, limit) : [];
+  }
+
+  #matchLearnings(match: string, limit: number): FoundLearning[] {
+    return this.#db.prepare(
+      `SELECT l.id, l.run_id, l.source, l.text, l.technique, l.applicability, l.tags, r.agent,
+         bm25(learnings_fts) AS rank
+       FROM learnings_fts JOIN learnings l ON l.id = learnings_fts.rowid JOIN runs r ON r.id = l.run_id
+       WHERE learnings_fts MATCH ? ORDER BY rank LIMIT ?`,
+    ).all(match, limit).map((row) => ({
+      id: Number(row.id),
+      runId: String(row.run_id),
+      agent: String(row.agent),
+      source: String(row.source),
+      text: String(row.text),
+      technique: String(row.technique) || undefined,
+      applicability: String(row.applicability) || undefined,
+      tags: String(row.tags) ? String(row.tags).split(" ") : [],
+      rank: Number(row.rank),
+    }));
   }
 
   /** @inheritdoc */
@@ -561,7 +604,9 @@ export class SqliteStore implements RunStore {
         `INSERT INTO skills (run_id, name, kind, status, created_at) VALUES (?, ?, ?, ?, ?)`,
       );
       const now = new Date().toISOString();
-      for (const skill of skills) insert.run(runId, skill.name, skill.kind, skill.status, now);
+      for (const skill of skills) {
+        insert.run(runId, this.#redactor.redact(skill.name), skill.kind, skill.status, now);
+      }
     });
   }
 
@@ -604,6 +649,14 @@ function migrate(db: DatabaseSync): void {
   for (let index = version; index < MIGRATIONS.length; index++) {
     db.exec("BEGIN IMMEDIATE");
     try {
+      // Another process may have migrated while this one waited for the lock.
+      const current = Number(
+        (db.prepare("PRAGMA user_version").get() as { user_version: number }).user_version,
+      );
+      if (current > index) {
+        db.exec("COMMIT");
+        continue;
+      }
       db.exec(MIGRATIONS[index]);
       db.exec(`PRAGMA user_version = ${index + 1}`);
       db.exec("COMMIT");
@@ -634,5 +687,6 @@ function toRun(row: Record<string, SQLInputValue>): StoredRun {
     turns: Number(row.turns),
     iterations: Number(row.iterations),
     cleanup: row.cleanup ? JSON.parse(String(row.cleanup)) : {},
+    pid: row.pid === null || row.pid === undefined ? null : Number(row.pid),
   };
 }

@@ -132,6 +132,9 @@ export class SummaryBuilder {
   #actions: ActionOptions;
   #toolNames = new Map<string, string>();
   #sawResult = false;
+  #apiError: string | undefined;
+  #rateLimit: { status: string; resetsAt?: number } | undefined;
+  #apiRetries = 0;
 
   /**
    * @param iteration The iteration number.
@@ -172,7 +175,37 @@ export class SummaryBuilder {
       case "result":
         this.#result(message);
         break;
+      case "rate_limit_event": {
+        const info = message.rate_limit_info as
+          | { status?: unknown; resetsAt?: unknown }
+          | undefined;
+        if (info && typeof info.status === "string") {
+          this.#rateLimit = {
+            status: info.status,
+            resetsAt: typeof info.resetsAt === "number" ? info.resetsAt : undefined,
+          };
+        }
+        break;
+      }
+      case "system":
+        if (message.subtype === "api_retry") this.#apiRetries++;
+        break;
     }
+  }
+
+  /** The last API error code the agent's messages carried (`rate_limit`, `authentication_failed`, ...). */
+  get apiError(): string | undefined {
+    return this.#apiError;
+  }
+
+  /** The last rate limit event: its status and when the limit resets (epoch seconds). */
+  get rateLimit(): { status: string; resetsAt?: number } | undefined {
+    return this.#rateLimit;
+  }
+
+  /** How often Claude Code retried an API call by itself in this session. */
+  get apiRetries(): number {
+    return this.#apiRetries;
   }
 
   /**
@@ -210,6 +243,7 @@ export class SummaryBuilder {
       }
     }
     if (typeof message.error === "string" && message.error !== "") {
+      this.#apiError = message.error;
       const text = content
         .map((block) => (block as Record<string, unknown>).text)
         .filter((text): text is string => typeof text === "string")

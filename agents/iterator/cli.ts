@@ -52,6 +52,8 @@ export interface RunFlags extends BaseFlags {
   maxTurns?: number;
   /** `--max-budget-usd X`. */
   maxBudgetUsd?: number;
+  /** `--max-wait SECONDS`: longest wait for a rate limit to reset. */
+  maxWait?: number;
   /** `--permission-mode M`. */
   permissionMode?: "default" | "acceptEdits" | "plan";
   /** `--dangerously-skip-permissions`. */
@@ -97,6 +99,7 @@ const RUN_OPTIONS: Record<string, OptionSpec> = {
   model: { type: "string" },
   "max-turns": { type: "string" },
   "max-budget-usd": { type: "string" },
+  "max-wait": { type: "string" },
   "permission-mode": { type: "string" },
   "dangerously-skip-permissions": { type: "boolean" },
   "dry-run": { type: "boolean" },
@@ -133,6 +136,7 @@ Run:
       --model M            model for the agent
       --max-turns N        turn cap per iteration
       --max-budget-usd X   cost cap for the whole run
+      --max-wait SECONDS   longest wait for a rate limit to reset (default 900)
       --permission-mode M  default | acceptEdits | plan
       --dangerously-skip-permissions
                            run the agent with bypassPermissions (refused as root)
@@ -301,6 +305,7 @@ export function parseRunFlags(
       "--max-budget-usd",
       "a cost in USD",
     ),
+    maxWait: seconds(values["max-wait"], "--max-wait"),
     permissionMode: permissionMode(values["permission-mode"]),
     dangerouslySkipPermissions: values["dangerously-skip-permissions"] === true,
     dryRun: values["dry-run"] === true,
@@ -429,6 +434,15 @@ function positiveNumber(
     throw new UsageError(
       `Flag "${flag}" expects ${what} (a number above 0), got "${raw}"`,
     );
+  }
+  return value;
+}
+
+function seconds(raw: string | boolean | undefined, flag: string): number | undefined {
+  if (raw === undefined) return undefined;
+  const value = typeof raw === "string" && raw.trim() !== "" ? Number(raw) : NaN;
+  if (!Number.isFinite(value) || value < 0) {
+    throw new UsageError(`Flag "${flag}" expects a number of seconds (0 or more), got "${raw}"`);
   }
   return value;
 }

@@ -10,7 +10,7 @@
 
 import type { AgentBackend } from "../common/backends/types.ts";
 import type { IterationSummary } from "../common/completion/types.ts";
-import { firstLine } from "../common/completion/custom.ts";
+import { firstLine } from "../common/errors.ts";
 import type { Learning, RunStore, SkillRecord, StoredRun } from "../common/store.ts";
 import { SummaryBuilder } from "../common/summary.ts";
 
@@ -71,10 +71,14 @@ export async function runFinish(options: FinishOptions): Promise<FinishReport> {
   const done = new Set(store.getFinish(run.id).steps);
   const ran: string[] = [];
   const summaries = store.iterations(run.id).map((iteration) => iteration.summary);
-  const outcome = options.outcome ?? {
-    status: run.status === "running" ? "interrupted" : run.status,
-    reason: run.reason ?? "The run stopped before it could record its outcome",
-  };
+  const recorded = store.getFinish(run.id).summary;
+  const outcome = options.outcome ??
+    (typeof recorded?.outcome === "string"
+      ? { status: recorded.outcome, reason: String(recorded.reason ?? "") }
+      : {
+        status: run.status === "running" ? "interrupted" : run.status,
+        reason: run.reason ?? "The run stopped before it could record its outcome",
+      });
   for (const step of FINISH_STEPS) {
     if (done.has(step)) continue;
     try {
@@ -83,7 +87,7 @@ export async function runFinish(options: FinishOptions): Promise<FinishReport> {
           store.finishStep(run.id, step, { summary: runSummary(run, summaries, outcome) });
           break;
         case "learnings":
-          await captureLearnings(options, run, summaries);
+          await captureLearnings(options, { run, summaries, outcomeStatus: outcome.status });
           store.finishStep(run.id, step);
           break;
         case "skills":
@@ -237,8 +241,11 @@ export function parseLearnings(text: string): Learning[] {
 
 async function captureLearnings(
   options: FinishOptions,
-  run: StoredRun,
-  summaries: IterationSummary[],
+  { run, summaries, outcomeStatus }: {
+    run: StoredRun;
+    summaries: IterationSummary[];
+    outcomeStatus: string;
+  },
 ): Promise<void> {
   const reported: Learning[] = [];
   for (const summary of summaries) {
@@ -247,7 +254,8 @@ async function captureLearnings(
     }
   }
   options.store.setLearnings(run.id, "agent", reported);
-  if (!options.extractLearnings || !options.backend) return;
+  // After an interrupt the user wants out quickly: no model session then.
+  if (!options.extractLearnings || !options.backend || outcomeStatus === "interrupted") return;
   const builder = new SummaryBuilder(0, { enabled: false });
   const prompt = [
     `${EXTRACT_MARKER}: extract what is worth remembering from this coding run, for future runs on the same repository.`,

@@ -133,6 +133,11 @@ async function resume(argv: string[], at: number, io: CommandIO): Promise<number
         : `No unfinished run${agent ? ` of agent "${agent}"` : ""} to resume: see "runs"`,
     );
   }
+  if (run.pid && run.pid !== Deno.pid && processAlive(run.pid)) {
+    throw new UsageError(
+      `Run ${run.id} is still going (process ${run.pid}): wait for it, or stop it first`,
+    );
+  }
   if (!["running", "interrupted"].includes(run.status)) {
     throw new UsageError(`Run ${run.id} already ended (${run.status}): there is nothing to resume`);
   }
@@ -141,6 +146,16 @@ async function resume(argv: string[], at: number, io: CommandIO): Promise<number
     json: rest.includes("--json"),
     storePath: base.store,
   });
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    // Signal 0 is not offered; SIGCONT does nothing to a running process and fails for a dead one.
+    Deno.kill(pid, "SIGCONT");
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 if (import.meta.main) {

@@ -26,6 +26,7 @@ import {
 } from "../common/worktree.ts";
 import { applyFlags, parseBaseFlags, parseRunFlags, runArgs } from "./cli.ts";
 import { formatLearnings, runFinish } from "./finish.ts";
+import { NO_LEARNINGS_TEXT } from "../common/completion/_base.ts";
 import { finalLine, iterationLine } from "./progress.ts";
 import { EXIT_CODES, runIterations, type RunResult } from "./runner.ts";
 
@@ -42,6 +43,27 @@ export interface CommandIO {
 }
 
 /**
+ * The run history's file: `--store PATH`, else `.agent/.finishline/state.db`
+ * under the root.
+ *
+ * @param flag The `--store` flag.
+ * @param root The repository root or working directory.
+ * @returns An absolute path.
+ */
+export function resolveStorePath(flag: string | undefined, root: string): string {
+  return flag ? resolve(flag) : join(root, DEFAULT_STORE_PATH);
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Open the run history: `--store PATH`, else `.agent/.finishline/state.db`
  * in the repository (or working directory).
  *
@@ -50,7 +72,7 @@ export interface CommandIO {
  * @returns The store.
  */
 export function openStore(flag: string | undefined, root: string): SqliteStore {
-  const path = flag ? resolve(flag) : join(root, DEFAULT_STORE_PATH);
+  const path = resolveStorePath(flag, root);
   try {
     return SqliteStore.open(path);
   } catch (error) {
@@ -86,19 +108,18 @@ export async function runCommand(
   const resume = options.resume;
   const runId = resume?.id ?? crypto.randomUUID();
   const mainRepo = await GitRepo.open(cwd, { timeoutMs: definition.git.timeoutSeconds * 1000 });
-  const store = flags.dryRun
-    ? undefined
-    : openStore(options.storePath ?? base.store, mainRepo?.root ?? cwd);
-  const learnings = store && !flags.noLearnings
-    ? (query: string) =>
-      formatLearnings(
+  // The store is opened only once the input is known to be good: bad input writes nothing.
+  const storeFile = resolveStorePath(options.storePath ?? base.store, mainRepo?.root ?? cwd);
+  let store: SqliteStore | undefined;
+  // An existing history is read for {uv-learnings}; a new one is created only after validation.
+  if (await exists(storeFile)) store = openStore(storeFile, cwd);
+  const learnings = flags.noLearnings ? undefined : (query: string) =>
+    store
+      ? formatLearnings(
         store.searchLearnings(query, { limit: 10 }).filter((found) => found.runId !== runId),
-        {
-          count: definition.finish.maxLearnings,
-          maxChars: definition.finish.maxLearningsChars,
-        },
+        { count: definition.finish.maxLearnings, maxChars: definition.finish.maxLearningsChars },
       )
-    : undefined;
+      : NO_LEARNINGS_TEXT;
   const maxIterations = iterationCap(definition);
   const resolver = await PromptResolver.create({
     agentDir: loaded.agentDir,
@@ -127,8 +148,11 @@ export async function runCommand(
     ? "bypassPermissions"
     : definition.behavior.permissionMode;
 
+  // Built now so that a template problem is a usage error before anything is written.
+  const initialPrompt = resume ? undefined : await handler.buildInitialPrompt(args);
   if (flags.dryRun) {
-    const prompt = await handler.buildInitialPrompt(args);
+    store?.close();
+    const prompt = initialPrompt!;
     if (flags.json) {
       io.stdout(`${
         JSON.stringify({
@@ -167,6 +191,7 @@ export async function runCommand(
     return 0;
   }
 
+  store ??= openStore(storeFile, cwd);
   const logDir = isAbsolute(definition.logging.directory)
     ? definition.logging.directory
     : join(cwd, definition.logging.directory);
@@ -197,7 +222,6 @@ export async function runCommand(
   }
   const workDir = worktree?.path ?? cwd;
   const log = RunLog.open(join(logDir, `${stamp}-${runId.slice(0, 8)}.jsonl`));
-  if (!store) throw new Error("unreachable: a run without a store");
   const faultLogger = (fault: GitFault) =>
     log.event("git_fault", { args: fault.args, code: fault.code, message: fault.message });
   const git = await GitRepo.open(workDir, {
@@ -219,6 +243,9 @@ export async function runCommand(
     mainRepo: mainRepo?.root,
   };
   if (resume) {
+    // An iteration cut short by an interrupt is re-run, like one cut short by a crash.
+    const last = store.iterations(runId).at(-1);
+    if (last?.verdict === "interrupted") store.discardIteration(runId, last.number);
     store.setRunStatus(runId, "running", null);
     store.clearFinish(runId);
     store.updateCleanup(runId, cleanupFacts);
@@ -240,6 +267,7 @@ export async function runCommand(
       cleanup: cleanupFacts,
     });
   }
+  store.setRunPid(runId, Deno.pid);
   if (worktree) {
     log.event("worktree", { ...worktree });
     io.stderr(`[finishline] working in worktree ${worktree.path} on branch ${worktree.branch}\n`);
@@ -265,6 +293,7 @@ export async function runCommand(
       permissionMode,
       log,
       store,
+      initialPrompt,
       resume: resume
         ? {
           summaries: store.iterations(runId).map((row) => row.summary),
@@ -273,9 +302,7 @@ export async function runCommand(
         : undefined,
       signal: io.signal ?? signals!.signal,
       onEvent: (event) => {
-        if (event.type === "iteration_started") {
-          io.stderr(`[finishline] iteration ${event.iteration}/${event.maxIterations} started\n`);
-        } else if (event.type === "iteration_finished") {
+        if (event.type === "iteration_finished") {
           io.stderr(`${iterationLine(event)}\n`);
         } else if (event.type === "probe") {
           io.stderr(
@@ -295,6 +322,9 @@ export async function runCommand(
   } finally {
     signals?.dispose();
   }
+  // The outcome is recorded at once, so a run whose finish workflow dies is never resumed.
+  store.setRunStatus(runId, result.status, result.completionReason);
+  store.setRunPid(runId, null);
   let worktreeReport: Record<string, unknown> | undefined;
   const finish = await runFinish({
     store,

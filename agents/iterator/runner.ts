@@ -32,7 +32,7 @@ import type {
   VerificationRecord,
 } from "../common/checks/types.ts";
 import { verify } from "../common/checks/verifier.ts";
-import { firstLine } from "../common/completion/custom.ts";
+import { firstLine, sha256Hex } from "../common/errors.ts";
 import type { CompletionHandler, IterationSummary } from "../common/completion/types.ts";
 import type { GitRepo } from "../common/git.ts";
 import type { RunLog } from "../common/log.ts";
@@ -62,6 +62,9 @@ export const EXIT_CODES: Readonly<Record<RunStatus, number>> = {
   budget_exhausted: 6,
   interrupted: 130,
 };
+
+/** Handler or checker failures in a row that end the run failed. */
+export const MAX_VERDICT_FAULTS = 3;
 
 /** The prompt that asks the agent to commit its uncommitted work. */
 export const RESCUE_PROMPT =
@@ -97,6 +100,7 @@ export type RunEvent =
   | { type: "tool"; iteration: number; name: string }
   | { type: "probe"; iteration: number; status: ProbeStatus }
   | { type: "rescue"; iteration: number; by: "agent" | "runner"; clean: boolean }
+  | { type: "retry"; iteration: number; attempt: number; reason: string; waitMs: number }
   | {
     type: "iteration_finished";
     iteration: number;
@@ -150,6 +154,8 @@ export interface RunOptions {
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** The run history; each iteration is recorded in it before the next one starts. */
   store?: RunStore;
+  /** The first iteration's prompt, when the caller built it already (to check it before the run). */
+  initialPrompt?: string;
   /** Continue a recorded run: its iterations so far (the loop goes on with the next one). */
   resume?: { summaries: IterationSummary[]; baseline: string | null };
 }
@@ -180,6 +186,7 @@ class Run {
   #costUsd = 0;
   #git: RunGitEvidence | undefined;
   #promptDigest = "";
+  #verdictFaults = 0;
   /** Uncommitted files when the run started: not the agent's work. */
   #startDirt = new Map<string, string>();
 
@@ -227,7 +234,7 @@ class Run {
       runId: this.#runId,
       agent: this.#definition.name,
       handler: this.#handler.type,
-      criteria: this.#handler.buildCompletionCriteria().short,
+      criteria: this.#criteria(),
       maxIterations: this.#options.maxIterations,
       backend: this.#options.backend.name,
       cwd: this.#options.cwd,
@@ -245,7 +252,7 @@ class Run {
     }
     return await this.#end(
       "max_iterations",
-      `Reached the cap of ${this.#options.maxIterations} iterations before ${this.#handler.buildCompletionCriteria().short}`,
+      `Reached the cap of ${this.#options.maxIterations} iterations before ${this.#criteria()}`,
     );
   }
 
@@ -260,7 +267,7 @@ class Run {
     let prompt: string;
     try {
       prompt = iteration === 1
-        ? await this.#handler.buildInitialPrompt(this.#options.args)
+        ? this.#options.initialPrompt ?? await this.#handler.buildInitialPrompt(this.#options.args)
         : await this.#handler.buildContinuationPrompt(iteration, this.#summaries);
     } catch (error) {
       this.#log?.event("prompt_failed", { iteration, error: firstLine(error) });
@@ -270,7 +277,7 @@ class Run {
       );
     }
     prompt = withVerificationFeedback(prompt, this.#summaries.at(-1));
-    this.#promptDigest = await sha256(prompt);
+    this.#promptDigest = await sha256Hex(prompt);
 
     this.#options.onEvent?.({
       type: "iteration_started",
@@ -278,41 +285,62 @@ class Run {
       maxIterations: this.#options.maxIterations,
     });
     this.#log?.event("iteration_started", { iteration, prompt });
-    const builder = new SummaryBuilder(iteration, this.#definition.actions);
     const repo = this.#options.git;
     const ignore = this.#options.ignorePaths ?? [];
     const baseline = repo ? await repo.head() : null;
     const fingerprintBefore = repo ? await repo.fingerprint(ignore) : null;
-    const guard = new CompletionGuard({
-      require: this.#behavior.requireCompleteTask,
-      maxAttempts: this.#behavior.maxContinuationAttempts,
-      verify: async (call) => {
-        if (!this.#hasChecks) return undefined;
-        return await verify(
-          this.#options.verifier!,
-          this.#checkContext(builder.current, { completeTask: call, stopReason: "complete_task" }),
-          "complete_task",
-        );
-      },
-      onEvent: (kind, data) => this.#log?.event(kind, { iteration, ...data }),
-    });
-
     const iterationStart = this.#now();
-    const timeLeft = this.#behavior.maxDurationSeconds !== undefined
-      ? Math.max(0, this.#behavior.maxDurationSeconds * 1000 - (this.#now() - this.#started))
-      : undefined;
-    const sessionSignal = timeLeft !== undefined
-      ? AbortSignal.any([this.#signal, AbortSignal.timeout(timeLeft)])
-      : this.#signal;
-    let sessionError = await this.#session(builder, {
-      prompt,
-      resume: this.#behavior.session === "continue" ? this.#summaries.at(-1)?.sessionId : undefined,
-      signal: sessionSignal,
-      onCompleteTask: guard.onCompleteTask,
-      onStop: guard.onStop,
-    });
+    const retry = this.#definition.retry;
+    const retries: string[] = [];
+    let builder: SummaryBuilder;
+    let guard: CompletionGuard;
+    let session: { error: unknown; hung: boolean; budget: boolean };
+    for (let attempt = 1;; attempt++) {
+      const attemptBuilder = new SummaryBuilder(iteration, this.#definition.actions);
+      builder = attemptBuilder;
+      guard = new CompletionGuard({
+        require: this.#behavior.requireCompleteTask,
+        maxAttempts: this.#behavior.maxContinuationAttempts,
+        verify: async (call) => {
+          if (!this.#hasChecks) return undefined;
+          return await verify(
+            this.#options.verifier!,
+            this.#checkContext(attemptBuilder.current, {
+              completeTask: call,
+              stopReason: "complete_task",
+            }),
+            "complete_task",
+          );
+        },
+        onEvent: (kind, data) => this.#log?.event(kind, { iteration, ...data }),
+      });
+      session = await this.#session(builder, {
+        prompt,
+        resume: this.#behavior.session === "continue"
+          ? this.#summaries.at(-1)?.sessionId
+          : undefined,
+        onCompleteTask: guard.onCompleteTask,
+        onStop: guard.onStop,
+      });
+      if (this.#signal.aborted || session.budget) break;
+      const fault = classifyFault(builder, session, retry.iterationTimeoutSeconds);
+      if (!fault) break;
+      retries.push(`${fault.retryable ? "retryable" : "fatal"}: ${fault.message}`);
+      this.#log?.event("session_fault", { iteration, attempt, ...fault });
+      if (!fault.retryable || attempt >= retry.maxAttempts) break;
+      let waitMs = backoffMs(attempt, retry.baseDelaySeconds, retry.maxDelaySeconds);
+      if (fault.resetsAt !== undefined) {
+        waitMs = Math.max(0, fault.resetsAt - Date.now());
+        if (waitMs > retry.maxWaitSeconds * 1000) break;
+      }
+      this.#costUsd += builder.current.costUsd;
+      this.#options.onEvent?.({ type: "retry", iteration, attempt, reason: fault.message, waitMs });
+      await (this.#options.sleep ?? abortableSleep)(waitMs, this.#signal);
+      if (this.#signal.aborted) break;
+    }
     const summary = builder.current;
     this.#summaries.push(summary);
+    if (retries.length > 0) summary.retries = retries;
     if (guard.lastCall) summary.completeTask = guard.lastCall;
     if (guard.verification) summary.verification = guard.verification;
     if (guard.attempts > 0) summary.continuations = guard.attempts;
@@ -335,7 +363,7 @@ class Run {
       await this.#record(summary, "interrupted");
       return await this.#end("interrupted", `Interrupted during iteration ${iteration}`);
     }
-    if (sessionSignal.aborted) {
+    if (session.budget) {
       finishSummary();
       summary.stopReason = "budget_exhausted";
       await this.#record(summary, "budget_exhausted");
@@ -344,19 +372,33 @@ class Run {
         this.#budgetSpent() ?? `Time budget spent during iteration ${iteration}`,
       );
     }
-    if (sessionError !== undefined && builder.sawResult) {
-      // The SDK throws after an error result (max turns, budget); the result is already recorded.
-      this.#log?.event("session_error_after_result", { iteration, error: firstLine(sessionError) });
-      sessionError = undefined;
-    }
-    if (sessionError !== undefined) {
+    const fault = classifyFault(builder, session, retry.iterationTimeoutSeconds);
+    if (fault) {
       finishSummary();
-      summary.errors.push(`session: ${firstLine(sessionError)}`);
+      summary.errors.push(`session: ${fault.message}`);
       await this.#record(summary, "failed");
+      if (!fault.retryable) return await this.#end("failed", fault.message);
+      if (
+        fault.resetsAt !== undefined && fault.resetsAt - Date.now() > retry.maxWaitSeconds * 1000
+      ) {
+        return await this.#end(
+          "failed",
+          `${fault.message}; the limit resets at ${
+            new Date(fault.resetsAt).toISOString()
+          }, beyond --max-wait (${retry.maxWaitSeconds} s): resume later with --resume`,
+        );
+      }
       return await this.#end(
         "failed",
-        `The agent session failed in iteration ${iteration}: ${firstLine(sessionError)}`,
+        `Gave up on iteration ${iteration} after ${retries.length} attempts: ${fault.message}`,
       );
+    }
+    if (session.error !== undefined) {
+      // The SDK throws after an error result (max turns, budget); the result is already recorded.
+      this.#log?.event("session_error_after_result", {
+        iteration,
+        error: firstLine(session.error),
+      });
     }
 
     if (summary.completeTask?.status === "blocked") {
@@ -388,18 +430,21 @@ class Run {
       );
     }
 
-    let complete: boolean;
+    let complete = false;
+    let handlerFault: string | undefined;
     try {
       complete = await this.#handler.isComplete(summary);
     } catch (error) {
-      finishSummary();
-      this.#log?.event("handler_failed", { iteration, error: firstLine(error) });
-      summary.errors.push(`handler: ${firstLine(error)}`);
-      await this.#record(summary, "failed");
-      return await this.#end(
-        "failed",
-        `The completion handler failed in iteration ${iteration}: ${firstLine(error)}`,
-      );
+      // A throwing handler is an incomplete verdict with the error as feedback, not a crash.
+      handlerFault = firstLine(error);
+      this.#log?.event("handler_failed", { iteration, error: handlerFault });
+      summary.errors.push(`handler: ${handlerFault}`);
+      summary.verification = {
+        passed: false,
+        checker: "handler",
+        feedback: `The completion handler failed: ${handlerFault}`,
+        trigger: "handler",
+      };
     }
 
     // Rescue before done: work that looks finished must be committed.
@@ -418,7 +463,12 @@ class Run {
         }
       }
     }
-    const faults = this.#handler.drainFaults?.() ?? [];
+    let faults: string[] = [];
+    try {
+      faults = this.#handler.drainFaults?.() ?? [];
+    } catch (error) {
+      faults = [`drainFaults failed: ${firstLine(error)}`];
+    }
     if (faults.length > 0) summary.faults = [...(summary.faults ?? []), ...faults];
     finishSummary();
 
@@ -465,6 +515,18 @@ class Run {
       verdict = `continue (verification failed: ${verification.checker})`;
     }
 
+    const faulted = handlerFault !== undefined || summary.verification?.faulted === true;
+    this.#verdictFaults = faulted ? this.#verdictFaults + 1 : 0;
+    if (this.#verdictFaults >= MAX_VERDICT_FAULTS) {
+      await this.#record(summary, "failed");
+      return await this.#end(
+        "failed",
+        `The completion handler or a checker failed ${this.#verdictFaults} times in a row: ${
+          handlerFault ?? summary.verification?.feedback ?? "unknown error"
+        }`,
+      );
+    }
+    if (handlerFault) verdict = "continue (handler failed)";
     const fingerprintAfter = repo ? await repo.fingerprint(ignore) : null;
     const stalled = this.#breaker.record({
       newCommits: summary.git?.newCommits ?? null,
@@ -488,16 +550,31 @@ class Run {
     return undefined;
   }
 
-  /** Runs one agent session into the builder; returns the error it threw, if any. */
+  /**
+   * Runs one agent session into the builder, with a watchdog that aborts a
+   * session that sends no message for `retry.iterationTimeoutSeconds`.
+   */
   async #session(
     builder: SummaryBuilder,
-    request: Pick<SessionRequest, "prompt" | "resume" | "signal" | "onCompleteTask" | "onStop">,
-  ): Promise<unknown> {
+    request: Pick<SessionRequest, "prompt" | "resume" | "onCompleteTask" | "onStop"> & {
+      signal?: AbortSignal;
+    },
+  ): Promise<{ error: unknown; hung: boolean; budget: boolean }> {
     const behavior = this.#behavior;
     const remainingBudget = behavior.maxBudgetUsd !== undefined
       ? Math.max(0, behavior.maxBudgetUsd - this.#costUsd - builder.current.costUsd)
       : undefined;
     const iteration = builder.current.iteration;
+    const watchdog = new AbortController();
+    const idleMs = this.#definition.retry.iterationTimeoutSeconds * 1000;
+    let timer = setTimeout(() => watchdog.abort(), idleMs);
+    const signals = [this.#signal, watchdog.signal];
+    const timeLeft = behavior.maxDurationSeconds !== undefined
+      ? Math.max(0, behavior.maxDurationSeconds * 1000 - (this.#now() - this.#started))
+      : undefined;
+    const budget = timeLeft !== undefined ? AbortSignal.timeout(timeLeft) : undefined;
+    if (budget) signals.push(budget);
+    if (request.signal) signals.push(request.signal);
     try {
       for await (
         const message of this.#options.backend.session({
@@ -512,18 +589,24 @@ class Run {
           settingSources: behavior.settingSources,
           env: this.#options.env,
           ...request,
+          signal: AbortSignal.any(signals),
         })
       ) {
+        clearTimeout(timer);
+        timer = setTimeout(() => watchdog.abort(), idleMs);
         this.#log?.message(iteration, message);
         const before = builder.current.toolsUsed.length;
         builder.add(message);
         for (const name of builder.current.toolsUsed.slice(before)) {
           this.#options.onEvent?.({ type: "tool", iteration, name });
         }
+        if (watchdog.signal.aborted) break;
       }
-      return undefined;
+      return { error: undefined, hung: watchdog.signal.aborted, budget: budget?.aborted ?? false };
     } catch (error) {
-      return error;
+      return { error, hung: watchdog.signal.aborted, budget: budget?.aborted ?? false };
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -540,7 +623,7 @@ class Run {
     if (!sessionId) return undefined;
     const before = builder.current.assistantResponses.length;
     const signal = AbortSignal.any([this.#signal, AbortSignal.timeout(timeoutMs)]);
-    const error = await this.#session(builder, { prompt, resume: sessionId, signal });
+    const { error } = await this.#session(builder, { prompt, resume: sessionId, signal });
     if (error !== undefined && !this.#signal.aborted) {
       this.#log?.event("follow_up_failed", {
         iteration: builder.current.iteration,
@@ -650,6 +733,15 @@ class Run {
     }
     rescue.clean = left.length === 0;
     return left;
+  }
+
+  /** The handler's short criteria; a handler that throws here must not crash the run. */
+  #criteria(): string {
+    try {
+      return this.#handler.buildCompletionCriteria().short;
+    } catch (error) {
+      return `its criteria (the handler failed to state them: ${firstLine(error)})`;
+    }
   }
 
   /** Uncommitted files the agent changed (not those already uncommitted at the start). */
@@ -784,9 +876,96 @@ function listPaths(paths: string[]): string {
   return paths.length > 5 ? `${shown} and ${paths.length - 5} more` : shown;
 }
 
-async function sha256(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+/** A fault of one session attempt. */
+export interface SessionFault {
+  /** Whether re-running the iteration may help. */
+  retryable: boolean;
+  /** What happened and, for fatal faults, what to do. */
+  message: string;
+  /** For a rejected rate limit: when it resets (epoch milliseconds). */
+  resetsAt?: number;
+}
+
+const FATAL_API_ERRORS: Record<string, string> = {
+  authentication_failed:
+    "Authentication failed: check ANTHROPIC_API_KEY (or log in with `claude login`)",
+  oauth_org_not_allowed: "This organisation may not use Claude Code: log in with another account",
+  account_on_hold: "The account is on hold: see the Anthropic console",
+  verification_required: "The account needs verification: log in with `claude login`",
+  billing_error:
+    "Billing: the credit balance is too low or billing is not set up; add credits in the Anthropic console",
+  model_not_found: "The model was not found: check --model or behavior.model",
+  cloud_credential_error: "The cloud credentials (Bedrock/Vertex) were rejected: check them",
+  invalid_request: "The API rejected the request as invalid",
+};
+
+const RETRYABLE_API_ERRORS = new Set(["rate_limit", "overloaded", "server_error", "unknown"]);
+
+/**
+ * Classify what went wrong in a session: rate limits, overload and server
+ * errors, a dead agent process and a hang are retryable; authentication,
+ * billing, a missing model or binary are fatal. A session that ended
+ * normally has no fault.
+ *
+ * @param builder The session's summary builder.
+ * @param session Its error and whether the watchdog fired.
+ * @param timeoutSeconds The watchdog's timeout, for the message.
+ * @returns The fault, or undefined.
+ */
+export function classifyFault(
+  builder: SummaryBuilder,
+  session: { error: unknown; hung: boolean },
+  timeoutSeconds: number,
+): SessionFault | undefined {
+  if (session.hung) {
+    return {
+      retryable: true,
+      message:
+        `No message from the agent for ${timeoutSeconds} s: the session hung and was aborted`,
+    };
+  }
+  const limit = builder.rateLimit;
+  if (limit?.status === "rejected") {
+    return {
+      retryable: true,
+      message: "Rate limited (the usage limit was reached)",
+      resetsAt: limit.resetsAt !== undefined ? limit.resetsAt * 1000 : undefined,
+    };
+  }
+  const apiError = builder.apiError;
+  const detail = builder.current.errors.findLast((error) => error.startsWith("api ")) ?? "";
+  if (apiError && FATAL_API_ERRORS[apiError]) {
+    return { retryable: false, message: `${FATAL_API_ERRORS[apiError]} (${detail || apiError})` };
+  }
+  if (apiError && RETRYABLE_API_ERRORS.has(apiError)) {
+    return { retryable: true, message: `API error: ${detail || apiError}` };
+  }
+  if (session.error !== undefined && !builder.sawResult) {
+    const message = firstLine(session.error);
+    if (/ENOENT|no such file|not found|EACCES|spawn/i.test(message)) {
+      return {
+        retryable: false,
+        message:
+          `The Claude Code binary could not be started: ${message}; reinstall the dependencies (deno install) or check the executable path`,
+      };
+    }
+    return { retryable: true, message: `The agent process ended without a result: ${message}` };
+  }
+  return undefined;
+}
+
+/**
+ * Exponential backoff with jitter: base * 2^(attempt-1), at most max, then
+ * a random 50-100% of it.
+ *
+ * @param attempt The attempt that failed (1-based).
+ * @param baseSeconds First delay.
+ * @param maxSeconds Cap.
+ * @returns Milliseconds to wait.
+ */
+export function backoffMs(attempt: number, baseSeconds: number, maxSeconds: number): number {
+  const capped = Math.min(maxSeconds, baseSeconds * 2 ** (attempt - 1)) * 1000;
+  return Math.round(capped * (0.5 + Math.random() / 2));
 }
 
 function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -98,6 +98,13 @@ Deno.test("a minimal definition gets every default filled in", () => {
     circuitBreaker: { noProgressThreshold: 3, sameErrorThreshold: 5 },
     probe: { enabled: true, maxProbes: 3, probeIntervalSeconds: 30, probeTimeoutSeconds: 120 },
     finish: { extractLearnings: false, maxLearnings: 5, maxLearningsChars: 2000 },
+    retry: {
+      maxAttempts: 3,
+      baseDelaySeconds: 2,
+      maxDelaySeconds: 60,
+      iterationTimeoutSeconds: 1200,
+      maxWaitSeconds: 900,
+    },
   };
   assert.deepEqual(definition, expected);
 });
@@ -219,6 +226,13 @@ Deno.test("a full definition keeps every value it sets", () => {
     circuitBreaker: { noProgressThreshold: 4, sameErrorThreshold: 2 },
     probe: { enabled: false, maxProbes: 1, probeIntervalSeconds: 0, probeTimeoutSeconds: 10 },
     finish: { extractLearnings: true, maxLearnings: 3, maxLearningsChars: 500 },
+    retry: {
+      maxAttempts: 5,
+      baseDelaySeconds: 1,
+      maxDelaySeconds: 30,
+      iterationTimeoutSeconds: 600,
+      maxWaitSeconds: 60,
+    },
   };
   assert.deepEqual(parse(JSON.stringify(full)), full);
 });
@@ -370,7 +384,7 @@ Deno.test("invalid definitions are rejected at the field that is wrong", async (
   await t.step("unknown top-level key names the key and the known ones", () => {
     assertRejects(
       `{ "nmae": "x", "behavior": { "completionType": "issue" } }`,
-      `${PREFIX}"nmae": unknown key, expected one of "$schema", "version", "name", "displayName", "description", "behavior", "prompts", "parameters", "actions", "github", "logging", "verify", "git", "circuitBreaker", "probe", "finish"`,
+      `${PREFIX}"nmae": unknown key, expected one of "$schema", "version", "name", "displayName", "description", "behavior", "prompts", "parameters", "actions", "github", "logging", "verify", "git", "circuitBreaker", "probe", "finish", "retry"`,
     );
   });
 

@@ -99,6 +99,7 @@ const DEFAULT_FLAGS: RunFlags = {
   model: undefined,
   maxTurns: undefined,
   maxBudgetUsd: undefined,
+  maxWait: undefined,
   permissionMode: undefined,
   dangerouslySkipPermissions: false,
   dryRun: false,

@@ -39,7 +39,12 @@ Deno.test("status probe replies: bare, fenced, in prose, garbage, and a timeout"
       await Deno.writeTextFile(
         `${repo.path}/.agent/scenario/agent.json`,
         JSON.stringify(scenarioDefinition({
-          probe: { maxProbes: 1, probeIntervalSeconds: 0, probeTimeoutSeconds: 2 },
+          // A real resume takes 1-3 s; only the timeout case gets a short timeout.
+          probe: {
+            maxProbes: 1,
+            probeIntervalSeconds: 0,
+            probeTimeoutSeconds: reply === undefined ? 3 : 60,
+          },
           behavior: {
             completionType: "custom",
             completionConfig: { handlerPath: "completion/commits.ts", maxIterations: 1 },

@@ -265,35 +265,178 @@ Deno.test("runner records an interrupted iteration and ends interrupted", async 
   assert.equal(EXIT_CODES[result.status], 130);
 });
 
-Deno.test("runner ends failed, with the error, when a session throws", async () => {
+Deno.test("a session that dies without a result is retried, then the run ends failed with the error", async () => {
   const backend = new CannedBackend([
     async function* () {
       yield { type: "system", subtype: "init", session_id: "s-1" };
       throw new Error("Claude Code process exited with code 1\nstack...");
     },
   ]);
-  const result = await runIterations(
-    options(backend, new KeywordHandler("DONE")),
-  );
+  const waits: number[] = [];
+  const result = await runIterations({
+    ...options(backend, new KeywordHandler("DONE")),
+    sleep: (ms) => {
+      waits.push(ms);
+      return Promise.resolve();
+    },
+  });
   assert.equal(result.status, "failed");
-  assert.equal(result.iterations, 1);
+  assert.equal(result.iterations, 1, "retries do not use up iterations");
+  assert.equal(backend.requests.length, 3, "retry.maxAttempts attempts");
+  assert.equal(waits.length, 2);
   assert.match(
     result.completionReason,
-    /Claude Code process exited with code 1$/,
+    /^Gave up on iteration 1 after 3 attempts: .*exited with code 1$/,
   );
-  assert.deepEqual(result.summaries[0].errors, [
-    "session: Claude Code process exited with code 1",
+  assert.equal(result.summaries[0].retries?.length, 3);
+});
+
+Deno.test("a retried session that then succeeds continues the run normally", async () => {
+  const backend = new CannedBackend([
+    async function* () {
+      yield { type: "system", subtype: "init", session_id: "s-1" };
+      throw new Error("socket hang up");
+    },
+    session("all DONE"),
+  ]);
+  const result = await runIterations({
+    ...options(backend, new KeywordHandler("DONE")),
+    sleep: () => Promise.resolve(),
+  });
+  assert.equal(result.status, "completed");
+  assert.equal(result.iterations, 1);
+  assert.deepEqual(result.summaries[0].retries, [
+    "retryable: The agent process ended without a result: socket hang up",
   ]);
 });
 
-Deno.test("runner ends failed when the handler throws, without crashing", async () => {
+Deno.test("fatal API errors end the run at once; a rejected rate limit waits until it resets", async (t) => {
+  const apiError = (error: string, text: string) =>
+    async function* (): AsyncIterable<AgentMessage> {
+      yield { type: "system", subtype: "init", session_id: "s" };
+      yield {
+        type: "assistant",
+        session_id: "s",
+        parent_tool_use_id: null,
+        error,
+        message: { content: [{ type: "text", text }] },
+      };
+      yield {
+        type: "result",
+        subtype: "success",
+        is_error: true,
+        session_id: "s",
+        total_cost_usd: 0,
+        num_turns: 1,
+        usage: {},
+      };
+    };
+  await t.step("authentication_failed", async () => {
+    const backend = new CannedBackend([apiError("authentication_failed", "Invalid API key")]);
+    const result = await runIterations({
+      ...options(backend, new KeywordHandler("DONE")),
+      sleep: () => Promise.resolve(),
+    });
+    assert.equal(result.status, "failed");
+    assert.equal(backend.requests.length, 1, "no retry");
+    assert.match(result.completionReason, /^Authentication failed: check ANTHROPIC_API_KEY/);
+  });
+  await t.step("billing_error", async () => {
+    const backend = new CannedBackend([apiError("billing_error", "Credit balance is too low")]);
+    const result = await runIterations({
+      ...options(backend, new KeywordHandler("DONE")),
+      sleep: () => Promise.resolve(),
+    });
+    assert.equal(backend.requests.length, 1);
+    assert.match(result.completionReason, /^Billing:/);
+  });
+  await t.step("rate_limit_event rejected", async () => {
+    const resetsAt = Math.floor(Date.now() / 1000) + 30;
+    const backend = new CannedBackend([
+      async function* () {
+        yield { type: "system", subtype: "init", session_id: "s" };
+        yield {
+          type: "rate_limit_event",
+          session_id: "s",
+          rate_limit_info: { status: "rejected", resetsAt },
+        };
+        yield {
+          type: "assistant",
+          session_id: "s",
+          parent_tool_use_id: null,
+          error: "rate_limit",
+          message: { content: [{ type: "text", text: "limit" }] },
+        };
+        yield {
+          type: "result",
+          subtype: "success",
+          is_error: true,
+          session_id: "s",
+          total_cost_usd: 0,
+          num_turns: 1,
+          usage: {},
+        };
+      },
+      session("all DONE"),
+    ]);
+    const waits: number[] = [];
+    const result = await runIterations({
+      ...options(backend, new KeywordHandler("DONE")),
+      sleep: (ms) => {
+        waits.push(ms);
+        return Promise.resolve();
+      },
+    });
+    assert.equal(result.status, "completed");
+    assert.equal(waits.length, 1);
+    assert.ok(waits[0] > 25_000 && waits[0] <= 30_000, `waited until the reset: ${waits[0]} ms`);
+  });
+  await t.step("a reset beyond --max-wait ends the run failed, resumable", async () => {
+    const resetsAt = Math.floor(Date.now() / 1000) + 3600;
+    const backend = new CannedBackend([
+      async function* () {
+        yield { type: "system", subtype: "init", session_id: "s" };
+        yield {
+          type: "rate_limit_event",
+          session_id: "s",
+          rate_limit_info: { status: "rejected", resetsAt },
+        };
+        yield {
+          type: "result",
+          subtype: "success",
+          is_error: true,
+          session_id: "s",
+          total_cost_usd: 0,
+          num_turns: 1,
+          usage: {},
+        };
+      },
+    ]);
+    const result = await runIterations({
+      ...options(backend, new KeywordHandler("DONE")),
+      sleep: () => Promise.resolve(),
+    });
+    assert.equal(result.status, "failed");
+    assert.match(
+      result.completionReason,
+      /beyond --max-wait \(900 s\): resume later with --resume$/,
+    );
+  });
+});
+
+Deno.test("a handler that throws is an incomplete verdict with feedback; three in a row end the run failed", async () => {
   const handler = new KeywordHandler("DONE");
   handler.isComplete = () => Promise.reject(new Error("gh exploded"));
-  const result = await runIterations(
-    options(new CannedBackend([session("x")]), handler),
-  );
+  const backend = new CannedBackend([session("x")]);
+  const result = await runIterations(options(backend, handler));
   assert.equal(result.status, "failed");
-  assert.match(result.completionReason, /gh exploded/);
+  assert.equal(result.iterations, 3);
+  assert.match(result.completionReason, /failed 3 times in a row: gh exploded/);
+  assert.equal(
+    result.summaries[0].verification?.feedback,
+    "The completion handler failed: gh exploded",
+  );
+  assert.ok(handler.prompts[1].startsWith("continue 2"), "the run went on after the first failure");
 });
 
 Deno.test("runner writes run, iteration and message records to the log", async () => {

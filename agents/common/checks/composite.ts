@@ -17,6 +17,8 @@ import {
 export interface CompositeResult extends TaskCompletionResult {
   /** The name of the checker that decided (or "composite" when all were needed). */
   readonly decidedBy: string;
+  /** Whether a checker threw. */
+  readonly faulted?: boolean;
 }
 
 /**
@@ -63,11 +65,13 @@ export class CompositeChecker implements TaskCompletionChecker {
    */
   async check(context: TaskCompletionContext): Promise<CompositeResult> {
     const notes: string[] = [];
+    let faulted = false;
     for (const checker of this.checkers) {
       let result: TaskCompletionResult;
       try {
         result = await checker.check(context);
       } catch (error) {
+        faulted = true;
         result = incomplete(
           `the checker failed: ${
             error instanceof Error ? error.message.split("\n")[0] : String(error)
@@ -79,6 +83,7 @@ export class CompositeChecker implements TaskCompletionChecker {
           ...result,
           feedback: labelled(checker.name, result.feedback),
           decidedBy: checker.name,
+          ...(faulted ? { faulted } : {}),
         };
       }
       if (!this.allMustPass && result.complete) {
@@ -90,7 +95,11 @@ export class CompositeChecker implements TaskCompletionChecker {
       return { ...ok(notes.length > 0 ? notes.join("\n") : undefined), decidedBy: "composite" };
     }
     if (this.checkers.length === 0) return { ...ok(), decidedBy: "composite" };
-    return { ...incomplete(notes.join("\n") || "No checker passed"), decidedBy: "composite" };
+    return {
+      ...incomplete(notes.join("\n") || "No checker passed"),
+      decidedBy: "composite",
+      ...(faulted ? { faulted } : {}),
+    };
   }
 }
 

@@ -5,7 +5,8 @@
  * @module
  */
 
-import { firstLine, resolveInsideAgentDir } from "../completion/custom.ts";
+import { resolveInsideAgentDir } from "../completion/custom.ts";
+import { firstLine } from "../errors.ts";
 import { UsageError } from "../errors.ts";
 import { displayPathOf } from "../resource.ts";
 import type { TaskCompletionChecker } from "./types.ts";

@@ -121,6 +121,7 @@ export async function verify(
       checker: result.decidedBy,
       feedback: result.feedback ?? "",
       trigger,
+      ...(result.faulted ? { faulted: true } : {}),
     };
   } catch (error) {
     const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
@@ -129,6 +130,7 @@ export async function verify(
       checker: "error",
       feedback: `A checker failed to run: ${message}`,
       trigger,
+      faulted: true,
     };
   }
 }

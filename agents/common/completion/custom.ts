@@ -4,7 +4,7 @@
  * @module
  */
 
-import { UsageError } from "../errors.ts";
+import { firstLine, UsageError } from "../errors.ts";
 import { displayPathOf } from "../resource.ts";
 import type { AgentDefinition, CompletionHandler, HandlerFactoryContext } from "./types.ts";
 
@@ -146,16 +146,4 @@ export function checkHandler(
     );
   }
   return handler as CompletionHandler;
-}
-
-/**
- * The first line of an error's message.
- *
- * @param error Anything thrown.
- * @returns One line.
- */
-export function firstLine(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return message.split("\n").find((line) => line.trim() !== "")?.trim() ??
-    "unknown error";
 }

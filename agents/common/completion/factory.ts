@@ -184,6 +184,7 @@ export async function createCompletionHandler(
         cwd,
         resolver,
         maxIterations: context.maxIterations,
+        learnings: options.learnings,
       });
     default: {
       const factory = getRegisteredHandler(completionType);
@@ -193,6 +194,7 @@ export async function createCompletionHandler(
           cwd,
           resolver,
           maxIterations: context.maxIterations,
+          learnings: options.learnings,
         });
         return checkHandler(handler, `registered completion type "${completionType}"`);
       }

@@ -123,9 +123,13 @@ export interface IterationSummary {
     feedback: string;
     /** What asked for it. */
     trigger: "handler" | "complete_task";
+    /** A checker threw (its error is the feedback). */
+    faulted?: boolean;
   };
   /** How often the stop hook sent the agent back in this iteration. */
   continuations?: number;
+  /** Faults of earlier attempts of this iteration (each one re-ran it). */
+  retries?: string[];
   /** Status probes of the iteration, in order. */
   probes?: Array<{ status: string; message: string }>;
   /** The commit rescue, when work was left uncommitted. */
@@ -181,6 +185,8 @@ export interface HandlerFactoryContext {
   agentDir: URL;
   /** The working directory. */
   cwd: string;
+  /** Finds learnings of earlier runs relevant to a text, for `{uv-learnings}`. */
+  learnings?: (query: string) => string;
 }
 
 /**

@@ -464,6 +464,7 @@ Deno.test("verify returns the verification record of a run of the checkers", asy
       checker: "error",
       feedback: "A checker failed to run: cannot read the plan",
       trigger: "handler",
+      faulted: true,
     });
   });
 });

@@ -3,12 +3,11 @@ import path from "node:path";
 import type { AgentDefinition } from "../../../agents/common/agent_definition.ts";
 import {
   checkHandler,
-  firstLine,
   loadCustomHandler,
   resolveInsideAgentDir,
 } from "../../../agents/common/completion/custom.ts";
 import { createCompletionHandler } from "../../../agents/common/completion/factory.ts";
-import { UsageError } from "../../../agents/common/errors.ts";
+import { firstLine, UsageError } from "../../../agents/common/errors.ts";
 import { PromptResolver } from "../../../agents/common/prompt_resolver.ts";
 import { emptySummary } from "../../../agents/common/summary.ts";
 import { definitionOf, dirUrl, usageErrorOf, withTempDir, write } from "./_helpers.ts";

@@ -1,0 +1,184 @@
+/**
+ * End to end for API faults, hangs and signals: the real Claude Code binary
+ * against a scripted model server that injects faults; the run must end with
+ * the right status and the store must hold every iteration that finished.
+ */
+
+import assert from "node:assert/strict";
+import { SqliteStore } from "../../agents/common/store.ts";
+import {
+  ScriptedModelServer,
+  type ScriptedTurn,
+  textTurn,
+  toolTurn,
+} from "../../agents/testing/mod.ts";
+import { git, runCli, tempRepo } from "../_helpers.ts";
+
+const commit = (n: number) =>
+  toolTurn("Bash", {
+    command: `printf '${n}' > f${n}.txt && git add f${n}.txt && git commit -qm 'feat: ${n}'`,
+  });
+
+async function faultAgent(repo: string, retry: Record<string, unknown> = {}): Promise<void> {
+  await Deno.mkdir(`${repo}/.agent/faulty`, { recursive: true });
+  await Deno.writeTextFile(
+    `${repo}/.agent/faulty/agent.json`,
+    JSON.stringify({
+      name: "faulty",
+      behavior: {
+        completionType: "iterate",
+        completionConfig: { maxIterations: 2 },
+        requireCompleteTask: false,
+      },
+      probe: { enabled: false },
+      retry: { baseDelaySeconds: 0, ...retry },
+    }),
+  );
+  await git(repo, "add", ".agent");
+  await git(repo, "commit", "-qm", "chore: agent");
+}
+
+function storedIterations(repo: string, runId: string): number[] {
+  const store = SqliteStore.open(`${repo}/.agent/.finishline/state.db`);
+  try {
+    return store.iterations(runId).map((row) => row.number);
+  } finally {
+    store.close();
+  }
+}
+
+Deno.test("transient API faults are survived and every iteration is recorded", async (t) => {
+  const faults: Array<[string, ScriptedTurn]> = [
+    ["429 with retry-after", {
+      fault: { kind: "http", status: 429, headers: { "retry-after": "0" } },
+    }],
+    ["529 overloaded", { fault: { kind: "http", status: 529 } }],
+    ["500", { fault: { kind: "http", status: 500 } }],
+    ["connection reset mid-stream", { fault: { kind: "reset", afterEvents: 2 } }],
+    ["malformed SSE", { fault: { kind: "malformed", afterEvents: 1 } }],
+  ];
+  for (const [name, fault] of faults) {
+    await t.step(name, async () => {
+      await using repo = await tempRepo();
+      await faultAgent(repo.path);
+      await using server = await ScriptedModelServer.start({
+        scripts: [[commit(1), textTurn("one")], [fault, commit(2), textTurn("two")]],
+      });
+      const run = await runCli(["--agent", "faulty", "--json"], { cwd: repo.path, server });
+      assert.equal(run.code, 0, run.stderr);
+      const result = JSON.parse(run.stdout);
+      assert.equal(result.status, "completed");
+      assert.deepEqual(storedIterations(repo.path, result.runId), [1, 2]);
+      assert.equal(await git(repo.path, "show", "HEAD:f2.txt"), "2");
+    });
+  }
+});
+
+Deno.test("a response that never ends is a hang: the session is aborted and the iteration retried", async () => {
+  await using repo = await tempRepo();
+  await faultAgent(repo.path, { iterationTimeoutSeconds: 3 });
+  await using server = await ScriptedModelServer.start({
+    scripts: [
+      [commit(1), textTurn("one")],
+      [{ fault: { kind: "hang", afterEvents: 2 } }],
+      [commit(2), textTurn("two")],
+    ],
+  });
+  const run = await runCli(["--agent", "faulty", "--json"], { cwd: repo.path, server });
+  assert.equal(run.code, 0, run.stderr);
+  const result = JSON.parse(run.stdout);
+  assert.equal(result.iterations, 2, "the retry did not use up an iteration");
+  assert.deepEqual(storedIterations(repo.path, result.runId), [1, 2]);
+  const log = (await Deno.readTextFile(result.logFile)).trim().split("\n").map((line) =>
+    JSON.parse(line)
+  );
+  const fault = log.find((record) => record.kind === "session_fault");
+  assert.match(fault.message, /No message from the agent for 3 s: the session hung/);
+  const second = log.find((record) =>
+    record.kind === "iteration_finished" && record.iteration === 2
+  );
+  assert.equal(second.summary.retries.length, 1);
+});
+
+Deno.test("a persistent server error ends the run failed after the retries; finished iterations stay recorded", async () => {
+  await using repo = await tempRepo();
+  await faultAgent(repo.path, { maxAttempts: 2 });
+  await using server = await ScriptedModelServer.start({
+    scripts: [[commit(1), textTurn("one")]],
+    fallback: { fault: { kind: "http", status: 500, message: "the server is on fire" } },
+  });
+  const run = await runCli(["--agent", "faulty", "--json"], {
+    cwd: repo.path,
+    server,
+    env: { CLAUDE_CODE_MAX_RETRIES: "0" },
+  });
+  assert.equal(run.code, 1, run.stderr);
+  const result = JSON.parse(run.stdout);
+  assert.equal(result.status, "failed");
+  assert.match(
+    result.completionReason,
+    /^Gave up on iteration 2 after 2 attempts: API error: .*server is on fire/,
+  );
+  assert.deepEqual(storedIterations(repo.path, result.runId), [1, 2]);
+});
+
+Deno.test("an authentication failure ends the run at once with what to do", async () => {
+  await using repo = await tempRepo();
+  await faultAgent(repo.path);
+  await using server = await ScriptedModelServer.start({
+    fallback: { fault: { kind: "http", status: 401, message: "invalid x-api-key" } },
+  });
+  const run = await runCli(["--agent", "faulty", "--json"], {
+    cwd: repo.path,
+    server,
+    env: { CLAUDE_CODE_MAX_RETRIES: "0" },
+  });
+  assert.equal(run.code, 1, run.stderr);
+  assert.match(
+    JSON.parse(run.stdout).completionReason,
+    /^Authentication failed: check ANTHROPIC_API_KEY/,
+  );
+  assert.equal(server.sessionIds().length, 1, "no retry of a fatal fault");
+});
+
+Deno.test("SIGINT during an iteration exits 130 with the iteration recorded, and --resume completes the run", async () => {
+  await using repo = await tempRepo();
+  await faultAgent(repo.path);
+  let started: () => void;
+  const inIteration = new Promise<void>((resolve) => started = resolve);
+  await using server = await ScriptedModelServer.start({
+    scripts: [
+      [commit(1), textTurn("one")],
+      [() => {
+        started();
+        return { text: "too late", delayMs: 60_000 };
+      }],
+      [commit(2), textTurn("two")],
+    ],
+  });
+  let signalled = 0;
+  const interrupted = await runCli(["--agent", "faulty", "--json"], {
+    cwd: repo.path,
+    server,
+    onSpawn: async (child) => {
+      await inIteration;
+      signalled = performance.now();
+      child.kill("SIGINT");
+    },
+  });
+  assert.equal(interrupted.code, 130, interrupted.stderr);
+  assert.ok(performance.now() - signalled < 10_000, "exits within seconds");
+  const first = JSON.parse(interrupted.stdout);
+  assert.equal(first.status, "interrupted");
+  assert.deepEqual(
+    storedIterations(repo.path, first.runId),
+    [1, 2],
+    "the interrupted iteration is recorded",
+  );
+
+  const resumed = await runCli(["--resume", "--json"], { cwd: repo.path, server });
+  assert.equal(resumed.code, 0, resumed.stderr);
+  const result = JSON.parse(resumed.stdout);
+  assert.equal(result.runId, first.runId);
+  assert.equal(result.status, "completed");
+});
