@@ -8,15 +8,22 @@
  * resolver, the definition loader and the iteration loop, for people who
  * write their own handlers or embed the runner.
  *
- * @example
+ * @example Build a handler from a definition and ask it whether an iteration finished the work
  * ```ts
- * import { createCompletionHandler, parseDefinition } from "./mod.ts";
+ * import assert from "node:assert/strict";
+ * import { createCompletionHandler, emptySummary, parseDefinition } from "@finishline/agents";
+ *
  * const definition = parseDefinition(
- *   '{ "name": "demo", "behavior": { "completionType": "manual", "completionConfig": { "completionKeyword": "DONE" } } }',
+ *   `{ "name": "demo", "behavior": { "completionType": "manual",
+ *      "completionConfig": { "completionKeyword": "DONE" } } }`,
  *   { displayPath: "demo/agent.json" },
  * );
- * const handler = await createCompletionHandler(definition, {}, { agentDir: new URL("file:///nonexistent/") });
- * console.assert(handler.type === "manual");
+ * const handler = await createCompletionHandler(definition, {}, {
+ *   agentDir: new URL("file:///nonexistent/"),
+ * });
+ * assert.equal(handler.type, "manual");
+ * const summary = { ...emptySummary(1), assistantResponses: ["Tests pass. DONE"] };
+ * assert.equal(await handler.isComplete(summary), true);
  * ```
  *
  * @module
@@ -26,16 +33,29 @@ export type {
   ActionsConfig,
   AgentBehavior,
   AgentDefinition,
+  CheckConfig,
+  CircuitBreakerConfig,
+  CommandCheckConfig,
   CompletionConfig,
   CompletionType,
+  CustomCheckConfig,
   DefinitionPermissionMode,
+  FilesCheckConfig,
+  FinishConfig,
+  GitCheckConfig,
+  GitConfig,
   GithubConfig,
+  JudgeCheckConfig,
   LoadedDefinition,
   LoggingConfig,
   ParameterSpec,
   ParameterValidation,
+  PlanCheckConfig,
+  ProbeConfig,
   PromptsConfig,
+  RetryConfig,
   SettingSource,
+  VerifyConfig,
 } from "./common/agent_definition.ts";
 export { COMPLETION_TYPES } from "./common/agent_definition.ts";
 export type {
@@ -65,7 +85,7 @@ export {
 export type { CustomHandlerContext } from "./common/completion/custom.ts";
 export { IterateCompletionHandler } from "./common/completion/iterate.ts";
 export { ManualCompletionHandler } from "./common/completion/manual.ts";
-export type { HandlerContext } from "./common/completion/_base.ts";
+export { BaseHandler, type HandlerContext } from "./common/completion/_base.ts";
 export {
   type AgentListEntry,
   listAgents,
@@ -95,6 +115,8 @@ export type {
   AgentBackend,
   SessionPermissionMode,
   SessionRequest,
+  StopDecision,
+  StopEvent,
 } from "./common/backends/types.ts";
 export { ClaudeBackend, type ClaudeBackendOptions } from "./common/backends/claude.ts";
 export { Redactor, RunLog } from "./common/log.ts";
@@ -124,13 +146,14 @@ export {
 } from "./common/completion/project.ts";
 export {
   type GhComment,
+  type GhFault,
   type GhIssue,
   type GhProject,
   type GhProjectItem,
   GitHubCli,
   type GitHubOptions,
 } from "./common/github.ts";
-export { type GitOptions, GitRepo, type TreeStatus } from "./common/git.ts";
+export { type GitFault, type GitOptions, GitRepo, type TreeStatus } from "./common/git.ts";
 export {
   type FinishRecord,
   type FoundLearning,
@@ -150,3 +173,4 @@ export {
   type RunResult,
   type RunStatus,
 } from "./iterator/runner.ts";
+export type { ProbeState, ProbeStatus } from "./iterator/status_probe.ts";

@@ -13,7 +13,18 @@ export type CompletionType =
   | "manual"
   | "custom";
 
-/** Every built-in completion type, in the order the docs list them. */
+/**
+ * Every built-in completion type, in the order the docs list them.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { COMPLETION_TYPES } from "@finishline/agents";
+ *
+ * assert.ok(COMPLETION_TYPES.includes("manual"));
+ * assert.equal(COMPLETION_TYPES.length, 5);
+ * ```
+ */
 export const COMPLETION_TYPES: readonly CompletionType[] = [
   "issue",
   "project",
@@ -45,15 +56,15 @@ export interface CompletionConfig {
 export interface AgentBehavior {
   /** System prompt template (relative to the agent folder); overrides the registry's `system` key. */
   systemPromptPath?: string;
-  /** @default "iterate" */
+  /** Which completion handler decides that the work is finished. @default "iterate" */
   completionType: CompletionType;
-  /** @default {} */
+  /** Settings of the completion handler. @default {} */
   completionConfig: CompletionConfig;
   /** Tools the agent may use without asking. */
   allowedTools: string[];
   /** Tools removed from the agent's context. @default [] */
   disallowedTools: string[];
-  /** @default "acceptEdits" */
+  /** Claude Code permission mode of the agent's sessions. @default "acceptEdits" */
   permissionMode: DefinitionPermissionMode;
   /** Model name passed to Claude Code; unset means Claude Code's default. */
   model?: string;
@@ -79,9 +90,9 @@ export interface CommandCheckConfig {
   type: "command";
   /** Shell command (`sh -c`), e.g. `deno task test`. */
   command: string;
-  /** @default 600 */
+  /** Timeout of the command in seconds. @default 600 */
   timeoutSeconds: number;
-  /** Name in feedback and logs. */
+  /** Name in feedback and logs. @default "command" */
   name?: string;
 }
 
@@ -89,11 +100,11 @@ export interface CommandCheckConfig {
 export interface GitCheckConfig {
   /** Checker type. */
   type: "git";
-  /** @default 1 */
+  /** Commits required since the run's baseline. @default 1 */
   minCommits: number;
-  /** @default false */
+  /** Require no uncommitted changes. @default false */
   cleanTree: boolean;
-  /** Name in feedback and logs. */
+  /** Name in feedback and logs. @default "git" */
   name?: string;
 }
 
@@ -103,7 +114,7 @@ export interface FilesCheckConfig {
   type: "files";
   /** Paths relative to the working directory. */
   paths: string[];
-  /** Name in feedback and logs. */
+  /** Name in feedback and logs. @default "files" */
   name?: string;
 }
 
@@ -111,7 +122,7 @@ export interface FilesCheckConfig {
 export interface PlanCheckConfig {
   /** Checker type. */
   type: "plan";
-  /** Name in feedback and logs. */
+  /** Name in feedback and logs. @default "plan" */
   name?: string;
 }
 
@@ -123,9 +134,9 @@ export interface JudgeCheckConfig {
   criteria: string;
   /** Model for the judge. */
   model?: string;
-  /** @default 180 */
+  /** Timeout of the judge session in seconds. @default 180 */
   timeoutSeconds: number;
-  /** Name in feedback and logs. */
+  /** Name in feedback and logs. @default "judge" */
   name?: string;
 }
 
@@ -137,7 +148,7 @@ export interface CustomCheckConfig {
   path: string;
   /** Passed to the module's factory. @default {} */
   options: Record<string, unknown>;
-  /** Name in feedback and logs. */
+  /** Name in feedback and logs. @default the checker's own name, else `custom:<path>` */
   name?: string;
 }
 
@@ -172,11 +183,11 @@ export interface ParameterValidation {
 
 /** A parameter the agent takes on the command line and exposes to templates. */
 export interface ParameterSpec {
-  /** @default "string" */
+  /** The value's type. @default "string" */
   type: "string" | "number" | "boolean";
-  /** @default "" */
+  /** Shown in `--help`. @default "" */
   description: string;
-  /** @default false */
+  /** Whether the flag must be given. @default false */
   required: boolean;
   /** Value used when the flag is absent. */
   default?: string | number | boolean;
@@ -188,11 +199,11 @@ export interface ParameterSpec {
 
 /** Structured action blocks the agent may emit in fenced code blocks. */
 export interface ActionsConfig {
-  /** @default true */
+  /** Whether action blocks are looked for at all. @default true */
   enabled: boolean;
   /** Action types that are recognised; empty means any. @default [] */
   types: string[];
-  /** The info string of the fenced block (```action). @default "action" */
+  /** The info string that marks a fenced code block as an action block. @default "action" */
   outputFormat: string;
 }
 
@@ -213,7 +224,7 @@ export interface GithubConfig {
 export interface LoggingConfig {
   /** Relative to the working directory. @default ".agent/<name>/logs" */
   directory: string;
-  /** @default "jsonl" */
+  /** The log format; JSON Lines is the only one. @default "jsonl" */
   format: "jsonl";
 }
 
@@ -289,7 +300,7 @@ export interface AgentDefinition {
   name: string;
   /** Human-readable name. @default the name */
   displayName: string;
-  /** @default "" */
+  /** What the agent is for, shown by `--list`. @default "" */
   description: string;
   /** How the agent runs. */
   behavior: AgentBehavior;

@@ -9,7 +9,7 @@
  *
  * ```ts
  * import assert from "node:assert/strict";
- * import { parseDefinition } from "./definition.ts";
+ * import { parseDefinition } from "@finishline/agents";
  *
  * const definition = parseDefinition(
  *   `{ "name": "docs", "behavior": { "completionType": "manual",
@@ -477,7 +477,10 @@ type _SchemaMatchesAgentDefinition = Expect<
  * import assert from "node:assert/strict";
  * import { agentDefinitionSchema } from "./definition.ts";
  *
- * const result = agentDefinitionSchema.safeParse({ name: "x", behavior: { completionType: "issue" } });
+ * const result = agentDefinitionSchema.safeParse({
+ *   name: "x",
+ *   behavior: { completionType: "issue" },
+ * });
  * assert.equal(result.success, true);
  * ```
  */
@@ -583,7 +586,7 @@ export interface ParseDefinitionOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { parseDefinition } from "./definition.ts";
+ * import { parseDefinition } from "@finishline/agents";
  *
  * const definition = parseDefinition(
  *   `{
@@ -598,8 +601,14 @@ export interface ParseDefinitionOptions {
  * assert.equal(definition.logging.directory, ".agent/polish/logs");
  *
  * assert.throws(
- *   () => parseDefinition(`{ "name": "x", "behavior": { "completionType": "done" } }`, { displayPath: "agent.json" }),
- *   { message: 'Cannot load agent definition "agent.json": "behavior.completionType": expected one of "issue", "project", "iterate", "manual", "custom"' },
+ *   () =>
+ *     parseDefinition(`{ "name": "x", "behavior": { "completionType": "done" } }`, {
+ *       displayPath: "agent.json",
+ *     }),
+ *   {
+ *     message:
+ *       'Cannot load agent definition "agent.json": "behavior.completionType": expected one of "issue", "project", "iterate", "manual", "custom"',
+ *   },
  * );
  * ```
  */
@@ -757,7 +766,7 @@ function loaded(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { loadDefinition } from "./definition.ts";
+ * import { loadDefinition } from "@finishline/agents";
  *
  * const cwd = await Deno.makeTempDir();
  * try {
@@ -868,7 +877,7 @@ async function describeCandidate(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { listAgents } from "./definition.ts";
+ * import { listAgents } from "@finishline/agents";
  *
  * const cwd = await Deno.makeTempDir();
  * try {
@@ -877,7 +886,10 @@ async function describeCandidate(
  *   const agents = await listAgents({ cwd });
  *   const docs = agents.find((agent) => agent.name === "docs");
  *   assert.equal(docs?.builtin, false);
- *   assert.match(docs?.error ?? "", /"behavior.completionConfig.maxIterations": expected a positive integer/);
+ *   assert.match(
+ *     docs?.error ?? "",
+ *     /"behavior.completionConfig.maxIterations": expected a positive integer/,
+ *   );
  *   assert.equal(agents.find((agent) => agent.name === "iterator")?.builtin, true);
  * } finally {
  *   await Deno.remove(cwd, { recursive: true });

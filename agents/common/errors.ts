@@ -14,9 +14,13 @@ export const USAGE_EXIT_CODE = 2;
  *
  * @example
  * ```ts
- * import { UsageError } from "./errors.ts";
+ * import assert from "node:assert/strict";
+ * import { UsageError } from "@finishline/agents";
+ *
  * const error = new UsageError('Unknown flag "--foo": run with --help for the list');
- * console.assert(error.exitCode === 2);
+ * assert.equal(error.exitCode, 2);
+ * assert.equal(error.name, "UsageError");
+ * assert.equal(new UsageError("Stopped by the user", { exitCode: 130 }).exitCode, 130);
  * ```
  */
 export class UsageError extends Error {
@@ -24,6 +28,8 @@ export class UsageError extends Error {
   readonly exitCode: number;
 
   /**
+   * Create the error from a one-line message.
+   *
    * @param message One line, sentence case, no trailing period.
    * @param options `exitCode` (default 2) and the underlying `cause`.
    */
@@ -44,8 +50,10 @@ export class UsageError extends Error {
  * @returns One line.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { firstLine } from "./errors.ts";
- * console.assert(firstLine(new Error("boom\n    at x")) === "boom");
+ *
+ * assert.equal(firstLine(new Error("boom\n    at x")), "boom");
  * ```
  */
 export function firstLine(error: unknown): string {
@@ -60,8 +68,10 @@ export function firstLine(error: unknown): string {
  * @returns 64 hex characters.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { sha256Hex } from "./errors.ts";
- * console.assert((await sha256Hex("")).startsWith("e3b0c442"));
+ *
+ * assert.match(await sha256Hex(""), /^e3b0c442[0-9a-f]{56}$/);
  * ```
  */
 export async function sha256Hex(text: string): Promise<string> {

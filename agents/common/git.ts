@@ -43,11 +43,21 @@ export interface TreeStatus {
  *
  * @example
  * ```ts
- * import { GitRepo } from "./git.ts";
+ * import assert from "node:assert/strict";
+ * import { GitRepo } from "@finishline/agents";
+ *
  * const dir = await Deno.makeTempDir();
  * try {
- *   const repo = await GitRepo.open(dir);
- *   console.assert(repo === undefined, "not a repository");
+ *   await new Deno.Command("git", { args: ["init", "-q", "-b", "main", dir] }).output();
+ *   const repo = (await GitRepo.open(dir))!;
+ *   await repo.exec(["config", "user.name", "Ada"]);
+ *   await repo.exec(["config", "user.email", "ada@example.com"]);
+ *   const baseline = await repo.head();
+ *   await Deno.writeTextFile(`${dir}/notes.md`, "# Notes\n");
+ *   assert.deepEqual(await repo.status(), { staged: [], unstaged: ["notes.md"] });
+ *   await repo.commitPaths(["notes.md"], "Add notes");
+ *   assert.equal(await repo.commitsSince(baseline), 1);
+ *   assert.deepEqual(await repo.status(), { staged: [], unstaged: [] });
  * } finally {
  *   await Deno.remove(dir, { recursive: true });
  * }
@@ -72,6 +82,23 @@ export class GitRepo {
    * @param cwd A folder.
    * @param options Timeout and fault sink.
    * @returns The repository, or undefined outside one (or without git).
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { GitRepo } from "@finishline/agents";
+   *
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   assert.equal(await GitRepo.open(dir), undefined);
+   *   await new Deno.Command("git", { args: ["init", "-q", dir] }).output();
+   *   await Deno.mkdir(`${dir}/src`);
+   *   const repo = await GitRepo.open(`${dir}/src`);
+   *   assert.equal(repo?.root, await Deno.realPath(dir));
+   *   assert.equal(repo?.cwd, `${dir}/src`);
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
    */
   static async open(cwd: string, options: GitOptions = {}): Promise<GitRepo | undefined> {
     const probe = new GitRepo(cwd, cwd, options);
@@ -84,6 +111,26 @@ export class GitRepo {
    * The current commit.
    *
    * @returns Its hash, or null (no commit yet, or git failed).
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { GitRepo } from "@finishline/agents";
+   *
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   await new Deno.Command("git", { args: ["init", "-q", "-b", "main", dir] }).output();
+   *   const repo = (await GitRepo.open(dir))!;
+   *   await repo.exec(["config", "user.name", "Ada"]);
+   *   await repo.exec(["config", "user.email", "ada@example.com"]);
+   *   assert.equal(await repo.head(), null);
+   *   await Deno.writeTextFile(`${dir}/a.txt`, "a\n");
+   *   const commit = await repo.commitPaths(["a.txt"], "Add a");
+   *   assert.match(commit ?? "", /^[0-9a-f]{40}$/);
+   *   assert.equal(await repo.head(), commit);
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
    */
   async head(): Promise<string | null> {
     const out = await this.#run(["rev-parse", "--verify", "-q", "HEAD"], { quiet: true });
@@ -94,6 +141,22 @@ export class GitRepo {
    * The current branch name.
    *
    * @returns The branch, or null when detached or unknown.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { GitRepo } from "@finishline/agents";
+   *
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   await new Deno.Command("git", { args: ["init", "-q", "-b", "main", dir] }).output();
+   *   const repo = (await GitRepo.open(dir))!;
+   *   await repo.exec(["config", "user.name", "Ada"]);
+   *   await repo.exec(["config", "user.email", "ada@example.com"]);
+   *   assert.equal(await repo.branch(), "main");
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
    */
   async branch(): Promise<string | null> {
     const out = await this.#run(["symbolic-ref", "--short", "-q", "HEAD"], { quiet: true });
@@ -105,6 +168,28 @@ export class GitRepo {
    *
    * @param base The baseline commit (null: count every commit).
    * @returns The count, or null when git could not tell.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { GitRepo } from "@finishline/agents";
+   *
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   await new Deno.Command("git", { args: ["init", "-q", "-b", "main", dir] }).output();
+   *   const repo = (await GitRepo.open(dir))!;
+   *   await repo.exec(["config", "user.name", "Ada"]);
+   *   await repo.exec(["config", "user.email", "ada@example.com"]);
+   *   assert.equal(await repo.commitsSince(null), 0);
+   *   await Deno.writeTextFile(`${dir}/a.txt`, "a\n");
+   *   const baseline = await repo.commitPaths(["a.txt"], "Add a");
+   *   await Deno.writeTextFile(`${dir}/b.txt`, "b\n");
+   *   await repo.commitPaths(["b.txt"], "Add b");
+   *   assert.equal(await repo.commitsSince(null), 2);
+   *   assert.equal(await repo.commitsSince(baseline), 1);
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
    */
   async commitsSince(base: string | null): Promise<number | null> {
     const range = base ? `${base}..HEAD` : "HEAD";
@@ -119,6 +204,30 @@ export class GitRepo {
    *
    * @param exclude Path prefixes to leave out (finishline's own logs).
    * @returns The status, or null when git failed.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { GitRepo } from "@finishline/agents";
+   *
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   await new Deno.Command("git", { args: ["init", "-q", "-b", "main", dir] }).output();
+   *   const repo = (await GitRepo.open(dir))!;
+   *   await repo.exec(["config", "user.name", "Ada"]);
+   *   await repo.exec(["config", "user.email", "ada@example.com"]);
+   *   await Deno.writeTextFile(`${dir}/staged.txt`, "ready\n");
+   *   await repo.exec(["add", "staged.txt"]);
+   *   await Deno.mkdir(`${dir}/logs`);
+   *   await Deno.writeTextFile(`${dir}/logs/run.jsonl`, "{}\n");
+   *   await Deno.writeTextFile(`${dir}/draft.txt`, "draft\n");
+   *   assert.deepEqual(await repo.status(["logs"]), {
+   *     staged: ["staged.txt"],
+   *     unstaged: ["draft.txt"],
+   *   });
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
    */
   async status(exclude: string[] = []): Promise<TreeStatus | null> {
     const out = await this.#run(["status", "--porcelain=v1", "-z", "--untracked-files=all"]);
@@ -157,6 +266,27 @@ export class GitRepo {
    *
    * @param exclude Path prefixes to leave out.
    * @returns A hash, or null when git failed.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { GitRepo } from "@finishline/agents";
+   *
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   await new Deno.Command("git", { args: ["init", "-q", "-b", "main", dir] }).output();
+   *   const repo = (await GitRepo.open(dir))!;
+   *   await repo.exec(["config", "user.name", "Ada"]);
+   *   await repo.exec(["config", "user.email", "ada@example.com"]);
+   *   await Deno.writeTextFile(`${dir}/a.txt`, "a\n");
+   *   await repo.commitPaths(["a.txt"], "Add a");
+   *   const before = await repo.fingerprint();
+   *   assert.equal(await repo.fingerprint(), before);
+   *   await Deno.writeTextFile(`${dir}/a.txt`, "changed\n");
+   *   assert.notEqual(await repo.fingerprint(), before);
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
    */
   async fingerprint(exclude: string[] = []): Promise<string | null> {
     const status = await this.status(exclude);
@@ -183,6 +313,28 @@ export class GitRepo {
    *
    * @param exclude Path prefixes to leave out.
    * @returns Path -> signature, or null when git failed.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { GitRepo } from "@finishline/agents";
+   *
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   await new Deno.Command("git", { args: ["init", "-q", "-b", "main", dir] }).output();
+   *   const repo = (await GitRepo.open(dir))!;
+   *   await repo.exec(["config", "user.name", "Ada"]);
+   *   await repo.exec(["config", "user.email", "ada@example.com"]);
+   *   await Deno.writeTextFile(`${dir}/a.txt`, "a\n");
+   *   await repo.commitPaths(["a.txt"], "Add a");
+   *   await Deno.remove(`${dir}/a.txt`);
+   *   await Deno.writeTextFile(`${dir}/b.txt`, "bb\n");
+   *   const snapshot = await repo.snapshot();
+   *   assert.equal(snapshot?.get("a.txt"), "deleted");
+   *   assert.match(snapshot?.get("b.txt") ?? "", /^3:\d+$/);
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
    */
   async snapshot(exclude: string[] = []): Promise<Map<string, string> | null> {
     const status = await this.status(exclude);
@@ -206,6 +358,25 @@ export class GitRepo {
    * @param paths Paths relative to the repository root.
    * @param message The commit message.
    * @returns The new commit, or null when git refused.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { GitRepo } from "@finishline/agents";
+   *
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   await new Deno.Command("git", { args: ["init", "-q", "-b", "main", dir] }).output();
+   *   const repo = (await GitRepo.open(dir))!;
+   *   await repo.exec(["config", "user.name", "Ada"]);
+   *   await repo.exec(["config", "user.email", "ada@example.com"]);
+   *   await Deno.writeTextFile(`${dir}/done.txt`, "done\n");
+   *   await Deno.writeTextFile(`${dir}/scratch.txt`, "not mine\n");
+   *   assert.notEqual(await repo.commitPaths(["done.txt"], "Add done.txt"), null);
+   *   assert.deepEqual(await repo.status(), { staged: [], unstaged: ["scratch.txt"] });
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
    */
   async commitPaths(paths: string[], message: string): Promise<string | null> {
     if (paths.length === 0) return null;
@@ -257,6 +428,26 @@ export class GitRepo {
    *
    * @param args git arguments.
    * @returns Exit code, stdout and stderr.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { GitRepo } from "@finishline/agents";
+   *
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   await new Deno.Command("git", { args: ["init", "-q", "-b", "main", dir] }).output();
+   *   const repo = (await GitRepo.open(dir))!;
+   *   await repo.exec(["config", "user.name", "Ada"]);
+   *   await repo.exec(["config", "user.email", "ada@example.com"]);
+   *   await Deno.writeTextFile(`${dir}/a.txt`, "a\n");
+   *   await repo.commitPaths(["a.txt"], "Add a");
+   *   const log = await repo.exec(["log", "--format=%s"]);
+   *   assert.equal(log.code, 0);
+   *   assert.equal(log.stdout, "Add a\n");
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
    */
   async exec(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
     const { timeoutMs = 10_000, env } = this.#options;

@@ -181,18 +181,45 @@ interface CallResult {
 /**
  * Talks to GitHub through the `gh` CLI.
  *
- * @example
+ * @example A call during the run that keeps failing
  * ```ts
- * import { GitHubCli } from "./github.ts";
- * const github = new GitHubCli({ cwd: Deno.cwd(), repo: "octo/demo" });
- * console.assert(github.repoArgs().join(" ") === "--repo octo/demo");
+ * import assert from "node:assert/strict";
+ * import { type GhFault, GitHubCli } from "@finishline/agents";
+ *
+ * // A stand-in for gh that always fails: the call is retried, each failure is
+ * // reported, and the answer is undefined.
+ * const dir = await Deno.makeTempDir();
+ * try {
+ *   const script = `#!/bin/sh\necho "HTTP 502: Bad Gateway" >&2\nexit 1\n`;
+ *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
+ *   const faults: GhFault[] = [];
+ *   const github = new GitHubCli({
+ *     cwd: dir,
+ *     gh: `${dir}/gh`,
+ *     attempts: 2,
+ *     sleep: () => Promise.resolve(),
+ *     onFault: (fault) => faults.push(fault),
+ *   });
+ *   assert.equal(await github.issueState(7), undefined);
+ *   assert.deepEqual(faults.map((fault) => [fault.message, fault.willRetry]), [
+ *     ["HTTP 502: Bad Gateway", true],
+ *     ["HTTP 502: Bad Gateway", false],
+ *   ]);
+ *   assert.equal(github.calls, 2);
+ * } finally {
+ *   await Deno.remove(dir, { recursive: true });
+ * }
  * ```
  */
 export class GitHubCli {
   #options: Required<Omit<GitHubOptions, "repo" | "onFault" | "env">> & GitHubOptions;
   #calls = 0;
 
-  /** @param options Working directory, repository, timeouts, retries. */
+  /**
+   * Create the port; nothing runs until a method is called.
+   *
+   * @param options Working directory, repository, gh executable, timeouts, retries.
+   */
   constructor(options: GitHubOptions) {
     // `??`, not a spread over defaults: an option given as undefined keeps its
     // default (a spread would leave `attempts` undefined and never call gh).
@@ -206,7 +233,30 @@ export class GitHubCli {
     };
   }
 
-  /** How many gh processes this port started. */
+  /**
+   * How many gh processes this port started.
+   *
+   * @returns The count, retries included.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { GitHubCli } from "@finishline/agents";
+   *
+   * // A stand-in for gh that logs its arguments and prints a canned reply.
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   const reply = '{"state": "OPEN"}';
+   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho '${reply}'\n`;
+   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
+   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
+   *   assert.equal(github.calls, 0);
+   *   await github.issueState(7);
+   *   assert.equal(github.calls, 1);
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
+   */
   get calls(): number {
     return this.#calls;
   }
@@ -215,6 +265,17 @@ export class GitHubCli {
    * `--repo owner/name` when a repository was given, else nothing.
    *
    * @returns Arguments to append to repository commands.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { GitHubCli } from "@finishline/agents";
+   *
+   * assert.deepEqual(new GitHubCli({ cwd: Deno.cwd(), repo: "octo/demo" }).repoArgs(), [
+   *   "--repo",
+   *   "octo/demo",
+   * ]);
+   * assert.deepEqual(new GitHubCli({ cwd: Deno.cwd() }).repoArgs(), []);
+   * ```
    */
   repoArgs(): string[] {
     return this.#options.repo ? ["--repo", this.#options.repo] : [];
@@ -225,6 +286,27 @@ export class GitHubCli {
    *
    * @returns gh's version line.
    * @throws {UsageError} When gh is missing or not logged in.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { GitHubCli, UsageError } from "@finishline/agents";
+   *
+   * // A stand-in for gh that logs its arguments and prints a canned reply.
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   const reply = "gh version 2.50.0 (2024-05-01)";
+   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho '${reply}'\n`;
+   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
+   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
+   *   assert.equal(await github.preflight(), "gh version 2.50.0 (2024-05-01)");
+   *   assert.equal(await Deno.readTextFile(`${dir}/calls`), "--version\nauth status\n");
+   *
+   *   const missing = new GitHubCli({ cwd: dir, gh: `${dir}/no-such-gh` });
+   *   await assert.rejects(missing.preflight(), UsageError);
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
    */
   async preflight(): Promise<string> {
     const version = await this.#once(["--version"]);
@@ -252,6 +334,27 @@ export class GitHubCli {
    *
    * @returns Its `owner/name` and owner login.
    * @throws {UsageError} When gh cannot tell.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { GitHubCli } from "@finishline/agents";
+   *
+   * // A stand-in for gh that logs its arguments and prints a canned reply.
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   const reply = '{"nameWithOwner": "octo/demo", "owner": {"login": "octo"}}';
+   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho '${reply}'\n`;
+   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
+   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
+   *   assert.deepEqual(await github.repository(), { nameWithOwner: "octo/demo", owner: "octo" });
+   *   assert.equal(
+   *     await Deno.readTextFile(`${dir}/calls`),
+   *     "repo view octo/demo --json nameWithOwner,owner\n",
+   *   );
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
    */
   async repository(): Promise<{ nameWithOwner: string; owner: string }> {
     const args = [
@@ -278,6 +381,32 @@ export class GitHubCli {
    * @param number Issue number.
    * @returns The issue.
    * @throws {UsageError} When it does not exist or gh fails.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { GitHubCli } from "@finishline/agents";
+   *
+   * // A stand-in for gh that logs its arguments and prints a canned reply.
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   const reply = JSON.stringify({
+   *     number: 7,
+   *     title: "Flaky test",
+   *     body: "",
+   *     state: "OPEN",
+   *     labels: [{ name: "bug" }],
+   *     url: "https://github.com/octo/demo/issues/7",
+   *   });
+   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho '${reply}'\n`;
+   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
+   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
+   *   const issue = await github.issue(7);
+   *   assert.equal(issue.title, "Flaky test");
+   *   assert.deepEqual(issue.labels, ["bug"]);
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
    */
   async issue(number: number): Promise<GhIssue> {
     const data = await this.#strictJson(
@@ -300,6 +429,27 @@ export class GitHubCli {
    *
    * @param issue Issue number or URL.
    * @returns OPEN, CLOSED or undefined.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { GitHubCli } from "@finishline/agents";
+   *
+   * // A stand-in for gh that logs its arguments and prints a canned reply.
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   const reply = '{"state": "CLOSED"}';
+   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho '${reply}'\n`;
+   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
+   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
+   *   assert.equal(await github.issueState(7), "CLOSED");
+   *   assert.equal(
+   *     await Deno.readTextFile(`${dir}/calls`),
+   *     "issue view 7 --repo octo/demo --json state\n",
+   *   );
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
    */
   async issueState(issue: number | string): Promise<"OPEN" | "CLOSED" | undefined> {
     const args = [
@@ -317,6 +467,32 @@ export class GitHubCli {
    *
    * @param number Issue number.
    * @returns The comments, oldest first, or undefined when gh keeps failing.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { GitHubCli } from "@finishline/agents";
+   *
+   * // A stand-in for gh that logs its arguments and prints a canned reply.
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   const reply = JSON.stringify({
+   *     comments: [{
+   *       id: "c1",
+   *       author: null,
+   *       body: "Any news?",
+   *       createdAt: "2025-05-01T10:00:00Z",
+   *     }],
+   *   });
+   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho '${reply}'\n`;
+   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
+   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
+   *   assert.deepEqual(await github.issueComments(7), [
+   *     { id: "c1", author: "ghost", body: "Any news?", createdAt: "2025-05-01T10:00:00Z" },
+   *   ]);
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
    */
   async issueComments(number: number): Promise<GhComment[] | undefined> {
     const data = await this.#retryJson(
@@ -336,6 +512,26 @@ export class GitHubCli {
    *
    * @param name Label name.
    * @returns Whether gh succeeded.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { GitHubCli } from "@finishline/agents";
+   *
+   * // A stand-in for gh that logs its arguments and prints a canned reply.
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\n`;
+   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
+   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
+   *   assert.equal(await github.ensureLabel("in-progress"), true);
+   *   assert.match(
+   *     await Deno.readTextFile(`${dir}/calls`),
+   *     /^label create in-progress --repo octo\/demo --force/,
+   *   );
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
    */
   async ensureLabel(name: string): Promise<boolean> {
     return await this.#retryOk([
@@ -357,6 +553,26 @@ export class GitHubCli {
    * @param number Issue number.
    * @param change `add` or `remove` and the label.
    * @returns Whether gh succeeded.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { GitHubCli } from "@finishline/agents";
+   *
+   * // A stand-in for gh that logs its arguments and prints a canned reply.
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\n`;
+   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
+   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
+   *   assert.equal(await github.editLabel(7, { add: "blocked", remove: "in-progress" }), true);
+   *   assert.equal(
+   *     await Deno.readTextFile(`${dir}/calls`),
+   *     "issue edit 7 --repo octo/demo --add-label blocked --remove-label in-progress\n",
+   *   );
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
    */
   async editLabel(number: number, change: { add?: string; remove?: string }): Promise<boolean> {
     const args = ["issue", "edit", String(number), ...this.repoArgs()];
@@ -371,6 +587,26 @@ export class GitHubCli {
    * @param number Issue number.
    * @param body Comment text.
    * @returns Whether gh succeeded.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { GitHubCli } from "@finishline/agents";
+   *
+   * // A stand-in for gh that logs its arguments and prints a canned reply.
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\n`;
+   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
+   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
+   *   assert.equal(await github.comment(7, "Fixed in main."), true);
+   *   assert.equal(
+   *     await Deno.readTextFile(`${dir}/calls`),
+   *     "issue comment 7 --repo octo/demo --body Fixed in main.\n",
+   *   );
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
    */
   async comment(number: number, body: string): Promise<boolean> {
     return await this.#retryOk([
@@ -390,6 +626,35 @@ export class GitHubCli {
    * @param owner Owner login or `@me`.
    * @returns The project.
    * @throws {UsageError} When it does not exist or gh fails.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { GitHubCli } from "@finishline/agents";
+   *
+   * // A stand-in for gh that logs its arguments and prints a canned reply.
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   const reply = JSON.stringify({
+   *     number: 2,
+   *     title: "Launch",
+   *     url: "https://github.com/orgs/octo/projects/2",
+   *     id: "PVT_2",
+   *   });
+   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho '${reply}'\n`;
+   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
+   *   const github = new GitHubCli({ cwd: dir, gh: `${dir}/gh` });
+   *   const project = await github.project(2, "octo");
+   *   assert.deepEqual(project, {
+   *     number: 2,
+   *     title: "Launch",
+   *     url: "https://github.com/orgs/octo/projects/2",
+   *     id: "PVT_2",
+   *     owner: "octo",
+   *   });
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
    */
   async project(number: number, owner: string): Promise<GhProject> {
     const data = await this.#strictJson(
@@ -407,6 +672,32 @@ export class GitHubCli {
    * @param owner Owner login or `@me`.
    * @param options `strict` turns failures into a UsageError.
    * @returns The items, or undefined when gh keeps failing during the run.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { GitHubCli } from "@finishline/agents";
+   *
+   * // A stand-in for gh that logs its arguments and prints a canned reply.
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   const reply = JSON.stringify({
+   *     items: [{
+   *       id: "PVTI_1",
+   *       status: "Done",
+   *       content: { type: "Issue", number: 3, title: "Add login" },
+   *     }],
+   *   });
+   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho '${reply}'\n`;
+   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
+   *   const github = new GitHubCli({ cwd: dir, gh: `${dir}/gh` });
+   *   const items = await github.projectItems(2, "octo", { strict: true });
+   *   assert.deepEqual(items?.map((item) => [item.title, item.status, item.number]), [
+   *     ["Add login", "Done", 3],
+   *   ]);
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
    */
   async projectItems(
     number: number,
@@ -448,6 +739,29 @@ export class GitHubCli {
    *
    * @param pr Base and head branches, title and body.
    * @returns The pull request URL, or undefined when gh failed.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { GitHubCli } from "@finishline/agents";
+   *
+   * // A stand-in for gh that logs its arguments and prints a canned reply.
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   const reply = "https://github.com/octo/demo/pull/9";
+   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho '${reply}'\n`;
+   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
+   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
+   *   const url = await github.createPullRequest({
+   *     base: "main",
+   *     head: "finishline/fix-login",
+   *     title: "Fix the login test",
+   *     body: "Closes #7",
+   *   });
+   *   assert.equal(url, "https://github.com/octo/demo/pull/9");
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
    */
   async createPullRequest(
     pr: { base: string; head: string; title: string; body: string },

@@ -13,11 +13,15 @@
  * @returns The parsed object, or undefined when there is none.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { extractJsonObject } from "./json_extract.ts";
- * console.assert(extractJsonObject('Sure! {"status": "waiting"} Hope that helps')?.status === "waiting");
+ *
+ * assert.deepEqual(extractJsonObject('Sure! {"status": "waiting"} Hope that helps'), {
+ *   status: "waiting",
+ * });
  * const fence = "`".repeat(3);
- * console.assert(extractJsonObject(`${fence}json\n{"a": 1}\n${fence}`)?.a === 1);
- * console.assert(extractJsonObject("no json here") === undefined);
+ * assert.deepEqual(extractJsonObject(`${fence}json\n{"a": 1}\n${fence}`), { a: 1 });
+ * assert.equal(extractJsonObject("no json here"), undefined);
  * ```
  */
 export function extractJsonObject(text: string): Record<string, unknown> | undefined {

@@ -28,16 +28,26 @@ export const REDACTED = "[REDACTED]";
  *
  * @example
  * ```ts
- * import { Redactor } from "./log.ts";
- * const redactor = new Redactor({ MY_API_KEY: "abc123secret" });
- * console.assert(redactor.redact("key=abc123secret") === "key=[REDACTED]");
- * console.assert(!redactor.redact("sk-ant-api03-abcdefghijkl").includes("abcdefghijkl"));
+ * import assert from "node:assert/strict";
+ * import { Redactor } from "@finishline/agents";
+ *
+ * const redactor = new Redactor({ MY_API_KEY: "abc123secret", HOME: "/home/ada" });
+ * assert.equal(
+ *   redactor.redact("key=abc123secret home=/home/ada"),
+ *   "key=[REDACTED] home=/home/ada",
+ * );
+ * assert.equal(redactor.redact("using sk-ant-api03-abcdefghijkl"), "using [REDACTED]");
  * ```
  */
 export class Redactor {
   #values: string[];
 
-  /** @param env Environment whose secret-looking values are redacted. @default Deno.env */
+  /**
+   * Collect the secret values to look for.
+   *
+   * @param env Environment whose values under secret-looking names (`*_KEY`, `*_TOKEN`,
+   *   `*PASSWORD`, ...) are redacted; the process environment when absent.
+   */
   constructor(env: Record<string, string> = safeEnv()) {
     this.#values = Object.entries(env)
       .filter(([name, value]) => SECRET_NAME.test(name) && value.length >= MIN_SECRET_LENGTH)
@@ -50,6 +60,18 @@ export class Redactor {
    *
    * @param text Any text.
    * @returns The text with secrets replaced.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { Redactor } from "@finishline/agents";
+   *
+   * const redactor = new Redactor({});
+   * assert.equal(
+   *   redactor.redact("Authorization: Bearer abcdefghijklmnop"),
+   *   "Authorization: Bearer [REDACTED]",
+   * );
+   * assert.equal(redactor.redact("nothing secret"), "nothing secret");
+   * ```
    */
   redact(text: string): string {
     let out = text;
@@ -74,6 +96,19 @@ export class Redactor {
    *
    * @param value Any JSON-like value.
    * @returns The redacted copy.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { Redactor } from "@finishline/agents";
+   *
+   * const redactor = new Redactor({});
+   * const event = { env: { GH_TOKEN: "not-a-real-token" }, args: ["--issue", "7"] };
+   * assert.deepEqual(redactor.redactValue(event), {
+   *   env: { GH_TOKEN: "[REDACTED]" },
+   *   args: ["--issue", "7"],
+   * });
+   * assert.equal(event.env.GH_TOKEN, "not-a-real-token");
+   * ```
    */
   redactValue<T>(value: T): T {
     return this.#walk(value, new WeakSet()) as T;
@@ -127,13 +162,17 @@ export interface LogRecord {
  *
  * @example
  * ```ts
- * import { RunLog } from "./log.ts";
+ * import assert from "node:assert/strict";
+ * import { RunLog } from "@finishline/agents";
+ *
  * const dir = await Deno.makeTempDir();
  * try {
  *   const log = RunLog.open(`${dir}/run.jsonl`);
- *   log.event("run_started", { token: "ghp_abcdefghijklmnopqrstuvwxyz0123456789" });
+ *   log.event("run_started", { note: "gh said ghp_abcdefghijklmnopqrstuvwxyz0123456789" });
  *   log.close();
- *   console.assert(!(await Deno.readTextFile(`${dir}/run.jsonl`)).includes("ghp_abc"));
+ *   const record = JSON.parse(await Deno.readTextFile(`${dir}/run.jsonl`));
+ *   assert.equal(record.kind, "run_started");
+ *   assert.equal(record.note, "gh said [REDACTED]");
  * } finally {
  *   await Deno.remove(dir, { recursive: true });
  * }
@@ -156,8 +195,23 @@ export class RunLog {
    * Open (create or append to) a log file, creating its folder.
    *
    * @param path The file.
-   * @param redactor Secret redaction. @default a Redactor over the process environment
+   * @param redactor Secret redaction; a Redactor over the process environment when absent.
    * @returns The log.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { Redactor, RunLog } from "@finishline/agents";
+   *
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   const log = RunLog.open(`${dir}/logs/run.jsonl`, new Redactor({}));
+   *   assert.equal(log.path, `${dir}/logs/run.jsonl`);
+   *   log.close();
+   *   assert.equal((await Deno.stat(log.path)).isFile, true);
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
    */
   static open(path: string, redactor: Redactor = new Redactor()): RunLog {
     Deno.mkdirSync(dirname(path), { recursive: true });
@@ -170,6 +224,27 @@ export class RunLog {
    *
    * @param kind Event name (`run_started`, `iteration_finished`, ...).
    * @param data Event fields.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { Redactor, RunLog } from "@finishline/agents";
+   *
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   const log = RunLog.open(`${dir}/logs/run.jsonl`, new Redactor({}));
+   *   log.event("iteration_finished", { iteration: 1, verdict: "continue" });
+   *   log.close();
+   *   const record = JSON.parse(await Deno.readTextFile(log.path));
+   *   assert.deepEqual({ ...record, ts: undefined }, {
+   *     ts: undefined,
+   *     kind: "iteration_finished",
+   *     iteration: 1,
+   *     verdict: "continue",
+   *   });
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
    */
   event(kind: string, data: Record<string, unknown> = {}): void {
     this.#write({ ts: new Date().toISOString(), kind, ...data });
@@ -180,6 +255,24 @@ export class RunLog {
    *
    * @param iteration The iteration it belongs to.
    * @param message The message, as the backend yielded it.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { Redactor, RunLog } from "@finishline/agents";
+   *
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   const log = RunLog.open(`${dir}/logs/run.jsonl`, new Redactor({}));
+   *   log.message(2, { type: "assistant", message: { content: [] } });
+   *   log.close();
+   *   const record = JSON.parse(await Deno.readTextFile(log.path));
+   *   assert.equal(record.kind, "message");
+   *   assert.equal(record.iteration, 2);
+   *   assert.equal(record.message.type, "assistant");
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
    */
   message(iteration: number, message: unknown): void {
     this.#write({
@@ -190,7 +283,27 @@ export class RunLog {
     });
   }
 
-  /** Close the file; later writes are ignored. */
+  /**
+   * Close the file; later writes are ignored, and closing again is harmless.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { Redactor, RunLog } from "@finishline/agents";
+   *
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   const log = RunLog.open(`${dir}/logs/run.jsonl`, new Redactor({}));
+   *   log.event("run_started");
+   *   log.close();
+   *   log.event("ignored");
+   *   log.close();
+   *   const lines = (await Deno.readTextFile(log.path)).trim().split("\n");
+   *   assert.equal(lines.length, 1);
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
+   */
   close(): void {
     this.#file?.close();
     this.#file = undefined;

@@ -53,9 +53,11 @@ const FRONT_MATTER = /^\uFEFF?---\r?\n(?:[\s\S]*?\r?\n)?---[ \t]*(?:\r?\n|$)/;
  * @returns The snake_case name used after `uv-`.
  * @example
  * ```ts
- * import { toVariableName } from "./prompt_resolver.ts";
- * console.assert(toVariableName("--iterate-max") === "iterate_max");
- * console.assert(toVariableName("targetDecisions") === "target_decisions");
+ * import assert from "node:assert/strict";
+ * import { toVariableName } from "@finishline/agents";
+ *
+ * assert.equal(toVariableName("--iterate-max"), "iterate_max");
+ * assert.equal(toVariableName("targetDecisions"), "target_decisions");
  * ```
  */
 export function toVariableName(name: string): string {
@@ -74,9 +76,17 @@ export function toVariableName(name: string): string {
  * @returns Variables keyed `uv-<snake_name>`.
  * @example
  * ```ts
- * import { argsToVariables } from "./prompt_resolver.ts";
- * const vars = argsToVariables({ iterateMax: 3, topic: "x" });
- * console.assert(vars["uv-iterate_max"] === "3" && vars["uv-topic"] === "x");
+ * import assert from "node:assert/strict";
+ * import { argsToVariables } from "@finishline/agents";
+ *
+ * assert.deepEqual(
+ *   argsToVariables({ iterateMax: 3, topic: "x", tags: ["a", "b"], skip: undefined }),
+ *   {
+ *     "uv-iterate_max": "3",
+ *     "uv-topic": "x",
+ *     "uv-tags": "a, b",
+ *   },
+ * );
  * ```
  */
 export function argsToVariables(
@@ -101,8 +111,11 @@ export function argsToVariables(
  * @returns The text without front matter.
  * @example
  * ```ts
- * import { stripFrontMatter } from "./prompt_resolver.ts";
- * console.assert(stripFrontMatter("---\ntitle: x\n---\nHello") === "Hello");
+ * import assert from "node:assert/strict";
+ * import { stripFrontMatter } from "@finishline/agents";
+ *
+ * assert.equal(stripFrontMatter("---\ntitle: x\n---\nHello"), "Hello");
+ * assert.equal(stripFrontMatter("No front matter"), "No front matter");
  * ```
  */
 export function stripFrontMatter(text: string): string {
@@ -117,9 +130,18 @@ export function stripFrontMatter(text: string): string {
  * @returns The filled text and the names of the variables that had no value.
  * @example
  * ```ts
- * import { fillTemplate } from "./prompt_resolver.ts";
- * const { text, missing } = fillTemplate("Fix #{uv-issue}: {uv-title}", { issue: 4, title: "{uv-issue}" });
- * console.assert(text === "Fix #4: {uv-issue}" && missing.length === 0);
+ * import assert from "node:assert/strict";
+ * import { fillTemplate } from "@finishline/agents";
+ *
+ * // A value that holds a placeholder is inserted as is, not expanded again.
+ * assert.deepEqual(
+ *   fillTemplate("Fix #{uv-issue}: {uv-title}", { issue: 4, title: "{uv-issue}" }),
+ *   {
+ *     text: "Fix #4: {uv-issue}",
+ *     missing: [],
+ *   },
+ * );
+ * assert.deepEqual(fillTemplate("{uv-who} did it", {}).missing, ["who"]);
  * ```
  */
 export function fillTemplate(
@@ -159,15 +181,21 @@ interface TemplateSource {
  *
  * @example
  * ```ts
- * import { PromptResolver } from "./prompt_resolver.ts";
+ * import assert from "node:assert/strict";
+ * import { PromptResolver } from "@finishline/agents";
+ *
+ * // An agent folder without prompts of its own: every key falls back to the built-ins.
  * const dir = await Deno.makeTempDir();
  * try {
  *   const resolver = await PromptResolver.create({ agentDir: new URL(`file://${dir}/`) });
  *   const prompt = await resolver.resolve("initial_manual", {
- *     completion_keyword: "DONE", agent_name: "demo", task: "tidy up",
- *     iteration: 1, max_iterations: 3, completion_criteria: "say DONE", learnings: "(none)",
+ *     completion_keyword: "DONE",
+ *     task: "Tidy up the README",
+ *     max_iterations: 3,
+ *     learnings: "(none)",
  *   });
- *   console.assert(prompt.includes("DONE"));
+ *   assert.match(prompt, /^# Task\n\nTidy up the README/);
+ *   assert.match(prompt, /`DONE`/);
  * } finally {
  *   await Deno.remove(dir, { recursive: true });
  * }
@@ -206,6 +234,29 @@ export class PromptResolver {
    *
    * @param options Where the agent and the built-in templates are.
    * @returns A resolver.
+   * @throws {UsageError} When a registry cannot be read or is not a map of keys to paths.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { PromptResolver } from "@finishline/agents";
+   *
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   await Deno.mkdir(`${dir}/prompts`);
+   *   await Deno.writeTextFile(
+   *     `${dir}/prompts/greeting.md`,
+   *     "---\ntitle: x\n---\nHello {uv-name}!\n",
+   *   );
+   *   const resolver = await PromptResolver.create({
+   *     agentDir: new URL(`file://${dir}/`),
+   *     cwd: dir,
+   *   });
+   *   // The agent's own `prompts/<key>.md` is found before the built-in templates.
+   *   assert.equal(await resolver.resolve("greeting", { name: "Ada" }), "Hello Ada!");
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
    */
   static async create(options: PromptResolverOptions): Promise<PromptResolver> {
     const cwd = options.cwd ?? Deno.cwd();
@@ -239,6 +290,29 @@ export class PromptResolver {
    *
    * @param key The prompt key.
    * @returns True when the agent or the built-ins define it.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { PromptResolver } from "@finishline/agents";
+   *
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   await Deno.mkdir(`${dir}/prompts`);
+   *   await Deno.writeTextFile(
+   *     `${dir}/prompts/greeting.md`,
+   *     "---\ntitle: x\n---\nHello {uv-name}!\n",
+   *   );
+   *   const resolver = await PromptResolver.create({
+   *     agentDir: new URL(`file://${dir}/`),
+   *     cwd: dir,
+   *   });
+   *   assert.equal(await resolver.has("greeting"), true);
+   *   assert.equal(await resolver.has("initial_iterate"), true);
+   *   assert.equal(await resolver.has("farewell"), false);
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
    */
   async has(key: string): Promise<boolean> {
     return (await this.#locate(key)) !== undefined;
@@ -252,6 +326,31 @@ export class PromptResolver {
    * @returns The prompt text.
    * @throws {UsageError} For an unknown key, an unreadable template, or a
    * placeholder without a value.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { PromptResolver } from "@finishline/agents";
+   *
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   await Deno.mkdir(`${dir}/prompts`);
+   *   await Deno.writeTextFile(
+   *     `${dir}/prompts/greeting.md`,
+   *     "---\ntitle: x\n---\nHello {uv-name}!\n",
+   *   );
+   *   const resolver = await PromptResolver.create({
+   *     agentDir: new URL(`file://${dir}/`),
+   *     cwd: dir,
+   *   });
+   *   assert.equal(await resolver.resolve("greeting", { "uv-name": "Ada" }), "Hello Ada!");
+   *   await assert.rejects(resolver.resolve("greeting", {}), {
+   *     message: 'Cannot fill prompt template "prompts/greeting.md" (key "greeting"): ' +
+   *       'no value for "uv-name"',
+   *   });
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
    */
   async resolve(key: string, variables: PromptVariables): Promise<string> {
     const source = await this.#locate(key);

@@ -12,9 +12,14 @@
  * @returns The text, or `undefined` when it does not exist.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readTextResource } from "./resource.ts";
- * const text = await readTextResource(new URL("file:///nonexistent/finishline"));
- * console.assert(text === undefined);
+ *
+ * assert.equal(await readTextResource(new URL("file:///nonexistent/finishline")), undefined);
+ * assert.match(
+ *   await readTextResource(new URL("../../prompts/system.md", import.meta.url)) ?? "",
+ *   /\S/,
+ * );
  * ```
  */
 export async function readTextResource(url: URL): Promise<string | undefined> {
@@ -49,8 +54,13 @@ export async function readTextResource(url: URL): Promise<string | undefined> {
  * @returns The name to show.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { displayPathOf } from "./resource.ts";
- * console.assert(displayPathOf(new URL("file:///repo/.agent/x/agent.json"), "/repo") === ".agent/x/agent.json");
+ *
+ * assert.equal(
+ *   displayPathOf(new URL("file:///repo/.agent/x/agent.json"), "/repo"),
+ *   ".agent/x/agent.json",
+ * );
  * ```
  */
 export function displayPathOf(url: URL, cwd: string): string {

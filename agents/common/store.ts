@@ -169,6 +169,8 @@ export interface RunStore {
   clearFinish(runId: string): void;
   /** Replace a run's learnings of a source. */
   setLearnings(runId: string, source: string, learnings: Learning[]): void;
+  /** A run's learnings, oldest first. */
+  learningsOf(runId: string): Learning[];
   /** Full-text search over learnings. */
   searchLearnings(query: string, options?: { limit?: number }): FoundLearning[];
   /** Replace a run's skills. */
@@ -277,8 +279,10 @@ const STOP_WORDS = new Set(
  * @returns The query, or an empty string when no word is left.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ftsQuery } from "./store.ts";
- * console.assert(ftsQuery("Fix the flaky login test!") === '"fix" OR "flaky" OR "login" OR "test"');
+ *
+ * assert.equal(ftsQuery("Fix the flaky login test!"), '"fix" OR "flaky" OR "login" OR "test"');
  * ```
  */
 export function ftsQuery(text: string, maxTerms = 24): string {
@@ -292,12 +296,39 @@ export function ftsQuery(text: string, maxTerms = 24): string {
  *
  * @example
  * ```ts
- * import { SqliteStore } from "./store.ts";
+ * import assert from "node:assert/strict";
+ * import { emptySummary, SqliteStore } from "@finishline/agents";
+ *
  * const store = SqliteStore.open(":memory:");
- * store.createRun({ id: "r1", agent: "demo", handler: "iterate", argv: [], cwd: "/tmp", startedAt: new Date().toISOString(),
- *   baseline: null, branch: null, maxIterations: 3, cleanup: {} });
- * console.assert(store.getRun("r1")?.status === "running");
- * store.close();
+ * try {
+ *   store.createRun({
+ *     id: "run-1",
+ *     agent: "docs",
+ *     handler: "iterate",
+ *     argv: ["docs", "--iterate-max", "3"],
+ *     cwd: "/work",
+ *     startedAt: "2025-05-01T10:00:00.000Z",
+ *     baseline: null,
+ *     branch: null,
+ *     maxIterations: 3,
+ *     cleanup: {},
+ *   });
+ *   store.recordIteration({
+ *     runId: "run-1",
+ *     number: 1,
+ *     sessionId: "s1",
+ *     promptDigest: "0".repeat(64),
+ *     summary: { ...emptySummary(1), costUsd: 0.25 },
+ *     verdict: "complete",
+ *   });
+ *   store.setRunStatus("run-1", "completed", "Completed 1/1 iterations");
+ *   const run = store.getRun("run-1");
+ *   assert.equal(run?.status, "completed");
+ *   assert.equal(run?.costUsd, 0.25);
+ *   assert.equal(run?.iterations, 1);
+ * } finally {
+ *   store.close();
+ * }
  * ```
  */
 export class SqliteStore implements RunStore {
@@ -316,8 +347,24 @@ export class SqliteStore implements RunStore {
    * Open (creating it and its folder when needed) and migrate a store.
    *
    * @param path The database file, or `:memory:`.
-   * @param options `redactor` removes secrets from everything stored. @default a Redactor over the environment
+   * @param options `redactor` removes secrets from everything stored; a Redactor over the
+   *   process environment when absent.
    * @returns The store.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SqliteStore } from "@finishline/agents";
+   *
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   const store = SqliteStore.open(`${dir}/.agent/.finishline/state.db`);
+   *   assert.equal((await Deno.stat(store.path)).isFile, true);
+   *   assert.deepEqual(store.listRuns(), []);
+   *   store.close();
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
    */
   static open(path: string, options: { redactor?: Redactor } = {}): SqliteStore {
     if (path !== ":memory:") Deno.mkdirSync(dirname(path), { recursive: true });
@@ -330,14 +377,57 @@ export class SqliteStore implements RunStore {
     return new SqliteStore(path, db, options.redactor ?? new Redactor());
   }
 
-  /** The schema version (the number of migrations applied). */
+  /**
+   * The schema version (the number of migrations applied).
+   *
+   * @returns The version.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SqliteStore } from "@finishline/agents";
+   *
+   * const store = SqliteStore.open(":memory:");
+   * assert.ok(store.schemaVersion >= 3);
+   * store.close();
+   * ```
+   */
   get schemaVersion(): number {
     return Number(
       (this.#db.prepare("PRAGMA user_version").get() as { user_version: number }).user_version,
     );
   }
 
-  /** @inheritdoc */
+  /**
+   * Record a new run, with status `running` and zero totals; its arguments
+   * and cleanup facts are redacted.
+   *
+   * @param run The run's identity and settings.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SqliteStore } from "@finishline/agents";
+   *
+   * const store = SqliteStore.open(":memory:");
+   * try {
+   *   store.createRun({
+   *     id: "run-1",
+   *     agent: "docs",
+   *     handler: "iterate",
+   *     argv: ["docs", "--iterate-max", "3"],
+   *     cwd: "/work",
+   *     startedAt: "2025-05-01T10:00:00.000Z",
+   *     baseline: null,
+   *     branch: null,
+   *     maxIterations: 3,
+   *     cleanup: {},
+   *   });
+   *   assert.equal(store.getRun("run-1")?.status, "running");
+   *   assert.equal(store.getRun("run-1")?.costUsd, 0);
+   * } finally {
+   *   store.close();
+   * }
+   * ```
+   */
   createRun(
     run: Omit<
       StoredRun,
@@ -368,7 +458,45 @@ export class SqliteStore implements RunStore {
     );
   }
 
-  /** @inheritdoc */
+  /**
+   * Record a finished iteration and add it to the run's totals, in one
+   * transaction; the summary is redacted.
+   *
+   * @param iteration The iteration, its summary and its verdict.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { emptySummary, SqliteStore } from "@finishline/agents";
+   *
+   * const store = SqliteStore.open(":memory:");
+   * try {
+   *   store.createRun({
+   *     id: "run-1",
+   *     agent: "docs",
+   *     handler: "iterate",
+   *     argv: ["docs", "--iterate-max", "3"],
+   *     cwd: "/work",
+   *     startedAt: "2025-05-01T10:00:00.000Z",
+   *     baseline: null,
+   *     branch: null,
+   *     maxIterations: 3,
+   *     cleanup: {},
+   *   });
+   *   store.recordIteration({
+   *     runId: "run-1",
+   *     number: 1,
+   *     sessionId: "s1",
+   *     promptDigest: "0".repeat(64),
+   *     summary: { ...emptySummary(1), costUsd: 0.5, turns: 4 },
+   *     verdict: "continue",
+   *   });
+   *   assert.equal(store.getRun("run-1")?.turns, 4);
+   *   assert.equal(store.iterations("run-1")[0].verdict, "continue");
+   * } finally {
+   *   store.close();
+   * }
+   * ```
+   */
   recordIteration(iteration: Omit<StoredIteration, "recordedAt">): void {
     const summary = this.#redactor.redactValue(iteration.summary);
     const changed =
@@ -406,12 +534,86 @@ export class SqliteStore implements RunStore {
     });
   }
 
-  /** @inheritdoc */
+  /**
+   * Record which process runs a run (null when none does), so a second
+   * `--resume` refuses a run that is still going.
+   *
+   * @param runId The run.
+   * @param pid The process id, or null.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SqliteStore } from "@finishline/agents";
+   *
+   * const store = SqliteStore.open(":memory:");
+   * try {
+   *   store.createRun({
+   *     id: "run-1",
+   *     agent: "docs",
+   *     handler: "iterate",
+   *     argv: ["docs", "--iterate-max", "3"],
+   *     cwd: "/work",
+   *     startedAt: "2025-05-01T10:00:00.000Z",
+   *     baseline: null,
+   *     branch: null,
+   *     maxIterations: 3,
+   *     cleanup: {},
+   *   });
+   *   store.setRunPid("run-1", Deno.pid);
+   *   assert.equal(store.getRun("run-1")?.pid, Deno.pid);
+   *   store.setRunPid("run-1", null);
+   *   assert.equal(store.getRun("run-1")?.pid, null);
+   * } finally {
+   *   store.close();
+   * }
+   * ```
+   */
   setRunPid(runId: string, pid: number | null): void {
     this.#db.prepare(`UPDATE runs SET pid = ? WHERE id = ?`).run(pid, runId);
   }
 
-  /** @inheritdoc */
+  /**
+   * Forget an interrupted iteration so a resumed run can re-run it; the cost
+   * it spent stays in the run's totals.
+   *
+   * @param runId The run.
+   * @param number The iteration number.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { emptySummary, SqliteStore } from "@finishline/agents";
+   *
+   * const store = SqliteStore.open(":memory:");
+   * try {
+   *   store.createRun({
+   *     id: "run-1",
+   *     agent: "docs",
+   *     handler: "iterate",
+   *     argv: ["docs", "--iterate-max", "3"],
+   *     cwd: "/work",
+   *     startedAt: "2025-05-01T10:00:00.000Z",
+   *     baseline: null,
+   *     branch: null,
+   *     maxIterations: 3,
+   *     cleanup: {},
+   *   });
+   *   store.recordIteration({
+   *     runId: "run-1",
+   *     number: 1,
+   *     sessionId: null,
+   *     promptDigest: "0".repeat(64),
+   *     summary: { ...emptySummary(1), costUsd: 0.5 },
+   *     verdict: "interrupted",
+   *   });
+   *   store.discardIteration("run-1", 1);
+   *   assert.deepEqual(store.iterations("run-1"), []);
+   *   assert.equal(store.getRun("run-1")?.iterations, 0);
+   *   assert.equal(store.getRun("run-1")?.costUsd, 0.5);
+   * } finally {
+   *   store.close();
+   * }
+   * ```
+   */
   discardIteration(runId: string, number: number): void {
     this.#transaction(() => {
       const removed = this.#db.prepare(`DELETE FROM iterations WHERE run_id = ? AND number = ?`)
@@ -422,7 +624,42 @@ export class SqliteStore implements RunStore {
     });
   }
 
-  /** @inheritdoc */
+  /**
+   * Set a run's status and reason; a status other than `running` also sets
+   * its end time.
+   *
+   * @param runId The run.
+   * @param status The status (`running`, `completed`, `interrupted`, ...).
+   * @param reason Why, in one sentence; redacted.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SqliteStore } from "@finishline/agents";
+   *
+   * const store = SqliteStore.open(":memory:");
+   * try {
+   *   store.createRun({
+   *     id: "run-1",
+   *     agent: "docs",
+   *     handler: "iterate",
+   *     argv: ["docs", "--iterate-max", "3"],
+   *     cwd: "/work",
+   *     startedAt: "2025-05-01T10:00:00.000Z",
+   *     baseline: null,
+   *     branch: null,
+   *     maxIterations: 3,
+   *     cleanup: {},
+   *   });
+   *   store.setRunStatus("run-1", "interrupted", "Stopped by the user");
+   *   const run = store.getRun("run-1");
+   *   assert.equal(run?.status, "interrupted");
+   *   assert.equal(run?.reason, "Stopped by the user");
+   *   assert.notEqual(run?.endedAt, null);
+   * } finally {
+   *   store.close();
+   * }
+   * ```
+   */
   setRunStatus(runId: string, status: string, reason: string | null): void {
     this.#db.prepare(
       `UPDATE runs SET status = ?, reason = ?, ended_at = CASE WHEN ? = 'running' THEN NULL ELSE ? END WHERE id = ?`,
@@ -435,7 +672,42 @@ export class SqliteStore implements RunStore {
     );
   }
 
-  /** @inheritdoc */
+  /**
+   * Merge facts into a run's cleanup record (labels to remove, a worktree
+   * to delete, ...).
+   *
+   * @param runId The run.
+   * @param cleanup Facts to add or replace.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SqliteStore } from "@finishline/agents";
+   *
+   * const store = SqliteStore.open(":memory:");
+   * try {
+   *   store.createRun({
+   *     id: "run-1",
+   *     agent: "docs",
+   *     handler: "iterate",
+   *     argv: ["docs", "--iterate-max", "3"],
+   *     cwd: "/work",
+   *     startedAt: "2025-05-01T10:00:00.000Z",
+   *     baseline: null,
+   *     branch: null,
+   *     maxIterations: 3,
+   *     cleanup: {},
+   *   });
+   *   store.updateCleanup("run-1", { worktree: "/work/.worktrees/run-1" });
+   *   store.updateCleanup("run-1", { label: "in-progress" });
+   *   assert.deepEqual(store.getRun("run-1")?.cleanup, {
+   *     worktree: "/work/.worktrees/run-1",
+   *     label: "in-progress",
+   *   });
+   * } finally {
+   *   store.close();
+   * }
+   * ```
+   */
   updateCleanup(runId: string, cleanup: Record<string, unknown>): void {
     const current = this.getRun(runId)?.cleanup ?? {};
     this.#db.prepare(`UPDATE runs SET cleanup = ? WHERE id = ?`).run(
@@ -444,7 +716,38 @@ export class SqliteStore implements RunStore {
     );
   }
 
-  /** @inheritdoc */
+  /**
+   * A run by id, or by a prefix of its id that no other run shares.
+   *
+   * @param id The id or a unique prefix.
+   * @returns The run, or undefined.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SqliteStore } from "@finishline/agents";
+   *
+   * const store = SqliteStore.open(":memory:");
+   * try {
+   *   store.createRun({
+   *     id: "run-1",
+   *     agent: "docs",
+   *     handler: "iterate",
+   *     argv: ["docs", "--iterate-max", "3"],
+   *     cwd: "/work",
+   *     startedAt: "2025-05-01T10:00:00.000Z",
+   *     baseline: null,
+   *     branch: null,
+   *     maxIterations: 3,
+   *     cleanup: {},
+   *   });
+   *   assert.equal(store.getRun("run-1")?.agent, "docs");
+   *   assert.equal(store.getRun("run")?.id, "run-1");
+   *   assert.equal(store.getRun("nope"), undefined);
+   * } finally {
+   *   store.close();
+   * }
+   * ```
+   */
   getRun(id: string): StoredRun | undefined {
     const exact = this.#db.prepare(`SELECT * FROM runs WHERE id = ?`).get(id);
     if (exact) return toRun(exact);
@@ -454,7 +757,37 @@ export class SqliteStore implements RunStore {
     return matches.length === 1 ? toRun(matches[0]) : undefined;
   }
 
-  /** @inheritdoc */
+  /**
+   * The latest runs, newest first.
+   *
+   * @param options At most `limit` runs (default 20), of one `agent` when given.
+   * @returns The runs.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SqliteStore } from "@finishline/agents";
+   *
+   * const store = SqliteStore.open(":memory:");
+   * try {
+   *   store.createRun({
+   *     id: "run-1",
+   *     agent: "docs",
+   *     handler: "iterate",
+   *     argv: ["docs", "--iterate-max", "3"],
+   *     cwd: "/work",
+   *     startedAt: "2025-05-01T10:00:00.000Z",
+   *     baseline: null,
+   *     branch: null,
+   *     maxIterations: 3,
+   *     cleanup: {},
+   *   });
+   *   assert.deepEqual(store.listRuns().map((run) => run.id), ["run-1"]);
+   *   assert.deepEqual(store.listRuns({ agent: "other" }), []);
+   * } finally {
+   *   store.close();
+   * }
+   * ```
+   */
   listRuns(options: { limit?: number; agent?: string } = {}): StoredRun[] {
     const limit = options.limit ?? 20;
     const rows = options.agent
@@ -470,7 +803,38 @@ export class SqliteStore implements RunStore {
     return rows.map(toRun);
   }
 
-  /** @inheritdoc */
+  /**
+   * The latest run that is still `running` or was `interrupted`, for `--resume`.
+   *
+   * @param agent Only runs of this agent, when given.
+   * @returns The run, or undefined.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SqliteStore } from "@finishline/agents";
+   *
+   * const store = SqliteStore.open(":memory:");
+   * try {
+   *   store.createRun({
+   *     id: "run-1",
+   *     agent: "docs",
+   *     handler: "iterate",
+   *     argv: ["docs", "--iterate-max", "3"],
+   *     cwd: "/work",
+   *     startedAt: "2025-05-01T10:00:00.000Z",
+   *     baseline: null,
+   *     branch: null,
+   *     maxIterations: 3,
+   *     cleanup: {},
+   *   });
+   *   assert.equal(store.latestUnfinished("docs")?.id, "run-1");
+   *   store.setRunStatus("run-1", "completed", "Done");
+   *   assert.equal(store.latestUnfinished("docs"), undefined);
+   * } finally {
+   *   store.close();
+   * }
+   * ```
+   */
   latestUnfinished(agent?: string): StoredRun | undefined {
     const row = agent
       ? this.#db.prepare(
@@ -482,7 +846,49 @@ export class SqliteStore implements RunStore {
     return row ? toRun(row) : undefined;
   }
 
-  /** @inheritdoc */
+  /**
+   * A run's iterations, in order.
+   *
+   * @param runId The run.
+   * @returns The iterations with their summaries.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { emptySummary, SqliteStore } from "@finishline/agents";
+   *
+   * const store = SqliteStore.open(":memory:");
+   * try {
+   *   store.createRun({
+   *     id: "run-1",
+   *     agent: "docs",
+   *     handler: "iterate",
+   *     argv: ["docs", "--iterate-max", "3"],
+   *     cwd: "/work",
+   *     startedAt: "2025-05-01T10:00:00.000Z",
+   *     baseline: null,
+   *     branch: null,
+   *     maxIterations: 3,
+   *     cleanup: {},
+   *   });
+   *   for (const number of [1, 2]) {
+   *     store.recordIteration({
+   *       runId: "run-1",
+   *       number,
+   *       sessionId: `s${number}`,
+   *       promptDigest: "0".repeat(64),
+   *       summary: emptySummary(number),
+   *       verdict: number === 2 ? "complete" : "continue",
+   *     });
+   *   }
+   *   assert.deepEqual(store.iterations("run-1").map((iteration) => iteration.verdict), [
+   *     "continue",
+   *     "complete",
+   *   ]);
+   * } finally {
+   *   store.close();
+   * }
+   * ```
+   */
   iterations(runId: string): StoredIteration[] {
     return this.#db.prepare(`SELECT * FROM iterations WHERE run_id = ? ORDER BY number`).all(runId)
       .map((row) => ({
@@ -496,7 +902,41 @@ export class SqliteStore implements RunStore {
       }));
   }
 
-  /** @inheritdoc */
+  /**
+   * The finish workflow's record of a run; empty before the workflow ran.
+   *
+   * @param runId The run.
+   * @returns The steps done, the run summary and the last error.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SqliteStore } from "@finishline/agents";
+   *
+   * const store = SqliteStore.open(":memory:");
+   * try {
+   *   store.createRun({
+   *     id: "run-1",
+   *     agent: "docs",
+   *     handler: "iterate",
+   *     argv: ["docs", "--iterate-max", "3"],
+   *     cwd: "/work",
+   *     startedAt: "2025-05-01T10:00:00.000Z",
+   *     baseline: null,
+   *     branch: null,
+   *     maxIterations: 3,
+   *     cleanup: {},
+   *   });
+   *   assert.deepEqual(store.getFinish("run-1"), {
+   *     runId: "run-1",
+   *     steps: [],
+   *     summary: null,
+   *     error: null,
+   *   });
+   * } finally {
+   *   store.close();
+   * }
+   * ```
+   */
   getFinish(runId: string): FinishRecord {
     const row = this.#db.prepare(`SELECT * FROM finish WHERE run_id = ?`).get(runId);
     return {
@@ -507,7 +947,41 @@ export class SqliteStore implements RunStore {
     };
   }
 
-  /** @inheritdoc */
+  /**
+   * Checkpoint a finish step (once; repeating it changes nothing) and clear
+   * the workflow's error.
+   *
+   * @param runId The run.
+   * @param step The step's name.
+   * @param data The run summary, for the `summary` step.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SqliteStore } from "@finishline/agents";
+   *
+   * const store = SqliteStore.open(":memory:");
+   * try {
+   *   store.createRun({
+   *     id: "run-1",
+   *     agent: "docs",
+   *     handler: "iterate",
+   *     argv: ["docs", "--iterate-max", "3"],
+   *     cwd: "/work",
+   *     startedAt: "2025-05-01T10:00:00.000Z",
+   *     baseline: null,
+   *     branch: null,
+   *     maxIterations: 3,
+   *     cleanup: {},
+   *   });
+   *   store.finishStep("run-1", "summary", { summary: { outcome: "completed" } });
+   *   store.finishStep("run-1", "summary");
+   *   assert.deepEqual(store.getFinish("run-1").steps, ["summary"]);
+   *   assert.deepEqual(store.getFinish("run-1").summary, { outcome: "completed" });
+   * } finally {
+   *   store.close();
+   * }
+   * ```
+   */
   finishStep(runId: string, step: string, data: { summary?: Record<string, unknown> } = {}): void {
     const current = this.getFinish(runId);
     const steps = current.steps.includes(step) ? current.steps : [...current.steps, step];
@@ -523,7 +997,38 @@ export class SqliteStore implements RunStore {
     );
   }
 
-  /** @inheritdoc */
+  /**
+   * Record the error that stopped the finish workflow (redacted), or clear it
+   * with null.
+   *
+   * @param runId The run.
+   * @param error The error, or null.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SqliteStore } from "@finishline/agents";
+   *
+   * const store = SqliteStore.open(":memory:");
+   * try {
+   *   store.createRun({
+   *     id: "run-1",
+   *     agent: "docs",
+   *     handler: "iterate",
+   *     argv: ["docs", "--iterate-max", "3"],
+   *     cwd: "/work",
+   *     startedAt: "2025-05-01T10:00:00.000Z",
+   *     baseline: null,
+   *     branch: null,
+   *     maxIterations: 3,
+   *     cleanup: {},
+   *   });
+   *   store.finishError("run-1", "learnings: the model did not answer");
+   *   assert.equal(store.getFinish("run-1").error, "learnings: the model did not answer");
+   * } finally {
+   *   store.close();
+   * }
+   * ```
+   */
   finishError(runId: string, error: string | null): void {
     this.#db.prepare(
       `INSERT INTO finish (run_id, error, updated_at) VALUES (?, ?, ?)
@@ -531,12 +1036,85 @@ export class SqliteStore implements RunStore {
     ).run(runId, error === null ? null : this.#redactor.redact(error), new Date().toISOString());
   }
 
-  /** @inheritdoc */
+  /**
+   * Forget the finish steps, so a resumed run finishes again.
+   *
+   * @param runId The run.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SqliteStore } from "@finishline/agents";
+   *
+   * const store = SqliteStore.open(":memory:");
+   * try {
+   *   store.createRun({
+   *     id: "run-1",
+   *     agent: "docs",
+   *     handler: "iterate",
+   *     argv: ["docs", "--iterate-max", "3"],
+   *     cwd: "/work",
+   *     startedAt: "2025-05-01T10:00:00.000Z",
+   *     baseline: null,
+   *     branch: null,
+   *     maxIterations: 3,
+   *     cleanup: {},
+   *   });
+   *   store.finishStep("run-1", "summary");
+   *   store.clearFinish("run-1");
+   *   assert.deepEqual(store.getFinish("run-1").steps, []);
+   * } finally {
+   *   store.close();
+   * }
+   * ```
+   */
   clearFinish(runId: string): void {
     this.#db.prepare(`DELETE FROM finish WHERE run_id = ?`).run(runId);
   }
 
-  /** @inheritdoc */
+  /**
+   * Replace a run's learnings of one source (`agent` or `extracted`); they
+   * are redacted and indexed for full-text search.
+   *
+   * @param runId The run.
+   * @param source Where they came from.
+   * @param learnings The learnings.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SqliteStore } from "@finishline/agents";
+   *
+   * const store = SqliteStore.open(":memory:");
+   * try {
+   *   store.createRun({
+   *     id: "run-1",
+   *     agent: "docs",
+   *     handler: "iterate",
+   *     argv: ["docs", "--iterate-max", "3"],
+   *     cwd: "/work",
+   *     startedAt: "2025-05-01T10:00:00.000Z",
+   *     baseline: null,
+   *     branch: null,
+   *     maxIterations: 3,
+   *     cleanup: {},
+   *   });
+   *   store.setLearnings("run-1", "agent", [{ text: "Run deno fmt before committing" }]);
+   *   store.setLearnings("run-1", "agent", [{
+   *     text: "The docs build needs --allow-net",
+   *     tags: ["docs"],
+   *   }]);
+   *   assert.deepEqual(store.learningsOf("run-1"), [
+   *     {
+   *       text: "The docs build needs --allow-net",
+   *       technique: undefined,
+   *       applicability: undefined,
+   *       tags: ["docs"],
+   *     },
+   *   ]);
+   * } finally {
+   *   store.close();
+   * }
+   * ```
+   */
   setLearnings(runId: string, source: string, learnings: Learning[]): void {
     this.#transaction(() => {
       this.#db.prepare(`DELETE FROM learnings WHERE run_id = ? AND source = ?`).run(runId, source);
@@ -560,7 +1138,46 @@ export class SqliteStore implements RunStore {
     });
   }
 
-  /** @inheritdoc */
+  /**
+   * Full-text search over every run's learnings, best match first. The query
+   * may be FTS5 syntax or free text (an issue body); free text is searched
+   * word by word.
+   *
+   * @param query The query.
+   * @param options At most `limit` results (default 10).
+   * @returns The learnings found, with their run and rank.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SqliteStore } from "@finishline/agents";
+   *
+   * const store = SqliteStore.open(":memory:");
+   * try {
+   *   store.createRun({
+   *     id: "run-1",
+   *     agent: "docs",
+   *     handler: "iterate",
+   *     argv: ["docs", "--iterate-max", "3"],
+   *     cwd: "/work",
+   *     startedAt: "2025-05-01T10:00:00.000Z",
+   *     baseline: null,
+   *     branch: null,
+   *     maxIterations: 3,
+   *     cleanup: {},
+   *   });
+   *   store.setLearnings("run-1", "agent", [
+   *     { text: "The login test needs a fresh database", technique: "testing" },
+   *     { text: "Release notes live in CHANGELOG.md" },
+   *   ]);
+   *   const found = store.searchLearnings("Flaky login test (again)");
+   *   assert.equal(found.length, 1);
+   *   assert.equal(found[0].text, "The login test needs a fresh database");
+   *   assert.equal(found[0].agent, "docs");
+   * } finally {
+   *   store.close();
+   * }
+   * ```
+   */
   searchLearnings(query: string, options: { limit?: number } = {}): FoundLearning[] {
     const limit = options.limit ?? 10;
     const words = ftsQuery(query);
@@ -596,7 +1213,84 @@ export class SqliteStore implements RunStore {
     }));
   }
 
-  /** @inheritdoc */
+  /**
+   * A run's learnings, oldest first.
+   *
+   * @param runId The run.
+   * @returns The learnings.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SqliteStore } from "@finishline/agents";
+   *
+   * const store = SqliteStore.open(":memory:");
+   * try {
+   *   store.createRun({
+   *     id: "run-1",
+   *     agent: "docs",
+   *     handler: "iterate",
+   *     argv: ["docs", "--iterate-max", "3"],
+   *     cwd: "/work",
+   *     startedAt: "2025-05-01T10:00:00.000Z",
+   *     baseline: null,
+   *     branch: null,
+   *     maxIterations: 3,
+   *     cleanup: {},
+   *   });
+   *   store.setLearnings("run-1", "extracted", [{
+   *     text: "Use --frozen in CI",
+   *     applicability: "any Deno repo",
+   *   }]);
+   *   assert.equal(store.learningsOf("run-1")[0].applicability, "any Deno repo");
+   * } finally {
+   *   store.close();
+   * }
+   * ```
+   */
+  learningsOf(runId: string): Learning[] {
+    return this.#db.prepare(
+      `SELECT text, technique, applicability, tags FROM learnings WHERE run_id = ? ORDER BY id`,
+    )
+      .all(runId).map((row) => ({
+        text: String(row.text),
+        technique: String(row.technique) || undefined,
+        applicability: String(row.applicability) || undefined,
+        tags: String(row.tags) ? String(row.tags).split(" ") : [],
+      }));
+  }
+
+  /**
+   * Replace a run's skills.
+   *
+   * @param runId The run.
+   * @param skills The skills used and needed.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SqliteStore } from "@finishline/agents";
+   *
+   * const store = SqliteStore.open(":memory:");
+   * try {
+   *   store.createRun({
+   *     id: "run-1",
+   *     agent: "docs",
+   *     handler: "iterate",
+   *     argv: ["docs", "--iterate-max", "3"],
+   *     cwd: "/work",
+   *     startedAt: "2025-05-01T10:00:00.000Z",
+   *     baseline: null,
+   *     branch: null,
+   *     maxIterations: 3,
+   *     cleanup: {},
+   *   });
+   *   store.setSkills("run-1", [{ name: "sqlite", kind: "used", status: "used" }]);
+   *   store.setSkills("run-1", [{ name: "profiling", kind: "needed", status: "placeholder" }]);
+   *   assert.deepEqual(store.skills("run-1").map((skill) => skill.name), ["profiling"]);
+   * } finally {
+   *   store.close();
+   * }
+   * ```
+   */
   setSkills(runId: string, skills: SkillRecord[]): void {
     this.#transaction(() => {
       this.#db.prepare(`DELETE FROM skills WHERE run_id = ?`).run(runId);
@@ -610,7 +1304,42 @@ export class SqliteStore implements RunStore {
     });
   }
 
-  /** @inheritdoc */
+  /**
+   * A run's skills, in the order they were recorded.
+   *
+   * @param runId The run.
+   * @returns The skills.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SqliteStore } from "@finishline/agents";
+   *
+   * const store = SqliteStore.open(":memory:");
+   * try {
+   *   store.createRun({
+   *     id: "run-1",
+   *     agent: "docs",
+   *     handler: "iterate",
+   *     argv: ["docs", "--iterate-max", "3"],
+   *     cwd: "/work",
+   *     startedAt: "2025-05-01T10:00:00.000Z",
+   *     baseline: null,
+   *     branch: null,
+   *     maxIterations: 3,
+   *     cleanup: {},
+   *   });
+   *   assert.deepEqual(store.skills("run-1"), []);
+   *   store.setSkills("run-1", [{ name: "git bisect", kind: "used", status: "used" }]);
+   *   assert.deepEqual(store.skills("run-1"), [{
+   *     name: "git bisect",
+   *     kind: "used",
+   *     status: "used",
+   *   }]);
+   * } finally {
+   *   store.close();
+   * }
+   * ```
+   */
   skills(runId: string): SkillRecord[] {
     return this.#db.prepare(`SELECT name, kind, status FROM skills WHERE run_id = ? ORDER BY id`)
       .all(runId).map((row) => ({
@@ -620,7 +1349,18 @@ export class SqliteStore implements RunStore {
       }));
   }
 
-  /** @inheritdoc */
+  /**
+   * Close the database; the store cannot be used afterwards.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SqliteStore } from "@finishline/agents";
+   *
+   * const store = SqliteStore.open(":memory:");
+   * store.close();
+   * assert.throws(() => store.listRuns());
+   * ```
+   */
   close(): void {
     this.#db.close();
   }

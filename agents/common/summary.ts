@@ -36,8 +36,13 @@ export const COMPLETE_TASK_TOOL = "mcp__finishline__complete_task";
  * @returns An empty summary.
  * @example
  * ```ts
- * import { emptySummary } from "./summary.ts";
- * console.assert(emptySummary(2).iteration === 2);
+ * import assert from "node:assert/strict";
+ * import { emptySummary } from "@finishline/agents";
+ *
+ * const summary = emptySummary(2);
+ * assert.equal(summary.iteration, 2);
+ * assert.deepEqual(summary.toolsUsed, []);
+ * assert.equal(summary.stopReason, null);
  * ```
  */
 export function emptySummary(iteration: number): IterationSummary {
@@ -57,17 +62,22 @@ export function emptySummary(iteration: number): IterationSummary {
 }
 
 /**
- * Find fenced action blocks (```` ```action ````, or the configured info
- * string) whose body is a JSON object with a string `type`.
+ * Find fenced action blocks (code fences with the info string `action`, or
+ * the configured one) whose body is a JSON object with a string `type`.
  *
  * @param text Assistant text.
  * @param options Info string and accepted types.
  * @returns The actions, in order; malformed blocks are skipped.
  * @example
  * ```ts
- * import { extractActions } from "./summary.ts";
- * const text = 'Done.\n```action\n{"type": "review", "result": "pass"}\n```';
- * console.assert(extractActions(text)[0].type === "review");
+ * import assert from "node:assert/strict";
+ * import { extractActions } from "@finishline/agents";
+ *
+ * const fence = "`".repeat(3);
+ * const text = `Done.\n${fence}action\n{"type": "review", "result": "pass"}\n${fence}\n` +
+ *   `${fence}action\nnot json\n${fence}`;
+ * assert.deepEqual(extractActions(text), [{ type: "review", result: "pass" }]);
+ * assert.deepEqual(extractActions(text, { types: ["deploy"] }), []);
  * ```
  */
 export function extractActions(
@@ -115,16 +125,33 @@ function escapeRegExp(text: string): string {
  *
  * @example
  * ```ts
- * import { SummaryBuilder } from "./summary.ts";
+ * import assert from "node:assert/strict";
+ * import { SummaryBuilder } from "@finishline/agents";
+ *
  * const builder = new SummaryBuilder(1);
- * builder.add({ type: "assistant", session_id: "s1", message: { content: [
- *   { type: "text", text: "Running tests" },
- *   { type: "tool_use", id: "t1", name: "Bash", input: { command: "deno test" } },
- * ] } });
- * builder.add({ type: "result", subtype: "success", total_cost_usd: 0.01, num_turns: 2,
- *   stop_reason: "end_turn", usage: { input_tokens: 10, output_tokens: 5 } });
+ * builder.add({
+ *   type: "assistant",
+ *   session_id: "s1",
+ *   message: {
+ *     content: [
+ *       { type: "text", text: "Running tests" },
+ *       { type: "tool_use", id: "t1", name: "Bash", input: { command: "deno test" } },
+ *     ],
+ *   },
+ * });
+ * builder.add({
+ *   type: "result",
+ *   subtype: "success",
+ *   total_cost_usd: 0.01,
+ *   num_turns: 2,
+ *   stop_reason: "end_turn",
+ *   usage: { input_tokens: 10, output_tokens: 5 },
+ * });
  * const summary = builder.finish(1200);
- * console.assert(summary.toolsUsed[0] === "Bash" && summary.costUsd === 0.01);
+ * assert.deepEqual(summary.assistantResponses, ["Running tests"]);
+ * assert.deepEqual(summary.toolsUsed, ["Bash"]);
+ * assert.equal(summary.costUsd, 0.01);
+ * assert.equal(summary.stopReason, "end_turn");
  * ```
  */
 export class SummaryBuilder {
@@ -137,6 +164,8 @@ export class SummaryBuilder {
   #apiRetries = 0;
 
   /**
+   * Start an empty summary.
+   *
    * @param iteration The iteration number.
    * @param actions How action blocks are recognised.
    */
@@ -145,20 +174,82 @@ export class SummaryBuilder {
     this.#actions = actions;
   }
 
-  /** The summary so far (live view; do not mutate). */
+  /**
+   * The summary so far (live view; do not mutate).
+   *
+   * @returns The summary being built.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SummaryBuilder } from "@finishline/agents";
+   *
+   * const builder = new SummaryBuilder(3);
+   * builder.add({
+   *   type: "assistant",
+   *   message: { content: [{ type: "text", text: "Reading the code" }] },
+   * });
+   * assert.deepEqual(builder.current.assistantResponses, ["Reading the code"]);
+   * assert.equal(builder.current.iteration, 3);
+   * ```
+   */
   get current(): IterationSummary {
     return this.#summary;
   }
 
-  /** Whether the session's result message arrived. */
+  /**
+   * Whether the session's result message arrived; a session that ends without
+   * one broke off.
+   *
+   * @returns True after a `result` message.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SummaryBuilder } from "@finishline/agents";
+   *
+   * const builder = new SummaryBuilder(1);
+   * assert.equal(builder.sawResult, false);
+   * builder.add({ type: "result", subtype: "success", num_turns: 1 });
+   * assert.equal(builder.sawResult, true);
+   * ```
+   */
   get sawResult(): boolean {
     return this.#sawResult;
   }
 
   /**
-   * Take one message into account.
+   * Take one message into account: text, tool calls, tool errors, the result's
+   * cost and tokens, rate limits and API retries.
    *
    * @param message A backend message.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SummaryBuilder } from "@finishline/agents";
+   *
+   * const builder = new SummaryBuilder(1);
+   * builder.add({
+   *   type: "assistant",
+   *   message: {
+   *     content: [
+   *       { type: "tool_use", id: "t1", name: "Read", input: { file_path: "missing.ts" } },
+   *     ],
+   *   },
+   * });
+   * builder.add({
+   *   type: "user",
+   *   message: {
+   *     content: [
+   *       {
+   *         type: "tool_result",
+   *         tool_use_id: "t1",
+   *         is_error: true,
+   *         content: "File does not exist.",
+   *       },
+   *     ],
+   *   },
+   * });
+   * assert.deepEqual(builder.current.errors, ["Read: File does not exist."]);
+   * ```
    */
   add(message: AgentMessage): void {
     const summary = this.#summary;
@@ -193,17 +284,66 @@ export class SummaryBuilder {
     }
   }
 
-  /** The last API error code the agent's messages carried (`rate_limit`, `authentication_failed`, ...). */
+  /**
+   * The last API error code the agent's messages carried (`rate_limit`,
+   * `authentication_failed`, ...).
+   *
+   * @returns The code, or undefined when there was none.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SummaryBuilder } from "@finishline/agents";
+   *
+   * const builder = new SummaryBuilder(1);
+   * builder.add({
+   *   type: "assistant",
+   *   error: "rate_limit",
+   *   message: { content: [{ type: "text", text: "Rate limit reached" }] },
+   * });
+   * assert.equal(builder.apiError, "rate_limit");
+   * assert.deepEqual(builder.current.errors, ["api rate_limit: Rate limit reached"]);
+   * ```
+   */
   get apiError(): string | undefined {
     return this.#apiError;
   }
 
-  /** The last rate limit event: its status and when the limit resets (epoch seconds). */
+  /**
+   * The last rate limit event: its status and when the limit resets (epoch seconds).
+   *
+   * @returns The event, or undefined when there was none.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SummaryBuilder } from "@finishline/agents";
+   *
+   * const builder = new SummaryBuilder(1);
+   * builder.add({
+   *   type: "rate_limit_event",
+   *   rate_limit_info: { status: "rejected", resetsAt: 1767225600 },
+   * });
+   * assert.deepEqual(builder.rateLimit, { status: "rejected", resetsAt: 1767225600 });
+   * ```
+   */
   get rateLimit(): { status: string; resetsAt?: number } | undefined {
     return this.#rateLimit;
   }
 
-  /** How often Claude Code retried an API call by itself in this session. */
+  /**
+   * How often Claude Code retried an API call by itself in this session.
+   *
+   * @returns The count of `api_retry` system messages.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SummaryBuilder } from "@finishline/agents";
+   *
+   * const builder = new SummaryBuilder(1);
+   * builder.add({ type: "system", subtype: "api_retry" });
+   * builder.add({ type: "system", subtype: "init" });
+   * assert.equal(builder.apiRetries, 1);
+   * ```
+   */
   get apiRetries(): number {
     return this.#apiRetries;
   }
@@ -213,6 +353,14 @@ export class SummaryBuilder {
    *
    * @param durationMs Wall time of the session.
    * @returns The summary.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SummaryBuilder } from "@finishline/agents";
+   *
+   * const summary = new SummaryBuilder(1).finish(1234.6);
+   * assert.equal(summary.durationMs, 1235);
+   * ```
    */
   finish(durationMs: number): IterationSummary {
     this.#summary.durationMs = Math.round(durationMs);

@@ -33,8 +33,10 @@ export interface Worktree {
  * @returns The branch name.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { worktreeBranch } from "./worktree.ts";
- * console.assert(worktreeBranch("iterator", "issue-42") === "finishline/iterator/issue-42");
+ *
+ * assert.equal(worktreeBranch("iterator", "issue-42"), "finishline/iterator/issue-42");
  * ```
  */
 export function worktreeBranch(agent: string, id: string): string {

@@ -27,11 +27,13 @@ export interface IterationProgress {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { CircuitBreaker } from "./circuit_breaker.ts";
+ *
  * const breaker = new CircuitBreaker({ noProgressThreshold: 2, sameErrorThreshold: 5 });
  * const idle = { newCommits: 0, filesChanged: false, waiting: false };
- * console.assert(breaker.record(idle) === undefined);
- * console.assert(breaker.record(idle)?.includes("2 iterations in a row"));
+ * assert.equal(breaker.record(idle), undefined);
+ * assert.match(breaker.record(idle) ?? "", /2 iterations in a row/);
  * ```
  */
 export class CircuitBreaker {

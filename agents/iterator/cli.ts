@@ -26,6 +26,10 @@ export interface BaseFlags {
   init?: string;
   /** `--store PATH`: the run history database. */
   store?: string;
+  /** `--github-actions` (with `--init`): also write the GitHub Actions workflow. */
+  githubActions: boolean;
+  /** `--trigger-label NAME` (with `--github-actions`). @default "finishline" */
+  triggerLabel?: string;
 }
 
 /** Every option of a run. */
@@ -70,6 +74,10 @@ export interface RunFlags extends BaseFlags {
   json: boolean;
   /** `--no-learnings`: leave `{uv-learnings}` empty. */
   noLearnings: boolean;
+  /** `--quiet`: only errors and the final lines. */
+  quiet: boolean;
+  /** `--verbose`: stream the agent's text and tool calls. */
+  verbose: boolean;
   /** Definition parameters, keyed by parameter name. */
   params: Record<string, string | number | boolean>;
 }
@@ -84,6 +92,8 @@ const BASE_OPTIONS: Record<string, OptionSpec> = {
   list: { type: "boolean" },
   init: { type: "string" },
   store: { type: "string" },
+  "github-actions": { type: "boolean" },
+  "trigger-label": { type: "string" },
 };
 
 const RUN_OPTIONS: Record<string, OptionSpec> = {
@@ -108,6 +118,8 @@ const RUN_OPTIONS: Record<string, OptionSpec> = {
   "create-pr": { type: "boolean" },
   json: { type: "boolean" },
   "no-learnings": { type: "boolean" },
+  quiet: { type: "boolean", short: "q" },
+  verbose: { type: "boolean", short: "v" },
 };
 
 /** Flags the CLI itself defines (parameters may not reuse them). */
@@ -158,10 +170,14 @@ History:
 Output:
       --dry-run            print handler, system prompt and first prompt; call no model
       --json               print one JSON object with the result on stdout at the end
+  -q, --quiet              only errors and the final lines on stderr
+  -v, --verbose            also stream the agent's text and tool calls
 
 Other:
       --list               list the agents found (local and built-in)
       --init NAME          scaffold .agent/NAME/ (agent.json, prompts, a custom handler)
+      --github-actions     with --init: also write .github/workflows/finishline.yml
+      --trigger-label L    the issue label that starts the workflow (default: finishline)
   -h, --help               this text
       --version            finishline's version
 
@@ -210,6 +226,8 @@ export function parseBaseFlags(argv: string[]): BaseFlags {
     list: values.list === true,
     init: typeof init === "string" ? init : undefined,
     store: typeof store === "string" ? store : undefined,
+    githubActions: values["github-actions"] === true,
+    triggerLabel: typeof values["trigger-label"] === "string" ? values["trigger-label"] : undefined,
   };
 }
 
@@ -314,6 +332,8 @@ export function parseRunFlags(
     createPr: values["create-pr"] === true,
     json: values.json === true,
     noLearnings: values["no-learnings"] === true,
+    quiet: values.quiet === true,
+    verbose: values.verbose === true,
     params: {},
   };
 
@@ -343,6 +363,9 @@ export function parseRunFlags(
     if (given && !flags.worktree) {
       throw new UsageError(`Flag "${flag}" only applies to worktree runs: add --worktree`);
     }
+  }
+  if (flags.quiet && flags.verbose) {
+    throw new UsageError(`Flags "--quiet" and "--verbose" conflict: give one`);
   }
   if (flags.dangerouslySkipPermissions && flags.permissionMode) {
     throw new UsageError(

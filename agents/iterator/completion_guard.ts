@@ -35,12 +35,23 @@ export interface CompletionGuardOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { CompletionGuard } from "./completion_guard.ts";
- * const guard = new CompletionGuard({ require: true, maxAttempts: 2, verify: () => Promise.resolve(undefined) });
+ *
+ * const guard = new CompletionGuard({
+ *   require: true,
+ *   maxAttempts: 2,
+ *   verify: () => Promise.resolve(undefined),
+ * });
  * const first = await guard.onStop({ stopHookActive: false, backgroundTasks: [] });
- * console.assert(first.block === true);
- * await guard.onCompleteTask({ status: "success", original_request_summary: "x", summary: "done" });
- * console.assert((await guard.onStop({ stopHookActive: true, backgroundTasks: [] })).block === false);
+ * assert.equal(first.block, true);
+ * await guard.onCompleteTask({
+ *   status: "success",
+ *   original_request_summary: "x",
+ *   summary: "done",
+ * });
+ * const second = await guard.onStop({ stopHookActive: true, backgroundTasks: [] });
+ * assert.equal(second.block, false);
  * ```
  */
 export class CompletionGuard {

@@ -63,6 +63,62 @@ export interface FinishReport {
  *
  * @param options Store, run, outcome, extraction and cleanup.
  * @returns What was done; a failing step stops the workflow and is reported.
+ * @throws {Error} When the store has no run of that id.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { emptySummary, runFinish, SqliteStore } from "@finishline/agents";
+ *
+ * const store = SqliteStore.open(":memory:");
+ * try {
+ *   store.createRun({
+ *     id: "run-1",
+ *     agent: "docs",
+ *     handler: "manual",
+ *     argv: [],
+ *     cwd: "/work",
+ *     startedAt: "2025-05-01T10:00:00.000Z",
+ *     baseline: null,
+ *     branch: null,
+ *     maxIterations: 3,
+ *     cleanup: {},
+ *   });
+ *   const completeTask = {
+ *     status: "success" as const,
+ *     original_request_summary: "Document every flag",
+ *     summary: "Documented the flags in the README",
+ *     learned: ["The CLI help text is generated from cli.ts"],
+ *   };
+ *   store.recordIteration({
+ *     runId: "run-1",
+ *     number: 1,
+ *     sessionId: "s1",
+ *     promptDigest: "0".repeat(64),
+ *     summary: { ...emptySummary(1), completeTask },
+ *     verdict: "complete",
+ *   });
+ *
+ *   let cleaned = false;
+ *   const report = await runFinish({
+ *     store,
+ *     runId: "run-1",
+ *     outcome: { status: "completed", reason: "The keyword was said" },
+ *     cleanup: () => {
+ *       cleaned = true;
+ *       return Promise.resolve();
+ *     },
+ *   });
+ *   assert.deepEqual(report.ran, ["summary", "learnings", "skills", "persist", "cleanup"]);
+ *   assert.equal(cleaned, true);
+ *   assert.equal(store.getRun("run-1")?.status, "completed");
+ *   assert.equal(store.learningsOf("run-1")[0].text, "The CLI help text is generated from cli.ts");
+ *
+ *   // Every step is checkpointed: a second call has nothing left to do.
+ *   assert.deepEqual((await runFinish({ store, runId: "run-1" })).ran, []);
+ * } finally {
+ *   store.close();
+ * }
+ * ```
  */
 export async function runFinish(options: FinishOptions): Promise<FinishReport> {
   const { store, runId } = options;
@@ -192,10 +248,16 @@ export function assessSkills(summaries: IterationSummary[]): SkillRecord[] {
  * @returns The learnings.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseLearnings } from "./finish.ts";
- * const found = parseLearnings('[{"learning": "Run deno fmt before committing", "tags": ["deno"]}]');
- * console.assert(found.length === 1 && found[0].tags?.[0] === "deno");
- * console.assert(parseLearnings("no idea").length === 0);
+ *
+ * const found = parseLearnings(
+ *   '[{"learning": "Run deno fmt before committing", "tags": ["deno"]}]',
+ * );
+ * assert.equal(found.length, 1);
+ * assert.equal(found[0].text, "Run deno fmt before committing");
+ * assert.deepEqual(found[0].tags, ["deno"]);
+ * assert.deepEqual(parseLearnings("no idea"), []);
  * ```
  */
 export function parseLearnings(text: string): Learning[] {
@@ -311,8 +373,10 @@ async function captureLearnings(
  * @returns Markdown bullets, or a note that there are none.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { formatLearnings } from "./finish.ts";
- * console.assert(formatLearnings([]) === "(no learnings from earlier runs yet)");
+ *
+ * assert.equal(formatLearnings([]), "(no learnings from earlier runs yet)");
  * ```
  */
 export function formatLearnings(

@@ -30,7 +30,7 @@ const NAME = /^[a-z][a-z0-9-]*$/;
  */
 export async function scaffoldAgent(
   name: string,
-  options: { cwd: string },
+  options: { cwd: string; githubActions?: boolean; triggerLabel?: string },
 ): Promise<string[]> {
   if (!NAME.test(name)) {
     throw new UsageError(
@@ -38,6 +38,17 @@ export async function scaffoldAgent(
     );
   }
   const dir = join(options.cwd, ".agent", name);
+  const workflowFile = join(options.cwd, ".github", "workflows", "finishline.yml");
+  if (options.githubActions) {
+    try {
+      await Deno.stat(workflowFile);
+      throw new UsageError(
+        `Cannot write ".github/workflows/finishline.yml": it already exists; nothing was written`,
+      );
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+  }
   try {
     await Deno.stat(dir);
     throw new UsageError(
@@ -58,6 +69,15 @@ export async function scaffoldAgent(
   } catch (error) {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
     throw error;
+  }
+  if (options.githubActions) {
+    await Deno.mkdir(join(options.cwd, ".github", "workflows"), { recursive: true });
+    await Deno.writeTextFile(
+      workflowFile,
+      githubWorkflow(name, options.triggerLabel ?? "finishline"),
+      { createNew: true },
+    );
+    created.push(".github/workflows/finishline.yml");
   }
   // The run history (state.db) and worktrees live in .agent/.finishline/: keep them out of git.
   const ignoreFile = join(options.cwd, ".agent", ".gitignore");
@@ -189,4 +209,108 @@ export default function createHandler(
 `,
     ".gitignore": "logs/\n",
   };
+}
+
+/**
+ * The GitHub Actions workflow that runs the agent on issues: one job per
+ * issue (a matrix), started by an issue label or by hand with a list of
+ * issues; each job uploads its run report and posts it on the issue.
+ *
+ * @param agent The agent name.
+ * @param triggerLabel The label that starts a run.
+ * @returns The workflow YAML.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { githubWorkflow } from "./init.ts";
+ * assert.match(githubWorkflow("fixer", "agent:go"), /types: \[labeled\]/);
+ * ```
+ */
+export function githubWorkflow(agent: string, triggerLabel: string): string {
+  const label = JSON.stringify(triggerLabel);
+  return `# Runs the finishline agent "${agent}" on GitHub issues, one job per issue.
+# Start it by adding the label ${label} to an issue, or by hand (Actions > finishline >
+# Run workflow) with a comma-separated list of issue numbers.
+# Needs the repository secret ANTHROPIC_API_KEY.
+name: finishline
+
+on:
+  issues:
+    types: [labeled]
+  workflow_dispatch:
+    inputs:
+      issues:
+        description: "Issue numbers, comma-separated (e.g. 12,15)"
+        required: true
+        type: string
+
+permissions:
+  contents: write
+  issues: write
+  pull-requests: write
+
+jobs:
+  plan:
+    name: Pick the issues
+    if: github.event_name == 'workflow_dispatch' || github.event.label.name == ${label}
+    runs-on: ubuntu-latest
+    outputs:
+      issues: \${{ steps.pick.outputs.issues }}
+    steps:
+      - id: pick
+        env:
+          EVENT: \${{ github.event_name }}
+          LABELED: \${{ github.event.issue.number }}
+          REQUESTED: \${{ inputs.issues }}
+        run: |
+          if [ "$EVENT" = "issues" ]; then list="$LABELED"; else list="$REQUESTED"; fi
+          json=$(echo "$list" | tr ', ' '\\n\\n' | grep -E '^[0-9]+$' | sort -un | jq -R 'tonumber' | jq -sc '.')
+          echo "issues=$json" >> "$GITHUB_OUTPUT"
+
+  run:
+    name: Issue #\${{ matrix.issue }}
+    needs: plan
+    if: needs.plan.outputs.issues != '[]'
+    runs-on: ubuntu-latest
+    timeout-minutes: 120
+    strategy:
+      fail-fast: false
+      matrix:
+        issue: \${{ fromJSON(needs.plan.outputs.issues) }}
+    concurrency:
+      group: finishline-issue-\${{ matrix.issue }}
+      cancel-in-progress: false
+    steps:
+      - uses: actions/checkout@v4
+        with:
+          fetch-depth: 0
+      - uses: denoland/setup-deno@v2
+        with:
+          deno-version: v2.x
+      - name: Run the agent
+        env:
+          ANTHROPIC_API_KEY: \${{ secrets.ANTHROPIC_API_KEY }}
+          GH_TOKEN: \${{ github.token }}
+          CI: "true"
+        run: |
+          git config user.name "finishline"
+          git config user.email "finishline@users.noreply.github.com"
+          deno run -A jsr:@finishline/agents/iterator --agent ${agent} --issue \${{ matrix.issue }} \\
+            --worktree --create-pr --json > result.json
+      - name: Upload the run report
+        if: always()
+        uses: actions/upload-artifact@v4
+        with:
+          name: finishline-issue-\${{ matrix.issue }}
+          path: |
+            result.json
+            .agent/${agent}/logs/
+      - name: Post the report on the issue
+        if: always()
+        env:
+          GH_TOKEN: \${{ github.token }}
+        run: |
+          report=$(ls -t .agent/${agent}/logs/*.md 2>/dev/null | head -n 1)
+          if [ -n "$report" ]; then gh issue comment \${{ matrix.issue }} --body-file "$report"; fi
+`;
 }

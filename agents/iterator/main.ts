@@ -50,7 +50,8 @@ export async function main(argv: string[], io: MainIO = {}): Promise<number> {
   const stdout = io.stdout ?? ((text: string) => Deno.stdout.writeSync(encoder.encode(text)));
   const stderr = io.stderr ?? ((text: string) => Deno.stderr.writeSync(encoder.encode(text)));
   try {
-    return await dispatch(argv, { ...io, stdout, stderr });
+    const stderrIsTerminal = io.stderr === undefined && Deno.stderr.isTerminal();
+    return await dispatch(argv, { ...io, stdout, stderr, stderrIsTerminal });
   } catch (error) {
     if (error instanceof UsageError) {
       stderr(`finishline: ${error.message}\n`);
@@ -89,9 +90,13 @@ async function dispatch(argv: string[], io: CommandIO): Promise<number> {
     }
     return 0;
   }
+  if ((base.githubActions || base.triggerLabel !== undefined) && base.init === undefined) {
+    throw new UsageError(`Flags "--github-actions" and "--trigger-label" go with --init NAME`);
+  }
   if (base.init !== undefined) {
     const cwd = await workingDirectory(base.cwd);
-    for (const path of await scaffoldAgent(base.init, { cwd })) io.stdout(`created ${path}\n`);
+    const options = { cwd, githubActions: base.githubActions, triggerLabel: base.triggerLabel };
+    for (const path of await scaffoldAgent(base.init, options)) io.stdout(`created ${path}\n`);
     return 0;
   }
   return await runCommand(argv, io);

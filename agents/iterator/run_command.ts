@@ -27,7 +27,9 @@ import {
 import { applyFlags, parseBaseFlags, parseRunFlags, runArgs } from "./cli.ts";
 import { formatLearnings, runFinish } from "./finish.ts";
 import { NO_LEARNINGS_TEXT } from "../common/completion/_base.ts";
-import { finalLine, iterationLine } from "./progress.ts";
+import $ from "dax";
+import { createReporter, finalLine, progressMode } from "./progress.ts";
+import { renderReport } from "./report.ts";
 import { EXIT_CODES, runIterations, type RunResult } from "./runner.ts";
 
 /** Where a command writes and what it runs on. */
@@ -40,6 +42,8 @@ export interface CommandIO {
   backend?: AgentBackend;
   /** Aborts the run; when absent, SIGINT and SIGTERM do. */
   signal?: AbortSignal;
+  /** Whether stderr is a terminal (for the live status line). @default false */
+  stderrIsTerminal?: boolean;
 }
 
 /**
@@ -273,6 +277,14 @@ export async function runCommand(
     io.stderr(`[finishline] working in worktree ${worktree.path} on branch ${worktree.branch}\n`);
   }
   const backend = io.backend ?? new ClaudeBackend();
+  const mode = progressMode(flags, {
+    terminal: io.stderrIsTerminal ?? false,
+    ci: /^(1|true|yes)$/i.test(Deno.env.get("CI") ?? ""),
+  });
+  const reporter = createReporter(mode, {
+    write: (line) => io.stderr(`${line}\n`),
+    live: () => $.progress({ prefix: "finishline", message: "starting" }),
+  });
   const signals = io.signal ? undefined : listenForSignals(io.stderr);
   let result: RunResult;
   try {
@@ -301,26 +313,11 @@ export async function runCommand(
         }
         : undefined,
       signal: io.signal ?? signals!.signal,
-      onEvent: (event) => {
-        if (event.type === "iteration_finished") {
-          io.stderr(`${iterationLine(event)}\n`);
-        } else if (event.type === "probe") {
-          io.stderr(
-            `[finishline] status probe: ${event.status.status}${
-              event.status.message ? ` (${event.status.message})` : ""
-            }\n`,
-          );
-        } else if (event.type === "rescue") {
-          io.stderr(
-            `[finishline] commit rescue by the ${event.by}: ${
-              event.clean ? "work committed" : "changes still uncommitted"
-            }\n`,
-          );
-        }
-      },
+      onEvent: (event) => reporter.onEvent(event),
     });
   } finally {
     signals?.dispose();
+    reporter.stop();
   }
   // The outcome is recorded at once, so a run whose finish workflow dies is never resumed.
   store.setRunStatus(runId, result.status, result.completionReason);
@@ -371,9 +368,28 @@ export async function runCommand(
       `[finishline] the finish workflow stopped at "${finish.failed.step}": ${finish.failed.error}; run "finish ${runId}" to complete it\n`,
     );
   }
+  const reportFile = join(logDir, `${stamp}-${runId.slice(0, 8)}.md`);
+  try {
+    await Deno.writeTextFile(
+      reportFile,
+      renderReport({
+        result,
+        agent: definition.name,
+        handler: `${handler.type} (${criteria.short})`,
+        learnings: store.learningsOf(runId).map((learning) => learning.text),
+        branch: worktree?.branch,
+        pullRequest: typeof worktreeReport?.pullRequest === "string"
+          ? worktreeReport.pullRequest
+          : undefined,
+      }),
+    );
+  } catch (error) {
+    log.event("report_failed", { error: error instanceof Error ? error.message : String(error) });
+  }
   store.close();
   log.close();
   io.stderr(`${finalLine(result)}\n`);
+  if (mode !== "quiet") io.stderr(`[finishline] report: ${reportFile}\n`);
   if (flags.json) {
     io.stdout(`${
       JSON.stringify({
@@ -386,6 +402,7 @@ export async function runCommand(
         sessionIds: result.sessionIds,
         logFile: result.logFile,
         store: store.path,
+        report: reportFile,
         ...(worktreeReport ? { worktree: worktreeReport } : {}),
       })
     }\n`);

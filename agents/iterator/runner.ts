@@ -52,7 +52,19 @@ export type RunStatus =
   | "budget_exhausted"
   | "interrupted";
 
-/** Exit code of each run status (DESIGN.md's table). */
+/**
+ * Exit code of each run status (DESIGN.md's table).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { EXIT_CODES } from "@finishline/agents";
+ *
+ * assert.equal(EXIT_CODES.completed, 0);
+ * assert.equal(EXIT_CODES.max_iterations, 3);
+ * assert.equal(EXIT_CODES.interrupted, 130);
+ * ```
+ */
 export const EXIT_CODES: Readonly<Record<RunStatus, number>> = {
   completed: 0,
   failed: 1,
@@ -98,6 +110,7 @@ export interface RunResult {
 export type RunEvent =
   | { type: "iteration_started"; iteration: number; maxIterations: number }
   | { type: "tool"; iteration: number; name: string }
+  | { type: "text"; iteration: number; text: string }
   | { type: "probe"; iteration: number; status: ProbeStatus }
   | { type: "rescue"; iteration: number; by: "agent" | "runner"; clean: boolean }
   | { type: "retry"; iteration: number; attempt: number; reason: string; waitMs: number }
@@ -165,6 +178,59 @@ export interface RunOptions {
  *
  * @param options Definition, handler, backend and settings.
  * @returns The run's outcome; it never throws for agent or handler faults.
+ * @example A run against a stand-in backend
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import {
+ *   type AgentBackend,
+ *   createCompletionHandler,
+ *   parseDefinition,
+ *   runIterations,
+ * } from "@finishline/agents";
+ *
+ * const definition = parseDefinition(
+ *   `{ "name": "docs", "probe": { "enabled": false },
+ *      "behavior": { "completionType": "manual",
+ *        "completionConfig": { "completionKeyword": "DOCS DONE" } } }`,
+ *   { displayPath: ".agent/docs/agent.json" },
+ * );
+ * const handler = await createCompletionHandler(definition, {}, {
+ *   agentDir: new URL("file:///nonexistent/"),
+ * });
+ *
+ * // A stand-in for Claude Code whose second session says the keyword.
+ * const prompts: string[] = [];
+ * const backend: AgentBackend = {
+ *   name: "scripted",
+ *   async *session(request) {
+ *     prompts.push(request.prompt);
+ *     const text = prompts.length === 2
+ *       ? "The README lists every flag. DOCS DONE"
+ *       : "Reading cli.ts.";
+ *     yield {
+ *       type: "assistant",
+ *       session_id: `s${prompts.length}`,
+ *       message: { content: [{ type: "text", text }] },
+ *     };
+ *     yield { type: "result", subtype: "success", total_cost_usd: 0.02, num_turns: 3 };
+ *   },
+ * };
+ *
+ * const result = await runIterations({
+ *   definition,
+ *   handler,
+ *   backend,
+ *   systemPrompt: handler.buildCompletionCriteria().detailed,
+ *   args: { task: "Document every flag in the README" },
+ *   cwd: Deno.cwd(),
+ *   maxIterations: 3,
+ * });
+ * assert.equal(result.status, "completed");
+ * assert.equal(result.iterations, 2);
+ * assert.deepEqual(result.sessionIds, ["s1", "s2"]);
+ * assert.equal(result.costUsd, 0.04);
+ * assert.match(prompts[0], /Document every flag in the README/);
+ * ```
  */
 export async function runIterations(options: RunOptions): Promise<RunResult> {
   return await new Run(options).execute();
@@ -596,9 +662,13 @@ class Run {
         timer = setTimeout(() => watchdog.abort(), idleMs);
         this.#log?.message(iteration, message);
         const before = builder.current.toolsUsed.length;
+        const textsBefore = builder.current.assistantResponses.length;
         builder.add(message);
         for (const name of builder.current.toolsUsed.slice(before)) {
           this.#options.onEvent?.({ type: "tool", iteration, name });
+        }
+        for (const text of builder.current.assistantResponses.slice(textsBefore)) {
+          this.#options.onEvent?.({ type: "text", iteration, text });
         }
         if (watchdog.signal.aborted) break;
       }
@@ -787,6 +857,7 @@ class Run {
   }
 
   async #record(summary: IterationSummary, verdict: string): Promise<void> {
+    summary.verdict = verdict;
     this.#log?.event("iteration_finished", { iteration: summary.iteration, verdict, summary });
     try {
       this.#options.store?.recordIteration({

@@ -51,9 +51,13 @@ const STATES: ProbeState[] = ["complete", "waiting", "working", "blocked"];
  * @returns The status.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseProbeStatus } from "./status_probe.ts";
- * console.assert(parseProbeStatus('Here you go: {"status": "waiting", "message": "tests run"}').status === "waiting");
- * console.assert(parseProbeStatus("I am basically done!").status === "unknown");
+ *
+ * const status = parseProbeStatus('Here you go: {"status": "waiting", "message": "tests run"}');
+ * assert.equal(status.status, "waiting");
+ * assert.equal(status.message, "tests run");
+ * assert.equal(parseProbeStatus("I am basically done!").status, "unknown");
  * ```
  */
 export function parseProbeStatus(text: string): ProbeStatus {

@@ -15,6 +15,7 @@
  *
  * @example
  * ```ts ignore
+ * import assert from "node:assert/strict";
  * import { query } from "@anthropic-ai/claude-agent-sdk";
  * import { ScriptedModelServer, textTurn, toolTurn } from "@finishline/agents/testing";
  *
@@ -35,8 +36,8 @@
  *         settingSources: [],
  *       },
  *     })
- *   ) { }
- *   console.log(await Deno.readTextFile(`${cwd}/out.txt`)); // "hi"
+ *   ) {}
+ *   assert.equal(await Deno.readTextFile(`${cwd}/out.txt`), "hi\n");
  * } finally {
  *   await Deno.remove(home, { recursive: true });
  *   await Deno.remove(cwd, { recursive: true });

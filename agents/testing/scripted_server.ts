@@ -47,9 +47,22 @@ export interface ScriptedUsage {
  *
  * @example
  * ```ts
- * import type { ScriptedTurn } from "./scripted_server.ts";
- * const overloaded: ScriptedTurn = { fault: { kind: "http", status: 529 } };
- * console.assert(overloaded.fault?.kind === "http");
+ * import assert from "node:assert/strict";
+ * import { ScriptedModelServer, textTurn } from "@finishline/agents/testing";
+ *
+ * await using server = await ScriptedModelServer.start({
+ *   scripts: [[{ fault: { kind: "http", status: 529 } }, textTurn("Back again")]],
+ * });
+ * const request = {
+ *   method: "POST",
+ *   body: JSON.stringify({ tools: [{ name: "Bash" }], messages: [] }),
+ * };
+ * const first = await fetch(`${server.url}/v1/messages`, request);
+ * assert.equal(first.status, 529);
+ * assert.equal((await first.json()).error.type, "overloaded_error");
+ * // The fault used up its step, so the retry gets the next one.
+ * const retry = await fetch(`${server.url}/v1/messages`, request);
+ * assert.equal((await retry.json()).content[0].text, "Back again");
  * ```
  */
 export interface HttpFault {
@@ -73,9 +86,19 @@ export interface HttpFault {
  *
  * @example
  * ```ts
- * import type { ScriptedTurn } from "./scripted_server.ts";
- * const cut: ScriptedTurn = { text: "Hello", fault: { kind: "reset", afterEvents: 2 } };
- * console.assert(cut.fault?.kind === "reset");
+ * import assert from "node:assert/strict";
+ * import { ScriptedModelServer } from "@finishline/agents/testing";
+ *
+ * await using server = await ScriptedModelServer.start({
+ *   scripts: [[{ text: "Hello", fault: { kind: "reset", afterEvents: 2 } }]],
+ * });
+ * const request = {
+ *   method: "POST",
+ *   body: JSON.stringify({ stream: true, tools: [{ name: "Bash" }], messages: [] }),
+ * };
+ * const response = await fetch(`${server.url}/v1/messages`, request);
+ * assert.equal(response.status, 200);
+ * await assert.rejects(response.text());
  * ```
  */
 export interface ResetFault {
@@ -96,9 +119,19 @@ export interface ResetFault {
  *
  * @example
  * ```ts
- * import type { ScriptedTurn } from "./scripted_server.ts";
- * const garbled: ScriptedTurn = { text: "Hello", fault: { kind: "malformed", afterEvents: 1 } };
- * console.assert(garbled.fault?.kind === "malformed");
+ * import assert from "node:assert/strict";
+ * import { ScriptedModelServer } from "@finishline/agents/testing";
+ *
+ * await using server = await ScriptedModelServer.start({
+ *   scripts: [[{ text: "Hello", fault: { kind: "malformed", afterEvents: 1 } }]],
+ * });
+ * const request = {
+ *   method: "POST",
+ *   body: JSON.stringify({ stream: true, tools: [{ name: "Bash" }], messages: [] }),
+ * };
+ * const text = await (await fetch(`${server.url}/v1/messages`, request)).text();
+ * assert.ok(text.startsWith("event: message_start\n"));
+ * assert.ok(text.endsWith('data: {"type":"content_block_delta","index":\n\n'));
  * ```
  */
 export interface MalformedFault {
@@ -119,9 +152,24 @@ export interface MalformedFault {
  *
  * @example
  * ```ts
- * import type { ScriptedTurn } from "./scripted_server.ts";
- * const stuck: ScriptedTurn = { fault: { kind: "hang", afterEvents: 1 } };
- * console.assert(stuck.fault?.kind === "hang");
+ * import assert from "node:assert/strict";
+ * import { ScriptedModelServer } from "@finishline/agents/testing";
+ *
+ * await using server = await ScriptedModelServer.start({
+ *   scripts: [[{ fault: { kind: "hang", afterEvents: 1 } }]],
+ * });
+ * const request = {
+ *   method: "POST",
+ *   body: JSON.stringify({ stream: true, tools: [{ name: "Bash" }], messages: [] }),
+ * };
+ * const response = await fetch(`${server.url}/v1/messages`, {
+ *   ...request,
+ *   signal: AbortSignal.timeout(200),
+ * });
+ * const reader = response.body!.getReader();
+ * assert.equal((await reader.read()).done, false);
+ * // Nothing follows the first event; the client's timeout ends the wait.
+ * await assert.rejects(reader.read());
  * ```
  */
 export interface HangFault {
@@ -140,12 +188,19 @@ export interface HangFault {
  *
  * @example
  * ```ts
- * import type { ScriptedFault } from "./scripted_server.ts";
- * const faults: ScriptedFault[] = [
- *   { kind: "http", status: 429, headers: { "retry-after": "0" } },
- *   { kind: "reset", afterEvents: 3 },
- * ];
- * console.assert(faults.length === 2);
+ * import assert from "node:assert/strict";
+ * import { type ScriptedFault, ScriptedModelServer } from "@finishline/agents/testing";
+ *
+ * const fault: ScriptedFault = { kind: "http", status: 429, headers: { "retry-after": "0" } };
+ * await using server = await ScriptedModelServer.start({ scripts: [[{ fault }]] });
+ * const request = {
+ *   method: "POST",
+ *   body: JSON.stringify({ tools: [{ name: "Bash" }], messages: [] }),
+ * };
+ * const response = await fetch(`${server.url}/v1/messages`, request);
+ * assert.equal(response.status, 429);
+ * assert.equal(response.headers.get("retry-after"), "0");
+ * assert.equal((await response.json()).error.type, "rate_limit_error");
  * ```
  */
 export type ScriptedFault = HttpFault | ResetFault | MalformedFault | HangFault;
@@ -155,12 +210,24 @@ export type ScriptedFault = HttpFault | ResetFault | MalformedFault | HangFault;
  *
  * @example
  * ```ts
- * import type { ScriptedTurn } from "./scripted_server.ts";
+ * import assert from "node:assert/strict";
+ * import { ScriptedModelServer, type ScriptedTurn } from "@finishline/agents/testing";
+ *
  * const turn: ScriptedTurn = {
  *   text: "Creating the file.",
- *   toolUses: [{ name: "Bash", input: { command: "echo hi > out.txt" } }],
+ *   toolUses: [{ name: "Bash", input: { command: "echo hi > out.txt" }, id: "toolu_1" }],
  * };
- * console.assert(turn.toolUses?.length === 1);
+ * await using server = await ScriptedModelServer.start({ scripts: [[turn]] });
+ * const request = {
+ *   method: "POST",
+ *   body: JSON.stringify({ tools: [{ name: "Bash" }], messages: [] }),
+ * };
+ * const message = await (await fetch(`${server.url}/v1/messages`, request)).json();
+ * assert.equal(message.stop_reason, "tool_use");
+ * assert.deepEqual(message.content, [
+ *   { type: "text", text: "Creating the file." },
+ *   { type: "tool_use", id: "toolu_1", name: "Bash", input: { command: "echo hi > out.txt" } },
+ * ]);
  * ```
  */
 export interface ScriptedTurn {
@@ -214,9 +281,19 @@ export interface TurnContext {
  *
  * @example
  * ```ts
- * import type { ScriptStep } from "./scripted_server.ts";
+ * import assert from "node:assert/strict";
+ * import { ScriptedModelServer, type ScriptStep } from "@finishline/agents/testing";
+ *
  * const echo: ScriptStep = (ctx) => ({ text: `You said: ${ctx.lastUserText}` });
- * console.assert(typeof echo === "function");
+ * await using server = await ScriptedModelServer.start({ scripts: [[echo]] });
+ * const response = await fetch(`${server.url}/v1/messages`, {
+ *   method: "POST",
+ *   body: JSON.stringify({
+ *     tools: [{ name: "Bash" }],
+ *     messages: [{ role: "user", content: "ping" }],
+ *   }),
+ * });
+ * assert.equal((await response.json()).content[0].text, "You said: ping");
  * ```
  */
 export type ScriptStep =
@@ -228,9 +305,26 @@ export type ScriptStep =
  *
  * @example
  * ```ts
- * import { type SessionScript, textTurn, toolTurn } from "./scripted_server.ts";
+ * import assert from "node:assert/strict";
+ * import {
+ *   ScriptedModelServer,
+ *   type SessionScript,
+ *   textTurn,
+ *   toolTurn,
+ * } from "@finishline/agents/testing";
+ *
  * const script: SessionScript = [toolTurn("Bash", { command: "ls" }), textTurn("Listed.")];
- * console.assert(script.length === 2);
+ * await using server = await ScriptedModelServer.start({ scripts: [script] });
+ * const request = {
+ *   method: "POST",
+ *   body: JSON.stringify({ tools: [{ name: "Bash" }], messages: [] }),
+ * };
+ * const replies = [];
+ * for (let turn = 0; turn < 3; turn++) {
+ *   replies.push((await (await fetch(`${server.url}/v1/messages`, request)).json()).stop_reason);
+ * }
+ * // After the script, the fallback ("Done.") answers.
+ * assert.deepEqual(replies, ["tool_use", "end_turn", "end_turn"]);
  * ```
  */
 export type SessionScript = ScriptStep[];
@@ -325,8 +419,10 @@ export interface RecordedRequest {
  *
  * @example
  * ```ts
- * import { textTurn } from "./scripted_server.ts";
- * console.assert(textTurn("Hi").text === "Hi");
+ * import assert from "node:assert/strict";
+ * import { textTurn } from "@finishline/agents/testing";
+ *
+ * assert.deepEqual(textTurn("Hi"), { text: "Hi" });
  * ```
  */
 export function textTurn(text: string): ScriptedTurn {
@@ -343,9 +439,13 @@ export function textTurn(text: string): ScriptedTurn {
  *
  * @example
  * ```ts
- * import { toolTurn } from "./scripted_server.ts";
- * const turn = toolTurn("Bash", { command: "ls" }, "Looking around.");
- * console.assert(turn.toolUses?.[0].name === "Bash");
+ * import assert from "node:assert/strict";
+ * import { toolTurn } from "@finishline/agents/testing";
+ *
+ * assert.deepEqual(toolTurn("Bash", { command: "ls" }, "Looking around."), {
+ *   text: "Looking around.",
+ *   toolUses: [{ name: "Bash", input: { command: "ls" } }],
+ * });
  * ```
  */
 export function toolTurn(
@@ -383,11 +483,13 @@ const SUBAGENT_MARKER = "cc_is_subagent=true";
  *
  * @example
  * ```ts
- * import { isSideRequest } from "./scripted_server.ts";
+ * import assert from "node:assert/strict";
+ * import { isSideRequest } from "@finishline/agents/testing";
+ *
  * const main = { tools: [{ name: "Bash" }], messages: [{ role: "user", content: "Hi" }] };
- * console.assert(!isSideRequest(main, {}));
- * console.assert(isSideRequest({ ...main, tools: [] }, {}));
- * console.assert(isSideRequest(main, { "x-claude-code-agent-id": "a1" }));
+ * assert.equal(isSideRequest(main, {}), false);
+ * assert.equal(isSideRequest({ ...main, tools: [] }, {}), true);
+ * assert.equal(isSideRequest(main, { "x-claude-code-agent-id": "a1" }), true);
  * ```
  */
 export function isSideRequest(
@@ -412,15 +514,18 @@ export function isSideRequest(
  *
  * @example
  * ```ts
- * import { ScriptedModelServer, textTurn } from "./scripted_server.ts";
+ * import assert from "node:assert/strict";
+ * import { ScriptedModelServer, textTurn } from "@finishline/agents/testing";
+ *
  * await using server = await ScriptedModelServer.start({ scripts: [[textTurn("Hello")]] });
  * const response = await fetch(`${server.url}/v1/messages`, {
  *   method: "POST",
  *   body: JSON.stringify({ model: "m", tools: [{ name: "Bash" }], messages: [] }),
  * });
  * const message = await response.json();
- * console.assert(message.content[0].text === "Hello");
- * console.assert(server.requests.length === 1);
+ * assert.equal(message.content[0].text, "Hello");
+ * assert.equal(server.requests.length, 1);
+ * assert.equal(server.requests[0].turnIndex, 0);
  * ```
  */
 export class ScriptedModelServer implements AsyncDisposable {
@@ -473,10 +578,12 @@ export class ScriptedModelServer implements AsyncDisposable {
    *
    * @example
    * ```ts
-   * import { ScriptedModelServer } from "./scripted_server.ts";
+   * import assert from "node:assert/strict";
+   * import { ScriptedModelServer } from "@finishline/agents/testing";
+   *
    * const server = await ScriptedModelServer.start();
    * try {
-   *   console.assert(server.url.startsWith("http://127.0.0.1:"));
+   *   assert.match(server.url, /^http:\/\/127\.0\.0\.1:\d+$/);
    * } finally {
    *   await server.close();
    * }
@@ -495,9 +602,20 @@ export class ScriptedModelServer implements AsyncDisposable {
    *
    * @example
    * ```ts
-   * import { ScriptedModelServer } from "./scripted_server.ts";
+   * import assert from "node:assert/strict";
+   * import { ScriptedModelServer } from "@finishline/agents/testing";
+   *
    * await using server = await ScriptedModelServer.start();
-   * console.assert(server.sessionIds().length === 0);
+   * assert.deepEqual(server.sessionIds(), []);
+   * await fetch(`${server.url}/v1/messages`, {
+   *   method: "POST",
+   *   body: JSON.stringify({
+   *     metadata: { user_id: JSON.stringify({ session_id: "session-a" }) },
+   *     tools: [{ name: "Bash" }],
+   *     messages: [],
+   *   }),
+   * });
+   * assert.deepEqual(server.sessionIds(), ["session-a"]);
    * ```
    */
   sessionIds(): string[] {
@@ -517,11 +635,13 @@ export class ScriptedModelServer implements AsyncDisposable {
    *
    * @example
    * ```ts
-   * import { ScriptedModelServer } from "./scripted_server.ts";
+   * import assert from "node:assert/strict";
+   * import { ScriptedModelServer } from "@finishline/agents/testing";
+   *
    * await using server = await ScriptedModelServer.start();
    * const env = { ...Deno.env.toObject(), ...server.env("/tmp/home") };
-   * console.assert(env.ANTHROPIC_BASE_URL === server.url);
-   * console.assert(env.CLAUDE_CONFIG_DIR === "/tmp/home/.claude");
+   * assert.equal(env.ANTHROPIC_BASE_URL, server.url);
+   * assert.equal(env.CLAUDE_CONFIG_DIR, "/tmp/home/.claude");
    * ```
    */
   env(home: string): Record<string, string> {
@@ -541,10 +661,13 @@ export class ScriptedModelServer implements AsyncDisposable {
    *
    * @example
    * ```ts
-   * import { ScriptedModelServer } from "./scripted_server.ts";
+   * import assert from "node:assert/strict";
+   * import { ScriptedModelServer } from "@finishline/agents/testing";
+   *
    * const server = await ScriptedModelServer.start();
    * await server.close();
    * await server.close();
+   * await assert.rejects(fetch(`${server.url}/v1/messages`, { method: "POST", body: "{}" }));
    * ```
    */
   close(): Promise<void> {
@@ -563,10 +686,16 @@ export class ScriptedModelServer implements AsyncDisposable {
    *
    * @example
    * ```ts
-   * import { ScriptedModelServer } from "./scripted_server.ts";
+   * import assert from "node:assert/strict";
+   * import { ScriptedModelServer } from "@finishline/agents/testing";
+   *
+   * let url: string;
    * {
-   *   await using _server = await ScriptedModelServer.start();
+   *   await using server = await ScriptedModelServer.start();
+   *   url = server.url;
    * }
+   * // Leaving the block closed the server.
+   * await assert.rejects(fetch(`${url}/v1/messages`, { method: "POST", body: "{}" }));
    * ```
    */
   [Symbol.asyncDispose](): Promise<void> {

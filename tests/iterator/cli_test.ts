@@ -49,7 +49,7 @@ const FACILITATOR = definitionOf({
       validation: { pattern: "^[A-Z]+-[0-9]+$" },
     },
     level: { type: "number", validation: { enum: [1, 2, 3] } },
-    verbose: { type: "boolean" },
+    loud: { type: "boolean" },
     notes_file: { type: "string" },
   },
 });
@@ -88,6 +88,8 @@ const DEFAULT_FLAGS: RunFlags = {
   version: false,
   list: false,
   init: undefined,
+  githubActions: false,
+  triggerLabel: undefined,
   issue: undefined,
   project: undefined,
   iterateMax: undefined,
@@ -108,6 +110,8 @@ const DEFAULT_FLAGS: RunFlags = {
   createPr: false,
   json: false,
   noLearnings: false,
+  quiet: false,
+  verbose: false,
   store: undefined,
   params: {},
 };
@@ -311,6 +315,8 @@ Deno.test("parseBaseFlags finds the agent and ignores the other flags", async (t
       list: false,
       init: undefined,
       store: undefined,
+      githubActions: false,
+      triggerLabel: undefined,
     });
   });
 
@@ -363,7 +369,7 @@ Deno.test("definition parameters become flags", async (t) => {
         "PAY-12",
         "--level",
         "2",
-        "--verbose",
+        "--loud",
         "--notes-file",
         "notes.md",
         "--iterate-max",
@@ -377,7 +383,7 @@ Deno.test("definition parameters become flags", async (t) => {
       style: "brief",
       ticket: "PAY-12",
       level: 2,
-      verbose: true,
+      loud: true,
       notes_file: "notes.md",
     });
     assert.equal(flags.iterateMax, 4);
@@ -433,8 +439,8 @@ Deno.test("definition parameters become flags", async (t) => {
       'Unknown flag "--ticket": run with --help to see the flags',
     ],
     [
-      ["--topic", "x", "--verbose=yes"],
-      'Flag "--verbose" takes no value: give it alone, as "--verbose"',
+      ["--topic", "x", "--loud=yes"],
+      'Flag "--loud" takes no value: give it alone, as "--loud"',
     ],
     [
       [],
@@ -657,13 +663,13 @@ Deno.test("runArgs gives handlers the set flags and the parameters", async (t) =
 
   await t.step("parameters by name, with their defaults", () => {
     assert.deepEqual(
-      runArgs(parseRunFlags(["--topic", "pricing", "--verbose"], FACILITATOR)),
+      runArgs(parseRunFlags(["--topic", "pricing", "--loud"], FACILITATOR)),
       {
         agent: "iterator",
         topic: "pricing",
         targetDecisions: 3,
         style: "brief",
-        verbose: true,
+        loud: true,
       },
     );
   });

@@ -81,9 +81,12 @@ export interface ClaudeBackendOptions {
  *
  * @example
  * ```ts
- * import { ClaudeBackend } from "./claude.ts";
- * const backend = new ClaudeBackend();
- * console.assert(backend.name === "claude");
+ * import assert from "node:assert/strict";
+ * import { ClaudeBackend } from "@finishline/agents";
+ *
+ * // Nothing is imported or started until the first session.
+ * const backend = new ClaudeBackend({ executable: "/usr/local/bin/claude" });
+ * assert.equal(backend.name, "claude");
  * ```
  */
 export class ClaudeBackend implements AgentBackend {
@@ -91,7 +94,11 @@ export class ClaudeBackend implements AgentBackend {
   readonly name = "claude";
   #options: ClaudeBackendOptions;
 
-  /** @param options Backend settings. */
+  /**
+   * Create the backend; the SDK is loaded by the first session.
+   *
+   * @param options Backend settings.
+   */
   constructor(options: ClaudeBackendOptions = {}) {
     this.#options = options;
   }
@@ -101,6 +108,29 @@ export class ClaudeBackend implements AgentBackend {
    *
    * @param request Prompt and settings.
    * @returns The SDK's messages.
+   * @example
+   * ```ts ignore
+   * // Needs Claude Code and an API key (or a ScriptedModelServer from
+   * // @finishline/agents/testing in ANTHROPIC_BASE_URL).
+   * import { ClaudeBackend, SummaryBuilder } from "@finishline/agents";
+   *
+   * const builder = new SummaryBuilder(1);
+   * for await (
+   *   const message of new ClaudeBackend().session({
+   *     prompt: "List the files in this folder",
+   *     systemPromptAppend: "",
+   *     cwd: Deno.cwd(),
+   *     allowedTools: ["Bash"],
+   *     disallowedTools: [],
+   *     permissionMode: "default",
+   *     settingSources: [],
+   *     signal: AbortSignal.timeout(120_000),
+   *   })
+   * ) {
+   *   builder.add(message);
+   * }
+   * console.log(builder.finish(0).assistantResponses.at(-1));
+   * ```
    */
   async *session(request: SessionRequest): AsyncIterable<AgentMessage> {
     const sdk = await import("@anthropic-ai/claude-agent-sdk");

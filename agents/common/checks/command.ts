@@ -31,10 +31,16 @@ export interface CommandCheckerOptions {
  *
  * @example
  * ```ts
- * import { CommandChecker } from "./command.ts";
- * const checker = new CommandChecker({ command: "echo nope >&2; exit 3" });
+ * import assert from "node:assert/strict";
+ * import { CommandChecker } from "@finishline/agents";
+ *
+ * const checker = new CommandChecker({ command: "echo nope >&2; exit 3", name: "tests" });
+ * assert.equal(checker.name, "tests");
+ * // The command checker only needs the working directory from the context.
  * const result = await checker.check({ cwd: Deno.cwd() } as never);
- * console.assert(!result.complete && result.feedback!.includes("nope"));
+ * assert.equal(result.complete, false);
+ * assert.match(result.feedback ?? "", /exited with code 3/);
+ * assert.match(result.feedback ?? "", /nope/);
  * ```
  */
 export class CommandChecker implements TaskCompletionChecker {
@@ -42,17 +48,33 @@ export class CommandChecker implements TaskCompletionChecker {
   readonly name: string;
   #options: CommandCheckerOptions;
 
-  /** @param options Command, timeout, name. */
+  /**
+   * Create the checker.
+   *
+   * @param options Command, timeout, name and how much output to keep.
+   */
   constructor(options: CommandCheckerOptions) {
     this.#options = options;
     this.name = options.name ?? "command";
   }
 
   /**
-   * Run the command.
+   * Run the command in the working directory, killing its whole process
+   * group when it times out.
    *
    * @param context The working directory.
    * @returns Complete when it exits 0.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { CommandChecker } from "@finishline/agents";
+   *
+   * const checker = new CommandChecker({ command: "test -d ." });
+   * assert.deepEqual(await checker.check({ cwd: Deno.cwd() } as never), {
+   *   complete: true,
+   *   feedback: "`test -d .` passed",
+   * });
+   * ```
    */
   async check(context: TaskCompletionContext): Promise<TaskCompletionResult> {
     const { command, timeoutSeconds = 600, tailLines = 30 } = this.#options;

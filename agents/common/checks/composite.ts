@@ -29,15 +29,17 @@ export interface CompositeResult extends TaskCompletionResult {
  *
  * @example
  * ```ts
- * import { CompositeChecker } from "./composite.ts";
- * import { incomplete, ok } from "./types.ts";
+ * import assert from "node:assert/strict";
+ * import { CompositeChecker, incomplete, ok } from "@finishline/agents";
+ *
  * const pass = { name: "pass", check: () => ok("fine") };
  * const fail = { name: "fail", check: () => incomplete("broken") };
  * const all = new CompositeChecker([pass, fail]);
  * const any = new CompositeChecker([fail, pass], { allMustPass: false });
+ * // These checkers look at no evidence, so an empty context will do.
  * const context = {} as never;
- * console.assert(!(await all.check(context)).complete);
- * console.assert((await any.check(context)).complete);
+ * assert.equal((await all.check(context)).complete, false);
+ * assert.equal((await any.check(context)).complete, true);
  * ```
  */
 export class CompositeChecker implements TaskCompletionChecker {
@@ -49,6 +51,8 @@ export class CompositeChecker implements TaskCompletionChecker {
   readonly allMustPass: boolean;
 
   /**
+   * Combine checkers into one.
+   *
    * @param checkers The checkers, in the order they run.
    * @param options `allMustPass` (default true).
    */
@@ -58,10 +62,24 @@ export class CompositeChecker implements TaskCompletionChecker {
   }
 
   /**
-   * Run the checkers with short-circuit semantics.
+   * Run the checkers with short-circuit semantics; a checker that throws
+   * counts as incomplete and marks the result `faulted`.
    *
    * @param context The evidence.
    * @returns The combined result and the checker that decided.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { CompositeChecker, incomplete, ok } from "@finishline/agents";
+   *
+   * const checker = new CompositeChecker([
+   *   { name: "tests", check: () => ok() },
+   *   { name: "docs", check: () => incomplete("README is missing") },
+   * ]);
+   * const result = await checker.check({} as never);
+   * assert.equal(result.decidedBy, "docs");
+   * assert.equal(result.feedback, "[docs] README is missing");
+   * ```
    */
   async check(context: TaskCompletionContext): Promise<CompositeResult> {
     const notes: string[] = [];

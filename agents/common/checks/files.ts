@@ -18,9 +18,16 @@ import {
  *
  * @example
  * ```ts
- * import { FilesChecker } from "./files.ts";
- * const result = await new FilesChecker(["no-such-file.txt"]).check({ cwd: Deno.cwd() } as never);
- * console.assert(!result.complete);
+ * import assert from "node:assert/strict";
+ * import { FilesChecker } from "@finishline/agents";
+ *
+ * const checker = new FilesChecker(["no-such-file.txt"]);
+ * // The files checker only needs the working directory from the context.
+ * const result = await checker.check({ cwd: Deno.cwd() } as never);
+ * assert.deepEqual(result, {
+ *   complete: false,
+ *   feedback: "Missing required files: no-such-file.txt",
+ * });
  * ```
  */
 export class FilesChecker implements TaskCompletionChecker {
@@ -29,7 +36,9 @@ export class FilesChecker implements TaskCompletionChecker {
   #paths: string[];
 
   /**
-   * @param paths Paths that must exist.
+   * Create the checker.
+   *
+   * @param paths Paths that must exist, relative to the working directory or absolute.
    * @param name Name in feedback.
    */
   constructor(paths: string[], name = "files") {
@@ -42,6 +51,20 @@ export class FilesChecker implements TaskCompletionChecker {
    *
    * @param context The working directory.
    * @returns Incomplete with the missing paths.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { FilesChecker } from "@finishline/agents";
+   *
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   await Deno.writeTextFile(`${dir}/CHANGELOG.md`, "# Changes\n");
+   *   const result = await new FilesChecker(["CHANGELOG.md"]).check({ cwd: dir } as never);
+   *   assert.equal(result.complete, true);
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
    */
   async check(context: TaskCompletionContext): Promise<TaskCompletionResult> {
     const missing: string[] = [];

@@ -19,7 +19,7 @@ export interface GitCheckerOptions {
   minCommits?: number;
   /** Require no uncommitted changes. @default false */
   cleanTree?: boolean;
-  /** Path prefixes that do not count as changes (finishline's logs). */
+  /** Path prefixes that do not count as changes (finishline's logs). @default [] */
   ignore?: string[];
   /** Name in feedback. @default "git" */
   name?: string;
@@ -31,9 +31,13 @@ export interface GitCheckerOptions {
  *
  * @example
  * ```ts
- * import { GitChecker } from "./git.ts";
+ * import assert from "node:assert/strict";
+ * import { GitChecker } from "@finishline/agents";
+ *
+ * // Outside a repository there is no evidence, so the check never passes.
  * const result = await new GitChecker().check({ cwd: "/" } as never);
- * console.assert(!result.complete, "no repository, no evidence");
+ * assert.equal(result.complete, false);
+ * assert.match(result.feedback ?? "", /Not a git repository/);
  * ```
  */
 export class GitChecker implements TaskCompletionChecker {
@@ -41,7 +45,11 @@ export class GitChecker implements TaskCompletionChecker {
   readonly name: string;
   #options: GitCheckerOptions;
 
-  /** @param options Minimum commits, clean tree. */
+  /**
+   * Create the checker.
+   *
+   * @param options Minimum commits, clean tree, ignored paths and name.
+   */
   constructor(options: GitCheckerOptions = {}) {
     this.#options = options;
     this.name = options.name ?? "git";
@@ -52,6 +60,30 @@ export class GitChecker implements TaskCompletionChecker {
    *
    * @param context Git evidence of the run.
    * @returns Complete with enough commits (and a clean tree when asked).
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { GitChecker, GitRepo } from "@finishline/agents";
+   *
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   await new Deno.Command("git", { args: ["init", "-q", dir] }).output();
+   *   const repo = (await GitRepo.open(dir))!;
+   *   await repo.exec(["config", "user.name", "Ada"]);
+   *   await repo.exec(["config", "user.email", "ada@example.com"]);
+   *   await Deno.writeTextFile(`${dir}/notes.txt`, "first\n");
+   *   await repo.commitPaths(["notes.txt"], "Add notes");
+   *   await Deno.writeTextFile(`${dir}/notes.txt`, "changed\n");
+   *
+   *   const git = { repo, baseline: null };
+   *   const commits = await new GitChecker().check({ cwd: dir, git } as never);
+   *   assert.deepEqual(commits, { complete: true, feedback: "1 new commit" });
+   *   const clean = await new GitChecker({ cleanTree: true }).check({ cwd: dir, git } as never);
+   *   assert.equal(clean.feedback, "1 uncommitted file: notes.txt; commit or remove them");
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
    */
   async check(context: TaskCompletionContext): Promise<TaskCompletionResult> {
     const { minCommits = 1, cleanTree = false, ignore = [] } = this.#options;

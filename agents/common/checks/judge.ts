@@ -40,9 +40,14 @@ export interface JudgeCheckerOptions {
  * @returns The verdict, or undefined.
  * @example
  * ```ts
- * import { parseVerdict } from "./judge.ts";
- * console.assert(parseVerdict('{"complete": false, "missing": ["tests"]}')?.missing[0] === "tests");
- * console.assert(parseVerdict("looks good to me") === undefined);
+ * import assert from "node:assert/strict";
+ * import { parseVerdict } from "@finishline/agents";
+ *
+ * assert.deepEqual(parseVerdict('Verdict: {"complete": false, "missing": ["tests"]}'), {
+ *   complete: false,
+ *   missing: ["tests"],
+ * });
+ * assert.equal(parseVerdict("looks good to me"), undefined);
  * ```
  */
 export function parseVerdict(text: string): { complete: boolean; missing: string[] } | undefined {
@@ -57,9 +62,11 @@ export function parseVerdict(text: string): { complete: boolean; missing: string
  *
  * @example
  * ```ts
- * import { JudgeChecker } from "./judge.ts";
+ * import assert from "node:assert/strict";
+ * import { JudgeChecker } from "@finishline/agents";
+ *
  * const judge = new JudgeChecker({ criteria: "The README documents every flag" });
- * console.assert(judge.name === "judge");
+ * assert.equal(judge.name, "judge");
  * ```
  */
 export class JudgeChecker implements TaskCompletionChecker {
@@ -67,7 +74,11 @@ export class JudgeChecker implements TaskCompletionChecker {
   readonly name: string;
   #options: JudgeCheckerOptions;
 
-  /** @param options Criteria, model, timeout. */
+  /**
+   * Create the checker.
+   *
+   * @param options Criteria, model, timeout and name.
+   */
   constructor(options: JudgeCheckerOptions) {
     this.#options = options;
     this.name = options.name ?? "judge";
@@ -78,6 +89,46 @@ export class JudgeChecker implements TaskCompletionChecker {
    *
    * @param context Evidence and the backend.
    * @returns The verdict; unparseable or failed verdicts are incomplete.
+   * @example A stand-in backend that answers every session with a verdict
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import {
+   *   type AgentBackend,
+   *   emptySummary,
+   *   JudgeChecker,
+   *   parseDefinition,
+   * } from "@finishline/agents";
+   *
+   * const backend: AgentBackend = {
+   *   name: "scripted",
+   *   async *session() {
+   *     yield {
+   *       type: "assistant",
+   *       message: {
+   *         content: [{
+   *           type: "text",
+   *           text: '{"complete": false, "missing": ["a changelog entry"]}',
+   *         }],
+   *       },
+   *     };
+   *   },
+   * };
+   * const definition = parseDefinition(
+   *   '{ "name": "docs", "behavior": { "completionConfig": { "maxIterations": 3 } } }',
+   *   { displayPath: "agent.json" },
+   * );
+   * const judge = new JudgeChecker({ criteria: "Every change has a changelog entry" });
+   * const result = await judge.check({
+   *   summary: emptySummary(1),
+   *   previous: [],
+   *   definition,
+   *   cwd: Deno.cwd(),
+   *   agentDir: new URL("file:///nonexistent/"),
+   *   backend,
+   * });
+   * assert.equal(result.complete, false);
+   * assert.match(result.feedback ?? "", /- a changelog entry/);
+   * ```
    */
   async check(context: TaskCompletionContext): Promise<TaskCompletionResult> {
     if (!context.backend) return incomplete("No model backend is available for the judge");

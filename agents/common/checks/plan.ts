@@ -29,12 +29,22 @@ export interface PlanItem {
  * @returns The todos, or undefined when the agent never wrote a plan.
  * @example
  * ```ts
- * import { latestPlan } from "./plan.ts";
- * import { emptySummary } from "../summary.ts";
- * const summary = { ...emptySummary(1), toolCalls: [{ name: "TodoWrite", input: { todos: [
- *   { content: "Write tests", status: "completed", activeForm: "Writing tests" },
- * ] } }] };
- * console.assert(latestPlan([summary])?.length === 1);
+ * import assert from "node:assert/strict";
+ * import { emptySummary, latestPlan } from "@finishline/agents";
+ *
+ * const summary = {
+ *   ...emptySummary(1),
+ *   toolCalls: [{
+ *     name: "TodoWrite",
+ *     input: {
+ *       todos: [
+ *         { content: "Write tests", status: "completed", activeForm: "Writing tests" },
+ *       ],
+ *     },
+ *   }],
+ * };
+ * assert.deepEqual(latestPlan([summary]), [{ content: "Write tests", status: "completed" }]);
+ * assert.equal(latestPlan([emptySummary(2)]), undefined);
  * ```
  */
 export function latestPlan(summaries: IterationSummary[]): PlanItem[] | undefined {
@@ -62,20 +72,25 @@ export function latestPlan(summaries: IterationSummary[]): PlanItem[] | undefine
  *
  * @example
  * ```ts
- * import { PlanChecker } from "./plan.ts";
- * import { emptySummary } from "../summary.ts";
- * const summary = { ...emptySummary(1), toolCalls: [{ name: "TodoWrite", input: { todos: [
- *   { content: "Write tests", status: "pending" }, { content: "Ship", status: "completed" },
- * ] } }] };
- * const result = await new PlanChecker().check({ summary, previous: [] } as never);
- * console.assert(!result.complete && result.feedback!.includes("1 incomplete task(s) out of 2"));
+ * import assert from "node:assert/strict";
+ * import { emptySummary, PlanChecker } from "@finishline/agents";
+ *
+ * const checker = new PlanChecker();
+ * assert.equal(checker.name, "plan");
+ * // No TodoWrite call in the run: there is no plan to hold the agent to.
+ * const result = checker.check({ summary: emptySummary(1), previous: [] } as never);
+ * assert.deepEqual(result, { complete: true, feedback: "No plan to check" });
  * ```
  */
 export class PlanChecker implements TaskCompletionChecker {
   /** The checker's name. */
   readonly name: string;
 
-  /** @param name Name in feedback. */
+  /**
+   * Create the checker.
+   *
+   * @param name Name in feedback.
+   */
   constructor(name = "plan") {
     this.name = name;
   }
@@ -85,6 +100,28 @@ export class PlanChecker implements TaskCompletionChecker {
    *
    * @param context Summaries of the run.
    * @returns Incomplete while todos are open.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { emptySummary, PlanChecker } from "@finishline/agents";
+   *
+   * const summary = {
+   *   ...emptySummary(1),
+   *   toolCalls: [{
+   *     name: "TodoWrite",
+   *     input: {
+   *       todos: [
+   *         { content: "Write tests", status: "pending" },
+   *         { content: "Ship", status: "completed" },
+   *       ],
+   *     },
+   *   }],
+   * };
+   * // The plan checker only reads the summaries from the context.
+   * const result = new PlanChecker().check({ summary, previous: [] } as never);
+   * assert.equal(result.complete, false);
+   * assert.match(result.feedback ?? "", /1 incomplete task\(s\) out of 2/);
+   * ```
    */
   check(context: TaskCompletionContext): TaskCompletionResult {
     const plan = latestPlan([...context.previous, context.summary]);

@@ -26,8 +26,11 @@ export interface TaskCompletionResult {
  * @returns The result.
  * @example
  * ```ts
- * import { ok } from "./types.ts";
- * console.assert(ok().complete);
+ * import assert from "node:assert/strict";
+ * import { ok } from "@finishline/agents";
+ *
+ * assert.deepEqual(ok(), { complete: true });
+ * assert.deepEqual(ok("3 tests pass"), { complete: true, feedback: "3 tests pass" });
  * ```
  */
 export function ok(feedback?: string): TaskCompletionResult {
@@ -41,8 +44,10 @@ export function ok(feedback?: string): TaskCompletionResult {
  * @returns The result.
  * @example
  * ```ts
- * import { incomplete } from "./types.ts";
- * console.assert(!incomplete("tests fail").complete);
+ * import assert from "node:assert/strict";
+ * import { incomplete } from "@finishline/agents";
+ *
+ * assert.deepEqual(incomplete("tests fail"), { complete: false, feedback: "tests fail" });
  * ```
  */
 export function incomplete(feedback: string): TaskCompletionResult {

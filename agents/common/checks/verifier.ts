@@ -21,7 +21,7 @@ export interface BuildVerifierOptions {
   agentDir: URL;
   /** Working directory. */
   cwd: string;
-  /** Paths the git checker ignores (finishline's own files). */
+  /** Paths the git checker ignores (finishline's own files). @default [] */
   ignore?: string[];
 }
 
@@ -34,12 +34,15 @@ export interface BuildVerifierOptions {
  * @throws {UsageError} For a custom checker that cannot be loaded.
  * @example
  * ```ts
- * import { buildVerifier } from "./verifier.ts";
+ * import assert from "node:assert/strict";
+ * import { buildVerifier } from "@finishline/agents";
+ *
  * const verifier = await buildVerifier(
- *   { mode: "all", checks: [{ type: "files", paths: ["README.md"] }] },
+ *   { mode: "all", checks: [{ type: "files", paths: ["README.md"] }, { type: "plan" }] },
  *   { agentDir: new URL("file:///nonexistent/"), cwd: Deno.cwd() },
  * );
- * console.assert(verifier.checkers.length === 1);
+ * assert.deepEqual(verifier.checkers.map((checker) => checker.name), ["files", "plan"]);
+ * assert.equal(verifier.allMustPass, true);
  * ```
  */
 export async function buildVerifier(
@@ -108,6 +111,23 @@ export async function buildVerifier(
  * @param context The evidence.
  * @param trigger What asked for the verification.
  * @returns The record for the summary and the log.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { CompositeChecker, incomplete, verify } from "@finishline/agents";
+ *
+ * const verifier = new CompositeChecker([
+ *   { name: "tests", check: () => incomplete("2 tests fail") },
+ * ]);
+ * // This checker looks at no evidence, so an empty context will do.
+ * const record = await verify(verifier, {} as never, "complete_task");
+ * assert.deepEqual(record, {
+ *   passed: false,
+ *   checker: "tests",
+ *   feedback: "[tests] 2 tests fail",
+ *   trigger: "complete_task",
+ * });
+ * ```
  */
 export async function verify(
   verifier: CompositeChecker,

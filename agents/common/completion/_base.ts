@@ -101,19 +101,80 @@ export function verificationFeedback(previous: IterationSummary | undefined): st
   return `${verification.checker}: ${verification.feedback}`;
 }
 
-/** Shared plumbing of the built-in handlers. */
+/**
+ * Shared plumbing of the built-in handlers, for handlers of your own: it
+ * keeps the {@linkcode HandlerContext} and fills the variables every
+ * template can use (`uv-task`, `uv-iteration`, `uv-previous_summary`,
+ * `uv-learnings`, ...).
+ *
+ * @example A handler that completes once an iteration ends without errors
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import {
+ *   BaseHandler,
+ *   type CompletionCriteria,
+ *   type CompletionHandler,
+ *   emptySummary,
+ *   type IterationSummary,
+ *   parseDefinition,
+ *   PromptResolver,
+ * } from "@finishline/agents";
+ *
+ * class CleanRunHandler extends BaseHandler implements CompletionHandler {
+ *   readonly type = "custom" as const;
+ *   buildCompletionCriteria(): CompletionCriteria {
+ *     return { short: "no errors", detailed: "Finish an iteration without tool errors." };
+ *   }
+ *   buildInitialPrompt(args: Record<string, unknown>): Promise<string> {
+ *     return this.context.resolver.resolve("initial_iterate", this.variables(1, [], args));
+ *   }
+ *   buildContinuationPrompt(iteration: number, summaries: IterationSummary[]): Promise<string> {
+ *     return this.context.resolver.resolve(
+ *       "continuation_iterate",
+ *       this.variables(iteration, summaries),
+ *     );
+ *   }
+ *   isComplete(summary: IterationSummary): Promise<boolean> {
+ *     return Promise.resolve(summary.errors.length === 0);
+ *   }
+ *   getCompletionDescription(summary: IterationSummary): Promise<string> {
+ *     return Promise.resolve(`Iteration ${summary.iteration} ran without errors`);
+ *   }
+ * }
+ *
+ * const definition = parseDefinition(
+ *   '{ "name": "clean", "behavior": { "completionConfig": { "maxIterations": 3 } } }',
+ *   { displayPath: ".agent/clean/agent.json" },
+ * );
+ * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
+ * const handler = new CleanRunHandler({ definition, args: {}, resolver, maxIterations: 3 });
+ * const prompt = await handler.buildInitialPrompt({ task: "Fix the lint errors" });
+ * assert.match(prompt, /Fix the lint errors/);
+ * assert.match(prompt, /This run has 3 iterations/);
+ * assert.equal(await handler.isComplete(emptySummary(1)), true);
+ * ```
+ */
 export abstract class BaseHandler {
   /** The handler's context. */
   protected readonly context: HandlerContext;
 
-  /** @param context What the handler is built from. */
+  /**
+   * Keep the context for the template variables and the subclass.
+   *
+   * @param context What the handler is built from.
+   */
   constructor(context: HandlerContext) {
     this.context = context;
   }
 
   #learnings: string | undefined;
 
-  /** Completion criteria; each handler defines its own. */
+  /**
+   * Completion criteria; each handler defines its own, and
+   * `uv-completion_criteria` is their detailed text.
+   *
+   * @returns The short and detailed criteria.
+   */
   abstract buildCompletionCriteria(): CompletionCriteria;
 
   /**

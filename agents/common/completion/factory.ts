@@ -18,7 +18,22 @@ import { ManualCompletionHandler } from "./manual.ts";
 import { getRegisteredHandler, registeredTypes } from "./registry.ts";
 import type { AgentDefinition, CompletionHandler } from "./types.ts";
 
-/** The default iteration cap when neither the flag nor the definition sets one. */
+/**
+ * The default iteration cap when neither the flag nor the definition sets one.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { DEFAULT_MAX_ITERATIONS, iterationCap, parseDefinition } from "@finishline/agents";
+ *
+ * const definition = parseDefinition(
+ *   `{ "name": "docs", "behavior": { "completionType": "manual",
+ *      "completionConfig": { "completionKeyword": "OK" } } }`,
+ *   { displayPath: ".agent/docs/agent.json" },
+ * );
+ * assert.equal(iterationCap(definition), DEFAULT_MAX_ITERATIONS);
+ * ```
+ */
 export const DEFAULT_MAX_ITERATIONS = 10;
 
 /** Options for {@linkcode createCompletionHandler}. */
@@ -103,8 +118,14 @@ async function createGitHubHandler(
  * @returns The cap.
  * @example
  * ```ts
- * import { iterationCap } from "./factory.ts";
- * console.assert(iterationCap({ behavior: { completionConfig: {} } } as never) === 10);
+ * import assert from "node:assert/strict";
+ * import { iterationCap, parseDefinition } from "@finishline/agents";
+ *
+ * const definition = parseDefinition(
+ *   '{ "name": "polish", "behavior": { "completionConfig": { "maxIterations": 4 } } }',
+ *   { displayPath: ".agent/polish/agent.json" },
+ * );
+ * assert.equal(iterationCap(definition), 4);
  * ```
  */
 export function iterationCap(definition: AgentDefinition): number {
@@ -124,14 +145,29 @@ export function iterationCap(definition: AgentDefinition): number {
  * @throws {UsageError} For an unknown type or a handler that cannot be built.
  * @example
  * ```ts
- * import { createCompletionHandler } from "./factory.ts";
- * const definition = {
- *   name: "demo",
- *   behavior: { completionType: "iterate", completionConfig: { maxIterations: 2 } },
- *   prompts: { registry: "prompts/registry.json", fallbackDir: "prompts" },
- * } as never;
- * const handler = await createCompletionHandler(definition, {}, { agentDir: new URL("file:///nonexistent/") });
- * console.assert(handler.type === "iterate");
+ * import assert from "node:assert/strict";
+ * import {
+ *   createCompletionHandler,
+ *   emptySummary,
+ *   parseDefinition,
+ *   UsageError,
+ * } from "@finishline/agents";
+ *
+ * const definition = parseDefinition(
+ *   '{ "name": "polish", "behavior": { "completionConfig": { "maxIterations": 2 } } }',
+ *   { displayPath: ".agent/polish/agent.json" },
+ * );
+ * const agentDir = new URL("file:///nonexistent/");
+ * const handler = await createCompletionHandler(definition, {}, { agentDir });
+ * assert.equal(handler.type, "iterate");
+ * assert.equal(await handler.isComplete(emptySummary(2)), true);
+ *
+ * // The issue handler needs the issue number among the arguments.
+ * const issueAgent = {
+ *   ...definition,
+ *   behavior: { ...definition.behavior, completionType: "issue" as const },
+ * };
+ * await assert.rejects(createCompletionHandler(issueAgent, {}, { agentDir }), UsageError);
  * ```
  */
 export async function createCompletionHandler(

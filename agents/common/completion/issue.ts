@@ -17,7 +17,7 @@ export interface IssueHandlerOptions {
   issue: GhIssue;
   /** The gh port. */
   github: GitHubCli;
-  /** Comments already on the issue when the run started (not fed back as new). */
+  /** Comments already on the issue when the run started (not fed back as new). @default [] */
   knownComments?: GhComment[];
   /** Collects the port's faults for the iteration record. */
   faults?: string[];
@@ -29,10 +29,49 @@ export interface IssueHandlerOptions {
  * fetching it, feeds new human comments into each continuation prompt, and
  * manages the `github.labels` of the definition.
  *
- * @example
- * ```ts ignore
- * const issue = await github.issue(42);
- * const handler = new IssueCompletionHandler(context, { issue, github });
+ * @example With a stand-in for `gh` that reports the issue closed
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import {
+ *   emptySummary,
+ *   type GhIssue,
+ *   GitHubCli,
+ *   IssueCompletionHandler,
+ *   parseDefinition,
+ *   PromptResolver,
+ * } from "@finishline/agents";
+ *
+ * const definition = parseDefinition(
+ *   '{ "name": "fixer", "behavior": { "completionType": "issue" } }',
+ *   { displayPath: ".agent/fixer/agent.json" },
+ * );
+ * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
+ * const issue: GhIssue = {
+ *   number: 7,
+ *   title: "Login test is flaky",
+ *   body: "It fails one run in ten.",
+ *   state: "OPEN",
+ *   labels: ["bug"],
+ *   url: "https://github.com/octo/demo/issues/7",
+ * };
+ *
+ * // A stand-in for gh: it logs its arguments and prints a canned reply.
+ * const dir = await Deno.makeTempDir();
+ * try {
+ *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho '{"state": "CLOSED"}'\n`;
+ *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
+ *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
+ *   const context = { definition, args: {}, resolver, maxIterations: 5 };
+ *   const handler = new IssueCompletionHandler(context, { issue, github });
+ *   assert.equal(handler.type, "issue");
+ *   assert.equal(await handler.isComplete(emptySummary(1)), true);
+ *   assert.equal(
+ *     await Deno.readTextFile(`${dir}/calls`),
+ *     "issue view 7 --repo octo/demo --json state\n",
+ *   );
+ * } finally {
+ *   await Deno.remove(dir, { recursive: true });
+ * }
  * ```
  */
 export class IssueCompletionHandler extends BaseHandler implements CompletionHandler {
@@ -45,6 +84,8 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
   #lastState: "OPEN" | "CLOSED" | undefined;
 
   /**
+   * Create the handler for an issue read before the run.
+   *
    * @param context Definition, arguments, resolver and cap.
    * @param options The issue, the gh port, known comments and a fault sink.
    */
@@ -56,12 +97,82 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
     this.#faults = options.faults ?? [];
   }
 
-  /** The issue as read at the start. */
+  /**
+   * The issue as read at the start.
+   *
+   * @returns The issue.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import {
+   *   type GhIssue,
+   *   GitHubCli,
+   *   IssueCompletionHandler,
+   *   parseDefinition,
+   *   PromptResolver,
+   * } from "@finishline/agents";
+   *
+   * const definition = parseDefinition(
+   *   '{ "name": "fixer", "behavior": { "completionType": "issue" } }',
+   *   { displayPath: ".agent/fixer/agent.json" },
+   * );
+   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
+   * const issue: GhIssue = {
+   *   number: 7,
+   *   title: "Login test is flaky",
+   *   body: "It fails one run in ten.",
+   *   state: "OPEN",
+   *   labels: ["bug"],
+   *   url: "https://github.com/octo/demo/issues/7",
+   * };
+   * const github = new GitHubCli({ cwd: Deno.cwd(), repo: "octo/demo" });
+   * const context = { definition, args: {}, resolver, maxIterations: 5 };
+   * const handler = new IssueCompletionHandler(context, { issue, github });
+   * assert.equal(handler.issue.title, "Login test is flaky");
+   * ```
+   */
   get issue(): GhIssue {
     return this.#issue;
   }
 
-  /** @inheritdoc */
+  /**
+   * Build the first prompt from the `initial_issue` template, with the issue's
+   * title, body, labels and URL, so the agent need not fetch it.
+   *
+   * @param args The run's arguments.
+   * @returns The prompt.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import {
+   *   type GhIssue,
+   *   GitHubCli,
+   *   IssueCompletionHandler,
+   *   parseDefinition,
+   *   PromptResolver,
+   * } from "@finishline/agents";
+   *
+   * const definition = parseDefinition(
+   *   '{ "name": "fixer", "behavior": { "completionType": "issue" } }',
+   *   { displayPath: ".agent/fixer/agent.json" },
+   * );
+   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
+   * const issue: GhIssue = {
+   *   number: 7,
+   *   title: "Login test is flaky",
+   *   body: "It fails one run in ten.",
+   *   state: "OPEN",
+   *   labels: ["bug"],
+   *   url: "https://github.com/octo/demo/issues/7",
+   * };
+   * const github = new GitHubCli({ cwd: Deno.cwd(), repo: "octo/demo" });
+   * const context = { definition, args: {}, resolver, maxIterations: 5 };
+   * const handler = new IssueCompletionHandler(context, { issue, github });
+   * const prompt = await handler.buildInitialPrompt({});
+   * assert.match(prompt, /# GitHub issue #7: Login test is flaky/);
+   * assert.match(prompt, /It fails one run in ten\./);
+   * ```
+   */
   async buildInitialPrompt(args: Record<string, unknown>): Promise<string> {
     return await this.context.resolver.resolve("initial_issue", {
       ...this.variables(1, [], args),
@@ -69,7 +180,62 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
     });
   }
 
-  /** @inheritdoc */
+  /**
+   * Build the prompt of a later iteration from the `continuation_issue` template,
+   * with the comments people added since the last prompt.
+   *
+   * @param iteration The iteration the prompt is for (2 and later).
+   * @param summaries Every earlier iteration, oldest first.
+   * @returns The prompt.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import {
+   *   emptySummary,
+   *   type GhIssue,
+   *   GitHubCli,
+   *   IssueCompletionHandler,
+   *   parseDefinition,
+   *   PromptResolver,
+   * } from "@finishline/agents";
+   *
+   * const definition = parseDefinition(
+   *   '{ "name": "fixer", "behavior": { "completionType": "issue" } }',
+   *   { displayPath: ".agent/fixer/agent.json" },
+   * );
+   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
+   * const issue: GhIssue = {
+   *   number: 7,
+   *   title: "Login test is flaky",
+   *   body: "It fails one run in ten.",
+   *   state: "OPEN",
+   *   labels: ["bug"],
+   *   url: "https://github.com/octo/demo/issues/7",
+   * };
+   *
+   * // A stand-in for gh: it logs its arguments and prints a canned reply.
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   const reply = JSON.stringify({
+   *     comments: [{
+   *       id: "c1",
+   *       author: { login: "ada" },
+   *       body: "Check logout too.",
+   *       createdAt: "2025-05-01T10:00:00Z",
+   *     }],
+   *   });
+   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho '${reply}'\n`;
+   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
+   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
+   *   const context = { definition, args: {}, resolver, maxIterations: 5 };
+   *   const handler = new IssueCompletionHandler(context, { issue, github });
+   *   const prompt = await handler.buildContinuationPrompt(2, [emptySummary(1)]);
+   *   assert.match(prompt, /\*\*@ada\*\* \(2025-05-01T10:00:00Z\):\nCheck logout too\./);
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
+   */
   async buildContinuationPrompt(iteration: number, summaries: IterationSummary[]): Promise<string> {
     return await this.context.resolver.resolve("continuation_issue", {
       ...this.variables(iteration, summaries),
@@ -78,7 +244,40 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
     });
   }
 
-  /** @inheritdoc */
+  /**
+   * Tell the agent to close the issue once the work is done and committed.
+   *
+   * @returns The short and detailed criteria.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import {
+   *   type GhIssue,
+   *   GitHubCli,
+   *   IssueCompletionHandler,
+   *   parseDefinition,
+   *   PromptResolver,
+   * } from "@finishline/agents";
+   *
+   * const definition = parseDefinition(
+   *   '{ "name": "fixer", "behavior": { "completionType": "issue" } }',
+   *   { displayPath: ".agent/fixer/agent.json" },
+   * );
+   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
+   * const issue: GhIssue = {
+   *   number: 7,
+   *   title: "Login test is flaky",
+   *   body: "It fails one run in ten.",
+   *   state: "OPEN",
+   *   labels: ["bug"],
+   *   url: "https://github.com/octo/demo/issues/7",
+   * };
+   * const github = new GitHubCli({ cwd: Deno.cwd(), repo: "octo/demo" });
+   * const context = { definition, args: {}, resolver, maxIterations: 5 };
+   * const handler = new IssueCompletionHandler(context, { issue, github });
+   * assert.equal(handler.buildCompletionCriteria().short, "close issue #7");
+   * ```
+   */
   buildCompletionCriteria(): CompletionCriteria {
     const { number, title } = this.#issue;
     return {
@@ -91,20 +290,150 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
     };
   }
 
-  /** @inheritdoc */
+  /**
+   * Ask GitHub whether the issue is closed; when gh keeps failing, the answer
+   * is no.
+   *
+   * @param _summary The iteration's summary (unused: the issue's state decides).
+   * @returns True when the issue is CLOSED.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import {
+   *   emptySummary,
+   *   type GhIssue,
+   *   GitHubCli,
+   *   IssueCompletionHandler,
+   *   parseDefinition,
+   *   PromptResolver,
+   * } from "@finishline/agents";
+   *
+   * const definition = parseDefinition(
+   *   '{ "name": "fixer", "behavior": { "completionType": "issue" } }',
+   *   { displayPath: ".agent/fixer/agent.json" },
+   * );
+   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
+   * const issue: GhIssue = {
+   *   number: 7,
+   *   title: "Login test is flaky",
+   *   body: "It fails one run in ten.",
+   *   state: "OPEN",
+   *   labels: ["bug"],
+   *   url: "https://github.com/octo/demo/issues/7",
+   * };
+   *
+   * // A stand-in for gh: it logs its arguments and prints a canned reply.
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho '{"state": "OPEN"}'\n`;
+   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
+   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
+   *   const context = { definition, args: {}, resolver, maxIterations: 5 };
+   *   const handler = new IssueCompletionHandler(context, { issue, github });
+   *   assert.equal(await handler.isComplete(emptySummary(1)), false);
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
+   */
   async isComplete(_summary: IterationSummary): Promise<boolean> {
     this.#lastState = await this.#github.issueState(this.#issue.number);
     return this.#lastState === "CLOSED";
   }
 
-  /** @inheritdoc */
+  /**
+   * Say after which iteration the issue was closed.
+   *
+   * @param summary The last iteration's summary.
+   * @returns One line for the final report.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import {
+   *   emptySummary,
+   *   type GhIssue,
+   *   GitHubCli,
+   *   IssueCompletionHandler,
+   *   parseDefinition,
+   *   PromptResolver,
+   * } from "@finishline/agents";
+   *
+   * const definition = parseDefinition(
+   *   '{ "name": "fixer", "behavior": { "completionType": "issue" } }',
+   *   { displayPath: ".agent/fixer/agent.json" },
+   * );
+   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
+   * const issue: GhIssue = {
+   *   number: 7,
+   *   title: "Login test is flaky",
+   *   body: "It fails one run in ten.",
+   *   state: "OPEN",
+   *   labels: ["bug"],
+   *   url: "https://github.com/octo/demo/issues/7",
+   * };
+   * const github = new GitHubCli({ cwd: Deno.cwd(), repo: "octo/demo" });
+   * const context = { definition, args: {}, resolver, maxIterations: 5 };
+   * const handler = new IssueCompletionHandler(context, { issue, github });
+   * assert.equal(
+   *   await handler.getCompletionDescription(emptySummary(2)),
+   *   "Issue #7 closed after iteration 2",
+   * );
+   * ```
+   */
   getCompletionDescription(summary: IterationSummary): Promise<string> {
     return Promise.resolve(
       `Issue #${this.#issue.number} closed after iteration ${summary.iteration}`,
     );
   }
 
-  /** Adds the in-progress label. */
+  /**
+   * Add the in-progress label (`github.labels.inProgress`), creating it when
+   * it is missing.
+   *
+   * @returns Resolves once gh has run.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import {
+   *   type GhIssue,
+   *   GitHubCli,
+   *   IssueCompletionHandler,
+   *   parseDefinition,
+   *   PromptResolver,
+   * } from "@finishline/agents";
+   *
+   * const definition = parseDefinition(
+   *   `{ "name": "fixer", "behavior": { "completionType": "issue" },
+   *      "github": { "labels": { "inProgress": "in-progress" } } }`,
+   *   { displayPath: ".agent/fixer/agent.json" },
+   * );
+   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
+   * const issue: GhIssue = {
+   *   number: 7,
+   *   title: "Login test is flaky",
+   *   body: "It fails one run in ten.",
+   *   state: "OPEN",
+   *   labels: ["bug"],
+   *   url: "https://github.com/octo/demo/issues/7",
+   * };
+   *
+   * // A stand-in for gh: it logs its arguments and prints a canned reply.
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho ''\n`;
+   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
+   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
+   *   const context = { definition, args: {}, resolver, maxIterations: 5 };
+   *   const handler = new IssueCompletionHandler(context, { issue, github });
+   *   await handler.onRunStart();
+   *   const calls = (await Deno.readTextFile(`${dir}/calls`)).trim().split("\n");
+   *   assert.match(calls[0], /^label create in-progress --repo octo\/demo/);
+   *   assert.equal(calls[1], "issue edit 7 --repo octo/demo --add-label in-progress");
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
+   */
   async onRunStart(): Promise<void> {
     const label = this.context.definition.github.labels.inProgress;
     if (!label) return;
@@ -113,10 +442,54 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
   }
 
   /**
-   * Posts a short progress comment when `github.comment` is on.
+   * Post a short progress comment when `github.comment` is on.
    *
    * @param summary The iteration's summary.
    * @param verdict Its verdict.
+   * @returns Resolves once gh has run.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import {
+   *   emptySummary,
+   *   type GhIssue,
+   *   GitHubCli,
+   *   IssueCompletionHandler,
+   *   parseDefinition,
+   *   PromptResolver,
+   * } from "@finishline/agents";
+   *
+   * const definition = parseDefinition(
+   *   `{ "name": "fixer", "behavior": { "completionType": "issue" },
+   *      "github": { "comment": true } }`,
+   *   { displayPath: ".agent/fixer/agent.json" },
+   * );
+   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
+   * const issue: GhIssue = {
+   *   number: 7,
+   *   title: "Login test is flaky",
+   *   body: "It fails one run in ten.",
+   *   state: "OPEN",
+   *   labels: ["bug"],
+   *   url: "https://github.com/octo/demo/issues/7",
+   * };
+   *
+   * // A stand-in for gh: it logs its arguments and prints a canned reply.
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho ''\n`;
+   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
+   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
+   *   const context = { definition, args: {}, resolver, maxIterations: 5 };
+   *   const handler = new IssueCompletionHandler(context, { issue, github });
+   *   await handler.onIterationEnd(emptySummary(1), "continue");
+   *   const calls = await Deno.readTextFile(`${dir}/calls`);
+   *   assert.match(calls, /^issue comment 7 --repo octo\/demo --body <!-- finishline -->/);
+   *   assert.match(calls, /\*\*finishline\*\* iteration 1\/5: continue/);
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
    */
   async onIterationEnd(summary: IterationSummary, verdict: string): Promise<void> {
     if (!this.context.definition.github.comment) return;
@@ -134,10 +507,53 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
   }
 
   /**
-   * Removes the in-progress label and, when the run ended blocked, adds the
+   * Remove the in-progress label and, when the run ended blocked, add the
    * blocked label.
    *
    * @param outcome The run's status and reason.
+   * @returns Resolves once gh has run.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import {
+   *   type GhIssue,
+   *   GitHubCli,
+   *   IssueCompletionHandler,
+   *   parseDefinition,
+   *   PromptResolver,
+   * } from "@finishline/agents";
+   *
+   * const definition = parseDefinition(
+   *   `{ "name": "fixer", "behavior": { "completionType": "issue" },
+   *      "github": { "labels": { "inProgress": "in-progress", "blocked": "blocked" } } }`,
+   *   { displayPath: ".agent/fixer/agent.json" },
+   * );
+   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
+   * const issue: GhIssue = {
+   *   number: 7,
+   *   title: "Login test is flaky",
+   *   body: "It fails one run in ten.",
+   *   state: "OPEN",
+   *   labels: ["bug"],
+   *   url: "https://github.com/octo/demo/issues/7",
+   * };
+   *
+   * // A stand-in for gh: it logs its arguments and prints a canned reply.
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho ''\n`;
+   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
+   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
+   *   const context = { definition, args: {}, resolver, maxIterations: 5 };
+   *   const handler = new IssueCompletionHandler(context, { issue, github });
+   *   await handler.onRunEnd({ status: "blocked", reason: "Needs a staging account" });
+   *   const calls = (await Deno.readTextFile(`${dir}/calls`)).trim().split("\n");
+   *   assert.equal(calls[0], "issue edit 7 --repo octo/demo --remove-label in-progress");
+   *   assert.equal(calls.at(-1), "issue edit 7 --repo octo/demo --add-label blocked");
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
    */
   async onRunEnd(outcome: { status: string; reason: string }): Promise<void> {
     const { inProgress, blocked } = this.context.definition.github.labels;
@@ -148,12 +564,53 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
     }
   }
 
-  /** @inheritdoc */
+  /**
+   * Hand over the gh faults collected since the last call, for the
+   * iteration's record.
+   *
+   * @returns The faults, oldest first; the handler forgets them.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import {
+   *   type GhIssue,
+   *   GitHubCli,
+   *   IssueCompletionHandler,
+   *   parseDefinition,
+   *   PromptResolver,
+   * } from "@finishline/agents";
+   *
+   * const definition = parseDefinition(
+   *   '{ "name": "fixer", "behavior": { "completionType": "issue" } }',
+   *   { displayPath: ".agent/fixer/agent.json" },
+   * );
+   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
+   * const issue: GhIssue = {
+   *   number: 7,
+   *   title: "Flaky",
+   *   body: "",
+   *   state: "OPEN",
+   *   labels: [],
+   *   url: "",
+   * };
+   * const github = new GitHubCli({ cwd: Deno.cwd(), repo: "octo/demo" });
+   * // The factory shares this array with the gh port's onFault callback.
+   * const faults = ["gh issue view 7: timed out after 30000 ms (attempt 1, retrying)"];
+   * const context = { definition, args: {}, resolver, maxIterations: 5 };
+   * const handler = new IssueCompletionHandler(context, { issue, github, faults });
+   * assert.equal(handler.drainFaults().length, 1);
+   * assert.deepEqual(handler.drainFaults(), []);
+   * ```
+   */
   drainFaults(): string[] {
     return this.#faults.splice(0);
   }
 
-  /** @inheritdoc */
+  /**
+   * Match learnings of earlier runs against the issue's title and body.
+   *
+   * @returns Search text.
+   */
   protected override learningsQuery(): string {
     return `${this.#issue.title}\n${this.#issue.body}`;
   }

@@ -13,15 +13,24 @@ import type { CompletionCriteria, CompletionHandler, IterationSummary } from "./
  *
  * @example
  * ```ts
- * import { IterateCompletionHandler } from "./iterate.ts";
- * import { PromptResolver } from "../prompt_resolver.ts";
- * import { emptySummary } from "../summary.ts";
+ * import assert from "node:assert/strict";
+ * import {
+ *   emptySummary,
+ *   IterateCompletionHandler,
+ *   parseDefinition,
+ *   PromptResolver,
+ * } from "@finishline/agents";
+ *
+ * const definition = parseDefinition(
+ *   '{ "name": "polish", "behavior": { "completionConfig": { "maxIterations": 3 } } }',
+ *   { displayPath: ".agent/polish/agent.json" },
+ * );
  * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
- * const handler = new IterateCompletionHandler({
- *   definition: { name: "demo" } as never, args: {}, resolver, maxIterations: 3,
- * }, 3);
- * console.assert(!(await handler.isComplete(emptySummary(2))));
- * console.assert(await handler.isComplete(emptySummary(3)));
+ * const context = { definition, args: {}, resolver, maxIterations: 3 };
+ * const handler = new IterateCompletionHandler(context, 3);
+ * assert.equal(handler.type, "iterate");
+ * assert.equal(await handler.isComplete(emptySummary(2)), false);
+ * assert.equal(await handler.isComplete(emptySummary(3)), true);
  * ```
  */
 export class IterateCompletionHandler extends BaseHandler implements CompletionHandler {
@@ -30,6 +39,8 @@ export class IterateCompletionHandler extends BaseHandler implements CompletionH
   #target: number;
 
   /**
+   * Create the handler.
+   *
    * @param context Definition, arguments, resolver and cap.
    * @param target How many iterations make the run complete.
    */
@@ -38,7 +49,33 @@ export class IterateCompletionHandler extends BaseHandler implements CompletionH
     this.#target = target;
   }
 
-  /** @inheritdoc */
+  /**
+   * Build the first prompt from the `initial_iterate` template.
+   *
+   * @param args The run's arguments; `task` becomes `uv-task`.
+   * @returns The prompt.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import {
+   *   emptySummary,
+   *   IterateCompletionHandler,
+   *   parseDefinition,
+   *   PromptResolver,
+   * } from "@finishline/agents";
+   *
+   * const definition = parseDefinition(
+   *   '{ "name": "polish", "behavior": { "completionConfig": { "maxIterations": 3 } } }',
+   *   { displayPath: ".agent/polish/agent.json" },
+   * );
+   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
+   * const context = { definition, args: {}, resolver, maxIterations: 3 };
+   * const handler = new IterateCompletionHandler(context, 3);
+   * const prompt = await handler.buildInitialPrompt({ task: "Tighten the error messages" });
+   * assert.match(prompt, /Tighten the error messages/);
+   * assert.match(prompt, /This run has 3 iterations; this is iteration 1/);
+   * ```
+   */
   async buildInitialPrompt(args: Record<string, unknown>): Promise<string> {
     return await this.context.resolver.resolve("initial_iterate", {
       ...this.variables(1, [], args),
@@ -46,7 +83,35 @@ export class IterateCompletionHandler extends BaseHandler implements CompletionH
     });
   }
 
-  /** @inheritdoc */
+  /**
+   * Build the prompt of a later iteration from the `continuation_iterate` template,
+   * with a summary of the latest iterations.
+   *
+   * @param iteration The iteration the prompt is for (2 and later).
+   * @param summaries Every earlier iteration, oldest first.
+   * @returns The prompt.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import {
+   *   emptySummary,
+   *   IterateCompletionHandler,
+   *   parseDefinition,
+   *   PromptResolver,
+   * } from "@finishline/agents";
+   *
+   * const definition = parseDefinition(
+   *   '{ "name": "polish", "behavior": { "completionConfig": { "maxIterations": 3 } } }',
+   *   { displayPath: ".agent/polish/agent.json" },
+   * );
+   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
+   * const context = { definition, args: {}, resolver, maxIterations: 3 };
+   * const handler = new IterateCompletionHandler(context, 3);
+   * const prompt = await handler.buildContinuationPrompt(2, [emptySummary(1)]);
+   * assert.match(prompt, /This is iteration 2 of 3 \(1 left after this one\)/);
+   * assert.match(prompt, /### Iteration 1/);
+   * ```
+   */
   async buildContinuationPrompt(
     iteration: number,
     summaries: IterationSummary[],
@@ -57,7 +122,30 @@ export class IterateCompletionHandler extends BaseHandler implements CompletionH
     });
   }
 
-  /** @inheritdoc */
+  /**
+   * Say how many iterations the run takes.
+   *
+   * @returns The short and detailed criteria.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import {
+   *   emptySummary,
+   *   IterateCompletionHandler,
+   *   parseDefinition,
+   *   PromptResolver,
+   * } from "@finishline/agents";
+   *
+   * const definition = parseDefinition(
+   *   '{ "name": "polish", "behavior": { "completionConfig": { "maxIterations": 3 } } }',
+   *   { displayPath: ".agent/polish/agent.json" },
+   * );
+   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
+   * const context = { definition, args: {}, resolver, maxIterations: 3 };
+   * const handler = new IterateCompletionHandler(context, 3);
+   * assert.equal(handler.buildCompletionCriteria().short, "3 iterations");
+   * ```
+   */
   buildCompletionCriteria(): CompletionCriteria {
     return {
       short: `${this.#target} iterations`,
@@ -66,12 +154,64 @@ export class IterateCompletionHandler extends BaseHandler implements CompletionH
     };
   }
 
-  /** @inheritdoc */
+  /**
+   * Whether the iteration reached the target.
+   *
+   * @param summary The iteration's summary; only its number counts.
+   * @returns True from the target iteration on.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import {
+   *   emptySummary,
+   *   IterateCompletionHandler,
+   *   parseDefinition,
+   *   PromptResolver,
+   * } from "@finishline/agents";
+   *
+   * const definition = parseDefinition(
+   *   '{ "name": "polish", "behavior": { "completionConfig": { "maxIterations": 3 } } }',
+   *   { displayPath: ".agent/polish/agent.json" },
+   * );
+   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
+   * const context = { definition, args: {}, resolver, maxIterations: 3 };
+   * const handler = new IterateCompletionHandler(context, 3);
+   * assert.equal(await handler.isComplete(emptySummary(1)), false);
+   * assert.equal(await handler.isComplete(emptySummary(3)), true);
+   * ```
+   */
   isComplete(summary: IterationSummary): Promise<boolean> {
     return Promise.resolve(summary.iteration >= this.#target);
   }
 
-  /** @inheritdoc */
+  /**
+   * Say how many of the iterations ran.
+   *
+   * @param summary The last iteration's summary.
+   * @returns One line for the final report.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import {
+   *   emptySummary,
+   *   IterateCompletionHandler,
+   *   parseDefinition,
+   *   PromptResolver,
+   * } from "@finishline/agents";
+   *
+   * const definition = parseDefinition(
+   *   '{ "name": "polish", "behavior": { "completionConfig": { "maxIterations": 3 } } }',
+   *   { displayPath: ".agent/polish/agent.json" },
+   * );
+   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
+   * const context = { definition, args: {}, resolver, maxIterations: 3 };
+   * const handler = new IterateCompletionHandler(context, 3);
+   * assert.equal(
+   *   await handler.getCompletionDescription(emptySummary(3)),
+   *   "Completed 3/3 iterations",
+   * );
+   * ```
+   */
   getCompletionDescription(summary: IterationSummary): Promise<string> {
     return Promise.resolve(
       `Completed ${summary.iteration}/${this.#target} iterations`,

@@ -12,15 +12,25 @@ import type { CompletionCriteria, CompletionHandler, IterationSummary } from "./
  *
  * @example
  * ```ts
- * import { ManualCompletionHandler } from "./manual.ts";
- * import { PromptResolver } from "../prompt_resolver.ts";
- * import { emptySummary } from "../summary.ts";
+ * import assert from "node:assert/strict";
+ * import {
+ *   emptySummary,
+ *   ManualCompletionHandler,
+ *   parseDefinition,
+ *   PromptResolver,
+ * } from "@finishline/agents";
+ *
+ * const definition = parseDefinition(
+ *   `{ "name": "docs", "behavior": { "completionType": "manual",
+ *      "completionConfig": { "completionKeyword": "ALL DONE" } } }`,
+ *   { displayPath: ".agent/docs/agent.json" },
+ * );
  * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
- * const handler = new ManualCompletionHandler({
- *   definition: { name: "demo" } as never, args: {}, resolver, maxIterations: 5,
- * }, "ALL DONE");
+ * const context = { definition, args: {}, resolver, maxIterations: 5 };
+ * const handler = new ManualCompletionHandler(context, "ALL DONE");
+ * assert.equal(handler.type, "manual");
  * const summary = { ...emptySummary(2), assistantResponses: ["Tests pass. ALL DONE"] };
- * console.assert(await handler.isComplete(summary));
+ * assert.equal(await handler.isComplete(summary), true);
  * ```
  */
 export class ManualCompletionHandler extends BaseHandler implements CompletionHandler {
@@ -29,8 +39,11 @@ export class ManualCompletionHandler extends BaseHandler implements CompletionHa
   #keyword: string;
 
   /**
+   * Create the handler.
+   *
    * @param context Definition, arguments, resolver and cap.
    * @param keyword The completion keyword.
+   * @throws {RangeError} When the keyword is empty.
    */
   constructor(context: HandlerContext, keyword: string) {
     super(context);
@@ -40,7 +53,34 @@ export class ManualCompletionHandler extends BaseHandler implements CompletionHa
     this.#keyword = keyword;
   }
 
-  /** @inheritdoc */
+  /**
+   * Build the first prompt from the `initial_manual` template, which names the keyword.
+   *
+   * @param args The run's arguments; `task` becomes `uv-task`.
+   * @returns The prompt.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import {
+   *   emptySummary,
+   *   ManualCompletionHandler,
+   *   parseDefinition,
+   *   PromptResolver,
+   * } from "@finishline/agents";
+   *
+   * const definition = parseDefinition(
+   *   `{ "name": "docs", "behavior": { "completionType": "manual",
+   *      "completionConfig": { "completionKeyword": "ALL DONE" } } }`,
+   *   { displayPath: ".agent/docs/agent.json" },
+   * );
+   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
+   * const context = { definition, args: {}, resolver, maxIterations: 5 };
+   * const handler = new ManualCompletionHandler(context, "ALL DONE");
+   * const prompt = await handler.buildInitialPrompt({ task: "Document every flag" });
+   * assert.match(prompt, /Document every flag/);
+   * assert.match(prompt, /`ALL DONE`/);
+   * ```
+   */
   async buildInitialPrompt(args: Record<string, unknown>): Promise<string> {
     return await this.context.resolver.resolve("initial_manual", {
       ...this.variables(1, [], args),
@@ -48,7 +88,35 @@ export class ManualCompletionHandler extends BaseHandler implements CompletionHa
     });
   }
 
-  /** @inheritdoc */
+  /**
+   * Build the prompt of a later iteration from the `continuation_manual` template.
+   *
+   * @param iteration The iteration the prompt is for (2 and later).
+   * @param summaries Every earlier iteration, oldest first.
+   * @returns The prompt.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import {
+   *   emptySummary,
+   *   ManualCompletionHandler,
+   *   parseDefinition,
+   *   PromptResolver,
+   * } from "@finishline/agents";
+   *
+   * const definition = parseDefinition(
+   *   `{ "name": "docs", "behavior": { "completionType": "manual",
+   *      "completionConfig": { "completionKeyword": "ALL DONE" } } }`,
+   *   { displayPath: ".agent/docs/agent.json" },
+   * );
+   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
+   * const context = { definition, args: {}, resolver, maxIterations: 5 };
+   * const handler = new ManualCompletionHandler(context, "ALL DONE");
+   * const prompt = await handler.buildContinuationPrompt(2, [emptySummary(1)]);
+   * assert.match(prompt, /iteration 2 of at most 5/);
+   * assert.match(prompt, /You have not said the completion keyword `ALL DONE` yet/);
+   * ```
+   */
   async buildContinuationPrompt(
     iteration: number,
     summaries: IterationSummary[],
@@ -59,7 +127,31 @@ export class ManualCompletionHandler extends BaseHandler implements CompletionHa
     });
   }
 
-  /** @inheritdoc */
+  /**
+   * Tell the agent to say the keyword once, and only when, the task is done.
+   *
+   * @returns The short and detailed criteria.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import {
+   *   emptySummary,
+   *   ManualCompletionHandler,
+   *   parseDefinition,
+   *   PromptResolver,
+   * } from "@finishline/agents";
+   *
+   * const definition = parseDefinition(
+   *   `{ "name": "docs", "behavior": { "completionType": "manual",
+   *      "completionConfig": { "completionKeyword": "ALL DONE" } } }`,
+   *   { displayPath: ".agent/docs/agent.json" },
+   * );
+   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
+   * const context = { definition, args: {}, resolver, maxIterations: 5 };
+   * const handler = new ManualCompletionHandler(context, "ALL DONE");
+   * assert.equal(handler.buildCompletionCriteria().short, 'say "ALL DONE" when done');
+   * ```
+   */
   buildCompletionCriteria(): CompletionCriteria {
     return {
       short: `say "${this.#keyword}" when done`,
@@ -68,14 +160,69 @@ export class ManualCompletionHandler extends BaseHandler implements CompletionHa
     };
   }
 
-  /** @inheritdoc */
+  /**
+   * Whether any of the iteration's responses contains the keyword.
+   *
+   * @param summary The iteration's summary.
+   * @returns True when the agent said the keyword.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import {
+   *   emptySummary,
+   *   ManualCompletionHandler,
+   *   parseDefinition,
+   *   PromptResolver,
+   * } from "@finishline/agents";
+   *
+   * const definition = parseDefinition(
+   *   `{ "name": "docs", "behavior": { "completionType": "manual",
+   *      "completionConfig": { "completionKeyword": "ALL DONE" } } }`,
+   *   { displayPath: ".agent/docs/agent.json" },
+   * );
+   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
+   * const context = { definition, args: {}, resolver, maxIterations: 5 };
+   * const handler = new ManualCompletionHandler(context, "ALL DONE");
+   * assert.equal(await handler.isComplete(emptySummary(1)), false);
+   * const said = { ...emptySummary(2), assistantResponses: ["Docs written.", "ALL DONE"] };
+   * assert.equal(await handler.isComplete(said), true);
+   * ```
+   */
   isComplete(summary: IterationSummary): Promise<boolean> {
     return Promise.resolve(
       summary.assistantResponses.some((response) => response.includes(this.#keyword)),
     );
   }
 
-  /** @inheritdoc */
+  /**
+   * Say in which iteration the keyword came.
+   *
+   * @param summary The last iteration's summary.
+   * @returns One line for the final report.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import {
+   *   emptySummary,
+   *   ManualCompletionHandler,
+   *   parseDefinition,
+   *   PromptResolver,
+   * } from "@finishline/agents";
+   *
+   * const definition = parseDefinition(
+   *   `{ "name": "docs", "behavior": { "completionType": "manual",
+   *      "completionConfig": { "completionKeyword": "ALL DONE" } } }`,
+   *   { displayPath: ".agent/docs/agent.json" },
+   * );
+   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
+   * const context = { definition, args: {}, resolver, maxIterations: 5 };
+   * const handler = new ManualCompletionHandler(context, "ALL DONE");
+   * assert.equal(
+   *   await handler.getCompletionDescription(emptySummary(2)),
+   *   'Completion keyword "ALL DONE" said in iteration 2',
+   * );
+   * ```
+   */
   getCompletionDescription(summary: IterationSummary): Promise<string> {
     return Promise.resolve(
       `Completion keyword "${this.#keyword}" said in iteration ${summary.iteration}`,

@@ -48,10 +48,15 @@ const MAX_LISTED = 30;
  * @returns The board's phase.
  * @example
  * ```ts
- * import { boardPhase } from "./project.ts";
- * console.assert(boardPhase([{ status: "Todo", done: false }]) === "preparation");
- * console.assert(boardPhase([{ status: "Done", done: true }, { status: "In Progress", done: false }]) === "processing");
- * console.assert(boardPhase([{ status: "Done", done: true }]) === "review");
+ * import assert from "node:assert/strict";
+ * import { boardPhase } from "@finishline/agents";
+ *
+ * assert.equal(boardPhase([{ status: "Todo", done: false }]), "preparation");
+ * assert.equal(
+ *   boardPhase([{ status: "Done", done: true }, { status: "In Progress", done: false }]),
+ *   "processing",
+ * );
+ * assert.equal(boardPhase([{ status: "Done", done: true }]), "review");
  * ```
  */
 export function boardPhase(items: Array<{ status?: string; done: boolean }>): ProjectPhase {
@@ -73,9 +78,14 @@ export function boardPhase(items: Array<{ status?: string; done: boolean }>): Pr
  * @returns The review, or undefined.
  * @example
  * ```ts
- * import { lastReview } from "./project.ts";
- * console.assert(lastReview([{ type: "review", result: "fail", notes: "tests" }])?.result === "fail");
- * console.assert(lastReview([{ type: "review", result: "maybe" }]) === undefined);
+ * import assert from "node:assert/strict";
+ * import { lastReview } from "@finishline/agents";
+ *
+ * assert.deepEqual(lastReview([{ type: "review", result: "fail", notes: "no tests" }]), {
+ *   result: "fail",
+ *   notes: "no tests",
+ * });
+ * assert.equal(lastReview([{ type: "review", result: "maybe" }]), undefined);
  * ```
  */
 export function lastReview(
@@ -92,6 +102,59 @@ export function lastReview(
 /**
  * Completes when every selected item is Done (or its issue is closed) and a
  * review passed after that.
+ *
+ * @example With a stand-in for `gh` that shows every item done
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import {
+ *   emptySummary,
+ *   type GhProject,
+ *   type GhProjectItem,
+ *   GitHubCli,
+ *   parseDefinition,
+ *   ProjectCompletionHandler,
+ *   PromptResolver,
+ * } from "@finishline/agents";
+ *
+ * const definition = parseDefinition(
+ *   '{ "name": "board", "behavior": { "completionType": "project" } }',
+ *   { displayPath: ".agent/board/agent.json" },
+ * );
+ * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
+ * const project: GhProject = {
+ *   number: 2,
+ *   title: "Launch",
+ *   url: "https://github.com/orgs/octo/projects/2",
+ *   id: "PVT_2",
+ *   owner: "octo",
+ * };
+ * const items: GhProjectItem[] = [
+ *   { id: "PVTI_1", title: "Add login", status: "Done", labels: [], type: "Issue", number: 3 },
+ *   { id: "PVTI_2", title: "Add logout", status: "Todo", labels: [], type: "Issue", number: 4 },
+ * ];
+ *
+ * // A stand-in for gh that prints the board with every item done.
+ * const dir = await Deno.makeTempDir();
+ * try {
+ *   const board = JSON.stringify({
+ *     items: items.map((item) => ({ ...item, status: "Done", content: { type: "Issue" } })),
+ *   });
+ *   await Deno.writeTextFile(`${dir}/gh`, `#!/bin/sh\necho '${board}'\n`, { mode: 0o755 });
+ *   const github = new GitHubCli({ cwd: dir, gh: `${dir}/gh` });
+ *   const context = { definition, args: {}, resolver, maxIterations: 5 };
+ *   const handler = new ProjectCompletionHandler(context, { project, items, github });
+ *   assert.equal(handler.type, "project");
+ *   assert.equal(handler.phase, "processing");
+ *   const summary = {
+ *     ...emptySummary(3),
+ *     detectedActions: [{ type: "review", result: "pass", notes: "Both flows tested" }],
+ *   };
+ *   assert.equal(await handler.isComplete(summary), true);
+ *   assert.equal(handler.phase, "complete");
+ * } finally {
+ *   await Deno.remove(dir, { recursive: true });
+ * }
+ * ```
  */
 export class ProjectCompletionHandler extends BaseHandler implements CompletionHandler {
   /** Always "project". */
@@ -106,6 +169,9 @@ export class ProjectCompletionHandler extends BaseHandler implements CompletionH
   #reviewNotes = "";
 
   /**
+   * Create the handler for a board read before the run; its phase comes from
+   * the items.
+   *
    * @param context Definition, arguments, resolver and cap.
    * @param options Project, items, gh port, label filter, fault sink.
    */
@@ -119,12 +185,91 @@ export class ProjectCompletionHandler extends BaseHandler implements CompletionH
     this.#phase = boardPhase(this.#items);
   }
 
-  /** The current phase. */
+  /**
+   * The current phase.
+   *
+   * @returns The phase as of the last check.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import {
+   *   type GhProject,
+   *   type GhProjectItem,
+   *   GitHubCli,
+   *   parseDefinition,
+   *   ProjectCompletionHandler,
+   *   PromptResolver,
+   * } from "@finishline/agents";
+   *
+   * const definition = parseDefinition(
+   *   '{ "name": "board", "behavior": { "completionType": "project" } }',
+   *   { displayPath: ".agent/board/agent.json" },
+   * );
+   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
+   * const project: GhProject = {
+   *   number: 2,
+   *   title: "Launch",
+   *   url: "https://github.com/orgs/octo/projects/2",
+   *   id: "PVT_2",
+   *   owner: "octo",
+   * };
+   * const items: GhProjectItem[] = [
+   *   { id: "PVTI_1", title: "Add login", status: "Done", labels: [], type: "Issue", number: 3 },
+   *   { id: "PVTI_2", title: "Add logout", status: "Todo", labels: [], type: "Issue", number: 4 },
+   * ];
+   * const github = new GitHubCli({ cwd: Deno.cwd() });
+   * const context = { definition, args: {}, resolver, maxIterations: 5 };
+   * const handler = new ProjectCompletionHandler(context, { project, items, github });
+   * // One item is done and one is not: the work is under way.
+   * assert.equal(handler.phase, "processing");
+   * ```
+   */
   get phase(): ProjectPhase {
     return this.#phase;
   }
 
-  /** @inheritdoc */
+  /**
+   * Build the first prompt from the `initial_project` template, with the phase
+   * and the open items.
+   *
+   * @param args The run's arguments.
+   * @returns The prompt.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import {
+   *   type GhProject,
+   *   type GhProjectItem,
+   *   GitHubCli,
+   *   parseDefinition,
+   *   ProjectCompletionHandler,
+   *   PromptResolver,
+   * } from "@finishline/agents";
+   *
+   * const definition = parseDefinition(
+   *   '{ "name": "board", "behavior": { "completionType": "project" } }',
+   *   { displayPath: ".agent/board/agent.json" },
+   * );
+   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
+   * const project: GhProject = {
+   *   number: 2,
+   *   title: "Launch",
+   *   url: "https://github.com/orgs/octo/projects/2",
+   *   id: "PVT_2",
+   *   owner: "octo",
+   * };
+   * const items: GhProjectItem[] = [
+   *   { id: "PVTI_1", title: "Add login", status: "Done", labels: [], type: "Issue", number: 3 },
+   *   { id: "PVTI_2", title: "Add logout", status: "Todo", labels: [], type: "Issue", number: 4 },
+   * ];
+   * const github = new GitHubCli({ cwd: Deno.cwd() });
+   * const context = { definition, args: {}, resolver, maxIterations: 5 };
+   * const handler = new ProjectCompletionHandler(context, { project, items, github });
+   * const prompt = await handler.buildInitialPrompt({});
+   * assert.match(prompt, /# GitHub project #2: Launch/);
+   * assert.match(prompt, /- #4 Add logout \[Todo\] \(item PVTI_2\)/);
+   * ```
+   */
   async buildInitialPrompt(args: Record<string, unknown>): Promise<string> {
     return await this.context.resolver.resolve("initial_project", {
       ...this.variables(1, [], args),
@@ -132,7 +277,49 @@ export class ProjectCompletionHandler extends BaseHandler implements CompletionH
     });
   }
 
-  /** @inheritdoc */
+  /**
+   * Build the prompt of a later iteration from the template of the current
+   * phase (`continuation_project_<phase>`).
+   *
+   * @param iteration The iteration the prompt is for (2 and later).
+   * @param summaries Every earlier iteration, oldest first.
+   * @returns The prompt.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import {
+   *   emptySummary,
+   *   type GhProject,
+   *   type GhProjectItem,
+   *   GitHubCli,
+   *   parseDefinition,
+   *   ProjectCompletionHandler,
+   *   PromptResolver,
+   * } from "@finishline/agents";
+   *
+   * const definition = parseDefinition(
+   *   '{ "name": "board", "behavior": { "completionType": "project" } }',
+   *   { displayPath: ".agent/board/agent.json" },
+   * );
+   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
+   * const project: GhProject = {
+   *   number: 2,
+   *   title: "Launch",
+   *   url: "https://github.com/orgs/octo/projects/2",
+   *   id: "PVT_2",
+   *   owner: "octo",
+   * };
+   * const items: GhProjectItem[] = [
+   *   { id: "PVTI_1", title: "Add login", status: "Done", labels: [], type: "Issue", number: 3 },
+   *   { id: "PVTI_2", title: "Add logout", status: "Todo", labels: [], type: "Issue", number: 4 },
+   * ];
+   * const github = new GitHubCli({ cwd: Deno.cwd() });
+   * const context = { definition, args: {}, resolver, maxIterations: 5 };
+   * const handler = new ProjectCompletionHandler(context, { project, items, github });
+   * const prompt = await handler.buildContinuationPrompt(2, [emptySummary(1)]);
+   * assert.ok(prompt.includes("Phase: **processing**"));
+   * ```
+   */
   async buildContinuationPrompt(iteration: number, summaries: IterationSummary[]): Promise<string> {
     return await this.context.resolver.resolve(`continuation_project_${this.#phase}`, {
       ...this.variables(iteration, summaries),
@@ -140,7 +327,47 @@ export class ProjectCompletionHandler extends BaseHandler implements CompletionH
     });
   }
 
-  /** @inheritdoc */
+  /**
+   * Tell the agent to take every item to Done, then report a review as an
+   * action block.
+   *
+   * @returns The short and detailed criteria.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import {
+   *   type GhProject,
+   *   type GhProjectItem,
+   *   GitHubCli,
+   *   parseDefinition,
+   *   ProjectCompletionHandler,
+   *   PromptResolver,
+   * } from "@finishline/agents";
+   *
+   * const definition = parseDefinition(
+   *   '{ "name": "board", "behavior": { "completionType": "project" } }',
+   *   { displayPath: ".agent/board/agent.json" },
+   * );
+   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
+   * const project: GhProject = {
+   *   number: 2,
+   *   title: "Launch",
+   *   url: "https://github.com/orgs/octo/projects/2",
+   *   id: "PVT_2",
+   *   owner: "octo",
+   * };
+   * const items: GhProjectItem[] = [
+   *   { id: "PVTI_1", title: "Add login", status: "Done", labels: [], type: "Issue", number: 3 },
+   *   { id: "PVTI_2", title: "Add logout", status: "Todo", labels: [], type: "Issue", number: 4 },
+   * ];
+   * const github = new GitHubCli({ cwd: Deno.cwd() });
+   * const context = { definition, args: {}, resolver, maxIterations: 5 };
+   * const handler = new ProjectCompletionHandler(context, { project, items, github });
+   * const criteria = handler.buildCompletionCriteria();
+   * assert.equal(criteria.short, "finish project #2");
+   * assert.match(criteria.detailed, /"type": "review", "result": "pass"/);
+   * ```
+   */
   buildCompletionCriteria(): CompletionCriteria {
     const { number, title } = this.#project;
     const scope = this.#label ? ` labelled "${this.#label}"` : "";
@@ -157,7 +384,62 @@ export class ProjectCompletionHandler extends BaseHandler implements CompletionH
     };
   }
 
-  /** @inheritdoc */
+  /**
+   * Read the board again (and the state of issues not marked Done), move to
+   * the phase it shows, and complete once every item is done and the
+   * iteration reported a passing review; a failed review sends the run back to
+   * processing. When gh keeps failing, the answer is no.
+   *
+   * @param summary The iteration's summary, for its review action.
+   * @returns True when the project is complete.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import {
+   *   emptySummary,
+   *   type GhProject,
+   *   type GhProjectItem,
+   *   GitHubCli,
+   *   parseDefinition,
+   *   ProjectCompletionHandler,
+   *   PromptResolver,
+   * } from "@finishline/agents";
+   *
+   * const definition = parseDefinition(
+   *   '{ "name": "board", "behavior": { "completionType": "project" } }',
+   *   { displayPath: ".agent/board/agent.json" },
+   * );
+   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
+   * const project: GhProject = {
+   *   number: 2,
+   *   title: "Launch",
+   *   url: "https://github.com/orgs/octo/projects/2",
+   *   id: "PVT_2",
+   *   owner: "octo",
+   * };
+   * const items: GhProjectItem[] = [
+   *   { id: "PVTI_1", title: "Add login", status: "Done", labels: [], type: "Issue", number: 3 },
+   *   { id: "PVTI_2", title: "Add logout", status: "Todo", labels: [], type: "Issue", number: 4 },
+   * ];
+   *
+   * // A stand-in for gh that prints the board with every item done.
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   const board = JSON.stringify({
+   *     items: items.map((item) => ({ ...item, status: "Done", content: { type: "Issue" } })),
+   *   });
+   *   await Deno.writeTextFile(`${dir}/gh`, `#!/bin/sh\necho '${board}'\n`, { mode: 0o755 });
+   *   const github = new GitHubCli({ cwd: dir, gh: `${dir}/gh` });
+   *   const context = { definition, args: {}, resolver, maxIterations: 5 };
+   *   const handler = new ProjectCompletionHandler(context, { project, items, github });
+   *   // Every item is done, but there was no review yet: review comes next.
+   *   assert.equal(await handler.isComplete(emptySummary(2)), false);
+   *   assert.equal(handler.phase, "review");
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
+   */
   async isComplete(summary: IterationSummary): Promise<boolean> {
     const items = await this.#github.projectItems(this.#project.number, this.#project.owner);
     if (items === undefined) return false;
@@ -194,19 +476,104 @@ export class ProjectCompletionHandler extends BaseHandler implements CompletionH
     return false;
   }
 
-  /** @inheritdoc */
+  /**
+   * Say how many items were done and in which iteration the review passed.
+   *
+   * @param summary The last iteration's summary.
+   * @returns One line for the final report.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import {
+   *   emptySummary,
+   *   type GhProject,
+   *   type GhProjectItem,
+   *   GitHubCli,
+   *   parseDefinition,
+   *   ProjectCompletionHandler,
+   *   PromptResolver,
+   * } from "@finishline/agents";
+   *
+   * const definition = parseDefinition(
+   *   '{ "name": "board", "behavior": { "completionType": "project" } }',
+   *   { displayPath: ".agent/board/agent.json" },
+   * );
+   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
+   * const project: GhProject = {
+   *   number: 2,
+   *   title: "Launch",
+   *   url: "https://github.com/orgs/octo/projects/2",
+   *   id: "PVT_2",
+   *   owner: "octo",
+   * };
+   * const items: GhProjectItem[] = [
+   *   { id: "PVTI_1", title: "Add login", status: "Done", labels: [], type: "Issue", number: 3 },
+   *   { id: "PVTI_2", title: "Add logout", status: "Todo", labels: [], type: "Issue", number: 4 },
+   * ];
+   * const github = new GitHubCli({ cwd: Deno.cwd() });
+   * const context = { definition, args: {}, resolver, maxIterations: 5 };
+   * const handler = new ProjectCompletionHandler(context, { project, items, github });
+   * assert.equal(
+   *   await handler.getCompletionDescription(emptySummary(4)),
+   *   "Project #2: all 2 items done and the review passed in iteration 4",
+   * );
+   * ```
+   */
   getCompletionDescription(summary: IterationSummary): Promise<string> {
     return Promise.resolve(
       `Project #${this.#project.number}: all ${this.#items.length} items done and the review passed in iteration ${summary.iteration}`,
     );
   }
 
-  /** @inheritdoc */
+  /**
+   * Hand over the gh faults collected since the last call, for the
+   * iteration's record.
+   *
+   * @returns The faults, oldest first; the handler forgets them.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import {
+   *   type GhProject,
+   *   type GhProjectItem,
+   *   GitHubCli,
+   *   parseDefinition,
+   *   ProjectCompletionHandler,
+   *   PromptResolver,
+   * } from "@finishline/agents";
+   *
+   * const definition = parseDefinition(
+   *   '{ "name": "board", "behavior": { "completionType": "project" } }',
+   *   { displayPath: ".agent/board/agent.json" },
+   * );
+   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
+   * const project: GhProject = {
+   *   number: 2,
+   *   title: "Launch",
+   *   url: "https://github.com/orgs/octo/projects/2",
+   *   id: "PVT_2",
+   *   owner: "octo",
+   * };
+   * const items: GhProjectItem[] = [
+   *   { id: "PVTI_1", title: "Add login", status: "Done", labels: [], type: "Issue", number: 3 },
+   *   { id: "PVTI_2", title: "Add logout", status: "Todo", labels: [], type: "Issue", number: 4 },
+   * ];
+   * const github = new GitHubCli({ cwd: Deno.cwd() });
+   * const context = { definition, args: {}, resolver, maxIterations: 5 };
+   * const handler = new ProjectCompletionHandler(context, { project, items, github });
+   * // Without a fault sink in the options, there is nothing to hand over.
+   * assert.deepEqual(handler.drainFaults(), []);
+   * ```
+   */
   drainFaults(): string[] {
     return this.#faults.splice(0);
   }
 
-  /** @inheritdoc */
+  /**
+   * Match learnings of earlier runs against the project's and items' titles.
+   *
+   * @returns Search text.
+   */
   protected override learningsQuery(): string {
     return [this.#project.title, ...this.#items.map((item) => item.title)].join("\n");
   }

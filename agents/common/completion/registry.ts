@@ -17,10 +17,30 @@ const registered = new Map<string, CompletionHandlerFactory>();
  * @param factory Builds the handler from the definition and the run's arguments.
  * @example
  * ```ts
- * import { getRegisteredHandler, registerCompletionHandler, unregisterCompletionHandler } from "./registry.ts";
- * registerCompletionHandler("review-bot", () => { throw new Error("demo only"); });
- * console.assert(getRegisteredHandler("review-bot") !== undefined);
- * unregisterCompletionHandler("review-bot");
+ * import assert from "node:assert/strict";
+ * import {
+ *   type CompletionHandlerFactory,
+ *   getRegisteredHandler,
+ *   registerCompletionHandler,
+ *   unregisterCompletionHandler,
+ * } from "@finishline/agents";
+ *
+ * // A handler that completes once an iteration commits something.
+ * const commits: CompletionHandlerFactory = () => ({
+ *   type: "custom",
+ *   buildInitialPrompt: () => Promise.resolve("Commit your work."),
+ *   buildContinuationPrompt: () => Promise.resolve("Keep going, then commit."),
+ *   buildCompletionCriteria: () => ({ short: "a commit", detailed: "Commit your work." }),
+ *   isComplete: (summary) => Promise.resolve((summary.git?.newCommits ?? 0) > 0),
+ *   getCompletionDescription: () => Promise.resolve("Committed"),
+ * });
+ * registerCompletionHandler("commits", commits);
+ * try {
+ *   assert.equal(getRegisteredHandler("commits"), commits);
+ *   assert.throws(() => registerCompletionHandler("manual", commits), RangeError);
+ * } finally {
+ *   unregisterCompletionHandler("commits");
+ * }
  * ```
  */
 export function registerCompletionHandler(
@@ -47,8 +67,14 @@ export function registerCompletionHandler(
  * @returns True when it was registered.
  * @example
  * ```ts
- * import { unregisterCompletionHandler } from "./registry.ts";
- * console.assert(unregisterCompletionHandler("never-registered") === false);
+ * import assert from "node:assert/strict";
+ * import { registerCompletionHandler, unregisterCompletionHandler } from "@finishline/agents";
+ *
+ * registerCompletionHandler("review-bot", () => {
+ *   throw new Error("not used in this example");
+ * });
+ * assert.equal(unregisterCompletionHandler("review-bot"), true);
+ * assert.equal(unregisterCompletionHandler("review-bot"), false);
  * ```
  */
 export function unregisterCompletionHandler(type: string): boolean {
@@ -62,8 +88,20 @@ export function unregisterCompletionHandler(type: string): boolean {
  * @returns The factory, or `undefined`.
  * @example
  * ```ts
- * import { getRegisteredHandler } from "./registry.ts";
- * console.assert(getRegisteredHandler("nothing-here") === undefined);
+ * import assert from "node:assert/strict";
+ * import {
+ *   getRegisteredHandler,
+ *   registerCompletionHandler,
+ *   unregisterCompletionHandler,
+ * } from "@finishline/agents";
+ *
+ * assert.equal(getRegisteredHandler("review-bot"), undefined);
+ * const factory = () => {
+ *   throw new Error("not used in this example");
+ * };
+ * registerCompletionHandler("review-bot", factory);
+ * assert.equal(getRegisteredHandler("review-bot"), factory);
+ * unregisterCompletionHandler("review-bot");
  * ```
  */
 export function getRegisteredHandler(
@@ -78,8 +116,24 @@ export function getRegisteredHandler(
  * @returns Names.
  * @example
  * ```ts
- * import { registeredTypes } from "./registry.ts";
- * console.assert(Array.isArray(registeredTypes()));
+ * import assert from "node:assert/strict";
+ * import {
+ *   registerCompletionHandler,
+ *   registeredTypes,
+ *   unregisterCompletionHandler,
+ * } from "@finishline/agents";
+ *
+ * const factory = () => {
+ *   throw new Error("not used in this example");
+ * };
+ * registerCompletionHandler("zebra", factory);
+ * registerCompletionHandler("alpaca", factory);
+ * try {
+ *   assert.deepEqual(registeredTypes(), ["alpaca", "zebra"]);
+ * } finally {
+ *   unregisterCompletionHandler("zebra");
+ *   unregisterCompletionHandler("alpaca");
+ * }
  * ```
  */
 export function registeredTypes(): string[] {

@@ -128,6 +128,8 @@ export interface IterationSummary {
   };
   /** How often the stop hook sent the agent back in this iteration. */
   continuations?: number;
+  /** The runner's verdict on the iteration (`continue`, `complete`, ...), once recorded. */
+  verdict?: string;
   /** Faults of earlier attempts of this iteration (each one re-ran it). */
   retries?: string[];
   /** Status probes of the iteration, in order. */

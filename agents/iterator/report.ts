@@ -1,0 +1,133 @@
+/**
+ * The Markdown run report written next to the log at the end of every run:
+ * outcome and reason, an iterations table, the complete_task summary, the
+ * verification failures and the learnings captured.
+ *
+ * @module
+ */
+
+import { countTools } from "../common/completion/_base.ts";
+import type { IterationSummary } from "../common/completion/types.ts";
+import { seconds } from "./progress.ts";
+import type { RunResult } from "./runner.ts";
+
+/** What a report is made of. */
+export interface ReportInput {
+  /** The run's result. */
+  result: Pick<
+    RunResult,
+    "status" | "completionReason" | "iterations" | "costUsd" | "durationMs" | "runId" | "summaries"
+  >;
+  /** Agent name. */
+  agent: string;
+  /** Completion handler type and criteria. */
+  handler: string;
+  /** Learnings captured by the finish workflow. */
+  learnings?: string[];
+  /** The worktree branch, if any. */
+  branch?: string;
+  /** The pull request, if one was opened. */
+  pullRequest?: string;
+}
+
+const STATUS_MARK: Record<string, string> = {
+  completed: "✅",
+  failed: "❌",
+  max_iterations: "⏹️",
+  stalled: "🛑",
+  blocked: "⛔",
+  budget_exhausted: "💸",
+  interrupted: "⏸️",
+};
+
+/**
+ * Render the run report.
+ *
+ * @param input The run and what the finish workflow captured.
+ * @returns Markdown.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { renderReport } from "./report.ts";
+ * const markdown = renderReport({
+ *   result: { status: "completed", completionReason: "Completed 1/1 iterations", iterations: 0, costUsd: 0,
+ *     durationMs: 1000, runId: "r1", summaries: [] },
+ *   agent: "iterator",
+ *   handler: "iterate (1 iterations)",
+ * });
+ * assert.match(markdown, /^# finishline run r1/);
+ * ```
+ */
+export function renderReport(input: ReportInput): string {
+  const { result } = input;
+  const lines = [
+    `# finishline run ${result.runId}`,
+    "",
+    `${STATUS_MARK[result.status] ?? ""} **${result.status}**: ${result.completionReason}`.trim(),
+    "",
+    `- Agent: \`${input.agent}\`, handler: ${input.handler}`,
+    `- Iterations: ${result.iterations}; duration: ${seconds(result.durationMs)}; cost: $${
+      result.costUsd.toFixed(4)
+    }`,
+  ];
+  if (input.branch) lines.push(`- Branch: \`${input.branch}\``);
+  if (input.pullRequest) lines.push(`- Pull request: ${input.pullRequest}`);
+  lines.push(
+    "",
+    "## Iterations",
+    "",
+    "| # | duration | cost | tokens in/out | tools | commits | verdict |",
+    "|---|---|---|---|---|---|---|",
+  );
+  for (const summary of result.summaries) lines.push(iterationRow(summary));
+  const failures = result.summaries.filter((summary) =>
+    summary.verification && !summary.verification.passed
+  );
+  if (failures.length > 0) {
+    lines.push("", "## Verification failures", "");
+    for (const summary of failures) {
+      const verification = summary.verification!;
+      lines.push(
+        `- Iteration ${summary.iteration}, ${verification.checker}: ${
+          oneLine(verification.feedback)
+        }`,
+      );
+    }
+  }
+  const report = result.summaries.findLast((summary) => summary.completeTask)?.completeTask;
+  if (report) {
+    lines.push("", "## The agent's report (complete_task)", "", `- Status: ${report.status}`);
+    lines.push(
+      `- Request: ${oneLine(report.original_request_summary)}`,
+      `- Summary: ${oneLine(report.summary)}`,
+    );
+    if (report.remaining_work) lines.push(`- Remaining work: ${oneLine(report.remaining_work)}`);
+    if (report.files_modified?.length) {
+      lines.push(`- Files: ${report.files_modified.map((file) => `\`${file}\``).join(", ")}`);
+    }
+    if (report.next_steps) lines.push(`- Next steps: ${oneLine(report.next_steps)}`);
+  }
+  lines.push("", "## Learnings captured", "");
+  if (input.learnings?.length) {
+    for (const learning of input.learnings) lines.push(`- ${oneLine(learning)}`);
+  } else {
+    lines.push("(none)");
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+function iterationRow(summary: IterationSummary): string {
+  const tools = countTools(summary.toolsUsed) || "none";
+  const commits = summary.git ? String(summary.git.newCommits ?? "?") : "-";
+  const verdict = summary.verdict ?? "-";
+  return `| ${summary.iteration} | ${seconds(summary.durationMs)} | $${
+    summary.costUsd.toFixed(4)
+  } | ${summary.tokens.input}/${summary.tokens.output} | ${
+    tools.replaceAll("|", "\\|")
+  } | ${commits} | ${verdict} |`;
+}
+
+function oneLine(text: string): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > 400 ? `${flat.slice(0, 400)}...` : flat;
+}
