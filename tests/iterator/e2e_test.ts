@@ -310,7 +310,13 @@ Deno.test("the runner works from another repository's folder through an absolute
     server,
   });
   assert.equal(run.code, 0, run.stderr);
-  const logs = [...Deno.readDirSync(`${repo.path}/.agent/iterator/logs`)].map((entry) => entry.name);
-  assert.equal(logs.filter((name) => name.endsWith(".jsonl")).length, 1, "the log goes to the --cwd repository");
+  const logs = [...Deno.readDirSync(`${repo.path}/.agent/iterator/logs`)].map((entry) =>
+    entry.name
+  );
+  assert.equal(
+    logs.filter((name) => name.endsWith(".jsonl")).length,
+    1,
+    "the log goes to the --cwd repository",
+  );
   assert.equal(logs.filter((name) => name.endsWith(".md")).length, 1, "and so does the report");
 });
