@@ -158,6 +158,7 @@ export {
   type FinishRecord,
   type FoundLearning,
   type Learning,
+  type NewRun,
   type RunStore,
   type SkillRecord,
   SqliteStore,

@@ -122,21 +122,24 @@ export interface FinishRecord {
   error: string | null;
 }
 
+/** A run as recorded when it starts: no outcome or totals yet. */
+export type NewRun = Omit<
+  StoredRun,
+  | "status"
+  | "reason"
+  | "endedAt"
+  | "costUsd"
+  | "tokensInput"
+  | "tokensOutput"
+  | "turns"
+  | "iterations"
+>;
+
 /** What the loop and the CLI need from a run history. */
 export interface RunStore {
   /** Record a new run. */
   createRun(
-    run: Omit<
-      StoredRun,
-      | "status"
-      | "reason"
-      | "endedAt"
-      | "costUsd"
-      | "tokensInput"
-      | "tokensOutput"
-      | "turns"
-      | "iterations"
-    >,
+    run: NewRun,
   ): void;
   /** Record a finished iteration and add it to the run's totals, atomically. */
   recordIteration(iteration: Omit<StoredIteration, "recordedAt">): void;
@@ -429,17 +432,7 @@ export class SqliteStore implements RunStore {
    * ```
    */
   createRun(
-    run: Omit<
-      StoredRun,
-      | "status"
-      | "reason"
-      | "endedAt"
-      | "costUsd"
-      | "tokensInput"
-      | "tokensOutput"
-      | "turns"
-      | "iterations"
-    >,
+    run: NewRun,
   ): void {
     this.#db.prepare(
       `INSERT INTO runs (id, agent, handler, argv, cwd, started_at, baseline, branch, max_iterations, cleanup)
