@@ -83,6 +83,18 @@ function positiveNumber() {
   });
 }
 
+function nonNegativeNumber() {
+  return z.number({ error: "expected a number of 0 or more" }).min(0, {
+    error: "expected a number of 0 or more",
+  });
+}
+
+function nonNegativeInt() {
+  return z.int({ error: "expected a whole number of 0 or more" }).min(0, {
+    error: "expected a whole number of 0 or more",
+  });
+}
+
 function nonEmptyString() {
   return z.string().min(1, { error: "expected a non-empty string" });
 }
@@ -283,9 +295,7 @@ const checkSchema = z.discriminatedUnion("type", [
   }).describe("Runs a command; passes on exit 0."),
   strictObject({
     type: z.literal("git"),
-    minCommits: z.int({ error: "expected a whole number of 0 or more" }).min(0, {
-      error: "expected a whole number of 0 or more",
-    }).default(1).describe("New commits required since the run started."),
+    minCommits: nonNegativeInt().default(1).describe("New commits required since the run started."),
     cleanTree: z.boolean().default(false).describe("Require no uncommitted changes."),
     name: checkName,
   }).describe("Commit evidence."),
@@ -413,18 +423,18 @@ const rawDefinitionSchema = strictObject({
     maxProbes: positiveInt().default(3).describe(
       "Probes per iteration while the agent says waiting or working.",
     ),
-    probeIntervalSeconds: z.number({ error: "expected a number of 0 or more" }).min(0, {
-      error: "expected a number of 0 or more",
-    }).default(30).describe("Wait between probes in seconds."),
+    probeIntervalSeconds: nonNegativeNumber().default(30).describe(
+      "Wait between probes in seconds.",
+    ),
     probeTimeoutSeconds: positiveNumber().default(120).describe("Timeout of one probe in seconds."),
   }).prefault({}).describe("Asking the agent for its status when the evidence is unclear."),
   finish: strictObject({
     extractLearnings: z.boolean().default(false).describe(
       "Ask a tool-less model session to extract learnings when a run ends.",
     ),
-    maxLearnings: z.int({ error: "expected a whole number of 0 or more" }).min(0, {
-      error: "expected a whole number of 0 or more",
-    }).default(5).describe("Learnings of earlier runs put into `{uv-learnings}`."),
+    maxLearnings: nonNegativeInt().default(5).describe(
+      "Learnings of earlier runs put into `{uv-learnings}`.",
+    ),
     maxLearningsChars: positiveInt().default(2000).describe(
       "Characters of learnings at most in `{uv-learnings}`.",
     ),
@@ -435,18 +445,16 @@ const rawDefinitionSchema = strictObject({
     maxAttempts: positiveInt().default(3).describe(
       "Attempts of one iteration (the first and the retries).",
     ),
-    baseDelaySeconds: z.number({ error: "expected a number of 0 or more" }).min(0, {
-      error: "expected a number of 0 or more",
-    }).default(2).describe("First backoff in seconds; it doubles, with jitter."),
-    maxDelaySeconds: z.number({ error: "expected a number of 0 or more" }).min(0, {
-      error: "expected a number of 0 or more",
-    }).default(60).describe("Longest backoff in seconds."),
+    baseDelaySeconds: nonNegativeNumber().default(2).describe(
+      "First backoff in seconds; it doubles, with jitter.",
+    ),
+    maxDelaySeconds: nonNegativeNumber().default(60).describe("Longest backoff in seconds."),
     iterationTimeoutSeconds: positiveNumber().default(1200).describe(
       "A session with no message for this long hangs and is aborted.",
     ),
-    maxWaitSeconds: z.number({ error: "expected a number of 0 or more" }).min(0, {
-      error: "expected a number of 0 or more",
-    }).default(900).describe("Longest wait for a rate limit to reset (--max-wait)."),
+    maxWaitSeconds: nonNegativeNumber().default(900).describe(
+      "Longest wait for a rate limit to reset (--max-wait).",
+    ),
   }).prefault({}).describe("Retrying iterations that hit API faults."),
 });
 

@@ -395,32 +395,36 @@ export class GitRepo {
    * @returns stdout, or null when git failed.
    */
   async #run(args: string[], options: { quiet?: boolean } = {}): Promise<string | null> {
+    const result = await this.#spawn(args);
+    if (result.code === 0) return result.stdout;
+    if (!options.quiet) this.#report(args, result);
+    return null;
+  }
+
+  /** Run git with the timeout and environment; a spawn failure is exit code 1. */
+  async #spawn(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
     const { timeoutMs = 10_000, env } = this.#options;
     try {
-      let command = $`git ${args}`.cwd(this.cwd).timeout(timeoutMs).noThrow().stdin("null").stdout(
-        "piped",
-      ).stderr("piped");
+      let command = $`git ${args}`.cwd(this.cwd).timeout(timeoutMs).noThrow().stdin("null")
+        .stdout("piped").stderr("piped");
       if (env) command = command.env(env);
       const result = await command;
-      if (result.code === 0) return result.stdout;
-      if (!options.quiet) {
-        const message = result.code === 124
-          ? `timed out after ${timeoutMs} ms`
-          : result.stderr.split("\n").find((line) => line.trim())?.trim() ??
-            `exit code ${result.code}`;
-        this.#options.onFault?.({ args, code: result.code, message });
-      }
-      return null;
+      return { code: result.code, stdout: result.stdout, stderr: result.stderr };
     } catch (error) {
-      if (!options.quiet) {
-        this.#options.onFault?.({
-          args,
-          code: 1,
-          message: error instanceof Error ? error.message : String(error),
-        });
-      }
-      return null;
+      return {
+        code: 1,
+        stdout: "",
+        stderr: error instanceof Error ? error.message : String(error),
+      };
     }
+  }
+
+  /** Tell `onFault` about a failed call. */
+  #report(args: string[], result: { code: number; stderr: string }): void {
+    const message = result.code === 124
+      ? `timed out after ${this.#options.timeoutMs ?? 10_000} ms`
+      : result.stderr.split("\n").find((line) => line.trim())?.trim() ?? `exit code ${result.code}`;
+    this.#options.onFault?.({ args, code: result.code, message });
   }
 
   /**
@@ -450,17 +454,8 @@ export class GitRepo {
    * ```
    */
   async exec(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    const { timeoutMs = 10_000, env } = this.#options;
-    let command = $`git ${args}`.cwd(this.cwd).timeout(timeoutMs).noThrow().stdin("null").stdout(
-      "piped",
-    ).stderr("piped");
-    if (env) command = command.env(env);
-    const result = await command;
-    if (result.code !== 0) {
-      const message = result.stderr.split("\n").find((line) => line.trim())?.trim() ??
-        `exit code ${result.code}`;
-      this.#options.onFault?.({ args, code: result.code, message });
-    }
-    return { code: result.code, stdout: result.stdout, stderr: result.stderr };
+    const result = await this.#spawn(args);
+    if (result.code !== 0) this.#report(args, result);
+    return result;
   }
 }

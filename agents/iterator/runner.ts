@@ -361,6 +361,7 @@ class Run {
     let builder: SummaryBuilder;
     let guard: CompletionGuard;
     let session: { error: unknown; hung: boolean; budget: boolean };
+    let fault: SessionFault | undefined;
     for (let attempt = 1;; attempt++) {
       const attemptBuilder = new SummaryBuilder(iteration, this.#definition.actions);
       builder = attemptBuilder;
@@ -389,7 +390,7 @@ class Run {
         onStop: guard.onStop,
       });
       if (this.#signal.aborted || session.budget) break;
-      const fault = classifyFault(builder, session, retry.iterationTimeoutSeconds);
+      fault = classifyFault(builder, session, retry.iterationTimeoutSeconds);
       if (!fault) break;
       retries.push(`${fault.retryable ? "retryable" : "fatal"}: ${fault.message}`);
       this.#log?.event("session_fault", { iteration, attempt, ...fault });
@@ -438,7 +439,6 @@ class Run {
         this.#budgetSpent() ?? `Time budget spent during iteration ${iteration}`,
       );
     }
-    const fault = classifyFault(builder, session, retry.iterationTimeoutSeconds);
     if (fault) {
       finishSummary();
       summary.errors.push(`session: ${fault.message}`);
