@@ -153,7 +153,20 @@ export {
   GitHubCli,
   type GitHubOptions,
 } from "./common/github.ts";
-export { type GitFault, type GitOptions, GitRepo, type TreeStatus } from "./common/git.ts";
+export {
+  type GitFault,
+  type GitOptions,
+  GitRepo,
+  type RepoState,
+  type TreeStatus,
+} from "./common/git.ts";
+export {
+  MISSING_CODE,
+  runTool,
+  TIMEOUT_CODE,
+  type ToolOptions,
+  type ToolResult,
+} from "./common/process.ts";
 export {
   type FinishRecord,
   type FoundLearning,

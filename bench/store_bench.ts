@@ -10,9 +10,32 @@
 import { SqliteStore } from "../agents/common/store.ts";
 import { emptySummary } from "../agents/common/summary.ts";
 
-const iterations = Number(Deno.args[0] ?? 100);
-const dir = await Deno.makeTempDir({ prefix: "finishline-store-bench-" });
-try {
+/** What recording iterations costs. */
+export interface StoreBench {
+  iterations: number;
+  medianMs: number;
+  p95Ms: number;
+  maxMs: number;
+  /** state.db plus its WAL after the run. */
+  sizeKiB: number;
+}
+
+/**
+ * Record `iterations` realistic iterations in a new store and time each.
+ *
+ * @param iterations How many.
+ * @returns Median, p95 and max time per iteration, and the file size.
+ */
+export async function storeBench(iterations: number): Promise<StoreBench> {
+  const dir = await Deno.makeTempDir({ prefix: "finishline-store-bench-" });
+  try {
+    return measure(dir, iterations);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+function measure(dir: string, iterations: number): StoreBench {
   const path = `${dir}/state.db`;
   const store = SqliteStore.open(path);
   const runId = crypto.randomUUID();
@@ -78,15 +101,22 @@ try {
   let size = 0;
   for (const entry of Deno.readDirSync(dir)) size += Deno.statSync(`${dir}/${entry.name}`).size;
   const sorted = [...times].sort((a, b) => a - b);
-  const median = sorted[Math.floor(sorted.length / 2)];
-  const p95 = sorted[Math.floor(sorted.length * 0.95)];
-  console.log(`iterations recorded:      ${iterations}`);
+  return {
+    iterations,
+    medianMs: sorted[Math.floor(sorted.length / 2)],
+    p95Ms: sorted[Math.floor(sorted.length * 0.95)],
+    maxMs: sorted.at(-1)!,
+    sizeKiB: size / 1024,
+  };
+}
+
+if (import.meta.main) {
+  const result = await storeBench(Number(Deno.args[0] ?? 100));
+  console.log(`iterations recorded:      ${result.iterations}`);
   console.log(
-    `record time per iteration: median ${median.toFixed(3)} ms, p95 ${p95.toFixed(3)} ms, max ${
-      sorted.at(-1)!.toFixed(3)
-    } ms`,
+    `record time per iteration: median ${result.medianMs.toFixed(3)} ms, p95 ${
+      result.p95Ms.toFixed(3)
+    } ms, max ${result.maxMs.toFixed(3)} ms`,
   );
-  console.log(`database size:             ${(size / 1024).toFixed(1)} KiB (state.db + WAL)`);
-} finally {
-  await Deno.remove(dir, { recursive: true });
+  console.log(`database size:             ${result.sizeKiB.toFixed(1)} KiB (state.db + WAL)`);
 }

@@ -72,8 +72,17 @@ export interface AgentBehavior {
   maxTurns?: number;
   /** Cost cap in USD for the whole run. */
   maxBudgetUsd?: number;
-  /** `fresh` starts a new session per iteration; `continue` resumes the previous one. @default "fresh" */
+  /**
+   * `fresh` starts a new session per iteration; `continue` keeps one Claude
+   * Code session (and process) for the whole run. @default "fresh"
+   */
   session: "fresh" | "continue";
+  /**
+   * With `fresh` sessions, start the next iteration's Claude Code while the
+   * current one works (about 0.3 s less per iteration, about 250 MB more
+   * memory meanwhile). @default true
+   */
+  prewarm: boolean;
   /** Claude Code setting sources. @default ["project"] */
   settingSources: SettingSource[];
   /** Time budget of the whole run in seconds; unset means none. */

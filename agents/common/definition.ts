@@ -154,7 +154,10 @@ const behaviorSchema = strictObject({
     "Cost cap in USD for the whole run.",
   ),
   session: z.enum(["fresh", "continue"]).default("fresh").describe(
-    "`fresh` starts a new session per iteration; `continue` resumes the previous one.",
+    "`fresh` starts a new session per iteration; `continue` keeps one Claude Code session (and process) for the whole run.",
+  ),
+  prewarm: z.boolean().default(true).describe(
+    "With `fresh` sessions, start the next iteration's Claude Code while the current one works (about 0.3 s less per iteration, about 250 MB more memory meanwhile).",
   ),
   settingSources: z.array(z.enum(["user", "project", "local"])).default(
     (): SettingSource[] => ["project"],

@@ -1,5 +1,5 @@
 /**
- * Git evidence through the `git` CLI (run with dax): the baseline commit, new
+ * Git evidence through the `git` CLI (see `process.ts`): the baseline commit, new
  * commits since it, and the changed files, staged and unstaged kept apart.
  * Every call has a timeout; a failing call degrades to "unknown" (null), is
  * reported, and never counts as progress or completion.
@@ -7,8 +7,8 @@
  * @module
  */
 
-import $ from "dax";
 import { sha256Hex } from "./errors.ts";
+import { runTool, TIMEOUT_CODE, type ToolResult } from "./process.ts";
 
 /** A git call that failed. */
 export interface GitFault {
@@ -36,6 +36,18 @@ export interface TreeStatus {
   staged: string[];
   /** Paths with unstaged changes or untracked. */
   unstaged: string[];
+}
+
+/** The repository at one moment ({@linkcode GitRepo.observe}); null where git failed. */
+export interface RepoState {
+  /** The HEAD commit (null before the first commit). */
+  head: string | null;
+  /** Commits since the base (null when not asked for). */
+  newCommits: number | null;
+  /** Changed files. */
+  status: TreeStatus | null;
+  /** {@linkcode GitRepo.fingerprint} of the uncommitted state. */
+  fingerprint: string | null;
 }
 
 /**
@@ -289,11 +301,65 @@ export class GitRepo {
    * ```
    */
   async fingerprint(exclude: string[] = []): Promise<string | null> {
-    const status = await this.status(exclude);
-    if (status === null) return null;
-    const diff =
-      await this.#run(["diff", "HEAD", "--no-ext-diff", "--binary", "--", "."], { quiet: true }) ??
-        await this.#run(["diff", "--cached", "--no-ext-diff", "--binary"], { quiet: true }) ?? "";
+    const [status, diff] = await Promise.all([this.status(exclude), this.#diff()]);
+    return status === null ? null : await this.#fingerprintOf(status, diff);
+  }
+
+  /**
+   * The repository at one moment, in four git calls run at once: HEAD, the
+   * commits since a base, the changed files and their
+   * {@linkcode GitRepo.fingerprint}.
+   *
+   * @param base The commit to count from (null counts all; undefined skips the count).
+   * @param exclude Path prefixes to leave out of the status.
+   * @returns The state; fields are null where git failed.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { GitRepo } from "@finishline/agents";
+   *
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   await new Deno.Command("git", { args: ["init", "-q", "-b", "main", dir] }).output();
+   *   const repo = (await GitRepo.open(dir))!;
+   *   await repo.exec(["config", "user.name", "Ada"]);
+   *   await repo.exec(["config", "user.email", "ada@example.com"]);
+   *   await Deno.writeTextFile(`${dir}/a.txt`, "a\n");
+   *   await repo.commitPaths(["a.txt"], "Add a");
+   *   const base = await repo.head();
+   *   await Deno.writeTextFile(`${dir}/b.txt`, "b\n");
+   *   await repo.commitPaths(["b.txt"], "Add b");
+   *   await Deno.writeTextFile(`${dir}/c.txt`, "c\n");
+   *   const state = await repo.observe(base);
+   *   assert.equal(state.newCommits, 1);
+   *   assert.equal(state.head, await repo.head());
+   *   assert.deepEqual(state.status, { staged: [], unstaged: ["c.txt"] });
+   *   assert.equal(state.fingerprint, await repo.fingerprint());
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
+   */
+  async observe(base: string | null | undefined, exclude: string[] = []): Promise<RepoState> {
+    const [head, newCommits, status, diff] = await Promise.all([
+      this.head(),
+      base === undefined ? null : this.commitsSince(base),
+      this.status(exclude),
+      this.#diff(),
+    ]);
+    const fingerprint = status === null ? null : await this.#fingerprintOf(status, diff);
+    return { head, newCommits, status, fingerprint };
+  }
+
+  /** The uncommitted diff against HEAD (the index, before the first commit). */
+  async #diff(): Promise<string> {
+    return await this.#run(["diff", "HEAD", "--no-ext-diff", "--binary", "--", "."], {
+      quiet: true,
+    }) ??
+      await this.#run(["diff", "--cached", "--no-ext-diff", "--binary"], { quiet: true }) ?? "";
+  }
+
+  async #fingerprintOf(status: TreeStatus, diff: string): Promise<string> {
     const parts = [JSON.stringify(status), diff];
     for (const path of status.unstaged) {
       try {
@@ -402,26 +468,14 @@ export class GitRepo {
   }
 
   /** Run git with the timeout and environment; a spawn failure is exit code 1. */
-  async #spawn(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  #spawn(args: string[]): Promise<ToolResult> {
     const { timeoutMs = 10_000, env } = this.#options;
-    try {
-      let command = $`git ${args}`.cwd(this.cwd).timeout(timeoutMs).noThrow().stdin("null")
-        .stdout("piped").stderr("piped");
-      if (env) command = command.env(env);
-      const result = await command;
-      return { code: result.code, stdout: result.stdout, stderr: result.stderr };
-    } catch (error) {
-      return {
-        code: 1,
-        stdout: "",
-        stderr: error instanceof Error ? error.message : String(error),
-      };
-    }
+    return runTool("git", args, { cwd: this.cwd, env, timeoutMs });
   }
 
   /** Tell `onFault` about a failed call. */
   #report(args: string[], result: { code: number; stderr: string }): void {
-    const message = result.code === 124
+    const message = result.code === TIMEOUT_CODE
       ? `timed out after ${this.#options.timeoutMs ?? 10_000} ms`
       : result.stderr.split("\n").find((line) => line.trim())?.trim() ?? `exit code ${result.code}`;
     this.#options.onFault?.({ args, code: result.code, message });

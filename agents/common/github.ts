@@ -1,5 +1,5 @@
 /**
- * The GitHub port: every call goes through the `gh` CLI (run with dax), with
+ * The GitHub port: every call goes through the `gh` CLI (see `process.ts`), with
  * a timeout, and its JSON output is validated with zod.
  *
  * Two kinds of call: checks before the run (`preflight`, `issue`, `project`)
@@ -11,9 +11,9 @@
  * @module
  */
 
-import $ from "dax";
 import { z } from "zod";
 import { UsageError } from "./errors.ts";
+import { MISSING_CODE, runTool, TIMEOUT_CODE } from "./process.ts";
 
 /** A gh call that failed (after its retries, or one attempt of them). */
 export interface GhFault {
@@ -166,11 +166,6 @@ export interface GhProjectItem {
   /** `owner/name` of the issue or PR. */
   repository?: string;
 }
-
-/** The exit code dax reports for a timed-out command. */
-const TIMEOUT_CODE = 124;
-/** The exit code of a missing command. */
-const MISSING_CODE = 127;
 
 interface CallResult {
   code: number;
@@ -792,20 +787,7 @@ export class GitHubCli {
   async #once(args: string[]): Promise<CallResult> {
     this.#calls++;
     const { gh, cwd, timeoutMs, env } = this.#options;
-    try {
-      let command = $`${gh} ${args}`.cwd(cwd).timeout(timeoutMs).noThrow().stdin("null").stdout(
-        "piped",
-      ).stderr("piped");
-      if (env) command = command.env(env);
-      const result = await command;
-      return { code: result.code, stdout: result.stdout, stderr: result.stderr };
-    } catch (error) {
-      return {
-        code: 1,
-        stdout: "",
-        stderr: error instanceof Error ? error.message : String(error),
-      };
-    }
+    return await runTool(gh, args, { cwd, env, timeoutMs });
   }
 
   async #strictJson<T>(args: string[], schema: z.ZodType<T>, describe: () => string): Promise<T> {

@@ -27,7 +27,6 @@ import {
 import { applyFlags, parseBaseFlags, parseRunFlags, runArgs } from "./cli.ts";
 import { formatLearnings, runFinish } from "./finish.ts";
 import { NO_LEARNINGS_TEXT } from "../common/completion/_base.ts";
-import $ from "dax";
 import { createReporter, finalLine, progressMode } from "./progress.ts";
 import { renderReport } from "./report.ts";
 import { EXIT_CODES, runIterations, type RunResult } from "./runner.ts";
@@ -104,6 +103,9 @@ export async function runCommand(
 ): Promise<number> {
   const base = parseBaseFlags(argv);
   const cwd = await workingDirectory(base.cwd);
+  const backend = io.backend ?? new ClaudeBackend();
+  // The SDK loads while the definition, handler and store are prepared.
+  if (backend instanceof ClaudeBackend && !argv.includes("--dry-run")) backend.preload();
   const loaded = await loadDefinition(base.agent, { cwd });
   const flags = parseRunFlags(argv, loaded.definition);
   const definition = applyFlags(loaded.definition, flags);
@@ -276,14 +278,15 @@ export async function runCommand(
     log.event("worktree", { ...worktree });
     io.stderr(`[finishline] working in worktree ${worktree.path} on branch ${worktree.branch}\n`);
   }
-  const backend = io.backend ?? new ClaudeBackend();
   const mode = progressMode(flags, {
     terminal: io.stderrIsTerminal ?? false,
     ci: /^(1|true|yes)$/i.test(Deno.env.get("CI") ?? ""),
   });
+  // dax draws the live status line; only a terminal run pays for importing it.
+  const $ = mode === "live" ? (await import("dax")).default : undefined;
   const reporter = createReporter(mode, {
     write: (line) => io.stderr(`${line}\n`),
-    live: () => $.progress({ prefix: "finishline", message: "starting" }),
+    live: $ && (() => $.progress({ prefix: "finishline", message: "starting" })),
   });
   const signals = io.signal ? undefined : listenForSignals(io.stderr);
   let result: RunResult;
@@ -363,6 +366,7 @@ export async function runCommand(
       }
     },
   });
+  await backend.release?.();
   if (finish.failed) {
     io.stderr(
       `[finishline] the finish workflow stopped at "${finish.failed.step}": ${finish.failed.error}; run "finish ${runId}" to complete it\n`,

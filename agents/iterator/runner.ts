@@ -22,8 +22,11 @@
 import type { AgentDefinition } from "../common/agent_definition.ts";
 import type {
   AgentBackend,
+  AgentConversation,
+  AgentMessage,
   SessionPermissionMode,
   SessionRequest,
+  SessionSettings,
 } from "../common/backends/types.ts";
 import type { CompositeChecker } from "../common/checks/composite.ts";
 import type {
@@ -34,7 +37,7 @@ import type {
 import { verify } from "../common/checks/verifier.ts";
 import { firstLine, sha256Hex } from "../common/errors.ts";
 import type { CompletionHandler, IterationSummary } from "../common/completion/types.ts";
-import type { GitRepo } from "../common/git.ts";
+import type { GitRepo, RepoState } from "../common/git.ts";
 import type { RunLog } from "../common/log.ts";
 import type { RunStore } from "../common/store.ts";
 import { SummaryBuilder } from "../common/summary.ts";
@@ -255,6 +258,10 @@ class Run {
   #verdictFaults = 0;
   /** Uncommitted files when the run started: not the agent's work. */
   #startDirt = new Map<string, string>();
+  /** The repository as the last iteration left it: the next one's starting point. */
+  #repoAtEnd: { head: string | null; fingerprint: string | null } | undefined;
+  /** The Claude Code process kept across iterations in the `continue` session mode. */
+  #live: AgentConversation | undefined;
 
   constructor(options: RunOptions) {
     this.#options = options;
@@ -280,14 +287,24 @@ class Run {
 
   async execute(): Promise<RunResult> {
     const { git, resume } = this.#options;
-    this.#git = git
-      ? { repo: git, baseline: resume ? resume.baseline : await git.head() }
-      : undefined;
+    const initial = git ? await git.observe(undefined, this.#options.ignorePaths ?? []) : undefined;
+    this.#git = git ? { repo: git, baseline: resume ? resume.baseline : initial!.head } : undefined;
     for (const summary of resume?.summaries ?? []) {
       this.#summaries.push(summary);
       this.#costUsd += summary.costUsd;
       if (summary.sessionId && !this.#sessionIds.includes(summary.sessionId)) {
         this.#sessionIds.push(summary.sessionId);
+      }
+    }
+    // Claude Code takes about 0.4 s to start: let it start while the run gets ready.
+    if (initial?.head && initial.fingerprint) {
+      this.#repoAtEnd = { head: initial.head, fingerprint: initial.fingerprint };
+    }
+    if (this.#summaries.length < this.#options.maxIterations && !this.#signal.aborted) {
+      if (this.#behavior.session === "continue") {
+        this.#conversation(this.#summaries.at(-1)?.sessionId, 0);
+      } else {
+        this.#warmNext(this.#summaries.length);
       }
     }
     if (git) this.#startDirt = await git.snapshot(this.#options.ignorePaths ?? []) ?? new Map();
@@ -353,8 +370,11 @@ class Run {
     this.#log?.event("iteration_started", { iteration, prompt });
     const repo = this.#options.git;
     const ignore = this.#options.ignorePaths ?? [];
-    const baseline = repo ? await repo.head() : null;
-    const fingerprintBefore = repo ? await repo.fingerprint(ignore) : null;
+    // Nothing touches the repository between two iterations, so the last one's end is this one's start.
+    const start = repo ? this.#repoAtEnd ?? await repo.observe(undefined, ignore) : undefined;
+    this.#repoAtEnd = undefined;
+    const baseline = start?.head ?? null;
+    const fingerprintBefore = start?.fingerprint ?? null;
     const iterationStart = this.#now();
     const retry = this.#definition.retry;
     const retries: string[] = [];
@@ -386,6 +406,7 @@ class Run {
         resume: this.#behavior.session === "continue"
           ? this.#summaries.at(-1)?.sessionId
           : undefined,
+        main: true,
         onCompleteTask: guard.onCompleteTask,
         onStop: guard.onStop,
       });
@@ -411,10 +432,23 @@ class Run {
     if (guard.lastCall) summary.completeTask = guard.lastCall;
     if (guard.verification) summary.verification = guard.verification;
     if (guard.attempts > 0) summary.continuations = guard.attempts;
+    let after: RepoState | undefined;
     const refreshGit = async () => {
-      if (repo) summary.git = await gitEvidenceOf(repo, baseline, ignore);
+      if (!repo) return;
+      after = await repo.observe(baseline, ignore);
+      summary.git = {
+        baseline: baseline ?? undefined,
+        head: after.head ?? undefined,
+        newCommits: after.newCommits,
+        staged: after.status?.staged ?? [],
+        unstaged: after.status?.unstaged ?? [],
+      };
     };
     await refreshGit();
+    if (!fault && !session.budget && !this.#signal.aborted && this.#behavior.maxBudgetUsd) {
+      // With a budget, the next session's cap is known only now.
+      this.#warmNext(iteration, builder);
+    }
 
     const finishSummary = () => {
       builder.finish(this.#now() - iterationStart);
@@ -482,7 +516,7 @@ class Run {
       iteration,
       builder,
       guard.backgroundTasks,
-      fingerprintBefore,
+      fingerprintBefore !== after?.fingerprint,
     );
     if (probe.ran) await refreshGit();
     if (probe.last?.status === "blocked") {
@@ -593,7 +627,12 @@ class Run {
       );
     }
     if (handlerFault) verdict = "continue (handler failed)";
-    const fingerprintAfter = repo ? await repo.fingerprint(ignore) : null;
+    // Checks run commands that may write files: look again after them.
+    if (repo && (summary.verification?.trigger === "handler" || !after)) await refreshGit();
+    const fingerprintAfter = after?.fingerprint ?? null;
+    if (after?.head && fingerprintAfter) {
+      this.#repoAtEnd = { head: after.head, fingerprint: fingerprintAfter };
+    }
     const stalled = this.#breaker.record({
       newCommits: summary.git?.newCommits ?? null,
       filesChanged: fingerprintBefore === null || fingerprintAfter === null
@@ -616,20 +655,83 @@ class Run {
     return undefined;
   }
 
+  /** What every session of this run is started with; `spent` is cost not yet in the total. */
+  #sessionSettings(spent: number): SessionSettings {
+    const behavior = this.#behavior;
+    return {
+      systemPromptAppend: this.#options.systemPrompt,
+      cwd: this.#options.cwd,
+      allowedTools: behavior.allowedTools,
+      disallowedTools: behavior.disallowedTools,
+      permissionMode: this.#options.permissionMode ?? behavior.permissionMode,
+      model: behavior.model,
+      maxTurns: behavior.maxTurns,
+      // Rounded so that the same budget computed twice compares equal (warm processes).
+      maxBudgetUsd: behavior.maxBudgetUsd !== undefined
+        ? Math.max(0, Math.round((behavior.maxBudgetUsd - this.#costUsd - spent) * 1e6) / 1e6)
+        : undefined,
+      settingSources: behavior.settingSources,
+      env: this.#options.env,
+    };
+  }
+
+  /**
+   * In the `fresh` session mode, start the process of the session after
+   * `iteration` now, so that its start-up (about 0.3 s) overlaps this one.
+   */
+  #warmNext(iteration: number, builder?: SummaryBuilder): void {
+    const backend = this.#options.backend;
+    if (
+      !backend.warm || this.#behavior.session !== "fresh" || !this.#behavior.prewarm ||
+      iteration >= this.#options.maxIterations || this.#signal.aborted
+    ) return;
+    backend.warm({
+      ...this.#sessionSettings(builder?.current.costUsd ?? 0),
+      completeTask: true,
+      stopHook: true,
+    });
+  }
+
+  /**
+   * The conversation for the `continue` session mode: the live one, or a new
+   * one that resumes `resume`. None when the backend has no conversations.
+   */
+  #conversation(resume: string | undefined, spent: number): AgentConversation | undefined {
+    const backend = this.#options.backend;
+    if (this.#behavior.session !== "continue" || !backend.conversation) return undefined;
+    if (this.#live && resume && this.#live.sessionId && this.#live.sessionId !== resume) {
+      this.#closeLive();
+    }
+    this.#live ??= backend.conversation({
+      ...this.#sessionSettings(spent),
+      resume,
+      completeTask: true,
+      stopHook: true,
+    });
+    return this.#live;
+  }
+
+  #closeLive(): Promise<void> {
+    const live = this.#live;
+    this.#live = undefined;
+    return live?.close() ?? Promise.resolve();
+  }
+
   /**
    * Runs one agent session into the builder, with a watchdog that aborts a
-   * session that sends no message for `retry.iterationTimeoutSeconds`.
+   * session that sends no message for `retry.iterationTimeoutSeconds`. In the
+   * `continue` mode the prompt goes into the live conversation; a session that
+   * fails ends it, and the next prompt starts one that resumes the session.
    */
   async #session(
     builder: SummaryBuilder,
     request: Pick<SessionRequest, "prompt" | "resume" | "onCompleteTask" | "onStop"> & {
       signal?: AbortSignal;
+      /** The iteration's own session (not a follow-up): the next one may be warmed during it. */
+      main?: boolean;
     },
   ): Promise<{ error: unknown; hung: boolean; budget: boolean }> {
     const behavior = this.#behavior;
-    const remainingBudget = behavior.maxBudgetUsd !== undefined
-      ? Math.max(0, behavior.maxBudgetUsd - this.#costUsd - builder.current.costUsd)
-      : undefined;
     const iteration = builder.current.iteration;
     const watchdog = new AbortController();
     const idleMs = this.#definition.retry.iterationTimeoutSeconds * 1000;
@@ -641,23 +743,34 @@ class Run {
     const budget = timeLeft !== undefined ? AbortSignal.timeout(timeLeft) : undefined;
     if (budget) signals.push(budget);
     if (request.signal) signals.push(request.signal);
+    const signal = AbortSignal.any(signals);
+    const spent = builder.current.costUsd;
+    const live = this.#conversation(request.resume, spent);
+    const started = this.#now();
+    let failed = false;
     try {
-      for await (
-        const message of this.#options.backend.session({
-          systemPromptAppend: this.#options.systemPrompt,
-          cwd: this.#options.cwd,
-          allowedTools: behavior.allowedTools,
-          disallowedTools: behavior.disallowedTools,
-          permissionMode: this.#options.permissionMode ?? behavior.permissionMode,
-          model: behavior.model,
-          maxTurns: behavior.maxTurns,
-          maxBudgetUsd: remainingBudget,
-          settingSources: behavior.settingSources,
-          env: this.#options.env,
-          ...request,
-          signal: AbortSignal.any(signals),
+      const messages: AsyncIterable<AgentMessage> = live
+        ? live.send({
+          prompt: request.prompt,
+          onCompleteTask: request.onCompleteTask,
+          onStop: request.onStop,
+          signal,
         })
-      ) {
+        : this.#options.backend.session({
+          ...this.#sessionSettings(spent),
+          prompt: request.prompt,
+          resume: request.resume,
+          onCompleteTask: request.onCompleteTask,
+          onStop: request.onStop,
+          signal,
+        });
+      let first = true;
+      for await (const message of messages) {
+        if (first && request.main && this.#behavior.maxBudgetUsd === undefined) {
+          // The agent is at work: start the next iteration's process beside it.
+          this.#warmNext(iteration);
+        }
+        first = false;
         clearTimeout(timer);
         timer = setTimeout(() => watchdog.abort(), idleMs);
         this.#log?.message(iteration, message);
@@ -672,11 +785,15 @@ class Run {
         }
         if (watchdog.signal.aborted) break;
       }
+      failed = watchdog.signal.aborted;
       return { error: undefined, hung: watchdog.signal.aborted, budget: budget?.aborted ?? false };
     } catch (error) {
+      failed = true;
       return { error, hung: watchdog.signal.aborted, budget: budget?.aborted ?? false };
     } finally {
       clearTimeout(timer);
+      builder.current.agentMs = (builder.current.agentMs ?? 0) + Math.round(this.#now() - started);
+      if (live && (failed || signal.aborted)) await this.#closeLive();
     }
   }
 
@@ -708,17 +825,15 @@ class Run {
     iteration: number,
     builder: SummaryBuilder,
     backgroundTasks: number,
-    fingerprintBefore: string | null,
+    filesChanged: boolean,
   ): Promise<{ ran: boolean; last?: ProbeStatus; exhausted: boolean }> {
     const settings = this.#definition.probe;
     const summary = builder.current;
     if (!settings.enabled || !summary.sessionId || this.#signal.aborted) {
       return { ran: false, exhausted: false };
     }
-    const repo = this.#options.git;
     const progressed = (summary.git?.newCommits ?? 0) > 0 ||
-      (repo !== undefined &&
-        fingerprintBefore !== (await repo.fingerprint(this.#options.ignorePaths ?? [])));
+      (this.#options.git !== undefined && filesChanged);
     if (backgroundTasks === 0 && (progressed || summary.completeTask)) {
       return { ran: false, exhausted: false };
     }
@@ -899,6 +1014,12 @@ class Run {
         this.#log?.event("final_rescue", { left });
       }
     }
+    await this.#closeLive();
+    try {
+      await this.#options.backend.release?.();
+    } catch (error) {
+      this.#log?.event("backend_release_failed", { error: firstLine(error) });
+    }
     const result: RunResult = {
       status,
       completionReason,
@@ -1050,23 +1171,4 @@ function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
     }
     signal.addEventListener("abort", done, { once: true });
   });
-}
-
-async function gitEvidenceOf(
-  repo: GitRepo,
-  baseline: string | null,
-  ignore: string[],
-): Promise<NonNullable<IterationSummary["git"]>> {
-  const [head, newCommits, status] = await Promise.all([
-    repo.head(),
-    repo.commitsSince(baseline),
-    repo.status(ignore),
-  ]);
-  return {
-    baseline: baseline ?? undefined,
-    head: head ?? undefined,
-    newCommits,
-    staged: status?.staged ?? [],
-    unstaged: status?.unstaged ?? [],
-  };
 }

@@ -84,6 +84,7 @@ Deno.test("a minimal definition gets every default filled in", () => {
       disallowedTools: [],
       permissionMode: "acceptEdits",
       session: "fresh",
+      prewarm: true,
       settingSources: ["project"],
       requireCompleteTask: true,
       maxContinuationAttempts: 2,
@@ -172,6 +173,7 @@ Deno.test("a full definition keeps every value it sets", () => {
       maxTurns: 30,
       maxBudgetUsd: 2.5,
       session: "continue",
+      prewarm: false,
       settingSources: ["user", "local"],
       maxDurationSeconds: 600,
       requireCompleteTask: false,
@@ -394,7 +396,7 @@ Deno.test("invalid definitions are rejected at the field that is wrong", async (
       // The typo leaves completionType at "iterate", which would also miss maxIterations.
       assertRejects(
         `{ "name": "x", "behavior": { "completionTyp": "issue" } }`,
-        `${PREFIX}"behavior.completionTyp": unknown key, expected one of "systemPromptPath", "completionType", "completionConfig", "allowedTools", "disallowedTools", "permissionMode", "model", "maxTurns", "maxBudgetUsd", "session", "settingSources", "maxDurationSeconds", "requireCompleteTask", "maxContinuationAttempts"`,
+        `${PREFIX}"behavior.completionTyp": unknown key, expected one of "systemPromptPath", "completionType", "completionConfig", "allowedTools", "disallowedTools", "permissionMode", "model", "maxTurns", "maxBudgetUsd", "session", "prewarm", "settingSources", "maxDurationSeconds", "requireCompleteTask", "maxContinuationAttempts"`,
       );
       assertRejects(
         withBehavior({}, { github: { labels: { in_progress: "wip" } } }),

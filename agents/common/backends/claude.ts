@@ -9,14 +9,41 @@ import { z } from "zod";
 import { COMPLETE_TASK_TOOL } from "../summary.ts";
 import type {
   AgentBackend,
+  AgentConversation,
   AgentMessage,
   CompleteTaskCall,
+  ConversationTurn,
+  ProcessSettings,
   SessionRequest,
   StopDecision,
   StopEvent,
 } from "./types.ts";
 
-type Sdk = typeof import("@anthropic-ai/claude-agent-sdk");
+// The SDK's `core` entry: the same query() without the 1.4 MB bundle of its
+// dependencies, so it imports in about 120 ms instead of 210 ms.
+type Sdk = typeof import("@anthropic-ai/claude-agent-sdk/core");
+type Query = ReturnType<Sdk["query"]>;
+type SpareProcess = Awaited<ReturnType<Sdk["prewarm"]>>;
+type SdkOptions = NonNullable<Parameters<Sdk["query"]>[0]["options"]>;
+type SdkUserMessage = Extract<Parameters<Sdk["query"]>[0]["prompt"], AsyncIterable<unknown>> extends
+  AsyncIterable<infer T> ? T : never;
+
+/**
+ * Where a process's complete_task calls and stop events go. A process started
+ * ahead of its prompt (warm, or a conversation) gets the callbacks of each
+ * prompt as it comes.
+ */
+interface Routes {
+  onCompleteTask?: (call: CompleteTaskCall) => Promise<string>;
+  onStop?: (event: StopEvent) => Promise<StopDecision>;
+}
+
+/** The tool's answer when no prompt asked for complete_task (a status probe, say). */
+const NOT_NOW =
+  "finishline did not ask for complete_task at this point; answer the question you were asked.";
+
+/** How long a finished session's process gets to exit before it is killed. */
+const EXIT_GRACE_MS = 10_000;
 
 /** The tool description the agent reads. */
 const COMPLETE_TASK_DESCRIPTION =
@@ -37,26 +64,27 @@ const completeTaskShape = {
   next_steps: z.string().optional().describe("What should happen next"),
 };
 
-function completeTaskServer(sdk: Sdk, request: SessionRequest) {
-  const onCompleteTask = request.onCompleteTask;
-  if (!onCompleteTask) return undefined;
+function completeTaskServer(sdk: Sdk, routes: Routes) {
   return sdk.createSdkMcpServer({
     name: "finishline",
     version: "0.1.0",
     alwaysLoad: true,
     tools: [
       sdk.tool("complete_task", COMPLETE_TASK_DESCRIPTION, completeTaskShape, async (input) => {
-        const text = await onCompleteTask(input as CompleteTaskCall);
+        const text = routes.onCompleteTask
+          ? await routes.onCompleteTask(input as CompleteTaskCall)
+          : NOT_NOW;
         return { content: [{ type: "text" as const, text }] };
       }),
     ],
   });
 }
 
-function stopHook(onStop: (event: StopEvent) => Promise<StopDecision>) {
+function stopHook(routes: Routes) {
   return async (input: unknown) => {
+    if (!routes.onStop) return {};
     const record = (input ?? {}) as Record<string, unknown>;
-    const decision = await onStop({
+    const decision = await routes.onStop({
       stopHookActive: record.stop_hook_active === true,
       lastAssistantMessage: typeof record.last_assistant_message === "string"
         ? record.last_assistant_message
@@ -75,9 +103,54 @@ export interface ClaudeBackendOptions {
   executable?: string;
 }
 
+/** A parked process started by {@linkcode ClaudeBackend.warm}, waiting for its session. */
+interface Spare {
+  key: string;
+  routes: Routes;
+  controller: AbortController;
+  ready: Promise<SpareProcess>;
+}
+
+/**
+ * The settings a parked process is started with; the rest (working
+ * directory, permission mode, appended system prompt) come with the session.
+ */
+function spareKey(settings: ProcessSettings): string {
+  return JSON.stringify([
+    settings.tools ?? null,
+    settings.allowedTools,
+    settings.disallowedTools,
+    settings.permissionMode === "bypassPermissions",
+    settings.model ?? null,
+    settings.maxTurns ?? null,
+    settings.maxBudgetUsd ?? null,
+    settings.settingSources,
+    settings.env ?? null,
+    settings.completeTask,
+    settings.stopHook,
+  ]);
+}
+
+function processSettings(request: SessionRequest): ProcessSettings {
+  const { prompt: _prompt, onCompleteTask, onStop, signal: _signal, ...settings } = request;
+  return {
+    ...settings,
+    completeTask: onCompleteTask !== undefined,
+    stopHook: onStop !== undefined,
+  };
+}
+
 /**
  * Runs sessions through `query()` of `@anthropic-ai/claude-agent-sdk`. The SDK
- * is imported on first use, so commands that run no agent do not pay for it.
+ * is imported on first use (or by {@linkcode ClaudeBackend.preload}), so
+ * commands that run no agent do not pay for it.
+ *
+ * Three ways to spend less time starting Claude Code:
+ * - {@linkcode ClaudeBackend.warm} starts and parks the next session's process
+ *   while the current one works (the SDK's `prewarm()`);
+ * - {@linkcode ClaudeBackend.conversation} keeps one process for many prompts
+ *   (the SDK's streaming input), for the `continue` session mode;
+ * - a session ends at its result message; its process exits in the background.
  *
  * @example
  * ```ts
@@ -87,12 +160,19 @@ export interface ClaudeBackendOptions {
  * // Nothing is imported or started until the first session.
  * const backend = new ClaudeBackend({ executable: "/usr/local/bin/claude" });
  * assert.equal(backend.name, "claude");
+ * await backend.release();
  * ```
  */
 export class ClaudeBackend implements AgentBackend {
   /** Always "claude". */
   readonly name = "claude";
   #options: ClaudeBackendOptions;
+  #sdk: Promise<Sdk> | undefined;
+  #spare: Spare | undefined;
+  /** Set once a parked process refused a session's folder: later ones would too. */
+  #sparesRefused = false;
+  /** Processes of finished sessions, still exiting. */
+  #exiting = new Set<Promise<void>>();
 
   /**
    * Create the backend; the SDK is loaded by the first session.
@@ -104,7 +184,152 @@ export class ClaudeBackend implements AgentBackend {
   }
 
   /**
-   * Run one Claude Code session.
+   * Start importing the SDK now, so that the first session does not wait for
+   * it (the import reads about 2 MB of modules).
+   *
+   * @example
+   * ```ts
+   * import { ClaudeBackend } from "@finishline/agents";
+   *
+   * const backend = new ClaudeBackend();
+   * backend.preload();
+   * await backend.release();
+   * ```
+   */
+  preload(): void {
+    this.#load().catch(() => {
+      // reported by the session that needs it
+    });
+  }
+
+  #load(): Promise<Sdk> {
+    return this.#sdk ??= import("@anthropic-ai/claude-agent-sdk/core");
+  }
+
+  /** The SDK options of one Claude Code process. */
+  #sdkOptions(
+    sdk: Sdk,
+    settings: ProcessSettings,
+    routes: Routes,
+    controller: AbortController,
+  ): SdkOptions {
+    const bypass = settings.permissionMode === "bypassPermissions";
+    return {
+      abortController: controller,
+      cwd: settings.cwd,
+      tools: settings.tools,
+      allowedTools: settings.completeTask
+        ? [...settings.allowedTools, COMPLETE_TASK_TOOL]
+        : settings.allowedTools,
+      mcpServers: settings.completeTask
+        ? { finishline: completeTaskServer(sdk, routes) }
+        : undefined,
+      hooks: settings.stopHook ? { Stop: [{ hooks: [stopHook(routes)] }] } : undefined,
+      disallowedTools: settings.disallowedTools,
+      permissionMode: settings.permissionMode,
+      allowDangerouslySkipPermissions: bypass || undefined,
+      model: settings.model,
+      maxTurns: settings.maxTurns,
+      maxBudgetUsd: settings.maxBudgetUsd,
+      resume: settings.resume,
+      settingSources: settings.settingSources,
+      systemPrompt: {
+        type: "preset",
+        preset: "claude_code",
+        append: settings.systemPromptAppend,
+      },
+      env: { ...Deno.env.toObject(), ...settings.env },
+      pathToClaudeCodeExecutable: this.#options.executable,
+      stderr: settings.stderr,
+    };
+  }
+
+  /**
+   * Start the process of a later new session now and park it (the SDK's
+   * `prewarm()`): Claude Code boots, loads its tools and connects the
+   * complete_task server while the current session works. The session that
+   * claims it sends its folder then, so the git status and CLAUDE.md the
+   * agent sees are read at that moment, not now. One process is kept: the
+   * next warm replaces it; a session with other settings leaves it parked.
+   *
+   * @param settings The later session's settings (`resume` is not possible).
+   */
+  warm(settings: ProcessSettings): void {
+    this.#discardSpare();
+    if (settings.resume || this.#sparesRefused) return;
+    const routes: Routes = {};
+    const controller = new AbortController();
+    const ready = this.#load().then((sdk) => {
+      const { cwd: _cwd, permissionMode: _mode, resume: _resume, ...options } = this.#sdkOptions(
+        sdk,
+        settings,
+        routes,
+        controller,
+      );
+      return sdk.prewarm({
+        options: { ...options, systemPrompt: { type: "preset", preset: "claude_code" } },
+      });
+    });
+    ready.catch(() => {
+      // the session falls back to query(), which reports the problem
+    });
+    this.#spare = { key: spareKey(settings), routes, controller, ready };
+  }
+
+  #discardSpare(): void {
+    const spare = this.#spare;
+    this.#spare = undefined;
+    if (!spare) return;
+    spare.ready.then((parked) => parked.close(), () => {});
+    spare.controller.abort();
+  }
+
+  /** The parked process for these settings, if there is one. */
+  #takeSpare(settings: ProcessSettings): Spare | undefined {
+    const spare = this.#spare;
+    if (!spare || settings.resume || spare.key !== spareKey(settings)) return undefined;
+    this.#spare = undefined;
+    return spare;
+  }
+
+  /**
+   * Bind a parked process to a session. Undefined when it cannot serve it
+   * (it died, or refused the folder or permission mode): then the session
+   * starts the usual way, and its prompt has not run.
+   */
+  async #claim(spare: Spare, request: SessionRequest): Promise<Query | undefined> {
+    try {
+      const parked = await spare.ready;
+      const query = parked.claim({
+        prompt: request.prompt,
+        options: {
+          cwd: request.cwd,
+          permissionMode: request.permissionMode,
+          appendSystemPrompt: request.systemPromptAppend,
+        },
+      });
+      try {
+        await parked.claimed;
+      } catch (error) {
+        query.close();
+        // The folder's settings (env, model, ...) rule parked processes out for this run.
+        this.#sparesRefused = true;
+        request.stderr?.(
+          `finishline: the parked Claude Code process refused the session (${
+            error instanceof Error ? error.message : error
+          }); starting a new one\n`,
+        );
+        return undefined;
+      }
+      return query;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Run one Claude Code session. It ends at the result message; the process
+   * then exits in the background ({@linkcode ClaudeBackend.release} waits).
    *
    * @param request Prompt and settings.
    * @returns The SDK's messages.
@@ -133,48 +358,223 @@ export class ClaudeBackend implements AgentBackend {
    * ```
    */
   async *session(request: SessionRequest): AsyncIterable<AgentMessage> {
-    const sdk = await import("@anthropic-ai/claude-agent-sdk");
-    const extra = completeTaskServer(sdk, request);
-    const controller = new AbortController();
+    const sdk = await this.#load();
+    const settings = processSettings(request);
+    const spare = this.#takeSpare(settings);
+    let routes: Routes = spare?.routes ?? {};
+    let controller = spare?.controller ?? new AbortController();
     const abort = () => controller.abort(request.signal.reason);
-    if (request.signal.aborted) abort();
     request.signal.addEventListener("abort", abort, { once: true });
+    let query: Query | undefined;
+    let detached = false;
     try {
-      const bypass = request.permissionMode === "bypassPermissions";
-      const messages = sdk.query({
-        prompt: request.prompt,
-        options: {
-          abortController: controller,
-          cwd: request.cwd,
-          tools: request.tools,
-          allowedTools: extra
-            ? [...request.allowedTools, COMPLETE_TASK_TOOL]
-            : request.allowedTools,
-          mcpServers: extra ? { finishline: extra } : undefined,
-          hooks: request.onStop ? { Stop: [{ hooks: [stopHook(request.onStop)] }] } : undefined,
-          disallowedTools: request.disallowedTools,
-          permissionMode: request.permissionMode,
-          allowDangerouslySkipPermissions: bypass || undefined,
-          model: request.model,
-          maxTurns: request.maxTurns,
-          maxBudgetUsd: request.maxBudgetUsd,
-          resume: request.resume,
-          settingSources: request.settingSources,
-          systemPrompt: {
-            type: "preset",
-            preset: "claude_code",
-            append: request.systemPromptAppend,
-          },
-          env: { ...Deno.env.toObject(), ...request.env },
-          pathToClaudeCodeExecutable: this.#options.executable,
-          stderr: request.stderr,
-        },
-      });
-      for await (const message of messages) {
-        yield message as unknown as AgentMessage;
+      Object.assign(routes, { onCompleteTask: request.onCompleteTask, onStop: request.onStop });
+      if (spare && !request.signal.aborted) query = await this.#claim(spare, request);
+      if (!query) {
+        routes = { onCompleteTask: request.onCompleteTask, onStop: request.onStop };
+        controller = new AbortController();
+        query = sdk.query({
+          prompt: request.prompt,
+          options: this.#sdkOptions(sdk, settings, routes, controller),
+        });
+      }
+      if (request.signal.aborted) abort();
+      const messages = query[Symbol.asyncIterator]();
+      for (;;) {
+        const next = await messages.next();
+        if (next.done) return;
+        yield next.value as unknown as AgentMessage;
+        if (next.value.type === "result") {
+          detached = true;
+          this.#letExit(messages, query);
+          return;
+        }
       }
     } finally {
       request.signal.removeEventListener("abort", abort);
+      if (!detached) query?.close();
+    }
+  }
+
+  /** Let a finished session's process exit on its own, within a grace period. */
+  #letExit(messages: AsyncIterator<unknown>, query: Query): void {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const exited = (async () => {
+      timer = setTimeout(() => query.close(), EXIT_GRACE_MS);
+      try {
+        while (!(await messages.next()).done) {
+          // nothing follows a result that the runner needs
+        }
+      } catch {
+        // the process ended badly after its result: nothing to report
+      } finally {
+        clearTimeout(timer);
+      }
+    })();
+    this.#exiting.add(exited);
+    exited.finally(() => this.#exiting.delete(exited));
+  }
+
+  /**
+   * Open a conversation: one Claude Code process fed prompt after prompt
+   * through the SDK's streaming input, so later prompts cost no process start.
+   *
+   * @param settings The process's settings.
+   * @returns The conversation; the process starts at once and waits for the first prompt.
+   */
+  conversation(settings: ProcessSettings): AgentConversation {
+    return new ClaudeConversation((routes, controller) =>
+      this.#load().then((sdk) => ({
+        sdk,
+        options: this.#sdkOptions(sdk, settings, routes, controller),
+      }))
+    );
+  }
+
+  /**
+   * Stop the warm process, if any, and wait for finished sessions' processes
+   * to exit.
+   *
+   * @returns Resolves once they are gone.
+   */
+  async release(): Promise<void> {
+    this.#discardSpare();
+    await Promise.all([...this.#exiting]);
+  }
+}
+
+/** A queue of user messages the SDK reads as the process's input. */
+class InputQueue {
+  #items: SdkUserMessage[] = [];
+  #wake: (() => void) | undefined;
+  #ended = false;
+
+  push(item: SdkUserMessage): void {
+    this.#items.push(item);
+    this.#wake?.();
+  }
+
+  end(): void {
+    this.#ended = true;
+    this.#wake?.();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<SdkUserMessage> {
+    for (;;) {
+      const item = this.#items.shift();
+      if (item) {
+        yield item;
+        continue;
+      }
+      if (this.#ended) return;
+      await new Promise<void>((resolve) => this.#wake = resolve);
+      this.#wake = undefined;
+    }
+  }
+}
+
+/** {@linkcode AgentConversation} on one Claude Code process. */
+class ClaudeConversation implements AgentConversation {
+  #routes: Routes = {};
+  #controller = new AbortController();
+  #input = new InputQueue();
+  #query: Promise<Query>;
+  #messages: Promise<AsyncIterator<unknown>>;
+  #ended = false;
+  /** The process's running cost total at the last result. */
+  #costSoFar = 0;
+  #sessionId: string | undefined;
+
+  /** Starts the process at once; it waits for the first prompt. */
+  constructor(
+    start: (
+      routes: Routes,
+      controller: AbortController,
+    ) => Promise<{ sdk: Sdk; options: SdkOptions }>,
+  ) {
+    this.#query = start(this.#routes, this.#controller).then(({ sdk, options }) =>
+      sdk.query({ prompt: this.#input, options })
+    );
+    this.#messages = this.#query.then((query) => query[Symbol.asyncIterator]());
+    this.#messages.catch(() => {
+      // send() reports it
+    });
+  }
+
+  get sessionId(): string | undefined {
+    return this.#sessionId;
+  }
+
+  async *send(turn: ConversationTurn): AsyncIterable<AgentMessage> {
+    if (this.#ended) throw new Error("The Claude Code conversation has ended");
+    this.#routes.onCompleteTask = turn.onCompleteTask;
+    this.#routes.onStop = turn.onStop;
+    const kill = () => this.#kill(turn.signal.reason);
+    if (turn.signal.aborted) kill();
+    turn.signal.addEventListener("abort", kill, { once: true });
+    let finished = false;
+    try {
+      const messages = await this.#messages;
+      this.#input.push({
+        type: "user",
+        message: { role: "user", content: turn.prompt },
+        parent_tool_use_id: null,
+        session_id: this.#sessionId ?? "",
+      } as SdkUserMessage);
+      for (;;) {
+        const next = await messages.next();
+        if (next.done) {
+          throw new Error("The Claude Code process ended before the result of its prompt");
+        }
+        const message = next.value as AgentMessage;
+        if (typeof message.session_id === "string") this.#sessionId = message.session_id;
+        if (message.type !== "result") {
+          yield message;
+          continue;
+        }
+        // The process reports its running total; the turn's cost is the difference.
+        const total = typeof message.total_cost_usd === "number" ? message.total_cost_usd : 0;
+        const cost = Math.max(0, total - this.#costSoFar);
+        this.#costSoFar = total;
+        finished = true;
+        yield { ...message, total_cost_usd: cost };
+        return;
+      }
+    } finally {
+      turn.signal.removeEventListener("abort", kill);
+      this.#routes.onCompleteTask = undefined;
+      this.#routes.onStop = undefined;
+      // A turn cut short leaves the process mid-answer: end it.
+      if (!finished) this.#kill(new Error("the turn did not finish"));
+    }
+  }
+
+  #kill(reason: unknown): void {
+    this.#ended = true;
+    this.#input.end();
+    this.#controller.abort(reason);
+    this.#query.then((query) => query.close(), () => {});
+  }
+
+  async close(): Promise<void> {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#input.end();
+    let messages: AsyncIterator<unknown>;
+    try {
+      messages = await this.#messages;
+    } catch {
+      return;
+    }
+    const timer = setTimeout(() => this.#kill(new Error("did not exit")), EXIT_GRACE_MS);
+    try {
+      while (!(await messages.next()).done) {
+        // the process finishes and exits once its input has ended
+      }
+    } catch {
+      // it ended badly: nothing left to report
+    } finally {
+      clearTimeout(timer);
     }
   }
 }

@@ -73,6 +73,55 @@ export interface SessionRequest {
   onStop?: (event: StopEvent) => Promise<StopDecision>;
 }
 
+/** A session's settings: everything but the prompt, the callbacks and the signal. */
+export type SessionSettings = Omit<
+  SessionRequest,
+  "prompt" | "onCompleteTask" | "onStop" | "signal"
+>;
+
+/**
+ * Settings of an agent process started ahead of its prompt: a warm process
+ * ({@linkcode AgentBackend.warm}) or a conversation. The callbacks come later,
+ * with each prompt, so here it only says which of them the process offers.
+ */
+export interface ProcessSettings extends SessionSettings {
+  /** Offer the complete_task tool. */
+  completeTask: boolean;
+  /** Install the stop hook. */
+  stopHook: boolean;
+}
+
+/** One prompt sent into a conversation, with its own callbacks and abort signal. */
+export type ConversationTurn = Pick<
+  SessionRequest,
+  "prompt" | "onCompleteTask" | "onStop" | "signal"
+>;
+
+/**
+ * One agent process that takes prompt after prompt in the same session (the
+ * `continue` session mode): no process start, no transcript reload.
+ */
+export interface AgentConversation {
+  /** The session id, once the agent has reported it. */
+  readonly sessionId: string | undefined;
+  /**
+   * Send a prompt and yield the messages it causes, ending after its result
+   * message. The result's `total_cost_usd` is this turn's cost, not the
+   * process's running total. Throws when the process has ended; an aborted
+   * turn ends the process.
+   *
+   * @param turn The prompt, its callbacks and its abort signal.
+   * @returns The turn's messages.
+   */
+  send(turn: ConversationTurn): AsyncIterable<AgentMessage>;
+  /**
+   * End the conversation: the process finishes what it has and exits.
+   *
+   * @returns Resolves once it has exited (or was killed after a grace period).
+   */
+  close(): Promise<void>;
+}
+
 /** Runs agent sessions. */
 export interface AgentBackend {
   /** Backend name for logs (`claude`). */
@@ -84,4 +133,26 @@ export interface AgentBackend {
    * @returns The session's messages.
    */
   session(request: SessionRequest): AsyncIterable<AgentMessage>;
+  /**
+   * Start the process of a later new session now, so that its start-up
+   * overlaps other work. The next {@linkcode session} call whose settings
+   * it can serve uses it; a session that resumes never does.
+   *
+   * @param settings The later session's settings.
+   */
+  warm?(settings: ProcessSettings): void;
+  /**
+   * Open a conversation: one process for many prompts.
+   *
+   * @param settings The process's settings; `resume` continues a recorded session.
+   * @returns The conversation; its process starts at once and waits for the first prompt.
+   */
+  conversation?(settings: ProcessSettings): AgentConversation;
+  /**
+   * Stop warm processes and wait for the processes of finished sessions to
+   * exit. Sessions can still be run afterwards.
+   *
+   * @returns Resolves once they are gone.
+   */
+  release?(): Promise<void>;
 }

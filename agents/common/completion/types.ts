@@ -103,8 +103,13 @@ export interface IterationSummary {
   tokens: TokenUsage;
   /** Model turns. */
   turns: number;
-  /** Wall time of the session in milliseconds. */
+  /** Wall time of the iteration in milliseconds. */
   durationMs: number;
+  /**
+   * Of that, milliseconds spent waiting for the agent (its sessions, process
+   * start included); the rest is finishline's own work.
+   */
+  agentMs?: number;
   /** Why the session stopped (the result's stop reason or subtype). */
   stopReason: string | null;
   /** The `complete_task` call, when the agent made one. */
