@@ -445,7 +445,10 @@ class Run {
       };
     };
     await refreshGit();
-    if (!fault && !session.budget && !this.#signal.aborted && this.#behavior.maxBudgetUsd) {
+    if (
+      !fault && !session.budget && !this.#signal.aborted &&
+      this.#behavior.maxBudgetUsd !== undefined
+    ) {
       // With a budget, the next session's cap is known only now.
       this.#warmNext(iteration, builder);
     }

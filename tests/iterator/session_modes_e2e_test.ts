@@ -18,7 +18,11 @@ const step = (n: number) => [
   textTurn(`Step ${n} committed.`),
 ];
 
-async function agent(repo: string, behavior: Record<string, unknown>): Promise<void> {
+async function agent(
+  repo: string,
+  behavior: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+): Promise<void> {
   await Deno.mkdir(`${repo}/.agent/modes`, { recursive: true });
   await Deno.writeTextFile(
     `${repo}/.agent/modes/agent.json`,
@@ -31,6 +35,7 @@ async function agent(repo: string, behavior: Record<string, unknown>): Promise<v
         ...behavior,
       },
       probe: { enabled: false },
+      ...extra,
     }),
   );
   await git(repo, "add", ".agent");
@@ -102,20 +107,10 @@ Deno.test("continue: one Claude Code process serves every iteration, costs per i
 
 Deno.test("continue: a hung turn ends the process; the retry resumes the same session in a new one", async () => {
   await using repo = await tempRepo();
-  await agent(repo.path, { session: "continue" });
-  await Deno.writeTextFile(
-    `${repo.path}/.agent/modes/agent.json`,
-    JSON.stringify({
-      name: "modes",
-      behavior: {
-        completionType: "iterate",
-        completionConfig: { maxIterations: 2 },
-        requireCompleteTask: false,
-        session: "continue",
-      },
-      probe: { enabled: false },
-      retry: { baseDelaySeconds: 0, iterationTimeoutSeconds: 3 },
-    }),
+  await agent(
+    repo.path,
+    { session: "continue", completionConfig: { maxIterations: 2 } },
+    { retry: { baseDelaySeconds: 0, iterationTimeoutSeconds: 3 } },
   );
   await using server = await ScriptedModelServer.start({
     scripts: [[...step(1), { fault: { kind: "hang", afterEvents: 2 } }, ...step(2)]],
