@@ -57,8 +57,10 @@ export type {
   SettingSource,
   VerifyConfig,
 } from "./common/agent_definition.ts";
-export { COMPLETION_TYPES } from "./common/agent_definition.ts";
+export { COMPLETION_TYPES, DEFAULT_PROTECTED_GLOBS } from "./common/agent_definition.ts";
 export type {
+  CheckEvidence,
+  ChecksEvidence,
   CompleteTaskCall,
   CompletionCriteria,
   CompletionHandler,
@@ -67,6 +69,7 @@ export type {
   GitEvidence,
   HandlerFactoryContext,
   IterationSummary,
+  RunOutcome,
   TokenUsage,
   ToolCall,
 } from "./common/completion/types.ts";
@@ -113,6 +116,7 @@ export {
 } from "./common/summary.ts";
 export type {
   AgentBackend,
+  CommandRefusal,
   SessionPermissionMode,
   SessionRequest,
   StopDecision,
@@ -136,6 +140,33 @@ export { GitChecker, type GitCheckerOptions } from "./common/checks/git.ts";
 export { latestPlan, PlanChecker, type PlanItem } from "./common/checks/plan.ts";
 export { JudgeChecker, type JudgeCheckerOptions, parseVerdict } from "./common/checks/judge.ts";
 export { buildVerifier, type BuildVerifierOptions, verify } from "./common/checks/verifier.ts";
+export {
+  type CheckHint,
+  detectChecks,
+  type DetectedCheck,
+  type Detection,
+  formatDetection,
+  type SkippedCandidate,
+} from "./common/checks/detect.ts";
+export {
+  parseTestReport,
+  type TestReport,
+  type TestRunner,
+  testsRun,
+} from "./common/checks/test_report.ts";
+export {
+  type BaselineResult,
+  changedProtectedFiles,
+  type CheckRun,
+  describeRun,
+  isProtected,
+  type RepoCheck,
+  RepoChecksChecker,
+  type RepoChecksOptions,
+  runInWorktree,
+  runRepoCheck,
+  snapshotCommit,
+} from "./common/checks/repo_checks.ts";
 export { IssueCompletionHandler, type IssueHandlerOptions } from "./common/completion/issue.ts";
 export {
   boardPhase,
@@ -162,7 +193,9 @@ export {
 } from "./common/git.ts";
 export {
   MISSING_CODE,
+  runShell,
   runTool,
+  type ShellResult,
   TIMEOUT_CODE,
   type ToolOptions,
   type ToolResult,
@@ -181,6 +214,7 @@ export {
 export { type FinishOptions, type FinishReport, runFinish } from "./iterator/finish.ts";
 export {
   EXIT_CODES,
+  type PullRequestGate,
   type RunEvent,
   runIterations,
   type RunOptions,

@@ -174,9 +174,37 @@ export type CheckConfig =
 export interface VerifyConfig {
   /** `all` must pass, or `any` may pass. @default "all" */
   mode: "all" | "any";
-  /** The checkers, in order. @default [] */
+  /** The checkers, in order; when given, they replace the detected checks. @default [] */
   checks: CheckConfig[];
+  /** Without `checks`, detect the repository's own checks and gate completion on them. @default true */
+  detect: boolean;
+  /** Run the detected checks on the starting commit beside the first session. @default true */
+  baseline: boolean;
+  /** Globs of the files that define done (tests). @default DEFAULT_PROTECTED_GLOBS */
+  protect: string[];
+  /** Timeout of one detected check in seconds. @default 600 */
+  checkTimeoutSeconds: number;
+  /** Wait for the pull request's checks; on by default when a pull request is created. */
+  prChecks?: boolean;
+  /** How long to wait for the pull request's checks in seconds. @default 1800 */
+  prChecksTimeoutSeconds: number;
 }
+
+/**
+ * The files that define done unless `verify.protect` says otherwise: test
+ * files and folders of the common ecosystems.
+ */
+export const DEFAULT_PROTECTED_GLOBS: readonly string[] = [
+  "test/**",
+  "tests/**",
+  "__tests__/**",
+  "spec/**",
+  "**/*.test.*",
+  "**/*.spec.*",
+  "**/*_test.*",
+  "**/test_*.py",
+  "**/testdata/**",
+];
 
 /** Validation rules of a definition parameter. */
 export interface ParameterValidation {
@@ -227,6 +255,8 @@ export interface GithubConfig {
   };
   /** Post a short progress comment after each iteration. @default false */
   comment: boolean;
+  /** Who closes the issue: the runner once the evidence passes, or the agent. @default "runner" */
+  closeIssue: "runner" | "agent";
 }
 
 /** Where the JSONL run log goes. */

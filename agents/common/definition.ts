@@ -29,6 +29,7 @@ import { z } from "zod";
 import {
   type AgentDefinition,
   COMPLETION_TYPES,
+  DEFAULT_PROTECTED_GLOBS,
   type LoadedDefinition,
   type SettingSource,
 } from "./agent_definition.ts";
@@ -391,6 +392,9 @@ const rawDefinitionSchema = strictObject({
     comment: z.boolean().default(false).describe(
       "Post a short progress comment after each iteration.",
     ),
+    closeIssue: z.enum(["runner", "agent"]).default("runner").describe(
+      "Who closes the issue: `runner` (once the evidence passes; the agent's own `gh issue close` is refused) or `agent` (the issue closing is the completion signal).",
+    ),
   }).prefault({}).describe("GitHub integration settings."),
   logging: strictObject({
     directory: nonEmptyString().optional().describe(
@@ -402,7 +406,27 @@ const rawDefinitionSchema = strictObject({
     mode: z.enum(["all", "any"]).default("all").describe(
       "`all` checkers must pass, or `any` may pass.",
     ),
-    checks: z.array(checkSchema).default(() => []).describe("The checkers, in order."),
+    checks: z.array(checkSchema).default(() => []).describe(
+      "The checkers, in order; when given, they replace the detected checks.",
+    ),
+    detect: z.boolean().default(true).describe(
+      "Without `checks`, detect the repository's own checks (package.json, deno.json, Makefile, pytest, Cargo, Go) and gate completion on them.",
+    ),
+    baseline: z.boolean().default(true).describe(
+      "Run the detected checks on the starting commit, in a detached worktree beside the first session, so that a check green at the start must stay green.",
+    ),
+    protect: z.array(nonEmptyString()).default(() => [...DEFAULT_PROTECTED_GLOBS]).describe(
+      "Globs of the files that define done (tests); when the agent changes them, their original versions must still pass or the agent must declare the change.",
+    ),
+    checkTimeoutSeconds: positiveNumber().default(600).describe(
+      "Timeout of one detected check in seconds.",
+    ),
+    prChecks: z.boolean().optional().describe(
+      "Wait for the pull request's CI checks and complete only when they pass; on by default when a pull request is created.",
+    ),
+    prChecksTimeoutSeconds: positiveNumber().default(1800).describe(
+      "How long to wait for the pull request's checks in seconds.",
+    ),
   }).prefault({}).describe("Checkers that must pass before the run completes."),
   git: strictObject({
     rescue: z.boolean().default(true).describe(

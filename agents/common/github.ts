@@ -167,11 +167,63 @@ export interface GhProjectItem {
   repository?: string;
 }
 
+/** One CI check of a pull request, as `gh pr checks` reports it. */
+export interface PullRequestCheck {
+  /** The check's name (an Actions job, or a status context). */
+  name: string;
+  /**
+   * gh's bucket for it. gh's plain (non-terminal) output folds a cancelled
+   * check into `fail`, so `cancel` only comes from a gh that prints it.
+   */
+  state: "pass" | "fail" | "pending" | "skipping" | "cancel";
+  /** Its details page, when gh gives one. */
+  link?: string;
+  /** The Actions run id, when the link is an Actions job (`.../actions/runs/<id>/job/...`). */
+  runId?: string;
+}
+
+/** The CI checks of a pull request and their overall state. */
+export interface PullRequestChecks {
+  /**
+   * `fail` when any check failed or was cancelled, else `pending` when any is
+   * still running, else `pass`; `none` when the pull request has no checks.
+   */
+  state: "pass" | "fail" | "pending" | "none";
+  /** The checks, in the order gh printed them. */
+  checks: PullRequestCheck[];
+}
+
+/** Options of {@linkcode GitHubCli.waitForPullRequestChecks}. */
+export interface WaitForChecksOptions {
+  /**
+   * How long to wait: the time gh calls take plus the waits between polls, so
+   * an instant `sleep` (in {@linkcode GitHubOptions}) makes the whole wait instant.
+   */
+  timeoutMs: number;
+  /** The wait between polls in milliseconds. @default 15000 */
+  intervalMs?: number;
+  /** Stops the wait: it rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /** Receives every answer gh gives, pending ones included. */
+  onPoll?: (checks: PullRequestChecks) => void;
+}
+
 interface CallResult {
   code: number;
   stdout: string;
   stderr: string;
 }
+
+/**
+ * Exit codes with which `gh pr checks` still prints its rows: 1 when a check
+ * failed (and, before gh 2.36, when one is pending), 8 when one is pending.
+ */
+const CHECKS_ANSWER_CODES: readonly number[] = [1, 8];
+
+/** gh's words when a pull request has no checks at all. */
+const NO_CHECKS = /^no checks reported on the '/m;
+
+const CHECK_STATES: readonly string[] = ["pass", "fail", "pending", "skipping", "cancel"];
 
 /**
  * Talks to GitHub through the `gh` CLI.
@@ -615,6 +667,69 @@ export class GitHubCli {
   }
 
   /**
+   * Close an issue, optionally with a closing comment (retried).
+   *
+   * @param number Issue number.
+   * @param comment A comment to leave with it.
+   * @returns Whether gh succeeded (closing a closed issue succeeds too).
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { GitHubCli } from "@finishline/agents";
+   *
+   * // A stand-in for gh that logs its arguments and prints a canned reply.
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\n`;
+   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
+   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
+   *   assert.equal(await github.closeIssue(7, "Fixed in #9."), true);
+   *   assert.equal(await github.closeIssue(8), true);
+   *   assert.equal(
+   *     await Deno.readTextFile(`${dir}/calls`),
+   *     "issue close 7 --repo octo/demo --comment Fixed in #9.\nissue close 8 --repo octo/demo\n",
+   *   );
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
+   */
+  async closeIssue(number: number, comment?: string): Promise<boolean> {
+    return await this.#retryOk(this.#stateArgs("close", number, comment));
+  }
+
+  /**
+   * Reopen an issue, optionally with a comment saying why (retried).
+   *
+   * @param number Issue number.
+   * @param comment A comment to leave with it.
+   * @returns Whether gh succeeded (reopening an open issue succeeds too).
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { GitHubCli } from "@finishline/agents";
+   *
+   * // A stand-in for gh that logs its arguments and prints a canned reply.
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\n`;
+   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
+   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
+   *   assert.equal(await github.reopenIssue(7, "The test still fails."), true);
+   *   assert.equal(
+   *     await Deno.readTextFile(`${dir}/calls`),
+   *     "issue reopen 7 --repo octo/demo --comment The test still fails.\n",
+   *   );
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
+   */
+  async reopenIssue(number: number, comment?: string): Promise<boolean> {
+    return await this.#retryOk(this.#stateArgs("reopen", number, comment));
+  }
+
+  /**
    * Read a project before the run.
    *
    * @param number Project number.
@@ -780,6 +895,210 @@ export class GitHubCli {
     return result?.stdout.trim().split("\n").at(-1);
   }
 
+  /**
+   * The CI checks of a pull request during the run (retried; `undefined` when gh keeps failing).
+   *
+   * Reads gh's plain output (`name`, `state`, `elapsed`, `link` and, from gh
+   * 2.30, `description`, tab-separated), which every gh prints: `--json` on
+   * `gh pr checks` came in 2024, long after Debian's gh 2.23. gh exits 1 or 8
+   * when checks failed or are pending; those are answers, not faults.
+   *
+   * @param pr Pull request number, URL or head branch.
+   * @returns The checks and their overall state, or undefined.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { GitHubCli } from "@finishline/agents";
+   *
+   * // A stand-in for gh that logs its arguments and prints gh's rows for a pending run.
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   const rows = "lint\\tpass\\t41s\\thttps://github.com/octo/demo/actions/runs/123/job/1\\t\\n" +
+   *     "test\\tpending\\t0\\thttps://github.com/octo/demo/actions/runs/123/job/2\\t\\n";
+   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\nprintf '${rows}'\nexit 8\n`;
+   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
+   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
+   *   const checks = await github.pullRequestChecks("9");
+   *   assert.equal(checks?.state, "pending");
+   *   assert.deepEqual(checks?.checks[1], {
+   *     name: "test",
+   *     state: "pending",
+   *     link: "https://github.com/octo/demo/actions/runs/123/job/2",
+   *     runId: "123",
+   *   });
+   *   assert.equal(await Deno.readTextFile(`${dir}/calls`), "pr checks 9 --repo octo/demo\n");
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
+   */
+  async pullRequestChecks(pr: string): Promise<PullRequestChecks | undefined> {
+    // A URL names its repository; --repo is for numbers and branches.
+    const args = ["pr", "checks", pr, ...(/^https?:\/\//.test(pr) ? [] : this.repoArgs())];
+    let checks: PullRequestChecks | undefined;
+    const result = await this.#retry(args, (result) => {
+      const parsed = parseChecks(result);
+      if (typeof parsed === "string") return parsed;
+      checks = parsed;
+      return undefined;
+    }, CHECKS_ANSWER_CODES);
+    return result ? checks : undefined;
+  }
+
+  /**
+   * Poll a pull request's checks until none is pending or the time is up.
+   *
+   * A poll on which gh keeps failing is reported to `onFault` and the polling
+   * goes on; the answer is the last one gh gave (pending with no checks if it
+   * never answered).
+   *
+   * @param pr Pull request number, URL or head branch.
+   * @param options Time budget, poll interval, abort signal and a callback for each answer.
+   * @returns The last answer, with `timedOut` when the time ran out while checks were pending.
+   * @throws {RangeError} When `timeoutMs` is negative or `intervalMs` is not positive.
+   * @throws The signal's reason when `signal` aborts.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { GitHubCli } from "@finishline/agents";
+   *
+   * // A stand-in for gh whose check is pending on the first call and passes after.
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   const script = `#!/bin/sh
+   * if [ -e "${dir}/seen" ]; then printf 'test\\tpass\\t2m0s\\t\\t\\n'; exit 0; fi
+   * touch "${dir}/seen"; printf 'test\\tpending\\t0\\t\\t\\n'; exit 8
+   * `;
+   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
+   *   const waits: number[] = [];
+   *   const github = new GitHubCli({
+   *     cwd: dir,
+   *     gh: `${dir}/gh`,
+   *     sleep: (ms) => {
+   *       waits.push(ms);
+   *       return Promise.resolve();
+   *     },
+   *   });
+   *   const polls: string[] = [];
+   *   const result = await github.waitForPullRequestChecks("9", {
+   *     timeoutMs: 600_000,
+   *     onPoll: (checks) => polls.push(checks.state),
+   *   });
+   *   assert.deepEqual(result, {
+   *     state: "pass",
+   *     checks: [{ name: "test", state: "pass" }],
+   *     timedOut: false,
+   *   });
+   *   assert.deepEqual(polls, ["pending", "pass"]);
+   *   assert.deepEqual(waits, [15_000]);
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
+   */
+  async waitForPullRequestChecks(
+    pr: string,
+    options: WaitForChecksOptions,
+  ): Promise<PullRequestChecks & { timedOut: boolean }> {
+    const { timeoutMs, signal, onPoll } = options;
+    const intervalMs = options.intervalMs ?? 15_000;
+    if (!(timeoutMs >= 0)) {
+      throw new RangeError(
+        `Cannot wait for the checks of "${pr}": "timeoutMs" must be 0 or more, got ${timeoutMs}`,
+      );
+    }
+    if (!(intervalMs > 0)) {
+      throw new RangeError(
+        `Cannot wait for the checks of "${pr}": "intervalMs" must be more than 0, got ${intervalMs}`,
+      );
+    }
+    // Counted rather than read from a clock, so an instant test sleep still
+    // spends the budget: real time in gh calls plus the waits asked for.
+    let elapsed = 0;
+    let last: PullRequestChecks = { state: "pending", checks: [] };
+    for (;;) {
+      signal?.throwIfAborted();
+      const started = performance.now();
+      const checks = await this.pullRequestChecks(pr);
+      elapsed += performance.now() - started;
+      if (checks !== undefined) {
+        last = checks;
+        onPoll?.(checks);
+        if (checks.state !== "pending") return { ...checks, timedOut: false };
+      }
+      const remaining = timeoutMs - elapsed;
+      if (remaining <= 0) return { ...last, timedOut: true };
+      const wait = Math.ceil(Math.min(intervalMs, remaining));
+      await this.#pause(wait, signal);
+      elapsed += wait;
+    }
+  }
+
+  /**
+   * The end of the log of a workflow run's failed steps (retried).
+   *
+   * @param runId The Actions run id (see {@linkcode PullRequestCheck.runId}).
+   * @param tailLines How many lines to keep from the end.
+   * @returns The last lines (`job`, `step` and the line, tab-separated, as gh prints them),
+   * or undefined when gh keeps failing.
+   * @throws {RangeError} When `tailLines` is not a positive integer.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { GitHubCli } from "@finishline/agents";
+   *
+   * // A stand-in for gh that logs its arguments and prints a five-line log.
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\nprintf 'one\\ntwo\\nthree\\nfour\\nfive\\n'\n`;
+   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
+   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
+   *   assert.equal(await github.failedRunLog("123", 2), "four\nfive");
+   *   assert.equal(
+   *     await Deno.readTextFile(`${dir}/calls`),
+   *     "run view 123 --repo octo/demo --log-failed\n",
+   *   );
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
+   */
+  async failedRunLog(runId: string, tailLines = 40): Promise<string | undefined> {
+    if (!Number.isInteger(tailLines) || tailLines < 1) {
+      throw new RangeError(
+        `Cannot read the log of run "${runId}": "tailLines" must be a positive integer, got ${tailLines}`,
+      );
+    }
+    const result = await this.#retry(
+      ["run", "view", runId, ...this.repoArgs(), "--log-failed"],
+      () => undefined,
+    );
+    if (result === undefined) return undefined;
+    const text = result.stdout.replace(/\n+$/, "");
+    return text === "" ? "" : text.split("\n").slice(-tailLines).join("\n");
+  }
+
+  #stateArgs(action: "close" | "reopen", number: number, comment?: string): string[] {
+    const args = ["issue", action, String(number), ...this.repoArgs()];
+    if (comment) args.push("--comment", comment);
+    return args;
+  }
+
+  async #pause(ms: number, signal?: AbortSignal): Promise<void> {
+    if (signal === undefined) return await this.#options.sleep(ms);
+    signal.throwIfAborted();
+    let onAbort = () => {};
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () => reject(signal.reason);
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
+    try {
+      await Promise.race([this.#options.sleep(ms), aborted]);
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+    }
+  }
+
   #where(): string {
     return this.#options.repo ? ` in "${this.#options.repo}"` : "";
   }
@@ -807,14 +1126,20 @@ export class GitHubCli {
     return parsed.value;
   }
 
+  /**
+   * Run a call during the run, retrying with backoff. `accept` judges a
+   * result that exited 0 or with one of `answerCodes` (a string is the
+   * problem, and the call is retried).
+   */
   async #retry(
     args: string[],
     accept: (result: CallResult) => string | undefined,
+    answerCodes: readonly number[] = [],
   ): Promise<CallResult | undefined> {
     const { attempts, backoffMs, sleep, onFault } = this.#options;
     for (let attempt = 1; attempt <= attempts; attempt++) {
       const result = await this.#once(args);
-      const problem = result.code === 0
+      const problem = result.code === 0 || answerCodes.includes(result.code)
         ? accept(result)
         : result.code === TIMEOUT_CODE
         ? `timed out after ${this.#options.timeoutMs} ms`
@@ -860,6 +1185,39 @@ function parseJson<T>(
     return { ok: false, error: `${issue.path.join(".") || "(root)"}: ${issue.message}` };
   }
   return { ok: true, value: result.data };
+}
+
+/** gh's plain `pr checks` output, or the problem with it. */
+function parseChecks(result: CallResult): PullRequestChecks | string {
+  if (NO_CHECKS.test(result.stderr)) return { state: "none", checks: [] };
+  const lines = result.stdout.split("\n").filter((line) => line.trim() !== "");
+  if (lines.length === 0) {
+    return result.code === 0
+      ? { state: "none", checks: [] }
+      : firstLine(result.stderr, result.code);
+  }
+  const checks: PullRequestCheck[] = [];
+  for (const line of lines) {
+    const [name, state, _elapsed, link] = line.split("\t");
+    if (link === undefined || !CHECK_STATES.includes(state)) {
+      return `unexpected "gh pr checks" row: "${line}"`;
+    }
+    const runId = link.match(/\/actions\/runs\/(\d+)(?:[/?#]|$)/)?.[1];
+    checks.push({
+      name,
+      state: state as PullRequestCheck["state"],
+      ...(link === "" ? {} : { link }),
+      ...(runId === undefined ? {} : { runId }),
+    });
+  }
+  return { state: checksState(checks), checks };
+}
+
+function checksState(checks: PullRequestCheck[]): PullRequestChecks["state"] {
+  if (checks.length === 0) return "none";
+  if (checks.some((check) => check.state === "fail" || check.state === "cancel")) return "fail";
+  if (checks.some((check) => check.state === "pending")) return "pending";
+  return "pass";
 }
 
 function firstLine(stderr: string, code: number): string {

@@ -91,3 +91,104 @@ export async function runTool(
     return { code: 1, stdout: "", stderr: error instanceof Error ? error.message : String(error) };
   }
 }
+
+/** How long a timed-out command gets to exit on SIGTERM before SIGKILL. */
+const KILL_GRACE_MS = 2_000;
+
+/** What {@linkcode runShell} saw. */
+export interface ShellResult {
+  /** Exit code (the shell's 127 when the command is not found). */
+  code: number;
+  /** Standard output and standard error, interleaved as they came. */
+  combined: string;
+  /** Whether the command was stopped at its timeout. */
+  timedOut: boolean;
+}
+
+/**
+ * Run `sh -c command` as the leader of its own process group, stdout and
+ * stderr captured together. On timeout the whole group is stopped: killing
+ * only the shell would leave its children running, holding the output pipes
+ * open, so the wait would outlast the timeout.
+ *
+ * @param command The shell command.
+ * @param options Working directory, timeout and extra environment.
+ * @returns Exit code, output and whether it timed out.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { runShell } from "@finishline/agents";
+ *
+ * const result = await runShell("echo out; echo err >&2; exit 3", { cwd: ".", timeoutMs: 10_000 });
+ * assert.equal(result.code, 3);
+ * assert.match(result.combined, /out/);
+ * assert.match(result.combined, /err/);
+ * assert.equal(result.timedOut, false);
+ * ```
+ */
+export async function runShell(
+  command: string,
+  options: { cwd: string; timeoutMs: number; env?: Record<string, string>; signal?: AbortSignal },
+): Promise<ShellResult> {
+  const { cwd, timeoutMs, env, signal } = options;
+  const child = new Deno.Command("sh", {
+    args: ["-c", command],
+    cwd,
+    env,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    detached: true,
+  }).spawn();
+  const chunks: Uint8Array[] = [];
+  const readers = [child.stdout.getReader(), child.stderr.getReader()];
+  const reading = Promise.all(readers.map(async (reader) => {
+    try {
+      for (let read = await reader.read(); !read.done; read = await reader.read()) {
+        chunks.push(read.value);
+      }
+    } catch {
+      // cancelled after the kill; keep what was read
+    }
+  }));
+  let exited = false;
+  let timedOut = false;
+  const status = child.status.finally(() => exited = true);
+  const killGroup = (signal: Deno.Signal) => {
+    try {
+      Deno.kill(-child.pid, signal);
+    } catch {
+      // the group is gone already
+    }
+  };
+  let grace: ReturnType<typeof setTimeout> | undefined;
+  const stop = () => {
+    if (grace !== undefined) return;
+    killGroup("SIGTERM");
+    grace = setTimeout(() => {
+      killGroup("SIGKILL");
+      // A process that left the group may still hold the pipes.
+      for (const reader of readers) reader.cancel().catch(() => {});
+    }, KILL_GRACE_MS);
+  };
+  const timer = setTimeout(() => {
+    timedOut = !exited;
+    stop();
+  }, timeoutMs);
+  if (signal?.aborted) stop();
+  signal?.addEventListener("abort", stop, { once: true });
+  try {
+    const [{ code }] = await Promise.all([status, reading]);
+    const bytes = new Uint8Array(chunks.reduce((total, chunk) => total + chunk.length, 0));
+    let offset = 0;
+    for (const chunk of chunks) {
+      bytes.set(chunk, offset);
+      offset += chunk.length;
+    }
+    return { code, combined: new TextDecoder().decode(bytes), timedOut };
+  } finally {
+    signal?.removeEventListener("abort", stop);
+    clearTimeout(timer);
+    clearTimeout(grace);
+  }
+}

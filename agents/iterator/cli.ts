@@ -22,6 +22,8 @@ export interface BaseFlags {
   version: boolean;
   /** `--list`. */
   list: boolean;
+  /** `--list-checks` (or the `checks` subcommand): print the detected checks and run them once. */
+  listChecks: boolean;
   /** `--init NAME`. */
   init?: string;
   /** `--store PATH`: the run history database. */
@@ -90,6 +92,7 @@ const BASE_OPTIONS: Record<string, OptionSpec> = {
   help: { type: "boolean", short: "h" },
   version: { type: "boolean" },
   list: { type: "boolean" },
+  "list-checks": { type: "boolean" },
   init: { type: "string" },
   store: { type: "string" },
   "github-actions": { type: "boolean" },
@@ -175,6 +178,8 @@ Output:
 
 Other:
       --list               list the agents found (local and built-in)
+      --list-checks        print the repository's detected checks and run them once
+                           (also: the "checks" subcommand)
       --init NAME          scaffold .agent/NAME/ (agent.json, prompts, a custom handler)
       --github-actions     with --init: also write .github/workflows/finishline.yml
       --trigger-label L    the issue label that starts the workflow (default: finishline)
@@ -224,6 +229,7 @@ export function parseBaseFlags(argv: string[]): BaseFlags {
     help: values.help === true,
     version: values.version === true,
     list: values.list === true,
+    listChecks: values["list-checks"] === true,
     init: typeof init === "string" ? init : undefined,
     store: typeof store === "string" ? store : undefined,
     githubActions: values["github-actions"] === true,

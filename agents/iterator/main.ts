@@ -13,11 +13,12 @@
  */
 
 import type { AgentBackend } from "../common/backends/types.ts";
-import { listAgents } from "../common/definition.ts";
+import { listAgents, loadDefinition } from "../common/definition.ts";
 import { UsageError } from "../common/errors.ts";
 import { GitRepo } from "../common/git.ts";
 import { HELP_TEXT, parseBaseFlags } from "./cli.ts";
 import { historyCommand, SUBCOMMANDS } from "./history.ts";
+import { listAndRunChecks } from "./gate.ts";
 import { scaffoldAgent } from "./init.ts";
 import { EXIT_CODES } from "./runner.ts";
 import { type CommandIO, openStore, runCommand, workingDirectory } from "./run_command.ts";
@@ -68,6 +69,7 @@ export async function main(argv: string[], io: MainIO = {}): Promise<number> {
 
 async function dispatch(argv: string[], io: CommandIO): Promise<number> {
   if (argv.length > 0 && SUBCOMMANDS.includes(argv[0])) return await historyCommand(argv, io);
+  if (argv[0] === "checks") return await checksCommand(argv.slice(1), io);
   const resumeAt = argv.indexOf("--resume");
   if (resumeAt !== -1) return await resume(argv, resumeAt, io);
   const base = parseBaseFlags(argv);
@@ -78,6 +80,9 @@ async function dispatch(argv: string[], io: CommandIO): Promise<number> {
   if (base.version) {
     io.stdout(`finishline ${VERSION}\n`);
     return 0;
+  }
+  if (base.listChecks) {
+    return await checksCommand(argv.filter((arg) => arg !== "--list-checks"), io);
   }
   if (base.list) {
     const cwd = await workingDirectory(base.cwd);
@@ -100,6 +105,25 @@ async function dispatch(argv: string[], io: CommandIO): Promise<number> {
     return 0;
   }
   return await runCommand(argv, io);
+}
+
+/**
+ * `checks` / `--list-checks`: the repository's detected checks (or the
+ * agent's configured ones), each run once on the working tree.
+ */
+async function checksCommand(argv: string[], io: CommandIO): Promise<number> {
+  const unknown = argv.find((arg, index) =>
+    arg.startsWith("-") && !["--cwd", "--agent", "-a"].includes(arg.split("=")[0]) &&
+    !(index > 0 && ["--cwd", "--agent", "-a"].includes(argv[index - 1]))
+  );
+  if (unknown) {
+    throw new UsageError(`The "checks" command takes only --cwd and --agent, not "${unknown}"`);
+  }
+  const base = parseBaseFlags(argv);
+  const cwd = await workingDirectory(base.cwd);
+  const repo = await GitRepo.open(cwd);
+  const { definition } = await loadDefinition(base.agent, { cwd });
+  return await listAndRunChecks(repo?.root ?? cwd, definition, io.stdout);
 }
 
 /**

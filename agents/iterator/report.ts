@@ -9,15 +9,24 @@
 import { countTools } from "../common/completion/_base.ts";
 import type { IterationSummary } from "../common/completion/types.ts";
 import { seconds } from "./progress.ts";
+import { evidenceMarkdown } from "./gate.ts";
 import type { RunResult } from "./runner.ts";
 
 /** What a report is made of. */
 export interface ReportInput {
   /** The run's result. */
-  result: Pick<
-    RunResult,
-    "status" | "completionReason" | "iterations" | "costUsd" | "durationMs" | "runId" | "summaries"
-  >;
+  result:
+    & Pick<
+      RunResult,
+      | "status"
+      | "completionReason"
+      | "iterations"
+      | "costUsd"
+      | "durationMs"
+      | "runId"
+      | "summaries"
+    >
+    & Partial<Pick<RunResult, "baseline">>;
   /** Agent name. */
   agent: string;
   /** Completion handler type and criteria. */
@@ -28,6 +37,8 @@ export interface ReportInput {
   branch?: string;
   /** The pull request, if one was opened. */
   pullRequest?: string;
+  /** What was detected as the run's checks, and why. */
+  checks?: string;
 }
 
 const STATUS_MARK: Record<string, string> = {
@@ -93,6 +104,28 @@ export function renderReport(input: ReportInput): string {
         }`,
       );
     }
+  }
+  if (input.checks) {
+    lines.push("", "## Evidence: the repository's checks", "", "```", input.checks, "```");
+    const baseline = result.baseline;
+    if (baseline) {
+      lines.push(
+        "",
+        baseline.error
+          ? `Baseline on \`${baseline.commit.slice(0, 12)}\`: could not run (${baseline.error})`
+          : `Baseline on \`${baseline.commit.slice(0, 12)}\` (${seconds(baseline.durationMs)}): ${
+            baseline.runs.map((run) =>
+              `\`${run.name}\` ${
+                run.green
+                  ? "green"
+                  : `red${run.failing.length ? ` (${run.failing.slice(0, 5).join(", ")})` : ""}`
+              }`
+            ).join(", ")
+          }`,
+      );
+    }
+    const gated = evidenceMarkdown(result.summaries.findLast((summary) => summary.checks));
+    if (gated.length > 0) lines.push("", ...gated);
   }
   const report = result.summaries.findLast((summary) => summary.completeTask)?.completeTask;
   if (report) {

@@ -9,6 +9,7 @@ import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import type { AgentDefinition } from "../common/agent_definition.ts";
 import { ClaudeBackend } from "../common/backends/claude.ts";
 import type { AgentBackend, SessionPermissionMode } from "../common/backends/types.ts";
+import { CompositeChecker } from "../common/checks/composite.ts";
 import { buildVerifier } from "../common/checks/verifier.ts";
 import { createCompletionHandler, iterationCap } from "../common/completion/factory.ts";
 import { loadDefinition } from "../common/definition.ts";
@@ -28,6 +29,14 @@ import { applyFlags, parseBaseFlags, parseRunFlags, runArgs } from "./cli.ts";
 import { formatLearnings, runFinish } from "./finish.ts";
 import { NO_LEARNINGS_TEXT } from "../common/completion/_base.ts";
 import { createReporter, finalLine, progressMode } from "./progress.ts";
+import {
+  describeChecks,
+  GitHubPullRequestGate,
+  ISSUE_CLOSE_REFUSAL,
+  preflight,
+  prepareChecks,
+  runEvidence,
+} from "./gate.ts";
 import { renderReport } from "./report.ts";
 import { EXIT_CODES, runIterations, type RunResult } from "./runner.ts";
 
@@ -149,7 +158,15 @@ export async function runCommand(
     "uv-max_iterations": maxIterations,
     "uv-complete_task_instructions": completeTaskInstructions(definition),
   });
-  const verifier = await buildVerifier(definition.verify, { agentDir: loaded.agentDir, cwd });
+  const configured = await buildVerifier(definition.verify, { agentDir: loaded.agentDir, cwd });
+  // With no checks configured, the repository's own checks decide (verify.detect).
+  const checks = await prepareChecks(definition, mainRepo?.root ?? cwd);
+  const verifier = checks.gate
+    ? new CompositeChecker([...configured.checkers, checks.gate], {
+      allMustPass: configured.allMustPass,
+    })
+    : configured;
+  const checksText = describeChecks(definition, checks);
   const permissionMode: SessionPermissionMode = flags.dangerouslySkipPermissions
     ? "bypassPermissions"
     : definition.behavior.permissionMode;
@@ -169,6 +186,13 @@ export async function runCommand(
           criteria: criteria.short,
           maxIterations,
           permissionMode,
+          checks: {
+            detected: checks.detection?.checks ?? [],
+            hints: checks.detection?.hints ?? [],
+            skipped: checks.detection?.skipped ?? [],
+            baseline: checks.gate !== undefined && definition.verify.baseline,
+            summary: checksText,
+          },
           systemPrompt,
           prompt,
         })
@@ -185,6 +209,9 @@ export async function runCommand(
             definition.behavior.allowedTools.join(", ")
           }`,
           "",
+          "--- checks (what gates completion) ---",
+          checksText,
+          "",
           "--- system prompt (appended to Claude Code's) ---",
           systemPrompt,
           "",
@@ -196,6 +223,22 @@ export async function runCommand(
     }
     return 0;
   }
+
+  const refuseCommands = handler.type === "issue" && definition.github.closeIssue === "runner"
+    ? [ISSUE_CLOSE_REFUSAL]
+    : [];
+  const prChecks = flags.createPr === true && (definition.verify.prChecks ?? true);
+  await preflight({
+    definition,
+    displayPath: loaded.displayPath,
+    checks,
+    permissionMode,
+    changesCode: handler.type === "issue" || handler.type === "project" ||
+      checks.gate !== undefined,
+    createPr: flags.createPr && mainRepo
+      ? { repo: mainRepo, github: new GitHubCli({ cwd, repo: flags.repo, attempts: 2 }) }
+      : undefined,
+  });
 
   store ??= openStore(storeFile, cwd);
   const logDir = isAbsolute(definition.logging.directory)
@@ -248,6 +291,7 @@ export async function runCommand(
     worktreeBranch: worktree?.branch,
     mainRepo: mainRepo?.root,
   };
+  let runBaseline: string | null = resume?.baseline ?? null;
   if (resume) {
     // An iteration cut short by an interrupt is re-run, like one cut short by a crash.
     const last = store.iterations(runId).at(-1);
@@ -260,6 +304,7 @@ export async function runCommand(
       `[finishline] resuming run ${runId} after iteration ${store.iterations(runId).length}\n`,
     );
   } else {
+    runBaseline = git ? await git.head() : null;
     store.createRun({
       id: runId,
       agent: definition.name,
@@ -267,7 +312,7 @@ export async function runCommand(
       argv,
       cwd,
       startedAt: new Date().toISOString(),
-      baseline: git ? await git.head() : null,
+      baseline: runBaseline,
       branch: worktree?.branch ?? null,
       maxIterations,
       cleanup: cleanupFacts,
@@ -301,6 +346,18 @@ export async function runCommand(
       maxIterations,
       agentDir: loaded.agentDir,
       verifier,
+      repoChecks: checks.gate,
+      refuseCommands,
+      pullRequest: prChecks && worktree && git
+        ? new GitHubPullRequestGate({
+          worktree,
+          git,
+          github: new GitHubCli({ cwd: workDir, repo: flags.repo, attempts: 2 }),
+          timeoutMs: definition.verify.prChecksTimeoutSeconds * 1000,
+          log,
+          stderr: io.stderr,
+        })
+        : undefined,
       git,
       ignorePaths: worktree ? [] : ignorePaths,
       rescueOnEnd: worktree !== undefined,
@@ -336,24 +393,37 @@ export async function runCommand(
     cwd: workDir,
     onEvent: (kind, data) => log.event(kind, data),
     cleanup: async () => {
-      try {
-        await handler.onRunEnd?.({ status: result.status, reason: result.completionReason });
-      } catch (error) {
-        log.event("handler_hook_failed", {
-          hook: "onRunEnd",
-          error: error instanceof Error ? error.message : String(error),
-        });
-      }
       if (worktree && mainRepo) {
         worktreeReport = { branch: worktree.branch, path: worktree.path, base: worktree.base };
-        if (result.status === "completed" && flags.createPr) {
+        if (result.pullRequest) {
+          worktreeReport.pullRequest = result.pullRequest;
+        } else if (result.status === "completed" && flags.createPr) {
           worktreeReport.pullRequest = await openPullRequest(worktree, result, {
             cwd: workDir,
             repo: flags.repo,
             log,
             stderr: io.stderr,
           });
+          if (typeof worktreeReport.pullRequest === "string") {
+            result.pullRequest = worktreeReport.pullRequest;
+          }
         }
+      }
+      try {
+        await handler.onRunEnd?.({
+          status: result.status,
+          reason: result.completionReason,
+          ...(result.status === "completed"
+            ? { evidence: await runEvidence(result, git, result.baseline?.commit ?? runBaseline) }
+            : {}),
+        });
+      } catch (error) {
+        log.event("handler_hook_failed", {
+          hook: "onRunEnd",
+          error: error instanceof Error ? error.message : String(error),
+        });
+      }
+      if (worktree && mainRepo && worktreeReport) {
         worktreeReport.removed = await removeWorktreeIfClean(mainRepo, worktree);
         log.event("worktree_done", worktreeReport);
         io.stderr(
@@ -382,6 +452,7 @@ export async function runCommand(
         handler: `${handler.type} (${criteria.short})`,
         learnings: store.learningsOf(runId).map((learning) => learning.text),
         branch: worktree?.branch,
+        checks: checksText,
         pullRequest: typeof worktreeReport?.pullRequest === "string"
           ? worktreeReport.pullRequest
           : undefined,

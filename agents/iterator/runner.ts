@@ -24,11 +24,13 @@ import type {
   AgentBackend,
   AgentConversation,
   AgentMessage,
+  CommandRefusal,
   SessionPermissionMode,
   SessionRequest,
   SessionSettings,
 } from "../common/backends/types.ts";
 import type { CompositeChecker } from "../common/checks/composite.ts";
+import type { BaselineResult, RepoChecksChecker } from "../common/checks/repo_checks.ts";
 import type {
   RunGitEvidence,
   TaskCompletionContext,
@@ -107,6 +109,28 @@ export interface RunResult {
   logFile?: string;
   /** Every iteration's summary. */
   summaries: IterationSummary[];
+  /** The pull request the run opened, when it opened one. */
+  pullRequest?: string;
+  /** The repository's checks on the starting commit, when they ran. */
+  baseline?: BaselineResult;
+}
+
+/**
+ * The pull request as evidence: push the work, open the pull request if it
+ * is not open yet, and wait for its checks.
+ */
+export interface PullRequestGate {
+  /**
+   * Publish the iteration's work and wait for the pull request's checks.
+   *
+   * @param summary The iteration whose work passed the local checks.
+   * @param signal Aborts the wait.
+   * @returns The pull request's URL (when one is open) and the verification.
+   */
+  check(
+    summary: IterationSummary,
+    signal: AbortSignal,
+  ): Promise<{ url?: string; verification: VerificationRecord }>;
 }
 
 /** What the runner reports while it works. */
@@ -117,6 +141,7 @@ export type RunEvent =
   | { type: "probe"; iteration: number; status: ProbeStatus }
   | { type: "rescue"; iteration: number; by: "agent" | "runner"; clean: boolean }
   | { type: "retry"; iteration: number; attempt: number; reason: string; waitMs: number }
+  | { type: "baseline"; baseline: BaselineResult }
   | {
     type: "iteration_finished";
     iteration: number;
@@ -146,6 +171,16 @@ export interface RunOptions {
   agentDir?: URL;
   /** The configured checkers; none when absent. */
   verifier?: CompositeChecker;
+  /**
+   * The repository's checks, when they gate completion (they are also one of
+   * the verifier's checkers): the run starts their baseline before iteration
+   * 1 and records their evidence in each verified summary.
+   */
+  repoChecks?: RepoChecksChecker;
+  /** Bash commands the agent may not run (the agent's own `gh issue close`, say). */
+  refuseCommands?: CommandRefusal[];
+  /** The pull request's checks as the last gate (`--create-pr` with `verify.prChecks`). */
+  pullRequest?: PullRequestGate;
   /** The repository, for git evidence; absent outside one. */
   git?: GitRepo;
   /** Paths (relative to the repository root) that are finishline's own, not the agent's work. */
@@ -262,6 +297,8 @@ class Run {
   #repoAtEnd: { head: string | null; fingerprint: string | null } | undefined;
   /** The Claude Code process kept across iterations in the `continue` session mode. */
   #live: AgentConversation | undefined;
+  #pullRequest: string | undefined;
+  #baseline: BaselineResult | undefined;
 
   constructor(options: RunOptions) {
     this.#options = options;
@@ -307,6 +344,15 @@ class Run {
         this.#warmNext(this.#summaries.length);
       }
     }
+    const baselineCommit = this.#git?.baseline;
+    if (git && baselineCommit && this.#options.repoChecks && this.#definition.verify.baseline) {
+      // The baseline runs in its own worktree while the first session works.
+      this.#options.repoChecks.startBaseline(git, baselineCommit).then((baseline) => {
+        this.#baseline = baseline;
+        this.#log?.event("baseline", { ...baseline });
+        this.#options.onEvent?.({ type: "baseline", baseline });
+      });
+    }
     if (git) this.#startDirt = await git.snapshot(this.#options.ignorePaths ?? []) ?? new Map();
     try {
       await this.#handler.onRunStart?.();
@@ -323,6 +369,7 @@ class Run {
       cwd: this.#options.cwd,
       baseline: this.#git?.baseline ?? null,
       checks: this.#options.verifier?.checkers.map((checker) => checker.name) ?? [],
+      repoChecks: this.#options.repoChecks?.checks.map((check) => check.command),
       resumedAfter: resume ? resume.summaries.length : undefined,
     });
     for (
@@ -390,7 +437,7 @@ class Run {
         maxAttempts: this.#behavior.maxContinuationAttempts,
         verify: async (call) => {
           if (!this.#hasChecks) return undefined;
-          return await verify(
+          const record = await verify(
             this.#options.verifier!,
             this.#checkContext(attemptBuilder.current, {
               completeTask: call,
@@ -398,6 +445,8 @@ class Run {
             }),
             "complete_task",
           );
+          this.#recordChecks(attemptBuilder.current);
+          return record;
         },
         onEvent: (kind, data) => this.#log?.event(kind, { iteration, ...data }),
       });
@@ -603,7 +652,15 @@ class Run {
           "handler",
         );
         summary.verification = verification;
+        this.#recordChecks(summary);
         this.#log?.event("verification", { iteration, trigger: "handler", verification });
+      }
+      if ((!verification || verification.passed) && this.#options.pullRequest) {
+        const published = await this.#options.pullRequest.check(summary, this.#signal);
+        this.#pullRequest = published.url ?? this.#pullRequest;
+        verification = published.verification;
+        summary.verification = verification;
+        this.#log?.event("verification", { iteration, trigger: "pull_request", verification });
       }
       if (!verification || verification.passed) {
         await this.#record(summary, "complete");
@@ -658,6 +715,20 @@ class Run {
     return undefined;
   }
 
+  /** The baseline for the result; one still running is stopped, not waited for. */
+  async #baselineIfDone(): Promise<{ baseline?: BaselineResult }> {
+    const checks = this.#options.repoChecks;
+    if (!checks) return {};
+    if (!this.#baseline) await checks.stopBaseline();
+    return this.#baseline ? { baseline: this.#baseline } : {};
+  }
+
+  /** Copy the repository checks' latest evidence into the summary. */
+  #recordChecks(summary: IterationSummary): void {
+    const evidence = this.#options.repoChecks?.evidence;
+    if (evidence) summary.checks = structuredClone(evidence);
+  }
+
   /** What every session of this run is started with; `spent` is cost not yet in the total. */
   #sessionSettings(spent: number): SessionSettings {
     const behavior = this.#behavior;
@@ -675,6 +746,7 @@ class Run {
         : undefined,
       settingSources: behavior.settingSources,
       env: this.#options.env,
+      refuseCommands: this.#options.refuseCommands,
     };
   }
 
@@ -1033,6 +1105,8 @@ class Run {
       sessionIds: this.#sessionIds,
       logFile: this.#log?.path,
       summaries: this.#summaries,
+      ...(this.#pullRequest ? { pullRequest: this.#pullRequest } : {}),
+      ...(await this.#baselineIfDone()),
     };
     this.#log?.event("run_finished", {
       runId: this.#runId,

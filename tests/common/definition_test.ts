@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import type { AgentDefinition } from "../../agents/common/agent_definition.ts";
+import {
+  type AgentDefinition,
+  DEFAULT_PROTECTED_GLOBS,
+} from "../../agents/common/agent_definition.ts";
 import { listAgents, loadDefinition, parseDefinition } from "../../agents/common/definition.ts";
 import { UsageError } from "../../agents/common/errors.ts";
 import { generateAgentSchema } from "../../agents/schemas/generate.ts";
@@ -92,9 +95,17 @@ Deno.test("a minimal definition gets every default filled in", () => {
     prompts: { registry: "prompts/registry.json", fallbackDir: "prompts" },
     parameters: {},
     actions: { enabled: true, types: [], outputFormat: "action" },
-    github: { labels: {}, comment: false },
+    github: { labels: {}, comment: false, closeIssue: "runner" },
     logging: { directory: ".agent/x/logs", format: "jsonl" },
-    verify: { mode: "all", checks: [] },
+    verify: {
+      mode: "all",
+      checks: [],
+      detect: true,
+      baseline: true,
+      protect: [...DEFAULT_PROTECTED_GLOBS],
+      checkTimeoutSeconds: 600,
+      prChecksTimeoutSeconds: 1800,
+    },
     git: { rescue: true, autoCommit: false, timeoutSeconds: 10 },
     circuitBreaker: { noProgressThreshold: 3, sameErrorThreshold: 5 },
     probe: { enabled: true, maxProbes: 3, probeIntervalSeconds: 30, probeTimeoutSeconds: 120 },
@@ -206,6 +217,7 @@ Deno.test("a full definition keeps every value it sets", () => {
     github: {
       labels: { inProgress: "wip", blocked: "blocked" },
       comment: true,
+      closeIssue: "agent",
     },
     logging: { directory: "logs/docs", format: "jsonl" },
     verify: {
@@ -223,6 +235,12 @@ Deno.test("a full definition keeps every value it sets", () => {
         },
         { type: "custom", path: "checks/links.ts", options: { strict: true } },
       ],
+      detect: false,
+      baseline: false,
+      protect: ["spec/**"],
+      checkTimeoutSeconds: 30,
+      prChecks: false,
+      prChecksTimeoutSeconds: 60,
     },
     git: { rescue: false, autoCommit: true, timeoutSeconds: 30 },
     circuitBreaker: { noProgressThreshold: 4, sameErrorThreshold: 2 },

@@ -11,6 +11,7 @@ import type {
   AgentBackend,
   AgentConversation,
   AgentMessage,
+  CommandRefusal,
   CompleteTaskCall,
   ConversationTurn,
   ProcessSettings,
@@ -62,6 +63,18 @@ const completeTaskShape = {
   new_skills_needed: z.array(z.string()).optional().describe("Skills you wished you had"),
   files_modified: z.array(z.string()).optional().describe("Files you changed"),
   next_steps: z.string().optional().describe("What should happen next"),
+  out_of_scope: z.array(z.object({
+    check: z.string().describe("The check's name, as finishline reported it"),
+    reason: z.string().describe("Why fixing it is outside this task"),
+  })).optional().describe(
+    "Checks that were already failing before you started and that this task does not cover, each with a reason",
+  ),
+  tests_changed: z.array(z.object({
+    path: z.string().describe("The test or check configuration file"),
+    reason: z.string().describe("Why the change was needed"),
+  })).optional().describe(
+    "Test files or check configuration you changed or deleted on purpose, each with a reason",
+  ),
 };
 
 function completeTaskServer(sdk: Sdk, routes: Routes) {
@@ -97,6 +110,31 @@ function stopHook(routes: Routes) {
   };
 }
 
+/**
+ * A PreToolUse hook that refuses Bash commands matching a refusal's pattern;
+ * the agent reads the reason as the tool's error.
+ */
+function refusalHook(refusals: CommandRefusal[]) {
+  const compiled = refusals.map((refusal) => ({
+    pattern: new RegExp(refusal.pattern),
+    reason: refusal.reason,
+  }));
+  return (input: unknown) => {
+    const record = (input ?? {}) as Record<string, unknown>;
+    const toolInput = (record.tool_input ?? {}) as Record<string, unknown>;
+    const command = typeof toolInput.command === "string" ? toolInput.command : "";
+    const refused = compiled.find((refusal) => refusal.pattern.test(command));
+    if (!refused) return Promise.resolve({});
+    return Promise.resolve({
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse" as const,
+        permissionDecision: "deny" as const,
+        permissionDecisionReason: refused.reason,
+      },
+    });
+  };
+}
+
 /** Options for {@linkcode ClaudeBackend}. */
 export interface ClaudeBackendOptions {
   /** Path to a Claude Code executable; the SDK's bundled one when absent. */
@@ -128,7 +166,17 @@ function spareKey(settings: ProcessSettings): string {
     settings.env ?? null,
     settings.completeTask,
     settings.stopHook,
+    settings.refuseCommands ?? null,
   ]);
+}
+
+function sessionHooks(settings: ProcessSettings, routes: Routes): SdkOptions["hooks"] {
+  const hooks: NonNullable<SdkOptions["hooks"]> = {};
+  if (settings.stopHook) hooks.Stop = [{ hooks: [stopHook(routes)] }];
+  if (settings.refuseCommands?.length) {
+    hooks.PreToolUse = [{ matcher: "Bash", hooks: [refusalHook(settings.refuseCommands)] }];
+  }
+  return Object.keys(hooks).length > 0 ? hooks : undefined;
 }
 
 function processSettings(request: SessionRequest): ProcessSettings {
@@ -224,7 +272,7 @@ export class ClaudeBackend implements AgentBackend {
       mcpServers: settings.completeTask
         ? { finishline: completeTaskServer(sdk, routes) }
         : undefined,
-      hooks: settings.stopHook ? { Stop: [{ hooks: [stopHook(routes)] }] } : undefined,
+      hooks: sessionHooks(settings, routes),
       disallowedTools: settings.disallowedTools,
       permissionMode: settings.permissionMode,
       allowDangerouslySkipPermissions: bypass || undefined,

@@ -32,6 +32,14 @@ export type SessionPermissionMode =
   | "plan"
   | "bypassPermissions";
 
+/** A shell command the agent may not run, and what it is told instead. */
+export interface CommandRefusal {
+  /** Regular expression (source) matched against the Bash tool's command. */
+  pattern: string;
+  /** What the agent reads instead of the command's output. */
+  reason: string;
+}
+
 /** Everything one agent session needs. */
 export interface SessionRequest {
   /** The user prompt. */
@@ -60,6 +68,8 @@ export interface SessionRequest {
   settingSources: SettingSource[];
   /** Extra environment for the agent process, over the parent's. */
   env?: Record<string, string>;
+  /** Bash commands refused before they run (a PreToolUse hook). */
+  refuseCommands?: CommandRefusal[];
   /** Aborts the session. */
   signal: AbortSignal;
   /** Receives the agent process's stderr. */

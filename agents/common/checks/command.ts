@@ -5,6 +5,7 @@
  * @module
  */
 
+import { runShell } from "../process.ts";
 import {
   incomplete,
   ok,
@@ -78,7 +79,7 @@ export class CommandChecker implements TaskCompletionChecker {
    */
   async check(context: TaskCompletionContext): Promise<TaskCompletionResult> {
     const { command, timeoutSeconds = 600, tailLines = 30 } = this.#options;
-    const result = await runInGroup(command, context.cwd, timeoutSeconds * 1000);
+    const result = await runShell(command, { cwd: context.cwd, timeoutMs: timeoutSeconds * 1000 });
     if (!result.timedOut && result.code === 0) return ok(`\`${command}\` passed`);
     const output = result.combined.trimEnd().split("\n").slice(-tailLines).join("\n");
     const why = result.timedOut
@@ -89,73 +90,5 @@ export class CommandChecker implements TaskCompletionChecker {
         output ? `\nLast lines of its output:\n${output}` : " It printed nothing."
       }`,
     );
-  }
-}
-
-/** How long a timed-out command gets to exit on SIGTERM before SIGKILL. */
-const KILL_GRACE_MS = 2_000;
-
-/**
- * Run `sh -c command` as the leader of its own process group, stdout and
- * stderr captured together. On timeout the whole group is stopped: killing
- * only the shell would leave its children running, holding the output pipes
- * open, so the wait would outlast the timeout.
- */
-async function runInGroup(
-  command: string,
-  cwd: string,
-  timeoutMs: number,
-): Promise<{ code: number; combined: string; timedOut: boolean }> {
-  const child = new Deno.Command("sh", {
-    args: ["-c", command],
-    cwd,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    detached: true,
-  }).spawn();
-  const chunks: Uint8Array[] = [];
-  const readers = [child.stdout.getReader(), child.stderr.getReader()];
-  const reading = Promise.all(readers.map(async (reader) => {
-    try {
-      for (let read = await reader.read(); !read.done; read = await reader.read()) {
-        chunks.push(read.value);
-      }
-    } catch {
-      // cancelled after the kill; keep what was read
-    }
-  }));
-  let exited = false;
-  let timedOut = false;
-  const status = child.status.finally(() => exited = true);
-  const killGroup = (signal: Deno.Signal) => {
-    try {
-      Deno.kill(-child.pid, signal);
-    } catch {
-      // the group is gone already
-    }
-  };
-  let grace: ReturnType<typeof setTimeout> | undefined;
-  const timer = setTimeout(() => {
-    timedOut = !exited;
-    killGroup("SIGTERM");
-    grace = setTimeout(() => {
-      killGroup("SIGKILL");
-      // A process that left the group may still hold the pipes.
-      for (const reader of readers) reader.cancel().catch(() => {});
-    }, KILL_GRACE_MS);
-  }, timeoutMs);
-  try {
-    const [{ code }] = await Promise.all([status, reading]);
-    const bytes = new Uint8Array(chunks.reduce((total, chunk) => total + chunk.length, 0));
-    let offset = 0;
-    for (const chunk of chunks) {
-      bytes.set(chunk, offset);
-      offset += chunk.length;
-    }
-    return { code, combined: new TextDecoder().decode(bytes), timedOut };
-  } finally {
-    clearTimeout(timer);
-    clearTimeout(grace);
   }
 }

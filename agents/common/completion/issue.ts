@@ -6,7 +6,12 @@
 
 import type { GhComment, GhIssue, GitHubCli } from "../github.ts";
 import { BaseHandler, type HandlerContext } from "./_base.ts";
-import type { CompletionCriteria, CompletionHandler, IterationSummary } from "./types.ts";
+import type {
+  CompletionCriteria,
+  CompletionHandler,
+  IterationSummary,
+  RunOutcome,
+} from "./types.ts";
 
 /** Marks comments finishline posts, so they are not fed back as human steering. */
 export const COMMENT_MARKER = "<!-- finishline -->";
@@ -294,8 +299,12 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
    * Ask GitHub whether the issue is closed; when gh keeps failing, the answer
    * is no.
    *
-   * @param _summary The iteration's summary (unused: the issue's state decides).
-   * @returns True when the issue is CLOSED.
+   * With `github.closeIssue: "runner"` (the default) the agent's complete_task
+   * success counts too: the runner then checks the evidence and closes the
+   * issue itself.
+   *
+   * @param summary The iteration's summary.
+   * @returns True when the issue is CLOSED, or the agent reported success and the runner closes.
    * @example
    * ```ts
    * import assert from "node:assert/strict";
@@ -336,9 +345,18 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
    * }
    * ```
    */
-  async isComplete(_summary: IterationSummary): Promise<boolean> {
+  async isComplete(summary: IterationSummary): Promise<boolean> {
     this.#lastState = await this.#github.issueState(this.#issue.number);
+    if (this.#runnerCloses) {
+      // The agent's complete_task is the claim; the runner's evidence decides, then closes the issue.
+      return this.#lastState === "CLOSED" || summary.completeTask?.status === "success";
+    }
     return this.#lastState === "CLOSED";
+  }
+
+  /** Whether the runner closes the issue once the evidence passes (`github.closeIssue`). */
+  get #runnerCloses(): boolean {
+    return this.context.definition.github.closeIssue === "runner";
   }
 
   /**
@@ -376,13 +394,15 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
    * const handler = new IssueCompletionHandler(context, { issue, github });
    * assert.equal(
    *   await handler.getCompletionDescription(emptySummary(2)),
-   *   "Issue #7 closed after iteration 2",
+   *   "Issue #7 done after iteration 2: the evidence passed, and finishline closes the issue",
    * );
    * ```
    */
   getCompletionDescription(summary: IterationSummary): Promise<string> {
     return Promise.resolve(
-      `Issue #${this.#issue.number} closed after iteration ${summary.iteration}`,
+      this.#runnerCloses
+        ? `Issue #${this.#issue.number} done after iteration ${summary.iteration}: the evidence passed, and finishline closes the issue`
+        : `Issue #${this.#issue.number} closed after iteration ${summary.iteration}`,
     );
   }
 
@@ -492,6 +512,17 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
    * ```
    */
   async onIterationEnd(summary: IterationSummary, verdict: string): Promise<void> {
+    if (this.#runnerCloses && verdict !== "complete" && this.#lastState === "CLOSED") {
+      // Closed before the evidence passed (by the agent, a script or a person): not done yet.
+      const why = summary.verification?.passed === false
+        ? `: ${summary.verification.feedback.split("\n")[0]}`
+        : "";
+      const reopened = await this.#github.reopenIssue(
+        this.#issue.number,
+        `${COMMENT_MARKER}\n**finishline** reopened this issue: it was closed in iteration ${summary.iteration} before the evidence passed${why}. finishline closes it once the checks pass.`,
+      );
+      if (reopened) this.#lastState = "OPEN";
+    }
     if (!this.context.definition.github.comment) return;
     const last = summary.assistantResponses.at(-1)?.trim() ?? "";
     const body = [
@@ -507,8 +538,10 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
   }
 
   /**
-   * Remove the in-progress label and, when the run ended blocked, add the
-   * blocked label.
+   * Close the issue of a completed run (with `github.closeIssue: "runner"`),
+   * with a comment listing the checks that passed, the commits and the pull
+   * request; remove the in-progress label and, when the run ended blocked,
+   * add the blocked label.
    *
    * @param outcome The run's status and reason.
    * @returns Resolves once gh has run.
@@ -555,7 +588,12 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
    * }
    * ```
    */
-  async onRunEnd(outcome: { status: string; reason: string }): Promise<void> {
+  async onRunEnd(outcome: RunOutcome): Promise<void> {
+    if (this.#runnerCloses && outcome.status === "completed") {
+      const body = `${COMMENT_MARKER}\n${closingComment(outcome)}`;
+      if (this.#lastState === "CLOSED") await this.#github.comment(this.#issue.number, body);
+      else if (await this.#github.closeIssue(this.#issue.number, body)) this.#lastState = "CLOSED";
+    }
     const { inProgress, blocked } = this.context.definition.github.labels;
     if (inProgress) await this.#github.editLabel(this.#issue.number, { remove: inProgress });
     if (blocked && outcome.status === "blocked") {
@@ -638,4 +676,21 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
       .map((comment) => `**@${comment.author}** (${comment.createdAt}):\n${comment.body.trim()}`)
       .join("\n\n");
   }
+}
+
+/** The comment that closes an issue: what proved the work done. */
+function closingComment(outcome: RunOutcome): string {
+  const evidence = outcome.evidence;
+  const lines = [`**finishline** closes this issue: ${outcome.reason}.`];
+  if (evidence?.checks.length) {
+    lines.push("", "Checks that passed on the final state:");
+    for (const check of evidence.checks) lines.push(`- \`${check}\``);
+  }
+  if (evidence?.commits.length) {
+    lines.push("", "Commits:");
+    for (const commit of evidence.commits.slice(0, 20)) lines.push(`- ${commit}`);
+    if (evidence.commits.length > 20) lines.push(`- and ${evidence.commits.length - 20} more`);
+  }
+  if (evidence?.pullRequest) lines.push("", `Pull request: ${evidence.pullRequest}`);
+  return lines.join("\n");
 }

@@ -65,6 +65,46 @@ export interface CompleteTaskCall {
   files_modified?: string[];
   /** What to do next. */
   next_steps?: string;
+  /** Checks that were red before the run and stay red, declared outside the task, each with why. */
+  out_of_scope?: Array<{ check: string; reason: string }>;
+  /** Test files or check configuration the agent changed on purpose, each with why. */
+  tests_changed?: Array<{ path: string; reason: string }>;
+}
+
+/** One of the repository's checks on an iteration's final state, against the baseline. */
+export interface CheckEvidence {
+  /** The check (its command). */
+  name: string;
+  /** How it was on the starting commit; `unknown` when the baseline did not run. */
+  baseline: "green" | "red" | "unknown";
+  /** How it is now. */
+  now: "green" | "red";
+  /** Failing tests named by the runner's output. */
+  failing: string[];
+  /** Failing tests at the baseline. */
+  baselineFailing?: string[];
+  /** Tests that ran now, when the output says. */
+  testsRun?: number;
+  /** Tests that ran at the baseline, when its output said. */
+  baselineTestsRun?: number;
+  /** Wall time of the run now, in milliseconds. */
+  durationMs: number;
+  /** It failed once and passed when run again. */
+  flaky?: boolean;
+}
+
+/** The repository's checks at a verification: the gate's evidence for the report. */
+export interface ChecksEvidence {
+  /** Whether the gate passed. */
+  passed: boolean;
+  /** Each check. */
+  checks: CheckEvidence[];
+  /** Red checks the agent declared out of scope, with its reasons. */
+  outOfScope: Array<{ check: string; reason: string }>;
+  /** Protected files (tests, check configuration) the agent changed. */
+  testsChanged: Array<{ path: string; change: "modified" | "deleted"; reason?: string }>;
+  /** Whether the original versions of the changed files pass against the agent's code. */
+  originalsPass?: boolean;
 }
 
 /** Git evidence gathered after an iteration; absent outside a repository. */
@@ -127,10 +167,12 @@ export interface IterationSummary {
     /** Feedback for the agent. */
     feedback: string;
     /** What asked for it. */
-    trigger: "handler" | "complete_task";
+    trigger: "handler" | "complete_task" | "pull_request";
     /** A checker threw (its error is the feedback). */
     faulted?: boolean;
   };
+  /** The repository's checks at the iteration's latest verification, against the baseline. */
+  checks?: ChecksEvidence;
   /** How often the stop hook sent the agent back in this iteration. */
   continuations?: number;
   /** The runner's verdict on the iteration (`continue`, `complete`, ...), once recorded. */
@@ -147,6 +189,23 @@ export interface IterationSummary {
     by: "agent" | "runner" | "none";
     /** Whether the tree was clean afterwards. */
     clean: boolean;
+  };
+}
+
+/** How a run ended, as a handler's `onRunEnd` sees it. */
+export interface RunOutcome {
+  /** The run status (`completed`, `max_iterations`, ...). */
+  status: string;
+  /** Why, in one sentence. */
+  reason: string;
+  /** What proved a completed run: the checks that passed, the run's commits, the pull request. */
+  evidence?: {
+    /** Checks that passed on the final state. */
+    checks: string[];
+    /** Commits of the run, `sha subject`, oldest first. */
+    commits: string[];
+    /** The pull request's URL. */
+    pullRequest?: string;
   };
 }
 
@@ -171,8 +230,8 @@ export interface CompletionHandler {
   onRunStart?(): Promise<void>;
   /** Optional: called after each iteration with its verdict (progress comments, ...). */
   onIterationEnd?(summary: IterationSummary, verdict: string): Promise<void>;
-  /** Optional: called once when the run ends, whatever its status. */
-  onRunEnd?(outcome: { status: string; reason: string }): Promise<void>;
+  /** Optional: called once when the run ends, whatever its status, with the evidence of a completed run. */
+  onRunEnd?(outcome: RunOutcome): Promise<void>;
   /** Optional: faults of the handler's own calls (gh retries, ...) since it was last asked. */
   drainFaults?(): string[];
 }
