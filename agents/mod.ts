@@ -183,6 +183,9 @@ export {
   type GhProjectItem,
   GitHubCli,
   type GitHubOptions,
+  type PullRequestCheck,
+  type PullRequestChecks,
+  type WaitForChecksOptions,
 } from "./common/github.ts";
 export {
   type GitFault,

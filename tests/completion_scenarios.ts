@@ -1,31 +1,65 @@
 /**
- * Benchmark-style run of the completion-detection scenarios (the five states
- * of the user's design: complete, waiting, working, stalled, forgot to
- * commit): prints how many were decided correctly and whether any run was
- * aborted while the agent was still making progress.
+ * Benchmark-style runs of finishline's completion decisions.
  *
- *     deno run -A tests/completion_scenarios.ts
+ * First the completion-detection scenarios (the five states of the user's
+ * design: complete, waiting, working, stalled, forgot to commit): how many
+ * were decided correctly and whether any run was aborted while the agent was
+ * still making progress. Then the decision catalogue (realistic agent
+ * behaviours in a Node project, no `verify` block): a Markdown table of the
+ * correct outcome, finishline's decision and the peers' rules, with scores.
+ *
+ *     deno run -A tests/completion_scenarios.ts              # both
+ *     deno run -A tests/completion_scenarios.ts --catalogue  # the catalogue only
+ *     deno run -A tests/completion_scenarios.ts --catalogue "weakens" "issue"  # names holding these
  *
  * @module
  */
 
 import { SCENARIOS } from "./fixtures/scenarios/mod.ts";
 import { runScenario } from "./fixtures/scenarios/run.ts";
+import { CATALOGUE } from "./fixtures/scenarios/catalogue.ts";
+import {
+  type CatalogueOutcome,
+  catalogueTable,
+  runCatalogueScenario,
+} from "./fixtures/scenarios/catalogue_run.ts";
 
-let correct = 0;
-let falseAborts = 0;
-for (const scenario of SCENARIOS) {
-  const outcome = await runScenario(scenario);
-  if (outcome.correct) correct++;
-  if (scenario.expect.code === 0 && (outcome.code === 4 || outcome.code === 3)) falseAborts++;
-  const mark = outcome.correct ? "ok  " : "FAIL";
+const catalogueOnly = Deno.args[0] === "--catalogue";
+const only = Deno.args.slice(catalogueOnly ? 1 : 0);
+
+let failed = false;
+if (!catalogueOnly) {
+  let correct = 0;
+  let falseAborts = 0;
+  for (const scenario of SCENARIOS) {
+    const outcome = await runScenario(scenario);
+    if (outcome.correct) correct++;
+    if (scenario.expect.code === 0 && (outcome.code === 4 || outcome.code === 3)) falseAborts++;
+    const mark = outcome.correct ? "ok  " : "FAIL";
+    console.log(
+      `${mark} ${scenario.state.padEnd(17)} ${scenario.name} (${(outcome.ms / 1000).toFixed(1)} s)`,
+    );
+    for (const problem of outcome.problems) console.log(`       ${problem}`);
+  }
+  const states = new Set(SCENARIOS.map((scenario) => scenario.state)).size;
   console.log(
-    `${mark} ${scenario.state.padEnd(17)} ${scenario.name} (${(outcome.ms / 1000).toFixed(1)} s)`,
+    `\n${correct}/${SCENARIOS.length} scenarios decided correctly (${states} states); false aborts: ${falseAborts}\n`,
   );
-  for (const problem of outcome.problems) console.log(`       ${problem}`);
+  failed ||= correct !== SCENARIOS.length;
 }
-const states = new Set(SCENARIOS.map((scenario) => scenario.state)).size;
-console.log(
-  `\n${correct}/${SCENARIOS.length} scenarios decided correctly (${states} states); false aborts: ${falseAborts}`,
+
+const selected = CATALOGUE.filter((scenario) =>
+  only.length === 0 || only.some((word) => scenario.name.includes(word))
 );
-Deno.exitCode = correct === SCENARIOS.length ? 0 : 1;
+const outcomes: CatalogueOutcome[] = [];
+for (const scenario of selected) {
+  const outcome = await runCatalogueScenario(scenario);
+  outcomes.push(outcome);
+  const mark = outcome.correct ? "ok  " : "FAIL";
+  console.error(`${mark} ${scenario.name} (${(outcome.ms / 1000).toFixed(1)} s)`);
+  for (const problem of outcome.problems) console.error(`       ${problem}`);
+  if (!outcome.correct) { for (const line of outcome.evidence) console.error(`       ${line}`); }
+}
+console.log(`## Decision catalogue\n\n${catalogueTable(outcomes)}`);
+failed ||= outcomes.some((outcome) => !outcome.correct);
+Deno.exitCode = failed ? 1 : 0;

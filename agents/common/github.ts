@@ -202,7 +202,11 @@ export interface WaitForChecksOptions {
   timeoutMs: number;
   /** The wait between polls in milliseconds. @default 15000 */
   intervalMs?: number;
-  /** Stops the wait: it rejects with the signal's reason. */
+  /**
+   * Ends the wait early, as the deadline does (the answer says `timedOut`;
+   * `signal.aborted` tells the two apart). It never rejects, like the
+   * runner's other abortable waits.
+   */
   signal?: AbortSignal;
   /** Receives every answer gh gives, pending ones included. */
   onPoll?: (checks: PullRequestChecks) => void;
@@ -954,9 +958,9 @@ export class GitHubCli {
    *
    * @param pr Pull request number, URL or head branch.
    * @param options Time budget, poll interval, abort signal and a callback for each answer.
-   * @returns The last answer, with `timedOut` when the time ran out while checks were pending.
+   * @returns The last answer, with `timedOut` when the time ran out (or `signal` aborted)
+   * while checks were pending.
    * @throws {RangeError} When `timeoutMs` is negative or `intervalMs` is not positive.
-   * @throws The signal's reason when `signal` aborts.
    * @example
    * ```ts
    * import assert from "node:assert/strict";
@@ -1017,7 +1021,7 @@ export class GitHubCli {
     let elapsed = 0;
     let last: PullRequestChecks = { state: "pending", checks: [] };
     for (;;) {
-      signal?.throwIfAborted();
+      if (signal?.aborted) return { ...last, timedOut: true };
       const started = performance.now();
       const checks = await this.pullRequestChecks(pr);
       elapsed += performance.now() - started;
@@ -1084,12 +1088,13 @@ export class GitHubCli {
     return args;
   }
 
+  /** The injected sleep, cut short (resolved) when `signal` aborts. */
   async #pause(ms: number, signal?: AbortSignal): Promise<void> {
     if (signal === undefined) return await this.#options.sleep(ms);
-    signal.throwIfAborted();
+    if (signal.aborted) return;
     let onAbort = () => {};
-    const aborted = new Promise<never>((_, reject) => {
-      onAbort = () => reject(signal.reason);
+    const aborted = new Promise<void>((resolve) => {
+      onAbort = () => resolve();
       signal.addEventListener("abort", onAbort, { once: true });
     });
     try {

@@ -150,6 +150,11 @@ Deno.test("verify checks and the new behavior fields get their defaults", () => 
       { type: "judge", criteria: "The README is accurate", timeoutSeconds: 180 },
       { type: "custom", path: "checks/links.ts", options: {} },
     ],
+    detect: true,
+    baseline: true,
+    protect: [...DEFAULT_PROTECTED_GLOBS],
+    checkTimeoutSeconds: 600,
+    prChecksTimeoutSeconds: 1800,
   });
 });
 
@@ -462,7 +467,7 @@ Deno.test("invalid definitions are rejected at the field that is wrong", async (
     );
     assertRejects(
       withBehavior({}, { verify: { mod: "all" } }),
-      `${PREFIX}"verify.mod": unknown key, expected one of "mode", "checks"`,
+      `${PREFIX}"verify.mod": unknown key, expected one of "mode", "checks", "detect", "baseline", "protect", "checkTimeoutSeconds", "prChecks", "prChecksTimeoutSeconds"`,
     );
   });
 

@@ -48,6 +48,16 @@ export const GH_CALLS: readonly GhCall[] = [
     ],
   },
   {
+    command: "pr checks",
+    flags: ["--repo"],
+    args: ["finishline/x/1", "--repo", "o/r"],
+  },
+  {
+    command: "run view",
+    flags: ["--repo", "--log-failed"],
+    args: ["123", "--repo", "o/r", "--log-failed"],
+  },
+  {
     command: "label create",
     flags: ["--force", "--color", "--description", "--repo"],
     args: [
@@ -70,6 +80,11 @@ export const GH_CALLS: readonly GhCall[] = [
     command: "issue comment",
     flags: ["--body", "--repo"],
     args: ["1", "--repo", "o/r", "--body", "Progress report"],
+  },
+  {
+    command: "issue reopen",
+    flags: ["--comment", "--repo"],
+    args: ["1", "--repo", "o/r", "--comment", "Still failing"],
   },
   {
     command: "issue close",
@@ -108,7 +123,7 @@ export const GH_CALLS: readonly GhCall[] = [
 ];
 
 /** Commands the fake implements beyond {@linkcode GH_CALLS}, held to the real gh's flags too. */
-const FAKE_ONLY_COMMANDS: readonly string[] = ["issue reopen"];
+const FAKE_ONLY_COMMANDS: readonly string[] = ["pr view"];
 
 /** The fake's state that every call in {@linkcode GH_CALLS} succeeds against. */
 export const CONTRACT_STATE: Partial<FakeGhState> = {
@@ -121,6 +136,9 @@ export const CONTRACT_STATE: Partial<FakeGhState> = {
     title: "Roadmap",
     items: [{ id: "PVTI_1", title: "Fix it", issue: 1, status: "Todo" }],
   }],
+  // The branch `pr create` opens; passing checks, so `pr checks` exits 0.
+  prChecks: { "finishline/x/1": [[{ name: "test", state: "pass", runId: 123 }]] },
+  runLogs: { "123": "test\tRun tests\t2026-01-01T00:00:00.0000000Z ok\n" },
 };
 
 const FAKE_BIN = fileURLToPath(new URL("../fixtures/fake_gh/", import.meta.url)).replace(/\/$/, "");
@@ -220,6 +238,21 @@ async function help(gh: string, command: string, env?: Record<string, string>): 
   return { missingGroup, text, flags: missingGroup ? [] : helpFlags(result.stdout) };
 }
 
+/** The fields a gh's `--json` offers, from the flag error it gives without a value. */
+async function jsonFieldsOf(
+  gh: string,
+  command: string,
+  env?: Record<string, string>,
+): Promise<Set<string>> {
+  // With no value, --json is a flag error that lists the fields, before any auth or network.
+  const result = await run(gh, [...command.split(" "), "--json"], env);
+  const text = result.stdout + result.stderr;
+  assert.match(text, /^Specify one or more comma-separated fields for `--json`:$/m);
+  return new Set(
+    text.split("\n").filter((line) => /^ {2}\w+$/.test(line)).map((line) => line.trim()),
+  );
+}
+
 function assertListed(flags: readonly string[], listed: HelpFlag[], where: string): void {
   const longs = new Set(listed.map((flag) => flag.long));
   const missing = flags.filter((flag) => !longs.has(flag));
@@ -270,13 +303,7 @@ Deno.test({
       if (at < 0) continue;
       const requested = call.args[at + 1].split(",");
       await t.step(`gh ${call.command} --json ${requested.join(",")}`, async () => {
-        // With no value, --json is a flag error that lists the fields, before any auth or network.
-        const result = await run(realGh!, [...call.command.split(" "), "--json"]);
-        const text = result.stdout + result.stderr;
-        assert.match(text, /^Specify one or more comma-separated fields for `--json`:$/m);
-        const available = new Set(
-          text.split("\n").filter((line) => /^ {2}\w+$/.test(line)).map((line) => line.trim()),
-        );
+        const available = await jsonFieldsOf(realGh!, call.command);
         const missing = requested.filter((field) => !available.has(field));
         assert.deepEqual(
           missing,
@@ -330,6 +357,29 @@ Deno.test({
           );
           assert.equal(flag.short, realFlags.get(flag.long), `the short form of "${flag.long}"`);
         }
+      });
+    }
+  },
+});
+
+Deno.test({
+  name: "the fake exports no JSON field the real gh lacks",
+  ignore: realGh === undefined,
+  async fn(t) {
+    await using fake = await FakeGitHub.create(CONTRACT_STATE);
+    const commands = [...new Set([...GH_CALLS.map((call) => call.command), ...FAKE_ONLY_COMMANDS])];
+    for (const command of commands) {
+      const faked = await help(`${FAKE_BIN}/gh`, command, fake.env());
+      if (!faked.flags.some((flag) => flag.long === "--json")) continue;
+      await t.step(`gh ${command} --json`, async () => {
+        const real = await jsonFieldsOf(realGh!, command);
+        const extra = [...await jsonFieldsOf(`${FAKE_BIN}/gh`, command, fake.env())]
+          .filter((field) => !real.has(field));
+        assert.deepEqual(
+          extra,
+          [],
+          `${realVersion}: gh ${command} --json lacks ${extra.join(", ")}`,
+        );
       });
     }
   },

@@ -5,6 +5,7 @@
  */
 
 import assert from "node:assert/strict";
+import { COMPLETE_TASK_TOOL } from "../../agents/common/summary.ts";
 import { ScriptedModelServer, textTurn, toolTurn } from "../../agents/testing/mod.ts";
 import { FakeGitHub } from "../fixtures/fake_gh/mod.ts";
 import { runCli, tempRepo } from "../_helpers.ts";
@@ -22,7 +23,8 @@ async function agent(repo: string, name: string, github: Record<string, unknown>
         completionConfig: { maxIterations: 4 },
         allowedTools: ["Bash"],
       },
-      github,
+      // These runs test the agent closing the issue itself; runner closing has its own tests.
+      github: { closeIssue: "agent", ...github },
     }),
   );
 }
@@ -150,7 +152,10 @@ Deno.test("issue run: an issue never closed ends at the cap with exit 3", async 
   });
   assert.equal(run.code, 3, run.stderr);
   assert.equal(server.sessionIds().length, 2);
-  assert.match(run.stderr, /max_iterations: Reached the cap of 2 iterations before close issue #7/);
+  assert.match(
+    run.stderr,
+    /max_iterations: Reached the cap of 2 iterations before resolve issue #7 with passing checks/,
+  );
 });
 
 Deno.test("issue run: gh failing transiently mid-run is retried, logged and does not end the run", async () => {
@@ -163,7 +168,14 @@ Deno.test("issue run: gh failing transiently mid-run is retried, logged and does
   await using server = await ScriptedModelServer.start({
     scripts: [
       [textTurn("First pass done.")],
-      [toolTurn("Bash", { command: "gh issue close 5" }), textTurn("Closed.")],
+      [
+        toolTurn(COMPLETE_TASK_TOOL, {
+          status: "success",
+          original_request_summary: "Make the network less flaky",
+          summary: "Retried the calls",
+        }),
+        textTurn("Reported."),
+      ],
     ],
   });
   const run = await runCli(["--issue", "5", "--iterate-max", "3", "--json"], {
@@ -187,6 +199,13 @@ Deno.test("issue run: gh failing transiently mid-run is retried, logged and does
     "both failed attempts are counted in the iteration record",
   );
   assert.match(first.summary.faults[0], /gh issue view 5: HTTP 502.*attempt 1, retrying/);
+  // The runner, not the agent, closed the issue once the run completed.
+  const state = await gh.state();
+  assert.equal(state.issues[0].state, "CLOSED");
+  assert.match(
+    state.issues[0].comments?.at(-1)?.body ?? "",
+    /finishline\*\* closes this issue: Issue #5 done after iteration 2/,
+  );
 });
 
 Deno.test("project run: phases follow the board and review actions, never free text", async () => {

@@ -204,10 +204,9 @@ function dropParents(names: string[], separator: string): string[] {
 
 function report(
   runner: TestRunner,
-  failed: string[],
-  counts: { passed?: number; failedCount?: number },
+  counts: { failed: string[]; passed?: number; failedCount?: number },
 ): TestReport {
-  const result: TestReport = { runner, failed };
+  const result: TestReport = { runner, failed: counts.failed };
   if (counts.passed !== undefined) result.passed = counts.passed;
   if (counts.failedCount !== undefined) result.failedCount = counts.failedCount;
   return result;
@@ -272,7 +271,7 @@ function parseNode(lines: string[]): Parsed {
   for (const name of [...spec.failedNames(), ...tap.failedNames()]) names.add(name);
   const summary = counts.pass !== undefined || counts.fail !== undefined;
   return {
-    report: report("node", names.list(), { passed: counts.pass, failedCount: counts.fail }),
+    report: report("node", { failed: names.list(), passed: counts.pass, failedCount: counts.fail }),
     summary,
   };
 }
@@ -327,7 +326,7 @@ function parseDeno(lines: string[]): Parsed {
   for (const name of tree.failedNames()) listed.add(name);
   for (const name of names.list()) listed.add(name);
   return {
-    report: report("deno", dropParents(listed.list(), " > "), { passed, failedCount }),
+    report: report("deno", { failed: dropParents(listed.list(), " > "), passed, failedCount }),
     summary: passed !== undefined,
   };
 }
@@ -366,7 +365,7 @@ function parsePytest(lines: string[]): Parsed {
     }
   }
   return {
-    report: report("pytest", names.list(), { passed, failedCount }),
+    report: report("pytest", { failed: names.list(), passed, failedCount }),
     summary: passed !== undefined,
   };
 }
@@ -407,7 +406,8 @@ function parseGo(lines: string[]): Parsed {
   const leafPasses = passedNames.filter((name) => !all.some((n) => n.startsWith(`${name}/`)));
   const list = names.list();
   return {
-    report: report("go", list, {
+    report: report("go", {
+      failed: list,
       passed: summary && verbose ? new Set(leafPasses).size : undefined,
       failedCount: summary ? list.length : undefined,
     }),
@@ -448,7 +448,7 @@ function parseCargo(lines: string[]): Parsed {
     }
   }
   return {
-    report: report("cargo", names.list(), { passed, failedCount }),
+    report: report("cargo", { failed: names.list(), passed, failedCount }),
     summary: passed !== undefined,
   };
 }
@@ -491,7 +491,7 @@ function parseJest(lines: string[]): Parsed {
     if (fileLine !== null && !fileLine[1].includes(" > ")) file = fileLine[1];
   }
   return {
-    report: report("jest", names.list(), { passed, failedCount }),
+    report: report("jest", { failed: names.list(), passed, failedCount }),
     summary: passed !== undefined,
   };
 }
@@ -528,7 +528,7 @@ function parseVitest(lines: string[]): Parsed {
     if (cross !== null) names.addLeaf(cross[1]);
   }
   return {
-    report: report("vitest", names.list(), { passed, failedCount }),
+    report: report("vitest", { failed: names.list(), passed, failedCount }),
     summary: passed !== undefined,
   };
 }

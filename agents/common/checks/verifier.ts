@@ -46,7 +46,7 @@ export interface BuildVerifierOptions {
  * ```
  */
 export async function buildVerifier(
-  config: VerifyConfig,
+  config: Pick<VerifyConfig, "mode" | "checks">,
   options: BuildVerifierOptions,
 ): Promise<CompositeChecker> {
   const checkers: TaskCompletionChecker[] = [];

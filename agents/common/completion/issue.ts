@@ -250,7 +250,9 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
   }
 
   /**
-   * Tell the agent to close the issue once the work is done and committed.
+   * Tell the agent how the run ends: with `github.closeIssue: "runner"` (the
+   * default), a complete_task success that the evidence confirms, after which
+   * finishline closes the issue; with `"agent"`, the agent closing the issue.
    *
    * @returns The short and detailed criteria.
    * @example
@@ -280,11 +282,21 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
    * const github = new GitHubCli({ cwd: Deno.cwd(), repo: "octo/demo" });
    * const context = { definition, args: {}, resolver, maxIterations: 5 };
    * const handler = new IssueCompletionHandler(context, { issue, github });
-   * assert.equal(handler.buildCompletionCriteria().short, "close issue #7");
+   * assert.equal(handler.buildCompletionCriteria().short, "resolve issue #7 with passing checks");
    * ```
    */
   buildCompletionCriteria(): CompletionCriteria {
     const { number, title } = this.#issue;
+    if (this.#runnerCloses) {
+      return {
+        short: `resolve issue #${number} with passing checks`,
+        detailed: [
+          `Complete every requirement of GitHub issue #${number} ("${title}").`,
+          `Commit the work with clear commit messages, then call complete_task with status success.`,
+          `finishline then checks the evidence (the repository's own checks, when it has any) and closes the issue itself once it passes; do not close the issue yourself.`,
+        ].join(" "),
+      };
+    }
     return {
       short: `close issue #${number}`,
       detailed: [
@@ -661,6 +673,9 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
       "uv-issue_body": issue.body.trim() || "(the issue has no description)",
       "uv-issue_url": issue.url,
       "uv-issue_labels": issue.labels.join(", ") || "(none)",
+      "uv-finish_instructions": this.#runnerCloses
+        ? `When all requirements are met and committed, call the complete_task tool with status success. Do not close the issue yourself: finishline checks the evidence (the repository's own checks) and closes issue #${issue.number} once it passes`
+        : `When all requirements are met and committed, close the issue with \`gh issue close ${issue.number} --comment "<what you did>"\`. The run ends when the issue is closed`,
     };
   }
 

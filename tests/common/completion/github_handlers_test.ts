@@ -16,11 +16,12 @@ import { assertSays, definitionOf, usageErrorOf } from "./_helpers.ts";
 const NOWHERE = new URL("file:///nonexistent/finishline-agent/");
 const FENCE = "```";
 
+/** The agent closes the issue itself (`github.closeIssue: "agent"`), as before runner closing. */
 function issueDefinition(github: Record<string, unknown> = {}): AgentDefinition {
   return definitionOf({
     name: "worker",
     behavior: { completionType: "issue", completionConfig: { maxIterations: 5 } },
-    github,
+    github: { closeIssue: "agent", ...github },
   });
 }
 
