@@ -10,6 +10,7 @@ import type { AgentDefinition } from "../common/agent_definition.ts";
 import { ClaudeBackend } from "../common/backends/claude.ts";
 import type { AgentBackend, SessionPermissionMode } from "../common/backends/types.ts";
 import { CompositeChecker } from "../common/checks/composite.ts";
+import { GitChecker } from "../common/checks/git.ts";
 import { buildVerifier } from "../common/checks/verifier.ts";
 import { createCompletionHandler, iterationCap } from "../common/completion/factory.ts";
 import { loadDefinition } from "../common/definition.ts";
@@ -161,8 +162,13 @@ export async function runCommand(
   const configured = await buildVerifier(definition.verify, { agentDir: loaded.agentDir, cwd });
   // With no checks configured, the repository's own checks decide (verify.detect).
   const checks = await prepareChecks(definition, mainRepo?.root ?? cwd);
-  const verifier = checks.gate
-    ? new CompositeChecker([...configured.checkers, checks.gate], {
+  // An issue is not resolved by changing nothing: without configured checks, it needs a commit.
+  const commitGate = handler.type === "issue" && definition.verify.checks.length === 0 && mainRepo
+    ? [new GitChecker({ minCommits: 1, name: "commits" })]
+    : [];
+  const gates = [...(checks.gate ? [checks.gate] : []), ...commitGate];
+  const verifier = gates.length > 0
+    ? new CompositeChecker([...configured.checkers, ...gates], {
       allMustPass: configured.allMustPass,
     })
     : configured;

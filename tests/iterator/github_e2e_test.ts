@@ -169,6 +169,9 @@ Deno.test("issue run: gh failing transiently mid-run is retried, logged and does
     scripts: [
       [textTurn("First pass done.")],
       [
+        toolTurn("Bash", {
+          command: "printf 'retry' > net.txt && git add net.txt && git commit -qm 'fix: retry'",
+        }),
         toolTurn(COMPLETE_TASK_TOOL, {
           status: "success",
           original_request_summary: "Make the network less flaky",

@@ -434,6 +434,16 @@ export class RepoChecksChecker implements TaskCompletionChecker {
           problems.push(
             `"${check.name}" passed before your changes and fails now${describeRun(run)}`,
           );
+        } else if (reason && newFailures(run, before).length > 0) {
+          // The declaration covers the failures that were there before, not new ones.
+          const fresh = newFailures(run, before);
+          problems.push(
+            `"${check.name}" was declared out of scope, but it now also fails in ${
+              fresh.slice(0, 10).map((name) => `"${name}"`).join(", ")
+            }, which ${fresh.length === 1 ? "was" : "were"} not failing before your changes: fix ${
+              fresh.length === 1 ? "it" : "them"
+            }${describeRun(run)}`,
+          );
         } else if (reason) {
           evidence.outOfScope.push({ check: check.name, reason });
         } else {
@@ -571,4 +581,11 @@ async function isDirectory(file: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** Tests failing now that were not failing at the baseline (none known without a baseline). */
+function newFailures(run: CheckRun, before: CheckRun | undefined): string[] {
+  if (!before) return [];
+  const earlier = new Set(before.failing);
+  return run.failing.filter((name) => !earlier.has(name));
 }

@@ -121,6 +121,32 @@ Deno.test("the gate compares the final state with the baseline", async (t) => {
     },
   );
 
+  await t.step(
+    "out of scope covers the old failures, not a new one in the same check",
+    async () => {
+      const { repo, gitRepo, base } = await project({
+        "src/math.js": BROKEN,
+        "test/math.test.js": TEST,
+        "test/other.test.js": `require("node:test")("other", () => {});\n`,
+      });
+      await using _ = repo;
+      const checker = gate();
+      await checker.startBaseline(gitRepo, base);
+      await Deno.writeTextFile(
+        `${repo.path}/test/other.test.js`,
+        `require("node:test")("other", () => { throw new Error("new"); });\n`,
+      );
+      const result = await checker.check(
+        context(repo.path, gitRepo, base, {
+          out_of_scope: [{ check: "npm test", reason: "math was red already" }],
+          tests_changed: [{ path: "test/other.test.js", reason: "new behaviour" }],
+        }),
+      );
+      assert.equal(result.complete, false);
+      assert.match(result.feedback!, /now also fails in "other", which was not failing before/);
+    },
+  );
+
   await t.step("a green-at-baseline check cannot be declared out of scope", async () => {
     const { repo, gitRepo, base } = await project({
       "src/math.js": CODE,
