@@ -95,7 +95,7 @@ for (const scenario of CATALOGUE) {
       assert.ok(outcome.decisionCorrect, context);
     });
     await t.step("facts at the end, and the agent was told what it expected", () => {
-      assert.deepEqual(outcome.problems, []);
+      assert.deepEqual(outcome.problems, [], outcome.evidence.join("\n"));
     });
   });
 }
