@@ -55,11 +55,12 @@ const outcomes: CatalogueOutcome[] = [];
 for (const scenario of selected) {
   const outcome = await runCatalogueScenario(scenario);
   outcomes.push(outcome);
-  const mark = outcome.correct ? "ok  " : "FAIL";
+  const mark = outcome.correct ? "ok  " : scenario.limit ? "limit" : "FAIL";
   console.error(`${mark} ${scenario.name} (${(outcome.ms / 1000).toFixed(1)} s)`);
   for (const problem of outcome.problems) console.error(`       ${problem}`);
   if (!outcome.correct) { for (const line of outcome.evidence) console.error(`       ${line}`); }
 }
 console.log(`## Decision catalogue\n\n${catalogueTable(outcomes)}`);
-failed ||= outcomes.some((outcome) => !outcome.correct);
+// A known limit is scored wrong in the table, but only a miss that is not one fails the run.
+failed ||= outcomes.some((outcome) => !outcome.correct && !outcome.scenario.limit);
 Deno.exitCode = failed ? 1 : 0;
