@@ -190,39 +190,53 @@ export async function runInWorktree(
 }
 
 /**
- * A commit of the working tree as it is, uncommitted and untracked (not
- * ignored) files included, made through a temporary index so that neither
- * the tree nor the real index changes.
+ * The tree of the working tree as it is, uncommitted and untracked (not
+ * ignored) files included, written through a temporary index so that neither
+ * the files nor the real index change. Equal trees mean equal contents.
  *
  * @param repo The repository.
- * @returns The commit, or undefined when git failed.
+ * @returns The tree and the HEAD it sits on, or undefined when git failed.
  */
-export async function snapshotCommit(repo: GitRepo): Promise<string | undefined> {
+export async function snapshotTree(
+  repo: GitRepo,
+): Promise<{ tree: string; head: string | undefined } | undefined> {
   const dir = await Deno.makeTempDir({ prefix: "finishline-index-" });
   try {
     const env = { GIT_INDEX_FILE: path.join(dir, "index") };
     const git = (args: string[]) =>
       runTool("git", args, { cwd: repo.root, env, timeoutMs: 60_000 });
-    const head = (await git(["rev-parse", "--verify", "-q", "HEAD"])).stdout.trim();
+    const head = (await git(["rev-parse", "--verify", "-q", "HEAD"])).stdout.trim() || undefined;
     if (head) await git(["read-tree", head]);
     if ((await git(["add", "-A"])).code !== 0) return undefined;
     const tree = await git(["write-tree"]);
-    if (tree.code !== 0) return undefined;
-    const commit = await git([
-      "-c",
-      "user.name=finishline",
-      "-c",
-      "user.email=finishline@localhost",
-      "commit-tree",
-      tree.stdout.trim(),
-      ...(head ? ["-p", head] : []),
-      "-m",
-      "finishline: snapshot of the working tree",
-    ]);
-    return commit.code === 0 ? commit.stdout.trim() : undefined;
+    return tree.code === 0 ? { tree: tree.stdout.trim(), head } : undefined;
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
+}
+
+/**
+ * A commit of the working tree as it is (see {@linkcode snapshotTree}),
+ * parented on HEAD; no branch points at it.
+ *
+ * @param repo The repository.
+ * @returns The commit, or undefined when git failed.
+ */
+export async function snapshotCommit(repo: GitRepo): Promise<string | undefined> {
+  const snapshot = await snapshotTree(repo);
+  if (!snapshot) return undefined;
+  const commit = await runTool("git", [
+    "-c",
+    "user.name=finishline",
+    "-c",
+    "user.email=finishline@localhost",
+    "commit-tree",
+    snapshot.tree,
+    ...(snapshot.head ? ["-p", snapshot.head] : []),
+    "-m",
+    "finishline: snapshot of the working tree",
+  ], { cwd: repo.root, timeoutMs: 60_000 });
+  return commit.code === 0 ? commit.stdout.trim() : undefined;
 }
 
 /**
@@ -320,6 +334,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   #baseline: Promise<BaselineResult> | undefined;
   #stopBaseline = new AbortController();
   #evidence: ChecksEvidence | undefined;
+  #last: { key: string; result: TaskCompletionResult; evidence: ChecksEvidence } | undefined;
 
   /**
    * Create the gate.
@@ -395,10 +410,40 @@ export class RepoChecksChecker implements TaskCompletionChecker {
    * @returns Complete when the gate passes, else the feedback for the agent.
    */
   async check(context: TaskCompletionContext): Promise<TaskCompletionResult> {
+    // The same files and the same declarations give the same verdict: the
+    // handler's verdict right after a complete_task check does not run the suite again.
+    const snapshot = context.git ? await snapshotTree(context.git.repo) : undefined;
+    const key = snapshot
+      ? JSON.stringify([
+        snapshot.tree,
+        context.completeTask?.out_of_scope ?? [],
+        context.completeTask?.tests_changed ?? [],
+        context.git?.baseline ?? null,
+      ])
+      : undefined;
+    if (key !== undefined && this.#last?.key === key) {
+      this.#evidence = structuredClone(this.#last.evidence);
+      return this.#last.result;
+    }
+    const result = await this.#check(context);
+    if (key !== undefined && this.#evidence) {
+      this.#last = { key, result, evidence: structuredClone(this.#evidence) };
+    }
+    return result;
+  }
+
+  async #check(context: TaskCompletionContext): Promise<TaskCompletionResult> {
+    const declared = declaredOutOfScope(context.completeTask);
+    // The checks were detected at the repository's root, and run there.
+    const cwd = context.git?.repo.root ?? context.cwd;
+    // The final state is checked while a baseline still running finishes; the comparison waits for both.
+    const runs: CheckRun[] = [];
+    for (const check of this.#checks) {
+      runs.push(await runRepoCheck(check, { cwd, timeoutMs: this.#timeoutMs }));
+    }
     const started = await this.#baseline;
     // A baseline that could not run compares as none.
     const baseline = started?.error ? undefined : started;
-    const declared = declaredOutOfScope(context.completeTask);
     const evidence: ChecksEvidence = {
       passed: false,
       checks: [],
@@ -406,13 +451,29 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       testsChanged: [],
     };
     const problems: string[] = [];
-    for (const check of this.#checks) {
+    const git = context.git;
+    const base = baseline?.commit ?? git?.baseline ?? undefined;
+    const changed = git && base
+      ? await changedProtectedFiles(git.repo, base, {
+        protect: this.#protect,
+        configFiles: this.#configFiles,
+      })
+      : [];
+    const reasons = new Map(
+      (context.completeTask?.tests_changed ?? []).map((entry) => [entry.path, entry.reason]),
+    );
+    evidence.testsChanged = changed.map((entry) => ({
+      ...entry,
+      ...(reasons.get(entry.path)?.trim() ? { reason: reasons.get(entry.path)!.trim() } : {}),
+    }));
+    const undeclared = evidence.testsChanged.filter((entry) => !entry.reason);
+    for (const [index, check] of this.#checks.entries()) {
       const before = baseline?.runs.find((run) => run.name === check.name);
-      let run = await runRepoCheck(check, { cwd: context.cwd, timeoutMs: this.#timeoutMs });
+      let run = runs[index];
       let flaky = false;
       if (!run.green && before?.green && !run.timedOut) {
         // A check that passed before the run and fails once may be flaky: ask it again.
-        const again = await runRepoCheck(check, { cwd: context.cwd, timeoutMs: this.#timeoutMs });
+        const again = await runRepoCheck(check, { cwd, timeoutMs: this.#timeoutMs });
         if (again.green) flaky = true;
         run = again;
       }
@@ -460,45 +521,43 @@ export class RepoChecksChecker implements TaskCompletionChecker {
         before?.testsRun !== undefined && run.testsRun !== undefined &&
         run.testsRun < before.testsRun
       ) {
-        const declaredChanges = context.completeTask?.tests_changed ?? [];
-        if (!declaredChanges.some((change) => change.reason?.trim())) {
+        if (undeclared.length > 0 || changed.length === 0) {
           problems.push(
-            `"${check.name}" ran ${run.testsRun} tests, fewer than the ${before.testsRun} before your changes: restore the tests, or declare each removed test file in complete_task tests_changed with a reason`,
+            `"${check.name}" ran ${run.testsRun} tests, fewer than the ${before.testsRun} before your changes${
+              undeclared.length > 0
+                ? `; you changed ${
+                  undeclared.map((entry) => `"${entry.path}" (${entry.change})`).join(", ")
+                }: restore ${
+                  undeclared.length === 1 ? "it" : "them"
+                }, or declare each change in complete_task tests_changed with a reason`
+                : ": tests that ran before are skipped or no longer found; make every one of them run again"
+            }`,
           );
         }
       }
     }
-    const git = context.git;
-    if (problems.length === 0 && git?.baseline && this.#checks.length > 0) {
-      const changed = await changedProtectedFiles(git.repo, baseline?.commit ?? git.baseline, {
-        protect: this.#protect,
-        configFiles: this.#configFiles,
-      });
-      const reasons = new Map(
-        (context.completeTask?.tests_changed ?? []).map((entry) => [entry.path, entry.reason]),
-      );
-      evidence.testsChanged = changed.map((entry) => ({
-        ...entry,
-        ...(reasons.get(entry.path)?.trim() ? { reason: reasons.get(entry.path)!.trim() } : {}),
-      }));
-      if (changed.length > 0) {
-        const originals = await this.#originals(git.repo, git.baseline, changed, declared);
-        evidence.originalsPass = originals.passed;
-        const undeclared = evidence.testsChanged.filter((entry) => !entry.reason);
-        if (!originals.passed && undeclared.length > 0) {
-          problems.push(
-            `You changed ${
-              undeclared.map((entry) => `"${entry.path}" (${entry.change})`).join(", ")
-            }, which define when the task is done, and the original versions fail against your code${originals.detail}. Restore them and fix the code, or declare each change in complete_task tests_changed with a reason`,
-          );
-        }
+    if (problems.length === 0 && git && base && changed.length > 0) {
+      const originals = await this.#originals(git.repo, base, changed, declared);
+      evidence.originalsPass = originals.passed;
+      if (!originals.passed && undeclared.length > 0) {
+        problems.push(
+          `You changed ${
+            undeclared.map((entry) => `"${entry.path}" (${entry.change})`).join(", ")
+          }, which define when the task is done, and the original versions fail against your code${originals.detail}. Restore them and fix the code, or declare each change in complete_task tests_changed with a reason`,
+        );
       }
     }
     evidence.passed = problems.length === 0;
     this.#evidence = evidence;
     if (problems.length > 0) return incomplete(problems.join("\n\n"));
-    const names = evidence.checks.map((check) => `"${check.name}"`).join(", ");
-    return ok(`${names} passed`);
+    const passed = evidence.checks.filter((check) => check.now === "green").map((check) =>
+      `"${check.name}"${check.flaky ? " (after a retry: it failed once)" : ""}`
+    );
+    const parts = passed.length > 0 ? [`${passed.join(", ")} passed`] : [];
+    for (const entry of evidence.outOfScope) {
+      parts.push(`"${entry.check}" still fails, declared out of scope: ${entry.reason}`);
+    }
+    return ok(parts.join("; ") || "no checks ran");
   }
 
   /** Run the checks on the working tree with the original test files put back. */

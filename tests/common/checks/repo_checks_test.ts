@@ -118,6 +118,10 @@ Deno.test("the gate compares the final state with the baseline", async (t) => {
       assert.deepEqual(checker.evidence?.outOfScope, [
         { check: "npm test", reason: "math is another team's issue #12" },
       ]);
+      assert.equal(
+        declared.feedback,
+        `"npm test" still fails, declared out of scope: math is another team's issue #12`,
+      );
     },
   );
 
@@ -227,7 +231,10 @@ Deno.test("the gate protects the tests that define done", async (t) => {
     await Deno.remove(`${repo.path}/test/math.test.js`);
     const result = await checker.check(context(repo.path, gitRepo, base));
     assert.equal(result.complete, false);
-    assert.match(result.feedback!, /ran 1 tests, fewer than the 3 before your changes/);
+    assert.match(
+      result.feedback!,
+      /ran 1 tests, fewer than the 3 before your changes; you changed "test\/math.test.js" \(deleted\): restore it/,
+    );
   });
 });
 
@@ -278,4 +285,28 @@ Deno.test("a snapshot commit holds untracked work and leaves the index alone", a
     await changedProtectedFiles(gitRepo, base, { protect: ["*.txt"], configFiles: [] }),
     [{ path: "a.txt", change: "modified" }],
   );
+});
+
+Deno.test("the same files and declarations are not checked twice", async () => {
+  const counter = await Deno.makeTempFile();
+  try {
+    const { repo, gitRepo, base } = await project({ "a.txt": "a" });
+    await using _ = repo;
+    const checker = new RepoChecksChecker({
+      checks: [{ name: "count", command: `echo x >> ${counter}` }],
+    });
+    const runs = async () => (await Deno.readTextFile(counter)).split("\n").length - 1;
+    await checker.check(context(repo.path, gitRepo, base));
+    await checker.check(context(repo.path, gitRepo, base));
+    assert.equal(await runs(), 1, "the second check reuses the first");
+    await Deno.writeTextFile(`${repo.path}/a.txt`, "changed");
+    await checker.check(context(repo.path, gitRepo, base));
+    assert.equal(await runs(), 2, "a changed file runs the checks again");
+    await checker.check(
+      context(repo.path, gitRepo, base, { out_of_scope: [{ check: "count", reason: "r" }] }),
+    );
+    assert.equal(await runs(), 3, "a new declaration runs them again");
+  } finally {
+    await Deno.remove(counter);
+  }
 });
