@@ -155,18 +155,19 @@ export {
   testsRun,
 } from "./common/checks/test_report.ts";
 export {
-  type BaselineResult,
-  changedProtectedFiles,
   type CheckRun,
   describeRun,
-  isProtected,
   type RepoCheck,
-  RepoChecksChecker,
-  type RepoChecksOptions,
-  runInWorktree,
   runRepoCheck,
+} from "./common/checks/check_run.ts";
+export { changedProtectedFiles, isProtected } from "./common/checks/protected_files.ts";
+export {
+  type BaselineResult,
+  runInWorktree,
   snapshotCommit,
-} from "./common/checks/repo_checks.ts";
+  snapshotTree,
+} from "./common/checks/worktree_run.ts";
+export { RepoChecksChecker, type RepoChecksOptions } from "./common/checks/repo_checks.ts";
 export { IssueCompletionHandler, type IssueHandlerOptions } from "./common/completion/issue.ts";
 export {
   boardPhase,

@@ -9,11 +9,10 @@
  * @module
  */
 
-import path from "node:path";
 import type { CheckEvidence, ChecksEvidence, CompleteTaskCall } from "../completion/types.ts";
 import type { GitRepo } from "../git.ts";
-import { runShell, runTool } from "../process.ts";
-import { parseTestReport, type TestRunner, testsRun } from "./test_report.ts";
+import { type CheckRun, describeRun, type RepoCheck, runRepoCheck } from "./check_run.ts";
+import { changedProtectedFiles } from "./protected_files.ts";
 import {
   incomplete,
   ok,
@@ -21,278 +20,12 @@ import {
   type TaskCompletionContext,
   type TaskCompletionResult,
 } from "./types.ts";
-
-/** One check of the repository: a shell command that passes when it exits 0. */
-export interface RepoCheck {
-  /** Its name (usually the command). */
-  name: string;
-  /** The shell command, run at the repository root. */
-  command: string;
-  /** The test runner whose output names failing tests, when known. */
-  runner?: TestRunner;
-}
-
-/** One run of a check. */
-export interface CheckRun {
-  /** The check's name. */
-  name: string;
-  /** Whether it exited 0 within its timeout. */
-  green: boolean;
-  /** Exit code. */
-  code: number;
-  /** Whether it was stopped at its timeout. */
-  timedOut: boolean;
-  /** Failing tests named by the output. */
-  failing: string[];
-  /** Tests that ran, when the output says. */
-  testsRun?: number;
-  /** Wall time in milliseconds. */
-  durationMs: number;
-  /** The last lines of its output. */
-  tail: string;
-}
-
-/** The checks on the starting commit. */
-export interface BaselineResult {
-  /** The commit they ran on. */
-  commit: string;
-  /** Each check's run, in order. */
-  runs: CheckRun[];
-  /** Wall time of the whole baseline in milliseconds, worktree included. */
-  durationMs: number;
-  /** Why the baseline could not run, when it could not. */
-  error?: string;
-}
-
-/** Folders of installed dependencies that a fresh worktree lacks: linked from the checkout. */
-const DEPENDENCY_DIRS = ["node_modules", ".venv", "venv"];
-
-/** Lines of output kept in a run's tail. */
-const TAIL_LINES = 25;
-
-/**
- * Run one check and read its output for failing tests.
- *
- * @param check The check.
- * @param options Folder and timeout.
- * @returns The run.
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { runRepoCheck } from "@finishline/agents";
- *
- * const run = await runRepoCheck(
- *   { name: "tests", command: "echo 'not ok 1 - adds'; exit 1" },
- *   { cwd: ".", timeoutMs: 10_000 },
- * );
- * assert.equal(run.green, false);
- * assert.equal(run.code, 1);
- * assert.match(run.tail, /not ok 1 - adds/);
- * ```
- */
-export async function runRepoCheck(
-  check: RepoCheck,
-  options: { cwd: string; timeoutMs: number; signal?: AbortSignal },
-): Promise<CheckRun> {
-  const started = performance.now();
-  const result = await runShell(check.command, {
-    cwd: options.cwd,
-    timeoutMs: options.timeoutMs,
-    signal: options.signal,
-    // Runners colour and animate less without a terminal; CI=true makes jest/vitest print plainly.
-    env: { CI: "true", NO_COLOR: "1", FORCE_COLOR: "0" },
-  });
-  const report = parseTestReport(result.combined, check.runner);
-  const green = result.code === 0 && !result.timedOut;
-  return {
-    name: check.name,
-    green,
-    code: result.code,
-    timedOut: result.timedOut,
-    failing: green ? [] : report.failed,
-    testsRun: testsRun(report),
-    durationMs: Math.round(performance.now() - started),
-    tail: result.combined.trimEnd().split("\n").slice(-TAIL_LINES).join("\n"),
-  };
-}
-
-/**
- * Run checks in a detached worktree of `commit`, with the checkout's
- * dependency folders (`node_modules`, `.venv`) linked in, then remove it.
- * Never throws: a failure to make the worktree is the result's `error`.
- *
- * @param repo The repository.
- * @param commit The commit to check out.
- * @param options The checks, the timeout of each, and files to restore from `restoreFrom`.
- * @returns Each check's run.
- */
-export async function runInWorktree(
-  repo: GitRepo,
-  commit: string,
-  options: {
-    checks: RepoCheck[];
-    timeoutMs: number;
-    restore?: { from: string; paths: string[] };
-    signal?: AbortSignal;
-  },
-): Promise<BaselineResult> {
-  const started = performance.now();
-  const dir = await Deno.makeTempDir({ prefix: "finishline-checks-" });
-  const finished = (runs: CheckRun[], error?: string): BaselineResult => ({
-    commit,
-    runs,
-    durationMs: Math.round(performance.now() - started),
-    ...(error ? { error } : {}),
-  });
-  const added = await repo.exec(["worktree", "add", "--detach", "--quiet", dir, commit]);
-  try {
-    if (added.code !== 0) {
-      return finished(
-        [],
-        `cannot make a worktree of ${commit.slice(0, 12)}: ${added.stderr.trim()}`,
-      );
-    }
-    for (const name of DEPENDENCY_DIRS) {
-      const source = path.join(repo.root, name);
-      const target = path.join(dir, name);
-      if (await isDirectory(source) && !(await exists(target))) {
-        await Deno.symlink(source, target).catch(() => {});
-      }
-    }
-    if (options.restore && options.restore.paths.length > 0) {
-      const restored = await runTool(
-        "git",
-        ["checkout", options.restore.from, "--", ...options.restore.paths],
-        { cwd: dir, timeoutMs: 30_000 },
-      );
-      if (restored.code !== 0) {
-        return finished([], `cannot restore the original files: ${restored.stderr.trim()}`);
-      }
-    }
-    const runs: CheckRun[] = [];
-    for (const check of options.checks) {
-      if (options.signal?.aborted) return finished(runs, "stopped before it finished");
-      runs.push(
-        await runRepoCheck(check, {
-          cwd: dir,
-          timeoutMs: options.timeoutMs,
-          signal: options.signal,
-        }),
-      );
-    }
-    if (options.signal?.aborted) return finished(runs, "stopped before it finished");
-    return finished(runs);
-  } finally {
-    await repo.exec(["worktree", "remove", "--force", dir]);
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
-    await repo.exec(["worktree", "prune"]);
-  }
-}
-
-/**
- * The tree of the working tree as it is, uncommitted and untracked (not
- * ignored) files included, written through a temporary index so that neither
- * the files nor the real index change. Equal trees mean equal contents.
- *
- * @param repo The repository.
- * @returns The tree and the HEAD it sits on, or undefined when git failed.
- */
-export async function snapshotTree(
-  repo: GitRepo,
-): Promise<{ tree: string; head: string | undefined } | undefined> {
-  const dir = await Deno.makeTempDir({ prefix: "finishline-index-" });
-  try {
-    const env = { GIT_INDEX_FILE: path.join(dir, "index") };
-    const git = (args: string[]) =>
-      runTool("git", args, { cwd: repo.root, env, timeoutMs: 60_000 });
-    const head = (await git(["rev-parse", "--verify", "-q", "HEAD"])).stdout.trim() || undefined;
-    if (head) await git(["read-tree", head]);
-    if ((await git(["add", "-A"])).code !== 0) return undefined;
-    const tree = await git(["write-tree"]);
-    return tree.code === 0 ? { tree: tree.stdout.trim(), head } : undefined;
-  } finally {
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
-  }
-}
-
-/**
- * A commit of the working tree as it is (see {@linkcode snapshotTree}),
- * parented on HEAD; no branch points at it.
- *
- * @param repo The repository.
- * @returns The commit, or undefined when git failed.
- */
-export async function snapshotCommit(repo: GitRepo): Promise<string | undefined> {
-  const snapshot = await snapshotTree(repo);
-  if (!snapshot) return undefined;
-  const commit = await runTool("git", [
-    "-c",
-    "user.name=finishline",
-    "-c",
-    "user.email=finishline@localhost",
-    "commit-tree",
-    snapshot.tree,
-    ...(snapshot.head ? ["-p", snapshot.head] : []),
-    "-m",
-    "finishline: snapshot of the working tree",
-  ], { cwd: repo.root, timeoutMs: 60_000 });
-  return commit.code === 0 ? commit.stdout.trim() : undefined;
-}
-
-/**
- * Protected files (tests, check configuration) that differ between `base`
- * and the working tree: modified or deleted, never merely added.
- *
- * @param repo The repository.
- * @param base The starting commit.
- * @param options Globs of protected files and exact paths of configuration files.
- * @returns The changed paths, relative to the repository root.
- */
-export async function changedProtectedFiles(
-  repo: GitRepo,
-  base: string,
-  options: { protect: string[]; configFiles: string[] },
-): Promise<Array<{ path: string; change: "modified" | "deleted" }>> {
-  const diff = await repo.exec(["diff", "--name-status", "--no-renames", "-z", base, "--"]);
-  if (diff.code !== 0) return [];
-  const fields = diff.stdout.split("\0").filter((field) => field !== "");
-  const changed: Array<{ path: string; change: "modified" | "deleted" }> = [];
-  for (let index = 0; index + 1 < fields.length; index += 2) {
-    const status = fields[index];
-    const file = fields[index + 1];
-    if (status !== "M" && status !== "D" && status !== "T") continue;
-    if (!isProtected(file, options)) continue;
-    changed.push({ path: file, change: status === "D" ? "deleted" : "modified" });
-  }
-  return changed;
-}
-
-/**
- * Whether a repository path is one that defines done.
- *
- * @param file Path relative to the repository root.
- * @param options Globs and exact configuration paths.
- * @returns True when protected.
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { DEFAULT_PROTECTED_GLOBS, isProtected } from "@finishline/agents";
- *
- * const options = { protect: [...DEFAULT_PROTECTED_GLOBS], configFiles: ["package.json"] };
- * assert.equal(isProtected("test/math.test.js", options), true);
- * assert.equal(isProtected("src/math_test.go", options), true);
- * assert.equal(isProtected("package.json", options), true);
- * assert.equal(isProtected("src/math.js", options), false);
- * ```
- */
-export function isProtected(
-  file: string,
-  options: { protect: string[]; configFiles: string[] },
-): boolean {
-  if (file.startsWith(".agent/")) return false;
-  return options.configFiles.includes(file) ||
-    options.protect.some((glob) => path.matchesGlob(file, glob));
-}
+import {
+  type BaselineResult,
+  runInWorktree,
+  snapshotCommit,
+  snapshotTree,
+} from "./worktree_run.ts";
 
 /** Options of {@linkcode RepoChecksChecker}. */
 export interface RepoChecksOptions {
@@ -444,120 +177,73 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     const started = await this.#baseline;
     // A baseline that could not run compares as none.
     const baseline = started?.error ? undefined : started;
+    const git = context.git;
+    const base = baseline?.commit ?? git?.baseline ?? undefined;
     const evidence: ChecksEvidence = {
       passed: false,
       checks: [],
       outOfScope: [],
-      testsChanged: [],
+      testsChanged: await this.#changedTests(context, base),
     };
-    const problems: string[] = [];
-    const git = context.git;
-    const base = baseline?.commit ?? git?.baseline ?? undefined;
-    const changed = git && base
-      ? await changedProtectedFiles(git.repo, base, {
-        protect: this.#protect,
-        configFiles: this.#configFiles,
-      })
-      : [];
-    const reasons = new Map(
-      (context.completeTask?.tests_changed ?? []).map((entry) => [entry.path, entry.reason]),
-    );
-    evidence.testsChanged = changed.map((entry) => ({
-      ...entry,
-      ...(reasons.get(entry.path)?.trim() ? { reason: reasons.get(entry.path)!.trim() } : {}),
-    }));
     const undeclared = evidence.testsChanged.filter((entry) => !entry.reason);
+    const problems: string[] = [];
     for (const [index, check] of this.#checks.entries()) {
       const before = baseline?.runs.find((run) => run.name === check.name);
-      let run = runs[index];
-      let flaky = false;
-      if (!run.green && before?.green && !run.timedOut) {
-        // A check that passed before the run and fails once may be flaky: ask it again.
-        const again = await runRepoCheck(check, { cwd, timeoutMs: this.#timeoutMs });
-        if (again.green) flaky = true;
-        run = again;
-      }
-      const record: CheckEvidence = {
-        name: check.name,
-        baseline: before ? (before.green ? "green" : "red") : "unknown",
-        now: run.green ? "green" : "red",
-        failing: run.failing,
-        ...(before && !before.green ? { baselineFailing: before.failing } : {}),
-        ...(run.testsRun !== undefined ? { testsRun: run.testsRun } : {}),
-        ...(before?.testsRun !== undefined ? { baselineTestsRun: before.testsRun } : {}),
-        durationMs: run.durationMs,
-        ...(flaky ? { flaky } : {}),
-      };
-      evidence.checks.push(record);
-      if (!run.green) {
-        const reason = declared.get(check.name);
-        if (before?.green) {
-          problems.push(
-            `"${check.name}" passed before your changes and fails now${describeRun(run)}`,
-          );
-        } else if (reason && newFailures(run, before).length > 0) {
-          // The declaration covers the failures that were there before, not new ones.
-          const fresh = newFailures(run, before);
-          problems.push(
-            `"${check.name}" was declared out of scope, but it now also fails in ${
-              fresh.slice(0, 10).map((name) => `"${name}"`).join(", ")
-            }, which ${fresh.length === 1 ? "was" : "were"} not failing before your changes: fix ${
-              fresh.length === 1 ? "it" : "them"
-            }${describeRun(run)}`,
-          );
-        } else if (reason) {
-          evidence.outOfScope.push({ check: check.name, reason });
-        } else {
-          problems.push(
-            `"${check.name}" fails${
-              before
-                ? " (it failed before your changes too: fix it, or, if it is outside this task, declare it in complete_task out_of_scope with a reason)"
-                : ""
-            }${describeRun(run)}`,
-          );
-        }
-      }
-      if (
-        before?.testsRun !== undefined && run.testsRun !== undefined &&
-        run.testsRun < before.testsRun
-      ) {
-        if (undeclared.length > 0 || changed.length === 0) {
-          problems.push(
-            `"${check.name}" ran ${run.testsRun} tests, fewer than the ${before.testsRun} before your changes${
-              undeclared.length > 0
-                ? `; you changed ${
-                  undeclared.map((entry) => `"${entry.path}" (${entry.change})`).join(", ")
-                }: restore ${
-                  undeclared.length === 1 ? "it" : "them"
-                }, or declare each change in complete_task tests_changed with a reason`
-                : ": tests that ran before are skipped or no longer found; make every one of them run again"
-            }`,
-          );
-        }
-      }
+      const { run, flaky } = await this.#settle(check, runs[index], before, cwd);
+      evidence.checks.push(checkEvidence(run, before, flaky));
+      const judged = judgeRun(run, before, declared.get(check.name));
+      if (judged.problem) problems.push(judged.problem);
+      if (judged.outOfScope) evidence.outOfScope.push(judged.outOfScope);
+      const fewer = fewerTests(run, before, undeclared, evidence.testsChanged.length);
+      if (fewer) problems.push(fewer);
     }
-    if (problems.length === 0 && git && base && changed.length > 0) {
-      const originals = await this.#originals(git.repo, base, changed, declared);
+    if (problems.length === 0 && git && base && evidence.testsChanged.length > 0) {
+      const originals = await this.#originals(git.repo, base, evidence.testsChanged, declared);
       evidence.originalsPass = originals.passed;
       if (!originals.passed && undeclared.length > 0) {
         problems.push(
           `You changed ${
-            undeclared.map((entry) => `"${entry.path}" (${entry.change})`).join(", ")
+            listChanges(undeclared)
           }, which define when the task is done, and the original versions fail against your code${originals.detail}. Restore them and fix the code, or declare each change in complete_task tests_changed with a reason`,
         );
       }
     }
     evidence.passed = problems.length === 0;
     this.#evidence = evidence;
-    if (problems.length > 0) return incomplete(problems.join("\n\n"));
-    const passed = evidence.checks.filter((check) => check.now === "green").map((check) =>
-      `"${check.name}"${check.flaky ? " (after a retry: it failed once)" : ""}`
+    return problems.length > 0 ? incomplete(problems.join("\n\n")) : ok(passedText(evidence));
+  }
+
+  /** Protected files the agent changed since `base`, with the reasons it declared. */
+  async #changedTests(
+    context: TaskCompletionContext,
+    base: string | undefined,
+  ): Promise<ChecksEvidence["testsChanged"]> {
+    if (!context.git || !base) return [];
+    const changed = await changedProtectedFiles(context.git.repo, base, {
+      protect: this.#protect,
+      configFiles: this.#configFiles,
+    });
+    const reasons = new Map(
+      (context.completeTask?.tests_changed ?? []).map((
+        entry,
+      ) => [entry.path, entry.reason?.trim()]),
     );
-    const parts = passed.length > 0 ? [`${passed.join(", ")} passed`] : [];
-    for (const entry of evidence.outOfScope) {
-      parts.push(`"${entry.check}" still fails, declared out of scope: ${entry.reason}`);
-    }
-    return ok(parts.join("; ") || "no checks ran");
+    return changed.map((entry) => {
+      const reason = reasons.get(entry.path);
+      return reason ? { ...entry, reason } : entry;
+    });
+  }
+
+  /** A check that passed before the run and fails once may be flaky: it is asked again. */
+  async #settle(
+    check: RepoCheck,
+    run: CheckRun,
+    before: CheckRun | undefined,
+    cwd: string,
+  ): Promise<{ run: CheckRun; flaky: boolean }> {
+    if (run.green || !before?.green || run.timedOut) return { run, flaky: false };
+    const again = await runRepoCheck(check, { cwd, timeoutMs: this.#timeoutMs });
+    return { run: again, flaky: again.green };
   }
 
   /** Run the checks on the working tree with the original test files put back. */
@@ -590,61 +276,94 @@ function declaredOutOfScope(call: CompleteTaskCall | undefined): Map<string, str
   return declared;
 }
 
-/**
- * The exit, the failing tests and the output's last lines of a run, as a
- * clause for feedback.
- *
- * @param run The run.
- * @returns Text starting with "; ".
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { describeRun } from "@finishline/agents";
- *
- * const text = describeRun({
- *   name: "npm test", green: false, code: 1, timedOut: false,
- *   failing: ["adds"], durationMs: 5, tail: "not ok 1 - adds",
- * });
- * assert.equal(text, '; it exited with code 1; failing tests: "adds". Last lines of its output:\nnot ok 1 - adds');
- * ```
- */
-export function describeRun(run: CheckRun): string {
-  const parts: string[] = [];
-  if (run.timedOut) parts.push(`; it timed out`);
-  else parts.push(`; it exited with code ${run.code}`);
-  if (run.failing.length > 0) {
-    const shown = run.failing.slice(0, 10).map((name) => `"${name}"`).join(", ");
-    parts.push(
-      `; failing tests: ${shown}${
-        run.failing.length > 10 ? ` and ${run.failing.length - 10} more` : ""
-      }`,
-    );
-  }
-  const tail = run.tail.split("\n").slice(-12).join("\n");
-  parts.push(tail ? `. Last lines of its output:\n${tail}` : ". It printed nothing");
-  return parts.join("");
-}
-
-async function exists(file: string): Promise<boolean> {
-  try {
-    await Deno.lstat(file);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function isDirectory(file: string): Promise<boolean> {
-  try {
-    return (await Deno.stat(file)).isDirectory;
-  } catch {
-    return false;
-  }
-}
-
 /** Tests failing now that were not failing at the baseline (none known without a baseline). */
 function newFailures(run: CheckRun, before: CheckRun | undefined): string[] {
   if (!before) return [];
   const earlier = new Set(before.failing);
   return run.failing.filter((name) => !earlier.has(name));
+}
+
+/** A check's run now, against its run at the baseline. */
+function checkEvidence(run: CheckRun, before: CheckRun | undefined, flaky: boolean): CheckEvidence {
+  return {
+    name: run.name,
+    baseline: before ? (before.green ? "green" : "red") : "unknown",
+    now: run.green ? "green" : "red",
+    failing: run.failing,
+    ...(before && !before.green ? { baselineFailing: before.failing } : {}),
+    ...(run.testsRun !== undefined ? { testsRun: run.testsRun } : {}),
+    ...(before?.testsRun !== undefined ? { baselineTestsRun: before.testsRun } : {}),
+    durationMs: run.durationMs,
+    ...(flaky ? { flaky } : {}),
+  };
+}
+
+/**
+ * The gate's rules for one red check: green at the baseline must stay green;
+ * red must turn green unless declared out of scope, and the declaration
+ * covers only the failures that were there before.
+ */
+function judgeRun(
+  run: CheckRun,
+  before: CheckRun | undefined,
+  declaredReason: string | undefined,
+): { problem?: string; outOfScope?: { check: string; reason: string } } {
+  if (run.green) return {};
+  const name = run.name;
+  if (before?.green) {
+    return { problem: `"${name}" passed before your changes and fails now${describeRun(run)}` };
+  }
+  const fresh = newFailures(run, before);
+  if (declaredReason && fresh.length > 0) {
+    return {
+      problem: `"${name}" was declared out of scope, but it now also fails in ${
+        fresh.slice(0, 10).map((test) => `"${test}"`).join(", ")
+      }, which ${fresh.length === 1 ? "was" : "were"} not failing before your changes: fix ${
+        fresh.length === 1 ? "it" : "them"
+      }${describeRun(run)}`,
+    };
+  }
+  if (declaredReason) return { outOfScope: { check: name, reason: declaredReason } };
+  return {
+    problem: `"${name}" fails${
+      before
+        ? " (it failed before your changes too: fix it, or, if it is outside this task, declare it in complete_task out_of_scope with a reason)"
+        : ""
+    }${describeRun(run)}`,
+  };
+}
+
+/** Fewer tests than at the baseline is never silent: undeclared test changes or skips fail. */
+function fewerTests(
+  run: CheckRun,
+  before: CheckRun | undefined,
+  undeclared: ChecksEvidence["testsChanged"],
+  changedCount: number,
+): string | undefined {
+  if (before?.testsRun === undefined || run.testsRun === undefined) return undefined;
+  if (run.testsRun >= before.testsRun) return undefined;
+  if (undeclared.length === 0 && changedCount > 0) return undefined;
+  return `"${run.name}" ran ${run.testsRun} tests, fewer than the ${before.testsRun} before your changes${
+    undeclared.length > 0
+      ? `; you changed ${listChanges(undeclared)}: restore ${
+        undeclared.length === 1 ? "it" : "them"
+      }, or declare each change in complete_task tests_changed with a reason`
+      : ": tests that ran before are skipped or no longer found; make every one of them run again"
+  }`;
+}
+
+function listChanges(changes: ChecksEvidence["testsChanged"]): string {
+  return changes.map((entry) => `"${entry.path}" (${entry.change})`).join(", ");
+}
+
+/** What a passing gate tells the agent. */
+function passedText(evidence: ChecksEvidence): string {
+  const passed = evidence.checks.filter((check) => check.now === "green").map((check) =>
+    `"${check.name}"${check.flaky ? " (after a retry: it failed once)" : ""}`
+  );
+  const parts = passed.length > 0 ? [`${passed.join(", ")} passed`] : [];
+  for (const entry of evidence.outOfScope) {
+    parts.push(`"${entry.check}" still fails, declared out of scope: ${entry.reason}`);
+  }
+  return parts.join("; ") || "no checks ran";
 }
