@@ -13,10 +13,11 @@ import type { CommandRefusal, SessionPermissionMode } from "../common/backends/t
 import { detectChecks, type Detection, formatDetection } from "../common/checks/detect.ts";
 import { describeRun, runRepoCheck } from "../common/checks/check_run.ts";
 import { RepoChecksChecker } from "../common/checks/repo_checks.ts";
+import type { VerificationRecord } from "../common/checks/types.ts";
 import type { IterationSummary, RunOutcome } from "../common/completion/types.ts";
 import { UsageError } from "../common/errors.ts";
 import type { GitRepo } from "../common/git.ts";
-import type { GitHubCli } from "../common/github.ts";
+import type { GitHubCli, PullRequestChecks } from "../common/github.ts";
 import type { RunLog } from "../common/log.ts";
 import type { Worktree } from "../common/worktree.ts";
 import type { PullRequestGate, RunResult } from "./runner.ts";
@@ -330,72 +331,71 @@ export class GitHubPullRequestGate implements PullRequestGate {
   async check(
     summary: IterationSummary,
     signal: AbortSignal,
-  ): Promise<{ url?: string; verification: IterationSummary["verification"] & object }> {
-    const { worktree, git, github, log } = this.#options;
-    const fault = (feedback: string) => ({
-      url: this.#url,
-      verification: {
-        passed: false,
-        checker: "pull_request",
-        feedback,
-        trigger: "pull_request" as const,
-        faulted: true,
-      },
-    });
-    const push = await git.exec(["push", "-u", "origin", worktree.branch]);
-    if (push.code !== 0) {
-      const why = push.stderr.split("\n").find((line) => line.trim()) ?? `exit code ${push.code}`;
-      log?.event("pull_request_failed", { step: "push", error: why });
-      return fault(`finishline could not push "${worktree.branch}": ${why}`);
-    }
-    if (!this.#url) {
-      this.#url = await github.createPullRequest({
-        base: worktree.base,
-        head: worktree.branch,
-        title: summary.completeTask?.summary.split("\n")[0].slice(0, 72) ||
-          `finishline: ${worktree.branch}`,
-        body: [
-          `Opened by finishline: the local checks passed in iteration ${summary.iteration}; it completes once this pull request's checks pass.`,
-          "",
-          summary.completeTask ? `**Summary:** ${summary.completeTask.summary}` : "",
-          "",
-          ...evidenceMarkdown(summary),
-        ].join("\n"),
-      });
-      log?.event(this.#url ? "pull_request" : "pull_request_failed", {
-        url: this.#url,
-        step: "create",
-      });
-      if (!this.#url) return fault("finishline could not open the pull request");
-      this.#options.stderr?.(`[finishline] opened pull request ${this.#url}\n`);
-    }
-    const checks = await github.waitForPullRequestChecks(this.#url, {
+  ): Promise<{ url?: string; verification: VerificationRecord }> {
+    const problem = await this.#publish(summary);
+    if (problem) return { url: this.#url, verification: prFault(problem) };
+    const { github, log } = this.#options;
+    const checks = await github.waitForPullRequestChecks(this.#url!, {
       timeoutMs: this.#options.timeoutMs,
       intervalMs: this.#options.intervalMs,
       signal,
     });
     log?.event("pull_request_checks", { url: this.#url, ...checks });
+    return { url: this.#url, verification: await this.#verdict(checks) };
+  }
+
+  /** Push the branch and open the pull request once; says what failed, if anything. */
+  async #publish(summary: IterationSummary): Promise<string | undefined> {
+    const { worktree, git, github, log } = this.#options;
+    const push = await git.exec(["push", "-u", "origin", worktree.branch]);
+    if (push.code !== 0) {
+      const why = push.stderr.split("\n").find((line) => line.trim()) ?? `exit code ${push.code}`;
+      log?.event("pull_request_failed", { step: "push", error: why });
+      return `finishline could not push "${worktree.branch}": ${why}`;
+    }
+    if (this.#url) return undefined;
+    this.#url = await github.createPullRequest({
+      base: worktree.base,
+      head: worktree.branch,
+      title: summary.completeTask?.summary.split("\n")[0].slice(0, 72) ||
+        `finishline: ${worktree.branch}`,
+      body: [
+        `Opened by finishline: the local checks passed in iteration ${summary.iteration}; it completes once this pull request's checks pass.`,
+        "",
+        summary.completeTask ? `**Summary:** ${summary.completeTask.summary}` : "",
+        "",
+        ...evidenceMarkdown(summary),
+      ].join("\n"),
+    });
+    log?.event(this.#url ? "pull_request" : "pull_request_failed", {
+      url: this.#url,
+      step: "create",
+    });
+    if (!this.#url) return "finishline could not open the pull request";
+    this.#options.stderr?.(`[finishline] opened pull request ${this.#url}\n`);
+    return undefined;
+  }
+
+  /** The verification the pull request's checks give: passed, timed out, or failed with logs. */
+  async #verdict(
+    checks: PullRequestChecks & { timedOut: boolean },
+  ): Promise<VerificationRecord> {
     if (checks.state === "pass" || checks.state === "none") {
       return {
-        url: this.#url,
-        verification: {
-          passed: true,
-          checker: "pull_request",
-          feedback: checks.state === "none"
-            ? "The pull request has no checks"
-            : `The pull request's ${checks.checks.length} checks passed`,
-          trigger: "pull_request",
-        },
+        passed: true,
+        checker: "pull_request",
+        feedback: checks.state === "none"
+          ? "The pull request has no checks"
+          : `The pull request's ${checks.checks.length} checks passed`,
+        trigger: "pull_request",
       };
     }
     if (checks.timedOut) {
-      return fault(
+      const pending = checks.checks.filter((check) => check.state === "pending");
+      return prFault(
         `The pull request's checks did not finish within ${
           Math.round(this.#options.timeoutMs / 1000)
-        } s (still pending: ${
-          checks.checks.filter((check) => check.state === "pending").map((check) => check.name)
-            .join(", ")
-        })`,
+        } s (still pending: ${pending.map((check) => check.name).join(", ")})`,
       );
     }
     const failing = checks.checks.filter((check) =>
@@ -405,20 +405,30 @@ export class GitHubPullRequestGate implements PullRequestGate {
       `The pull request's checks failed: ${failing.map((check) => `"${check.name}"`).join(", ")}.`,
     ];
     for (const check of failing.slice(0, 3)) {
-      const logTail = check.runId ? await github.failedRunLog(check.runId, 40) : undefined;
+      const logTail = check.runId
+        ? await this.#options.github.failedRunLog(check.runId, 40)
+        : undefined;
       if (logTail) parts.push(`Last lines of the failed log of "${check.name}":\n${logTail}`);
     }
     parts.push("Fix the code (not the CI configuration), commit, and call complete_task again.");
     return {
-      url: this.#url,
-      verification: {
-        passed: false,
-        checker: "pull_request",
-        feedback: parts.join("\n\n"),
-        trigger: "pull_request",
-      },
+      passed: false,
+      checker: "pull_request",
+      feedback: parts.join("\n\n"),
+      trigger: "pull_request",
     };
   }
+}
+
+/** A pull request step that failed for reasons the agent cannot fix: a fault. */
+function prFault(feedback: string): VerificationRecord {
+  return {
+    passed: false,
+    checker: "pull_request",
+    feedback,
+    trigger: "pull_request",
+    faulted: true,
+  };
 }
 
 /**
