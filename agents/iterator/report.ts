@@ -64,7 +64,7 @@ const STATUS_MARK: Record<string, string> = {
  *   result: { status: "completed", completionReason: "Completed 1/1 iterations", iterations: 0, costUsd: 0,
  *     durationMs: 1000, runId: "r1", summaries: [] },
  *   agent: "iterator",
- *   handler: "iterate (1 iterations)",
+ *   handler: "iterate (1 iteration)",
  * });
  * assert.match(markdown, /^# finishline run r1/);
  * ```

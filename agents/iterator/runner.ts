@@ -147,10 +147,7 @@ class Run {
       const ended = await this.#iteration(iteration);
       if (ended) return ended;
     }
-    return await this.#end(
-      "max_iterations",
-      `Reached the cap of ${options.maxIterations} iterations before ${state.criteria()}`,
-    );
+    return await this.#end("max_iterations", capReason(state));
   }
 
   /** Before iteration 1: the starting point, a resumed run's history, the first process, the baseline. */
@@ -438,4 +435,18 @@ class Run {
     state.costUsd += builder.current.costUsd;
     state.emit({ type: "final_rescue", left });
   }
+}
+
+/** Why a run stopped at the cap: what failed last, else what was not reached. */
+function capReason(state: RunState): string {
+  const cap = `Reached the cap of ${state.options.maxIterations} iteration${
+    state.options.maxIterations === 1 ? "" : "s"
+  }`;
+  const last = state.summaries.at(-1)?.verification;
+  if (last && !last.passed) {
+    return `${cap}; the last verification failed (${last.checker}): ${
+      last.feedback.split("\n")[0]
+    }`;
+  }
+  return `${cap} before ${state.criteria()}`;
 }

@@ -148,7 +148,7 @@ export class IterateCompletionHandler extends BaseHandler implements CompletionH
    */
   buildCompletionCriteria(): CompletionCriteria {
     return {
-      short: `${this.#target} iterations`,
+      short: `${this.#target} iteration${this.#target === 1 ? "" : "s"}`,
       detailed:
         `This task runs for ${this.#target} iterations. Make real, committed progress in each one and end each with a short summary of what you did and what comes next.`,
     };
