@@ -41,7 +41,7 @@ import { firstLine, sha256Hex } from "../common/errors.ts";
 import type { CompletionHandler, IterationSummary } from "../common/completion/types.ts";
 import type { GitRepo, RepoState } from "../common/git.ts";
 import type { RunLog } from "../common/log.ts";
-import type { RunStore } from "../common/store.ts";
+import type { RunStore } from "../common/store/mod.ts";
 import { SummaryBuilder } from "../common/summary.ts";
 import { CircuitBreaker } from "./circuit_breaker.ts";
 import { CompletionGuard } from "./completion_guard.ts";

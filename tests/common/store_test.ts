@@ -7,7 +7,7 @@ import {
   MIGRATIONS,
   SqliteStore,
   type StoredRun,
-} from "../../agents/common/store.ts";
+} from "../../agents/common/store/mod.ts";
 import type { IterationSummary } from "../../agents/common/completion/types.ts";
 import { REDACTED, Redactor } from "../../agents/common/log.ts";
 import { emptySummary } from "../../agents/common/summary.ts";
