@@ -214,7 +214,7 @@ export {
   SqliteStore,
   type StoredIteration,
   type StoredRun,
-} from "./common/store.ts";
+} from "./common/store/mod.ts";
 export { type FinishOptions, type FinishReport, runFinish } from "./iterator/finish.ts";
 export {
   EXIT_CODES,

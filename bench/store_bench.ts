@@ -7,7 +7,7 @@
  * @module
  */
 
-import { SqliteStore } from "../agents/common/store.ts";
+import { SqliteStore } from "../agents/common/store/mod.ts";
 import { emptySummary } from "../agents/common/summary.ts";
 
 /** What recording iterations costs. */

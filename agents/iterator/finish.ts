@@ -11,7 +11,7 @@
 import type { AgentBackend } from "../common/backends/types.ts";
 import type { IterationSummary } from "../common/completion/types.ts";
 import { firstLine } from "../common/errors.ts";
-import type { Learning, RunStore, SkillRecord, StoredRun } from "../common/store.ts";
+import type { Learning, RunStore, SkillRecord, StoredRun } from "../common/store/mod.ts";
 import { SummaryBuilder } from "../common/summary.ts";
 
 /** The steps, in order. */

@@ -10,7 +10,7 @@ import { countTools } from "../common/completion/_base.ts";
 import { UsageError } from "../common/errors.ts";
 import { GitRepo } from "../common/git.ts";
 import { GitHubCli } from "../common/github.ts";
-import type { RunStore, StoredRun } from "../common/store.ts";
+import type { RunStore, StoredRun } from "../common/store/mod.ts";
 import { removeWorktreeIfClean } from "../common/worktree.ts";
 import { runFinish } from "./finish.ts";
 import { seconds } from "./progress.ts";

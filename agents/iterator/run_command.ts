@@ -19,7 +19,7 @@ import { type GitFault, GitRepo } from "../common/git.ts";
 import { GitHubCli } from "../common/github.ts";
 import { RunLog } from "../common/log.ts";
 import { argsToVariables, PromptResolver } from "../common/prompt_resolver.ts";
-import { DEFAULT_STORE_PATH, SqliteStore, type StoredRun } from "../common/store.ts";
+import { DEFAULT_STORE_PATH, SqliteStore, type StoredRun } from "../common/store/mod.ts";
 import {
   createWorktree,
   removeWorktreeIfClean,

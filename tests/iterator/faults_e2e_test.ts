@@ -5,7 +5,7 @@
  */
 
 import assert from "node:assert/strict";
-import { SqliteStore } from "../../agents/common/store.ts";
+import { SqliteStore } from "../../agents/common/store/mod.ts";
 import {
   ScriptedModelServer,
   type ScriptedTurn,

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { AgentBackend, SessionRequest } from "../../agents/common/backends/types.ts";
 import type { CompleteTaskCall, IterationSummary } from "../../agents/common/completion/types.ts";
 import { Redactor } from "../../agents/common/log.ts";
-import { type RunStore, SqliteStore, type StoredRun } from "../../agents/common/store.ts";
+import { type RunStore, SqliteStore, type StoredRun } from "../../agents/common/store/mod.ts";
 import { type AgentMessage, emptySummary } from "../../agents/common/summary.ts";
 import {
   assessSkills,

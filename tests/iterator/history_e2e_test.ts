@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { COMPLETE_TASK_TOOL } from "../../agents/common/summary.ts";
-import { SqliteStore } from "../../agents/common/store.ts";
+import { SqliteStore } from "../../agents/common/store/mod.ts";
 import { runFinish } from "../../agents/iterator/finish.ts";
 import { ScriptedModelServer, textTurn, toolTurn } from "../../agents/testing/mod.ts";
 import { runCli, tempRepo } from "../_helpers.ts";

@@ -6,7 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import { SqliteStore } from "../../agents/common/store.ts";
+import { SqliteStore } from "../../agents/common/store/mod.ts";
 import { ScriptedModelServer, textTurn, toolTurn } from "../../agents/testing/mod.ts";
 import { git, runCli, tempRepo } from "../_helpers.ts";
 import { processTree } from "../../bench/proc.ts";

@@ -19,7 +19,7 @@ import type { VerificationRecord } from "../../common/checks/types.ts";
 import type { CompletionHandler, IterationSummary } from "../../common/completion/types.ts";
 import type { GitRepo } from "../../common/git.ts";
 import type { RunLog } from "../../common/log.ts";
-import type { RunStore } from "../../common/store.ts";
+import type { RunStore } from "../../common/store/mod.ts";
 import type { ProbeStatus } from "../status_probe.ts";
 
 /** How a run ended. */

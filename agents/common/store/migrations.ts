@@ -1,0 +1,124 @@
+/**
+ * The schema of the run history: forward migrations, applied in order, each
+ * in its own transaction, safe when several processes open one file at once.
+ *
+ * @module
+ */
+
+import type { DatabaseSync } from "node:sqlite";
+import { transaction } from "./_database.ts";
+
+/** Forward migrations; `PRAGMA user_version` is the index of the last one applied. */
+export const MIGRATIONS: readonly string[] = [
+  // 1: runs and iterations
+  `CREATE TABLE runs (
+     id TEXT PRIMARY KEY,
+     agent TEXT NOT NULL,
+     handler TEXT NOT NULL,
+     argv TEXT NOT NULL,
+     cwd TEXT NOT NULL,
+     status TEXT NOT NULL DEFAULT 'running',
+     reason TEXT,
+     started_at TEXT NOT NULL,
+     ended_at TEXT,
+     baseline TEXT,
+     branch TEXT,
+     max_iterations INTEGER NOT NULL,
+     cost_usd REAL NOT NULL DEFAULT 0,
+     tokens_input INTEGER NOT NULL DEFAULT 0,
+     tokens_output INTEGER NOT NULL DEFAULT 0,
+     turns INTEGER NOT NULL DEFAULT 0,
+     iterations INTEGER NOT NULL DEFAULT 0
+   );
+   CREATE INDEX runs_agent_started ON runs (agent, started_at);
+   CREATE TABLE iterations (
+     run_id TEXT NOT NULL REFERENCES runs (id),
+     number INTEGER NOT NULL,
+     session_id TEXT,
+     prompt_digest TEXT NOT NULL,
+     summary TEXT NOT NULL,
+     cost_usd REAL NOT NULL,
+     tokens_input INTEGER NOT NULL,
+     tokens_output INTEGER NOT NULL,
+     duration_ms INTEGER NOT NULL,
+     commits INTEGER,
+     files_changed INTEGER NOT NULL,
+     verdict TEXT NOT NULL,
+     recorded_at TEXT NOT NULL,
+     PRIMARY KEY (run_id, number)
+   );`,
+  // 2: the finish workflow: finish records, learnings (FTS5), skills, cleanup facts
+  `ALTER TABLE runs ADD COLUMN cleanup TEXT NOT NULL DEFAULT '{}';
+   CREATE TABLE finish (
+     run_id TEXT PRIMARY KEY REFERENCES runs (id),
+     steps TEXT NOT NULL DEFAULT '[]',
+     summary TEXT,
+     error TEXT,
+     updated_at TEXT NOT NULL
+   );
+   CREATE TABLE learnings (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     run_id TEXT NOT NULL REFERENCES runs (id),
+     source TEXT NOT NULL,
+     text TEXT NOT NULL,
+     technique TEXT NOT NULL DEFAULT '',
+     applicability TEXT NOT NULL DEFAULT '',
+     tags TEXT NOT NULL DEFAULT '',
+     created_at TEXT NOT NULL
+   );
+   CREATE VIRTUAL TABLE learnings_fts USING fts5 (
+     text, technique, applicability, tags, content = 'learnings', content_rowid = 'id'
+   );
+   CREATE TRIGGER learnings_ai AFTER INSERT ON learnings BEGIN
+     INSERT INTO learnings_fts (rowid, text, technique, applicability, tags)
+     VALUES (new.id, new.text, new.technique, new.applicability, new.tags);
+   END;
+   CREATE TRIGGER learnings_ad AFTER DELETE ON learnings BEGIN
+     INSERT INTO learnings_fts (learnings_fts, rowid, text, technique, applicability, tags)
+     VALUES ('delete', old.id, old.text, old.technique, old.applicability, old.tags);
+   END;
+   CREATE TABLE skills (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     run_id TEXT NOT NULL REFERENCES runs (id),
+     name TEXT NOT NULL,
+     kind TEXT NOT NULL,
+     status TEXT NOT NULL,
+     created_at TEXT NOT NULL
+   );`,
+  // 3: the process that runs a run, so --resume refuses a run that is still going
+  `ALTER TABLE runs ADD COLUMN pid INTEGER;`,
+];
+
+/**
+ * The schema version of a database: how many migrations it has applied.
+ *
+ * @param db The database.
+ * @returns Its `PRAGMA user_version`.
+ */
+export function schemaVersion(db: DatabaseSync): number {
+  return Number(
+    (db.prepare("PRAGMA user_version").get() as { user_version: number }).user_version,
+  );
+}
+
+/**
+ * Apply the migrations a database lacks; refuse a database newer than this code.
+ *
+ * @param db The database.
+ */
+export function migrate(db: DatabaseSync): void {
+  const version = schemaVersion(db);
+  if (version > MIGRATIONS.length) {
+    throw new Error(
+      `The run history database has schema version ${version}, newer than this finishline knows (${MIGRATIONS.length}): upgrade finishline`,
+    );
+  }
+  for (let index = version; index < MIGRATIONS.length; index++) {
+    transaction(db, () => {
+      // Another process may have migrated while this one waited for the lock.
+      if (schemaVersion(db) > index) return;
+      db.exec(MIGRATIONS[index]);
+      db.exec(`PRAGMA user_version = ${index + 1}`);
+    });
+  }
+}

@@ -1,0 +1,14 @@
+/**
+ * The run history: runs, iterations, finish records, learnings (full-text
+ * indexed) and skills, in one embedded SQLite database per repository.
+ *
+ * The loop talks to the {@linkcode RunStore} interface, so a server database
+ * can replace SQLite for teams later.
+ *
+ * @module
+ */
+
+export * from "./types.ts";
+export { MIGRATIONS } from "./migrations.ts";
+export { ftsQuery } from "./learnings.ts";
+export { DEFAULT_STORE_PATH, SqliteStore } from "./sqlite_store.ts";

@@ -1,0 +1,191 @@
+/**
+ * The run history in one embedded SQLite database per repository
+ * (`node:sqlite`, WAL mode, versioned schema), composed of one part per table:
+ * runs and iterations, finish records, learnings and skills.
+ *
+ * @module
+ */
+
+import { DatabaseSync } from "node:sqlite";
+import { dirname } from "node:path";
+import { Redactor } from "../log.ts";
+import { migrate, schemaVersion } from "./migrations.ts";
+import { RunRecords } from "./runs.ts";
+import { FinishRecords } from "./finish_records.ts";
+import { LearningRecords } from "./learnings.ts";
+import { SkillRecords } from "./skills.ts";
+import type {
+  FinishRecord,
+  FoundLearning,
+  Learning,
+  NewRun,
+  RunStore,
+  SkillRecord,
+  StoredIteration,
+  StoredRun,
+} from "./types.ts";
+
+/** Where the store lives by default, relative to the repository root. */
+export const DEFAULT_STORE_PATH = ".agent/.finishline/state.db";
+
+/**
+ * The SQLite run store; everything it writes is redacted of secrets first.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { emptySummary, SqliteStore } from "@finishline/agents";
+ *
+ * const store = SqliteStore.open(":memory:");
+ * store.createRun({ id: "r1", agent: "docs", handler: "iterate", argv: [], cwd: "/work",
+ *   startedAt: "2025-05-01T10:00:00Z", baseline: null, branch: null, maxIterations: 3, cleanup: {} });
+ * const summary = { ...emptySummary(1), costUsd: 0.25 };
+ * store.recordIteration({ runId: "r1", number: 1, sessionId: null, promptDigest: "d", summary,
+ *   verdict: "complete" });
+ * assert.equal(store.getRun("r1")?.costUsd, 0.25);
+ * store.close();
+ * ```
+ */
+export class SqliteStore implements RunStore {
+  /** The database file (or `:memory:`). */
+  readonly path: string;
+  #db: DatabaseSync;
+  #runs: RunRecords;
+  #finish: FinishRecords;
+  #learnings: LearningRecords;
+  #skills: SkillRecords;
+
+  private constructor(path: string, db: DatabaseSync, redactor: Redactor) {
+    this.path = path;
+    this.#db = db;
+    const store = { db, redactor };
+    this.#runs = new RunRecords(store);
+    this.#finish = new FinishRecords(store);
+    this.#learnings = new LearningRecords(store);
+    this.#skills = new SkillRecords(store);
+  }
+
+  /**
+   * Open (creating it and its folder when needed) and migrate a store.
+   *
+   * @param path The database file, or `:memory:`.
+   * @param options `redactor` removes secrets from everything stored; a Redactor over the
+   *   process environment when absent.
+   * @returns The store.
+   */
+  static open(path: string, options: { redactor?: Redactor } = {}): SqliteStore {
+    if (path !== ":memory:") Deno.mkdirSync(dirname(path), { recursive: true });
+    const db = new DatabaseSync(
+      path,
+      { timeout: 5_000 } as ConstructorParameters<typeof DatabaseSync>[1],
+    );
+    db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;");
+    migrate(db);
+    return new SqliteStore(path, db, options.redactor ?? new Redactor());
+  }
+
+  /** The schema version: the number of migrations applied. */
+  get schemaVersion(): number {
+    return schemaVersion(this.#db);
+  }
+
+  /** Record a new run, `running` with zero totals. */
+  createRun(run: NewRun): void {
+    this.#runs.createRun(run);
+  }
+
+  /** Record a finished iteration and add it to the run's totals, atomically. */
+  recordIteration(iteration: Omit<StoredIteration, "recordedAt">): void {
+    this.#runs.recordIteration(iteration);
+  }
+
+  /** Record which process runs a run (null when none does). */
+  setRunPid(runId: string, pid: number | null): void {
+    this.#runs.setRunPid(runId, pid);
+  }
+
+  /** Forget an interrupted iteration so a resumed run can re-run it. */
+  discardIteration(runId: string, number: number): void {
+    this.#runs.discardIteration(runId, number);
+  }
+
+  /** Set a run's status and reason, and its end time when the status is final. */
+  setRunStatus(runId: string, status: string, reason: string | null): void {
+    this.#runs.setRunStatus(runId, status, reason);
+  }
+
+  /** Merge facts into a run's cleanup record. */
+  updateCleanup(runId: string, cleanup: Record<string, unknown>): void {
+    this.#runs.updateCleanup(runId, cleanup);
+  }
+
+  /** A run by id, or by a prefix of its id that no other run shares. */
+  getRun(id: string): StoredRun | undefined {
+    return this.#runs.getRun(id);
+  }
+
+  /** The latest runs, newest first (20 unless `limit` says otherwise). */
+  listRuns(options: { limit?: number; agent?: string } = {}): StoredRun[] {
+    return this.#runs.listRuns(options);
+  }
+
+  /** The latest run that is still `running` or was `interrupted`, for `--resume`. */
+  latestUnfinished(agent?: string): StoredRun | undefined {
+    return this.#runs.latestUnfinished(agent);
+  }
+
+  /** A run's iterations, in number order. */
+  iterations(runId: string): StoredIteration[] {
+    return this.#runs.iterations(runId);
+  }
+
+  /** The finish workflow's record of a run; empty before the workflow ran. */
+  getFinish(runId: string): FinishRecord {
+    return this.#finish.getFinish(runId);
+  }
+
+  /** Checkpoint a finish step once and clear the workflow's error. */
+  finishStep(runId: string, step: string, data: { summary?: Record<string, unknown> } = {}): void {
+    this.#finish.finishStep(runId, step, data);
+  }
+
+  /** Record the error that stopped the finish workflow, or clear it with null. */
+  finishError(runId: string, error: string | null): void {
+    this.#finish.finishError(runId, error);
+  }
+
+  /** Forget the finish steps, so a resumed run finishes again. */
+  clearFinish(runId: string): void {
+    this.#finish.clearFinish(runId);
+  }
+
+  /** Replace a run's learnings of one source (`agent` or `extracted`). */
+  setLearnings(runId: string, source: string, learnings: Learning[]): void {
+    this.#learnings.setLearnings(runId, source, learnings);
+  }
+
+  /** Full-text search over every run's learnings, best match first (10 unless `limit`). */
+  searchLearnings(query: string, options: { limit?: number } = {}): FoundLearning[] {
+    return this.#learnings.searchLearnings(query, options);
+  }
+
+  /** A run's learnings, oldest first. */
+  learningsOf(runId: string): Learning[] {
+    return this.#learnings.learningsOf(runId);
+  }
+
+  /** Replace a run's skills. */
+  setSkills(runId: string, skills: SkillRecord[]): void {
+    this.#skills.setSkills(runId, skills);
+  }
+
+  /** A run's skills, in the order they were recorded. */
+  skills(runId: string): SkillRecord[] {
+    return this.#skills.skills(runId);
+  }
+
+  /** Close the database; the store cannot be used afterwards. */
+  close(): void {
+    this.#db.close();
+  }
+}

@@ -1,0 +1,178 @@
+/**
+ * The records of the run history and the {@linkcode RunStore} port the loop
+ * and the CLI talk to, so a server database can replace SQLite later.
+ *
+ * @module
+ */
+
+import type { IterationSummary } from "../completion/types.ts";
+
+/** A run as stored. */
+export interface StoredRun {
+  /** Run id. */
+  id: string;
+  /** Agent name. */
+  agent: string;
+  /** Completion handler type. */
+  handler: string;
+  /** The command-line arguments the run was started with. */
+  argv: string[];
+  /** Working directory. */
+  cwd: string;
+  /** `running` until the run ends, then its status. */
+  status: string;
+  /** Why it ended. */
+  reason: string | null;
+  /** ISO timestamps. */
+  startedAt: string;
+  /** When it ended. */
+  endedAt: string | null;
+  /** HEAD when the run started. */
+  baseline: string | null;
+  /** The worktree branch, if any. */
+  branch: string | null;
+  /** The iteration cap. */
+  maxIterations: number;
+  /** Totals over the recorded iterations. */
+  costUsd: number;
+  /** Input tokens. */
+  tokensInput: number;
+  /** Output tokens. */
+  tokensOutput: number;
+  /** Model turns. */
+  turns: number;
+  /** Recorded iterations. */
+  iterations: number;
+  /** Extra facts needed to clean up later (labels, worktree). */
+  cleanup: Record<string, unknown>;
+  /** The process running the run while it runs. */
+  pid?: number | null;
+}
+
+/** An iteration as stored. */
+export interface StoredIteration {
+  /** Run id. */
+  runId: string;
+  /** 1-based number. */
+  number: number;
+  /** Agent session id. */
+  sessionId: string | null;
+  /** SHA-256 of the prompt. */
+  promptDigest: string;
+  /** The full summary. */
+  summary: IterationSummary;
+  /** The verdict (`continue`, `complete`, ...). */
+  verdict: string;
+  /** When it was recorded. */
+  recordedAt: string;
+}
+
+/** A learning. */
+export interface Learning {
+  /** What was learned. */
+  text: string;
+  /** The tool or technique it is about. */
+  technique?: string;
+  /** How generally it applies. */
+  applicability?: string;
+  /** Tags. */
+  tags?: string[];
+}
+
+/** A learning found by search. */
+export interface FoundLearning extends Learning {
+  /** Row id. */
+  id: number;
+  /** The run it came from. */
+  runId: string;
+  /** The agent of that run. */
+  agent: string;
+  /** `agent` (from complete_task) or `extracted` (by the finish workflow). */
+  source: string;
+  /** bm25 rank (lower is better). */
+  rank: number;
+}
+
+/** A skill the agent used or needed. */
+export interface SkillRecord {
+  /** Skill name. */
+  name: string;
+  /** `used` or `needed`. */
+  kind: "used" | "needed";
+  /** `used`, or `placeholder` for a needed skill nobody wrote yet. */
+  status: string;
+}
+
+/** The finish workflow's record of a run. */
+export interface FinishRecord {
+  /** Run id. */
+  runId: string;
+  /** Steps done, in order. */
+  steps: string[];
+  /** The run summary (step 1). */
+  summary: Record<string, unknown> | null;
+  /** The last error of the workflow, if it stopped. */
+  error: string | null;
+}
+
+/** A run as recorded when it starts: no outcome or totals yet. */
+export type NewRun = Omit<
+  StoredRun,
+  | "status"
+  | "reason"
+  | "endedAt"
+  | "costUsd"
+  | "tokensInput"
+  | "tokensOutput"
+  | "turns"
+  | "iterations"
+>;
+
+/** What the loop and the CLI need from a run history. */
+export interface RunStore {
+  /** Record a new run. */
+  createRun(
+    run: NewRun,
+  ): void;
+  /** Record a finished iteration and add it to the run's totals, atomically. */
+  recordIteration(iteration: Omit<StoredIteration, "recordedAt">): void;
+  /**
+   * Forget an interrupted iteration so a resumed run can re-run it; the cost
+   * it spent stays in the run's totals.
+   */
+  discardIteration(runId: string, number: number): void;
+  /** Set a run's status and reason (and end time when it is final). */
+  setRunStatus(runId: string, status: string, reason: string | null): void;
+  /** Record which process runs a run (null when none does). */
+  setRunPid(runId: string, pid: number | null): void;
+  /** Merge facts into a run's cleanup record. */
+  updateCleanup(runId: string, cleanup: Record<string, unknown>): void;
+  /** A run by id (or unique id prefix). */
+  getRun(id: string): StoredRun | undefined;
+  /** The latest runs, newest first. */
+  listRuns(options?: { limit?: number; agent?: string }): StoredRun[];
+  /** The latest run of an agent that did not end. */
+  latestUnfinished(agent?: string): StoredRun | undefined;
+  /** A run's iterations, in order. */
+  iterations(runId: string): StoredIteration[];
+  /** The finish record. */
+  getFinish(runId: string): FinishRecord;
+  /** Checkpoint a finish step. */
+  finishStep(runId: string, step: string, data?: { summary?: Record<string, unknown> }): void;
+  /** Record the finish workflow's error. */
+  finishError(runId: string, error: string | null): void;
+  /** Forget the finish steps (a resumed run finishes again). */
+  clearFinish(runId: string): void;
+  /** Replace a run's learnings of a source. */
+  setLearnings(runId: string, source: string, learnings: Learning[]): void;
+  /** A run's learnings, oldest first. */
+  learningsOf(runId: string): Learning[];
+  /** Full-text search over learnings. */
+  searchLearnings(query: string, options?: { limit?: number }): FoundLearning[];
+  /** Replace a run's skills. */
+  setSkills(runId: string, skills: SkillRecord[]): void;
+  /** A run's skills. */
+  skills(runId: string): SkillRecord[];
+  /** Close the database. */
+  close(): void;
+}

@@ -1,0 +1,156 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { MIGRATIONS, SqliteStore } from "../../../agents/common/store/mod.ts";
+import { Redactor } from "../../../agents/common/log.ts";
+import { tempDir } from "../../_helpers.ts";
+import { iteration, openStore, summary, userVersion } from "./_helpers.ts";
+
+Deno.test("store migrations", async (t) => {
+  await t.step("opening an empty file creates every migration's schema", async () => {
+    await using fixture = await openStore();
+    assert.equal(fixture.store.schemaVersion, MIGRATIONS.length);
+    assert.equal(fixture.store.path, fixture.path);
+    const db = new DatabaseSync(fixture.path, { readOnly: true });
+    try {
+      assert.equal(userVersion(db), MIGRATIONS.length);
+      const tables = db.prepare(
+        "SELECT name FROM sqlite_master WHERE type IN ('table', 'trigger') ORDER BY name",
+      ).all().map((row) => String(row.name));
+      for (const name of ["runs", "iterations", "finish", "learnings", "learnings_fts", "skills"]) {
+        assert.ok(tables.includes(name), `table "${name}" missing from ${tables.join(", ")}`);
+      }
+    } finally {
+      db.close();
+    }
+  });
+
+  await t.step(
+    "an older database migrates to the latest version and keeps its runs and iterations",
+    async () => {
+      await using dir = await tempDir("finishline-store-");
+      const path = join(dir.path, "state.db");
+      const old = new DatabaseSync(path);
+      try {
+        old.exec(MIGRATIONS[0]);
+        old.exec("PRAGMA user_version = 1");
+        old.prepare(
+          `INSERT INTO runs (id, agent, handler, argv, cwd, status, reason, started_at, ended_at, baseline,
+             branch, max_iterations, cost_usd, tokens_input, tokens_output, turns, iterations)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        ).run(
+          "old-run",
+          "fixer",
+          "iterate",
+          JSON.stringify(["--task", "old task"]),
+          "/old",
+          "completed",
+          "done",
+          "2024-06-01T00:00:00.000Z",
+          "2024-06-01T01:00:00.000Z",
+          null,
+          "finishline/old",
+          3,
+          0.25,
+          100,
+          40,
+          2,
+          1,
+        );
+        old.prepare(
+          `INSERT INTO iterations (run_id, number, session_id, prompt_digest, summary, cost_usd, tokens_input,
+             tokens_output, duration_ms, commits, files_changed, verdict, recorded_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        ).run(
+          "old-run",
+          1,
+          "session-old",
+          "digest-old",
+          JSON.stringify(summary(1, { costUsd: 0.25, input: 100, output: 40, turns: 2 })),
+          0.25,
+          100,
+          40,
+          1200,
+          1,
+          2,
+          "complete",
+          "2024-06-01T00:30:00.000Z",
+        );
+      } finally {
+        old.close();
+      }
+
+      const store = SqliteStore.open(path, { redactor: new Redactor({}) });
+      try {
+        assert.equal(store.schemaVersion, MIGRATIONS.length);
+        const run = store.getRun("old-run");
+        assert.ok(run);
+        assert.deepEqual(run.argv, ["--task", "old task"]);
+        assert.equal(run.status, "completed");
+        assert.equal(run.branch, "finishline/old");
+        assert.equal(run.costUsd, 0.25);
+        assert.equal(run.iterations, 1);
+        assert.deepEqual(run.cleanup, {});
+        const iterations = store.iterations("old-run");
+        assert.equal(iterations.length, 1);
+        assert.equal(iterations[0].sessionId, "session-old");
+        assert.equal(iterations[0].verdict, "complete");
+        assert.deepEqual(iterations[0].summary.assistantResponses, ["iteration 1 done"]);
+        // The tables of the newer migrations work on the migrated file.
+        store.recordIteration(iteration("old-run", 2, summary(2, { costUsd: 0.5 })));
+        assert.equal(store.getRun("old-run")?.costUsd, 0.75);
+        store.setLearnings("old-run", "agent", [{ text: "migrated databases keep their history" }]);
+        assert.equal(store.searchLearnings("migrated history")[0]?.runId, "old-run");
+        store.updateCleanup("old-run", { worktreePath: "/wt" });
+        assert.deepEqual(store.getRun("old-run")?.cleanup, { worktreePath: "/wt" });
+      } finally {
+        store.close();
+      }
+    },
+  );
+
+  await t.step(
+    "a database with a newer schema version is refused with an upgrade hint",
+    async () => {
+      await using dir = await tempDir("finishline-store-");
+      const path = join(dir.path, "state.db");
+      const newer = new DatabaseSync(path);
+      newer.exec(`PRAGMA user_version = ${MIGRATIONS.length + 1}`);
+      newer.close();
+      assert.throws(
+        () => SqliteStore.open(path, { redactor: new Redactor({}) }),
+        (error: unknown) => {
+          assert.ok(error instanceof Error);
+          assert.match(error.message, new RegExp(`schema version ${MIGRATIONS.length + 1}`));
+          assert.match(error.message, new RegExp(`\\(${MIGRATIONS.length}\\)`));
+          assert.match(error.message, /upgrade finishline/);
+          return true;
+        },
+      );
+      const check = new DatabaseSync(path, { readOnly: true });
+      try {
+        // Nothing was migrated into it.
+        assert.equal(userVersion(check), MIGRATIONS.length + 1);
+        assert.equal(check.prepare("SELECT count(*) AS n FROM sqlite_master").get()?.n, 0);
+      } finally {
+        check.close();
+      }
+    },
+  );
+
+  await t.step("reopening a current database changes nothing and keeps its data", async () => {
+    await using fixture = await openStore({ runs: ["run-1"] });
+    fixture.store.recordIteration(iteration("run-1", 1, summary(1, { costUsd: 0.1 })));
+    fixture.store.close();
+    const again = SqliteStore.open(fixture.path, { redactor: new Redactor({}) });
+    try {
+      assert.equal(again.schemaVersion, MIGRATIONS.length);
+      assert.equal(again.getRun("run-1")?.costUsd, 0.1);
+      assert.equal(again.iterations("run-1").length, 1);
+    } finally {
+      again.close();
+    }
+    const third = SqliteStore.open(fixture.path, { redactor: new Redactor({}) });
+    third.close();
+  });
+});
