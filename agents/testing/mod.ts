@@ -67,3 +67,10 @@ export {
   toolTurn,
   type TurnContext,
 } from "./scripted_server.ts";
+export {
+  sampleIssue,
+  sampleIssueHandler,
+  type SampleIssueHandlerOptions,
+  type StandInGh,
+  standInGh,
+} from "./stand_ins.ts";

@@ -37,46 +37,14 @@ export interface IssueHandlerOptions {
  * @example With a stand-in for `gh` that reports the issue closed
  * ```ts
  * import assert from "node:assert/strict";
- * import {
- *   emptySummary,
- *   type GhIssue,
- *   GitHubCli,
- *   IssueCompletionHandler,
- *   parseDefinition,
- *   PromptResolver,
- * } from "@finishline/agents";
+ * import { emptySummary } from "@finishline/agents";
+ * import { sampleIssueHandler, standInGh } from "@finishline/agents/testing";
  *
- * const definition = parseDefinition(
- *   '{ "name": "fixer", "behavior": { "completionType": "issue" } }',
- *   { displayPath: ".agent/fixer/agent.json" },
- * );
- * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
- * const issue: GhIssue = {
- *   number: 7,
- *   title: "Login test is flaky",
- *   body: "It fails one run in ten.",
- *   state: "OPEN",
- *   labels: ["bug"],
- *   url: "https://github.com/octo/demo/issues/7",
- * };
- *
- * // A stand-in for gh: it logs its arguments and prints a canned reply.
- * const dir = await Deno.makeTempDir();
- * try {
- *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho '{"state": "CLOSED"}'\n`;
- *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
- *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
- *   const context = { definition, args: {}, resolver, maxIterations: 5 };
- *   const handler = new IssueCompletionHandler(context, { issue, github });
- *   assert.equal(handler.type, "issue");
- *   assert.equal(await handler.isComplete(emptySummary(1)), true);
- *   assert.equal(
- *     await Deno.readTextFile(`${dir}/calls`),
- *     "issue view 7 --repo octo/demo --json state\n",
- *   );
- * } finally {
- *   await Deno.remove(dir, { recursive: true });
- * }
+ * await using gh = await standInGh('{"state": "CLOSED"}');
+ * const handler = await sampleIssueHandler({ gh });
+ * assert.equal(handler.type, "issue");
+ * assert.equal(await handler.isComplete(emptySummary(1)), true);
+ * assert.deepEqual(await gh.calls(), ["issue view 7 --repo octo/demo --json state"]);
  * ```
  */
 export class IssueCompletionHandler extends BaseHandler implements CompletionHandler {
@@ -109,30 +77,9 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import {
-   *   type GhIssue,
-   *   GitHubCli,
-   *   IssueCompletionHandler,
-   *   parseDefinition,
-   *   PromptResolver,
-   * } from "@finishline/agents";
+   * import { sampleIssueHandler } from "@finishline/agents/testing";
    *
-   * const definition = parseDefinition(
-   *   '{ "name": "fixer", "behavior": { "completionType": "issue" } }',
-   *   { displayPath: ".agent/fixer/agent.json" },
-   * );
-   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
-   * const issue: GhIssue = {
-   *   number: 7,
-   *   title: "Login test is flaky",
-   *   body: "It fails one run in ten.",
-   *   state: "OPEN",
-   *   labels: ["bug"],
-   *   url: "https://github.com/octo/demo/issues/7",
-   * };
-   * const github = new GitHubCli({ cwd: Deno.cwd(), repo: "octo/demo" });
-   * const context = { definition, args: {}, resolver, maxIterations: 5 };
-   * const handler = new IssueCompletionHandler(context, { issue, github });
+   * const handler = await sampleIssueHandler();
    * assert.equal(handler.issue.title, "Login test is flaky");
    * ```
    */
@@ -149,31 +96,9 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import {
-   *   type GhIssue,
-   *   GitHubCli,
-   *   IssueCompletionHandler,
-   *   parseDefinition,
-   *   PromptResolver,
-   * } from "@finishline/agents";
+   * import { sampleIssueHandler } from "@finishline/agents/testing";
    *
-   * const definition = parseDefinition(
-   *   '{ "name": "fixer", "behavior": { "completionType": "issue" } }',
-   *   { displayPath: ".agent/fixer/agent.json" },
-   * );
-   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
-   * const issue: GhIssue = {
-   *   number: 7,
-   *   title: "Login test is flaky",
-   *   body: "It fails one run in ten.",
-   *   state: "OPEN",
-   *   labels: ["bug"],
-   *   url: "https://github.com/octo/demo/issues/7",
-   * };
-   * const github = new GitHubCli({ cwd: Deno.cwd(), repo: "octo/demo" });
-   * const context = { definition, args: {}, resolver, maxIterations: 5 };
-   * const handler = new IssueCompletionHandler(context, { issue, github });
-   * const prompt = await handler.buildInitialPrompt({});
+   * const prompt = await (await sampleIssueHandler()).buildInitialPrompt({});
    * assert.match(prompt, /# GitHub issue #7: Login test is flaky/);
    * assert.match(prompt, /It fails one run in ten\./);
    * ```
@@ -195,50 +120,13 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import {
-   *   emptySummary,
-   *   type GhIssue,
-   *   GitHubCli,
-   *   IssueCompletionHandler,
-   *   parseDefinition,
-   *   PromptResolver,
-   * } from "@finishline/agents";
+   * import { emptySummary } from "@finishline/agents";
+   * import { sampleIssueHandler, standInGh } from "@finishline/agents/testing";
    *
-   * const definition = parseDefinition(
-   *   '{ "name": "fixer", "behavior": { "completionType": "issue" } }',
-   *   { displayPath: ".agent/fixer/agent.json" },
-   * );
-   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
-   * const issue: GhIssue = {
-   *   number: 7,
-   *   title: "Login test is flaky",
-   *   body: "It fails one run in ten.",
-   *   state: "OPEN",
-   *   labels: ["bug"],
-   *   url: "https://github.com/octo/demo/issues/7",
-   * };
-   *
-   * // A stand-in for gh: it logs its arguments and prints a canned reply.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const reply = JSON.stringify({
-   *     comments: [{
-   *       id: "c1",
-   *       author: { login: "ada" },
-   *       body: "Check logout too.",
-   *       createdAt: "2025-05-01T10:00:00Z",
-   *     }],
-   *   });
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho '${reply}'\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
-   *   const context = { definition, args: {}, resolver, maxIterations: 5 };
-   *   const handler = new IssueCompletionHandler(context, { issue, github });
-   *   const prompt = await handler.buildContinuationPrompt(2, [emptySummary(1)]);
-   *   assert.match(prompt, /\*\*@ada\*\* \(2025-05-01T10:00:00Z\):\nCheck logout too\./);
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * const comment = { id: "c1", author: { login: "ada" }, body: "Check logout too.", createdAt: "2025-05-01T10:00:00Z" };
+   * await using gh = await standInGh(JSON.stringify({ comments: [comment] }));
+   * const prompt = await (await sampleIssueHandler({ gh })).buildContinuationPrompt(2, [emptySummary(1)]);
+   * assert.match(prompt, /\*\*@ada\*\* \(2025-05-01T10:00:00Z\):\nCheck logout too\./);
    * ```
    */
   async buildContinuationPrompt(iteration: number, summaries: IterationSummary[]): Promise<string> {
@@ -258,30 +146,9 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import {
-   *   type GhIssue,
-   *   GitHubCli,
-   *   IssueCompletionHandler,
-   *   parseDefinition,
-   *   PromptResolver,
-   * } from "@finishline/agents";
+   * import { sampleIssueHandler } from "@finishline/agents/testing";
    *
-   * const definition = parseDefinition(
-   *   '{ "name": "fixer", "behavior": { "completionType": "issue" } }',
-   *   { displayPath: ".agent/fixer/agent.json" },
-   * );
-   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
-   * const issue: GhIssue = {
-   *   number: 7,
-   *   title: "Login test is flaky",
-   *   body: "It fails one run in ten.",
-   *   state: "OPEN",
-   *   labels: ["bug"],
-   *   url: "https://github.com/octo/demo/issues/7",
-   * };
-   * const github = new GitHubCli({ cwd: Deno.cwd(), repo: "octo/demo" });
-   * const context = { definition, args: {}, resolver, maxIterations: 5 };
-   * const handler = new IssueCompletionHandler(context, { issue, github });
+   * const handler = await sampleIssueHandler();
    * assert.equal(handler.buildCompletionCriteria().short, "resolve issue #7 with passing checks");
    * ```
    */
@@ -320,41 +187,12 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import {
-   *   emptySummary,
-   *   type GhIssue,
-   *   GitHubCli,
-   *   IssueCompletionHandler,
-   *   parseDefinition,
-   *   PromptResolver,
-   * } from "@finishline/agents";
+   * import { emptySummary } from "@finishline/agents";
+   * import { sampleIssueHandler, standInGh } from "@finishline/agents/testing";
    *
-   * const definition = parseDefinition(
-   *   '{ "name": "fixer", "behavior": { "completionType": "issue" } }',
-   *   { displayPath: ".agent/fixer/agent.json" },
-   * );
-   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
-   * const issue: GhIssue = {
-   *   number: 7,
-   *   title: "Login test is flaky",
-   *   body: "It fails one run in ten.",
-   *   state: "OPEN",
-   *   labels: ["bug"],
-   *   url: "https://github.com/octo/demo/issues/7",
-   * };
-   *
-   * // A stand-in for gh: it logs its arguments and prints a canned reply.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho '{"state": "OPEN"}'\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
-   *   const context = { definition, args: {}, resolver, maxIterations: 5 };
-   *   const handler = new IssueCompletionHandler(context, { issue, github });
-   *   assert.equal(await handler.isComplete(emptySummary(1)), false);
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * await using gh = await standInGh('{"state": "OPEN"}');
+   * const handler = await sampleIssueHandler({ gh });
+   * assert.equal(await handler.isComplete(emptySummary(1)), false);
    * ```
    */
   async isComplete(summary: IterationSummary): Promise<boolean> {
@@ -379,33 +217,11 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import {
-   *   emptySummary,
-   *   type GhIssue,
-   *   GitHubCli,
-   *   IssueCompletionHandler,
-   *   parseDefinition,
-   *   PromptResolver,
-   * } from "@finishline/agents";
+   * import { emptySummary } from "@finishline/agents";
+   * import { sampleIssueHandler } from "@finishline/agents/testing";
    *
-   * const definition = parseDefinition(
-   *   '{ "name": "fixer", "behavior": { "completionType": "issue" } }',
-   *   { displayPath: ".agent/fixer/agent.json" },
-   * );
-   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
-   * const issue: GhIssue = {
-   *   number: 7,
-   *   title: "Login test is flaky",
-   *   body: "It fails one run in ten.",
-   *   state: "OPEN",
-   *   labels: ["bug"],
-   *   url: "https://github.com/octo/demo/issues/7",
-   * };
-   * const github = new GitHubCli({ cwd: Deno.cwd(), repo: "octo/demo" });
-   * const context = { definition, args: {}, resolver, maxIterations: 5 };
-   * const handler = new IssueCompletionHandler(context, { issue, github });
    * assert.equal(
-   *   await handler.getCompletionDescription(emptySummary(2)),
+   *   await (await sampleIssueHandler()).getCompletionDescription(emptySummary(2)),
    *   "Issue #7 done after iteration 2: the evidence passed, and finishline closes the issue",
    * );
    * ```
@@ -426,44 +242,14 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import {
-   *   type GhIssue,
-   *   GitHubCli,
-   *   IssueCompletionHandler,
-   *   parseDefinition,
-   *   PromptResolver,
-   * } from "@finishline/agents";
+   * import { sampleIssueHandler, standInGh } from "@finishline/agents/testing";
    *
-   * const definition = parseDefinition(
-   *   `{ "name": "fixer", "behavior": { "completionType": "issue" },
-   *      "github": { "labels": { "inProgress": "in-progress" } } }`,
-   *   { displayPath: ".agent/fixer/agent.json" },
-   * );
-   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
-   * const issue: GhIssue = {
-   *   number: 7,
-   *   title: "Login test is flaky",
-   *   body: "It fails one run in ten.",
-   *   state: "OPEN",
-   *   labels: ["bug"],
-   *   url: "https://github.com/octo/demo/issues/7",
-   * };
-   *
-   * // A stand-in for gh: it logs its arguments and prints a canned reply.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho ''\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
-   *   const context = { definition, args: {}, resolver, maxIterations: 5 };
-   *   const handler = new IssueCompletionHandler(context, { issue, github });
-   *   await handler.onRunStart();
-   *   const calls = (await Deno.readTextFile(`${dir}/calls`)).trim().split("\n");
-   *   assert.match(calls[0], /^label create in-progress --repo octo\/demo/);
-   *   assert.equal(calls[1], "issue edit 7 --repo octo/demo --add-label in-progress");
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * await using gh = await standInGh();
+   * const github = { labels: { inProgress: "in-progress" } };
+   * await (await sampleIssueHandler({ gh, definition: { github } })).onRunStart();
+   * const calls = await gh.calls();
+   * assert.match(calls[0], /^label create in-progress --repo octo\/demo/);
+   * assert.equal(calls[1], "issue edit 7 --repo octo/demo --add-label in-progress");
    * ```
    */
   async onRunStart(): Promise<void> {
@@ -482,45 +268,15 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import {
-   *   emptySummary,
-   *   type GhIssue,
-   *   GitHubCli,
-   *   IssueCompletionHandler,
-   *   parseDefinition,
-   *   PromptResolver,
-   * } from "@finishline/agents";
+   * import { emptySummary } from "@finishline/agents";
+   * import { sampleIssueHandler, standInGh } from "@finishline/agents/testing";
    *
-   * const definition = parseDefinition(
-   *   `{ "name": "fixer", "behavior": { "completionType": "issue" },
-   *      "github": { "comment": true } }`,
-   *   { displayPath: ".agent/fixer/agent.json" },
-   * );
-   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
-   * const issue: GhIssue = {
-   *   number: 7,
-   *   title: "Login test is flaky",
-   *   body: "It fails one run in ten.",
-   *   state: "OPEN",
-   *   labels: ["bug"],
-   *   url: "https://github.com/octo/demo/issues/7",
-   * };
-   *
-   * // A stand-in for gh: it logs its arguments and prints a canned reply.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho ''\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
-   *   const context = { definition, args: {}, resolver, maxIterations: 5 };
-   *   const handler = new IssueCompletionHandler(context, { issue, github });
-   *   await handler.onIterationEnd(emptySummary(1), "continue");
-   *   const calls = await Deno.readTextFile(`${dir}/calls`);
-   *   assert.match(calls, /^issue comment 7 --repo octo\/demo --body <!-- finishline -->/);
-   *   assert.match(calls, /\*\*finishline\*\* iteration 1\/5: continue/);
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * await using gh = await standInGh();
+   * const handler = await sampleIssueHandler({ gh, definition: { github: { comment: true } } });
+   * await handler.onIterationEnd(emptySummary(1), "continue");
+   * const calls = (await gh.calls()).join("\n");
+   * assert.match(calls, /^issue comment 7 --repo octo\/demo --body <!-- finishline -->/);
+   * assert.match(calls, /\*\*finishline\*\* iteration 1\/5: continue/);
    * ```
    */
   async onIterationEnd(summary: IterationSummary, verdict: string): Promise<void> {
@@ -560,44 +316,15 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import {
-   *   type GhIssue,
-   *   GitHubCli,
-   *   IssueCompletionHandler,
-   *   parseDefinition,
-   *   PromptResolver,
-   * } from "@finishline/agents";
+   * import { sampleIssueHandler, standInGh } from "@finishline/agents/testing";
    *
-   * const definition = parseDefinition(
-   *   `{ "name": "fixer", "behavior": { "completionType": "issue" },
-   *      "github": { "labels": { "inProgress": "in-progress", "blocked": "blocked" } } }`,
-   *   { displayPath: ".agent/fixer/agent.json" },
-   * );
-   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
-   * const issue: GhIssue = {
-   *   number: 7,
-   *   title: "Login test is flaky",
-   *   body: "It fails one run in ten.",
-   *   state: "OPEN",
-   *   labels: ["bug"],
-   *   url: "https://github.com/octo/demo/issues/7",
-   * };
-   *
-   * // A stand-in for gh: it logs its arguments and prints a canned reply.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho ''\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
-   *   const context = { definition, args: {}, resolver, maxIterations: 5 };
-   *   const handler = new IssueCompletionHandler(context, { issue, github });
-   *   await handler.onRunEnd({ status: "blocked", reason: "Needs a staging account" });
-   *   const calls = (await Deno.readTextFile(`${dir}/calls`)).trim().split("\n");
-   *   assert.equal(calls[0], "issue edit 7 --repo octo/demo --remove-label in-progress");
-   *   assert.equal(calls.at(-1), "issue edit 7 --repo octo/demo --add-label blocked");
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * await using gh = await standInGh();
+   * const github = { labels: { inProgress: "in-progress", blocked: "blocked" } };
+   * const handler = await sampleIssueHandler({ gh, definition: { github } });
+   * await handler.onRunEnd({ status: "blocked", reason: "Needs a staging account" });
+   * const calls = await gh.calls();
+   * assert.equal(calls[0], "issue edit 7 --repo octo/demo --remove-label in-progress");
+   * assert.equal(calls.at(-1), "issue edit 7 --repo octo/demo --add-label blocked");
    * ```
    */
   async onRunEnd(outcome: RunOutcome): Promise<void> {
@@ -622,32 +349,11 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import {
-   *   type GhIssue,
-   *   GitHubCli,
-   *   IssueCompletionHandler,
-   *   parseDefinition,
-   *   PromptResolver,
-   * } from "@finishline/agents";
+   * import { sampleIssueHandler } from "@finishline/agents/testing";
    *
-   * const definition = parseDefinition(
-   *   '{ "name": "fixer", "behavior": { "completionType": "issue" } }',
-   *   { displayPath: ".agent/fixer/agent.json" },
-   * );
-   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
-   * const issue: GhIssue = {
-   *   number: 7,
-   *   title: "Flaky",
-   *   body: "",
-   *   state: "OPEN",
-   *   labels: [],
-   *   url: "",
-   * };
-   * const github = new GitHubCli({ cwd: Deno.cwd(), repo: "octo/demo" });
    * // The factory shares this array with the gh port's onFault callback.
    * const faults = ["gh issue view 7: timed out after 30000 ms (attempt 1, retrying)"];
-   * const context = { definition, args: {}, resolver, maxIterations: 5 };
-   * const handler = new IssueCompletionHandler(context, { issue, github, faults });
+   * const handler = await sampleIssueHandler({ faults });
    * assert.equal(handler.drainFaults().length, 1);
    * assert.deepEqual(handler.drainFaults(), []);
    * ```
