@@ -56,8 +56,8 @@ export type {
   RetryConfig,
   SettingSource,
   VerifyConfig,
-} from "./common/agent_definition.ts";
-export { COMPLETION_TYPES, DEFAULT_PROTECTED_GLOBS } from "./common/agent_definition.ts";
+} from "./common/definition/mod.ts";
+export { COMPLETION_TYPES, DEFAULT_PROTECTED_GLOBS } from "./common/definition/mod.ts";
 export type {
   CheckEvidence,
   ChecksEvidence,
@@ -96,7 +96,7 @@ export {
   type LoadDefinitionOptions,
   parseDefinition,
   type ParseDefinitionOptions,
-} from "./common/definition.ts";
+} from "./common/definition/mod.ts";
 export { UsageError } from "./common/errors.ts";
 export {
   argsToVariables,

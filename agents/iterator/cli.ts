@@ -7,7 +7,7 @@
  */
 
 import { parseArgs } from "node:util";
-import type { AgentDefinition, ParameterSpec } from "../common/agent_definition.ts";
+import type { AgentDefinition, ParameterSpec } from "../common/definition/types.ts";
 import { UsageError } from "../common/errors.ts";
 
 /** Flags that do not depend on the agent definition. */

@@ -8,7 +8,7 @@
  */
 
 import path from "node:path";
-import type { AgentDefinition } from "../common/agent_definition.ts";
+import type { AgentDefinition } from "../common/definition/types.ts";
 import type { CommandRefusal, SessionPermissionMode } from "../common/backends/types.ts";
 import { detectChecks, type Detection, formatDetection } from "../common/checks/detect.ts";
 import { describeRun, runRepoCheck } from "../common/checks/check_run.ts";

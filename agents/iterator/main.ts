@@ -13,7 +13,7 @@
  */
 
 import type { AgentBackend } from "../common/backends/types.ts";
-import { listAgents, loadDefinition } from "../common/definition.ts";
+import { listAgents, loadDefinition } from "../common/definition/load.ts";
 import { UsageError } from "../common/errors.ts";
 import { GitRepo } from "../common/git.ts";
 import { HELP_TEXT, parseBaseFlags } from "./cli.ts";

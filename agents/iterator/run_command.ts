@@ -6,14 +6,14 @@
  */
 
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
-import type { AgentDefinition } from "../common/agent_definition.ts";
+import type { AgentDefinition } from "../common/definition/types.ts";
 import { ClaudeBackend } from "../common/backends/claude.ts";
 import type { AgentBackend, SessionPermissionMode } from "../common/backends/types.ts";
 import { CompositeChecker } from "../common/checks/composite.ts";
 import { GitChecker } from "../common/checks/git.ts";
 import { buildVerifier } from "../common/checks/verifier.ts";
 import { createCompletionHandler, iterationCap } from "../common/completion/factory.ts";
-import { loadDefinition } from "../common/definition.ts";
+import { loadDefinition } from "../common/definition/load.ts";
 import { UsageError } from "../common/errors.ts";
 import { type GitFault, GitRepo } from "../common/git.ts";
 import { GitHubCli } from "../common/github.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { parseDefinition } from "../common/definition.ts";
+import { parseDefinition } from "../common/definition/parse.ts";
 import { IssueCompletionHandler } from "../common/completion/issue.ts";
 import { type GhIssue, GitHubCli } from "../common/github.ts";
 import { PromptResolver } from "../common/prompt_resolver.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import type { AgentDefinition } from "../../agents/common/agent_definition.ts";
+import type { AgentDefinition } from "../../agents/common/definition/types.ts";
 import { IssueCompletionHandler } from "../../agents/common/completion/issue.ts";
 import { IterateCompletionHandler } from "../../agents/common/completion/iterate.ts";
 import { ManualCompletionHandler } from "../../agents/common/completion/manual.ts";
@@ -10,7 +10,7 @@ import {
   type ProjectPhase,
 } from "../../agents/common/completion/project.ts";
 import type { IterationSummary } from "../../agents/common/completion/types.ts";
-import { parseDefinition } from "../../agents/common/definition.ts";
+import { parseDefinition } from "../../agents/common/definition/parse.ts";
 import { UsageError } from "../../agents/common/errors.ts";
 import { type GhComment, type GhProjectItem, GitHubCli } from "../../agents/common/github.ts";
 import {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import type { AgentDefinition, ParameterSpec } from "../../agents/common/agent_definition.ts";
-import { parseDefinition } from "../../agents/common/definition.ts";
+import type { AgentDefinition, ParameterSpec } from "../../agents/common/definition/types.ts";
+import { parseDefinition } from "../../agents/common/definition/parse.ts";
 import { UsageError } from "../../agents/common/errors.ts";
 import {
   applyFlags,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { parseDefinition } from "../../agents/common/definition.ts";
+import { parseDefinition } from "../../agents/common/definition/parse.ts";
 import { GitRepo } from "../../agents/common/git.ts";
 import { GitHubCli } from "../../agents/common/github.ts";
 import { emptySummary } from "../../agents/common/summary.ts";

@@ -5,7 +5,7 @@
  */
 
 import assert from "node:assert/strict";
-import { parseDefinition } from "../../agents/common/definition.ts";
+import { parseDefinition } from "../../agents/common/definition/parse.ts";
 import type {
   AgentBackend,
   AgentConversation,

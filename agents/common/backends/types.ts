@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { SettingSource } from "../agent_definition.ts";
+import type { SettingSource } from "../definition/types.ts";
 import type { CompleteTaskCall } from "../completion/types.ts";
 import type { AgentMessage } from "../summary.ts";
 

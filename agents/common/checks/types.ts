@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { AgentDefinition } from "../agent_definition.ts";
+import type { AgentDefinition } from "../definition/types.ts";
 import type { AgentBackend } from "../backends/types.ts";
 import type { CompleteTaskCall, IterationSummary } from "../completion/types.ts";
 import type { GitRepo } from "../git.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { VerifyConfig } from "../agent_definition.ts";
+import type { VerifyConfig } from "../definition/types.ts";
 import { CommandChecker } from "./command.ts";
 import { CompositeChecker } from "./composite.ts";
 import { loadCustomChecker } from "./custom.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { AgentDefinition } from "../agent_definition.ts";
+import type { AgentDefinition } from "../definition/types.ts";
 import { argsToVariables, type PromptResolver, type PromptVariables } from "../prompt_resolver.ts";
 import type { CompletionCriteria, IterationSummary } from "./types.ts";
 

@@ -5,7 +5,7 @@
  */
 
 import { pathToFileURL } from "node:url";
-import { COMPLETION_TYPES } from "../agent_definition.ts";
+import { COMPLETION_TYPES } from "../definition/types.ts";
 import { UsageError } from "../errors.ts";
 import { PromptResolver } from "../prompt_resolver.ts";
 import type { HandlerContext } from "./_base.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { AgentDefinition, CompletionType } from "../agent_definition.ts";
+import type { AgentDefinition, CompletionType } from "../definition/types.ts";
 
 export type { AgentDefinition, CompletionType };
 

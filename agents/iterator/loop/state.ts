@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { AgentDefinition } from "../../common/agent_definition.ts";
+import type { AgentDefinition } from "../../common/definition/types.ts";
 import type { BaselineResult } from "../../common/checks/worktree_run.ts";
 import type { RunGitEvidence, TaskCompletionContext } from "../../common/checks/types.ts";
 import type { CompletionHandler, IterationSummary } from "../../common/completion/types.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { AgentDefinition } from "../../common/agent_definition.ts";
+import type { AgentDefinition } from "../../common/definition/types.ts";
 import type {
   AgentBackend,
   AgentMessage,

@@ -5,13 +5,13 @@
  * @module
  */
 
-import type { AgentDefinition } from "../../../agents/common/agent_definition.ts";
+import type { AgentDefinition } from "../../../agents/common/definition/types.ts";
 import type {
   TaskCompletionChecker,
   TaskCompletionContext,
   TaskCompletionResult,
 } from "../../../agents/common/checks/types.ts";
-import { parseDefinition } from "../../../agents/common/definition.ts";
+import { parseDefinition } from "../../../agents/common/definition/parse.ts";
 import { emptySummary } from "../../../agents/common/summary.ts";
 
 /** An agent folder that does not exist (checkers that need none). */

@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import type { AgentDefinition } from "../../../agents/common/agent_definition.ts";
-import { parseDefinition } from "../../../agents/common/definition.ts";
+import type { AgentDefinition } from "../../../agents/common/definition/types.ts";
+import { parseDefinition } from "../../../agents/common/definition/parse.ts";
 import { UsageError } from "../../../agents/common/errors.ts";
 
 /** Runs `fn` with a fresh temp directory that is removed afterwards. */

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import path from "node:path";
-import type { AgentDefinition, CompletionType } from "../../../agents/common/agent_definition.ts";
+import type { AgentDefinition, CompletionType } from "../../../agents/common/definition/types.ts";
 import {
   createCompletionHandler,
   DEFAULT_MAX_ITERATIONS,

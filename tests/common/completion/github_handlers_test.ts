@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { AgentDefinition } from "../../../agents/common/agent_definition.ts";
+import type { AgentDefinition } from "../../../agents/common/definition/types.ts";
 import { createCompletionHandler } from "../../../agents/common/completion/factory.ts";
 import { COMMENT_MARKER, IssueCompletionHandler } from "../../../agents/common/completion/issue.ts";
 import {

@@ -1,6 +1,6 @@
 /**
  * The shape of an agent definition (`.agent/<name>/agent.json`) after defaults
- * are applied. The zod schema in `definition.ts` validates files against it.
+ * are applied. The zod schema in `schema.ts` validates files against it.
  *
  * @module
  */

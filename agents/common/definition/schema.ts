@@ -1,0 +1,234 @@
+/**
+ * The zod schema of agent.json: every section with its defaults, and the
+ * defaults that depend on other fields. Zod stays inside this folder; the
+ * schema is exported only for the JSON Schema generator (`deno task schema`).
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import { type AgentDefinition, DEFAULT_PROTECTED_GLOBS } from "./types.ts";
+import { behaviorSchema } from "./_behavior_schema.ts";
+import { checkSchema } from "./_check_schema.ts";
+import {
+  AGENT_NAME_PATTERN,
+  nonEmptyString,
+  nonNegativeInt,
+  nonNegativeNumber,
+  positiveInt,
+  positiveNumber,
+  strictObject,
+} from "./_fields.ts";
+import { parameterSchema } from "./_parameter_schema.ts";
+
+const PARAMETER_NAME_PATTERN = /^[a-zA-Z][a-zA-Z0-9_-]*$/;
+
+const promptsSchema = strictObject({
+  registry: nonEmptyString().default("prompts/registry.json").describe(
+    "Registry JSON (relative to the agent folder) mapping keys to templates.",
+  ),
+  fallbackDir: nonEmptyString().default("prompts").describe(
+    "Folder (relative to the agent folder) searched for `<key>.md` before the built-in templates.",
+  ),
+});
+
+const actionsSchema = strictObject({
+  enabled: z.boolean().default(true).describe(
+    "Whether action blocks are detected.",
+  ),
+  types: z.array(nonEmptyString()).default(() => []).describe(
+    "Action types that are recognised; empty means any.",
+  ),
+  outputFormat: nonEmptyString().default("action").describe(
+    "The info string of the fenced block (```action).",
+  ),
+});
+
+const githubSchema = strictObject({
+  labels: strictObject({
+    inProgress: nonEmptyString().optional().describe(
+      "Added at the start of a run, removed at the end.",
+    ),
+    blocked: nonEmptyString().optional().describe(
+      "Added when the run ends blocked.",
+    ),
+  }).prefault({}).describe("Labels the issue handler manages."),
+  comment: z.boolean().default(false).describe(
+    "Post a short progress comment after each iteration.",
+  ),
+  closeIssue: z.enum(["runner", "agent"]).default("runner").describe(
+    "Who closes the issue: `runner` (once the evidence passes; the agent's own `gh issue close` is refused) or `agent` (the issue closing is the completion signal).",
+  ),
+});
+
+const loggingSchema = strictObject({
+  directory: nonEmptyString().optional().describe(
+    "Relative to the working directory; defaults to `.agent/<name>/logs`.",
+  ),
+  format: z.literal("jsonl").default("jsonl").describe("Log format."),
+});
+
+const verifySchema = strictObject({
+  mode: z.enum(["all", "any"]).default("all").describe(
+    "`all` checkers must pass, or `any` may pass.",
+  ),
+  checks: z.array(checkSchema).default(() => []).describe(
+    "The checkers, in order; when given, they replace the detected checks.",
+  ),
+  detect: z.boolean().default(true).describe(
+    "Without `checks`, detect the repository's own checks (package.json, deno.json, Makefile, pytest, Cargo, Go) and gate completion on them.",
+  ),
+  baseline: z.boolean().default(true).describe(
+    "Run the detected checks on the starting commit, in a detached worktree beside the first session, so that a check green at the start must stay green.",
+  ),
+  protect: z.array(nonEmptyString()).default(() => [...DEFAULT_PROTECTED_GLOBS]).describe(
+    "Globs of the files that define done (tests); when the agent changes them, their original versions must still pass or the agent must declare the change.",
+  ),
+  checkTimeoutSeconds: positiveNumber().default(600).describe(
+    "Timeout of one detected check in seconds.",
+  ),
+  prChecks: z.boolean().optional().describe(
+    "Wait for the pull request's CI checks and complete only when they pass; on by default when a pull request is created.",
+  ),
+  prChecksTimeoutSeconds: positiveNumber().default(1800).describe(
+    "How long to wait for the pull request's checks in seconds.",
+  ),
+});
+
+const gitSchema = strictObject({
+  rescue: z.boolean().default(true).describe(
+    "Ask the agent to commit uncommitted work when it says it is done.",
+  ),
+  autoCommit: z.boolean().default(false).describe(
+    "When the agent still leaves changes uncommitted, commit them with a generated message.",
+  ),
+  timeoutSeconds: positiveNumber().default(10).describe("Timeout of one git call in seconds."),
+});
+
+const circuitBreakerSchema = strictObject({
+  noProgressThreshold: positiveInt().default(3).describe(
+    "Iterations in a row without commits, file changes or a waiting status that end the run stalled.",
+  ),
+  sameErrorThreshold: positiveInt().default(5).describe(
+    "Iterations in a row ending with the same error that end the run stalled.",
+  ),
+});
+
+const probeSchema = strictObject({
+  enabled: z.boolean().default(true).describe("Whether to probe at all."),
+  maxProbes: positiveInt().default(3).describe(
+    "Probes per iteration while the agent says waiting or working.",
+  ),
+  probeIntervalSeconds: nonNegativeNumber().default(30).describe(
+    "Wait between probes in seconds.",
+  ),
+  probeTimeoutSeconds: positiveNumber().default(120).describe("Timeout of one probe in seconds."),
+});
+
+const finishSchema = strictObject({
+  extractLearnings: z.boolean().default(false).describe(
+    "Ask a tool-less model session to extract learnings when a run ends.",
+  ),
+  maxLearnings: nonNegativeInt().default(5).describe(
+    "Learnings of earlier runs put into `{uv-learnings}`.",
+  ),
+  maxLearningsChars: positiveInt().default(2000).describe(
+    "Characters of learnings at most in `{uv-learnings}`.",
+  ),
+});
+
+const retrySchema = strictObject({
+  maxAttempts: positiveInt().default(3).describe(
+    "Attempts of one iteration (the first and the retries).",
+  ),
+  baseDelaySeconds: nonNegativeNumber().default(2).describe(
+    "First backoff in seconds; it doubles, with jitter.",
+  ),
+  maxDelaySeconds: nonNegativeNumber().default(60).describe("Longest backoff in seconds."),
+  iterationTimeoutSeconds: positiveNumber().default(1200).describe(
+    "A session with no message for this long hangs and is aborted.",
+  ),
+  maxWaitSeconds: nonNegativeNumber().default(900).describe(
+    "Longest wait for a rate limit to reset (--max-wait).",
+  ),
+});
+
+const rawDefinitionSchema = strictObject({
+  $schema: z.string().optional().describe("Editor schema reference; ignored."),
+  version: z.string().default("1").describe("Definition format version."),
+  name: z.string().regex(AGENT_NAME_PATTERN, {
+    error: (issue) =>
+      issue.input === undefined
+        ? "expected a string (the field is missing)"
+        : "expected a lowercase name of letters, digits and dashes, starting with a letter",
+  }).describe("Agent name, equal to its folder name under .agent/."),
+  displayName: nonEmptyString().optional().describe(
+    "Human-readable name; defaults to `name`.",
+  ),
+  description: z.string().default("").describe("What the agent is for."),
+  behavior: behaviorSchema.prefault({}).describe(
+    "How the agent runs: handler, tools, permissions, model and budget.",
+  ),
+  prompts: promptsSchema.prefault({}).describe("Where prompt templates come from."),
+  parameters: z.record(
+    z.string().regex(PARAMETER_NAME_PATTERN, {
+      error: `expected a parameter name of letters, digits, "_" and "-", starting with a letter`,
+    }),
+    parameterSchema,
+  ).default(() => ({})).describe(
+    "CLI parameters exposed to templates as `uv-` variables.",
+  ),
+  actions: actionsSchema.prefault({}).describe(
+    "Structured action blocks the agent may emit in fenced code blocks.",
+  ),
+  github: githubSchema.prefault({}).describe("GitHub integration settings."),
+  logging: loggingSchema.prefault({}).describe("Where the JSONL run log goes."),
+  verify: verifySchema.prefault({}).describe("Checkers that must pass before the run completes."),
+  git: gitSchema.prefault({}).describe("Git evidence and commit rescue."),
+  circuitBreaker: circuitBreakerSchema.prefault({}).describe(
+    "Stops a loop that makes no progress.",
+  ),
+  probe: probeSchema.prefault({}).describe(
+    "Asking the agent for its status when the evidence is unclear.",
+  ),
+  finish: finishSchema.prefault({}).describe(
+    "The finish workflow: summary, learnings, skills, persistence, cleanup.",
+  ),
+  retry: retrySchema.prefault({}).describe("Retrying iterations that hit API faults."),
+});
+
+/** Fills the defaults that depend on other fields. */
+const definitionSchema = rawDefinitionSchema.transform((raw) => ({
+  ...raw,
+  displayName: raw.displayName ?? raw.name,
+  logging: {
+    ...raw.logging,
+    directory: raw.logging.directory ?? `.agent/${raw.name}/logs`,
+  },
+}));
+
+type MutuallyAssignable<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false)
+  : false;
+type Expect<T extends true> = T;
+// Fails to compile when the schema and the AgentDefinition interface drift apart.
+type _SchemaMatchesAgentDefinition = Expect<
+  MutuallyAssignable<z.output<typeof definitionSchema>, AgentDefinition>
+>;
+
+/**
+ * The zod schema of agent.json, for tools such as the JSON Schema generator;
+ * use `parseDefinition` to validate a file with readable errors.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { agentDefinitionSchema } from "./schema.ts";
+ *
+ * const result = agentDefinitionSchema.safeParse({
+ *   name: "x",
+ *   behavior: { completionType: "issue" },
+ * });
+ * assert.equal(result.success, true);
+ * ```
+ */
+export const agentDefinitionSchema: z.ZodType<AgentDefinition> = definitionSchema;
