@@ -86,6 +86,7 @@ export {
   unregisterCompletionHandler,
 } from "./common/completion/registry.ts";
 export type { CustomHandlerContext } from "./common/completion/custom.ts";
+export type { RunInputs } from "./common/completion/run_inputs.ts";
 export { IterateCompletionHandler } from "./common/completion/iterate.ts";
 export { ManualCompletionHandler } from "./common/completion/manual.ts";
 export { BaseHandler, type HandlerContext } from "./common/completion/_base.ts";

@@ -5,79 +5,40 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
 import { countTools } from "../common/completion/_base.ts";
 import { UsageError } from "../common/errors.ts";
 import { GitRepo } from "../common/git.ts";
 import { GitHubCli } from "../common/github.ts";
 import type { RunStore, StoredRun } from "../common/store/mod.ts";
 import { removeWorktreeIfClean } from "../common/worktree.ts";
+import type { HistoryCommand } from "./command_line.ts";
 import { runFinish } from "./finish.ts";
 import { seconds } from "./progress.ts";
 import { type CommandIO, openStore, workingDirectory } from "./run_command.ts";
 
-/** The subcommand names. */
-export const SUBCOMMANDS: readonly string[] = ["runs", "learnings", "finish"];
-
 /**
  * Run a history subcommand.
  *
- * @param argv Arguments, starting with the subcommand.
+ * @param command The parsed subcommand.
  * @param io Output.
  * @returns The exit code.
  */
-export async function historyCommand(argv: string[], io: CommandIO): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      options: {
-        json: { type: "boolean" },
-        store: { type: "string" },
-        cwd: { type: "string" },
-        agent: { type: "string", short: "a" },
-        limit: { type: "string" },
-      },
-      allowPositionals: true,
-      strict: true,
-    });
-  } catch (error) {
-    const flag = (error instanceof Error ? error.message : String(error)).match(/'(-{1,2}[^' ]+)/)
-      ?.[1];
-    throw new UsageError(
-      `Unknown flag "${flag ?? argv.join(" ")}" for "${
-        argv[0]
-      }": it takes --json, --store, --cwd, --agent, --limit`,
-    );
-  }
-  const { values, positionals } = parsed;
-  const limit = values.limit === undefined ? 20 : Number(values.limit);
-  if (!Number.isSafeInteger(limit) || limit < 1) {
-    throw new UsageError(
-      `Flag "--limit" expects a whole number of 1 or more, got "${values.limit}"`,
-    );
-  }
-  const cwd = await workingDirectory(values.cwd);
+export async function historyCommand(command: HistoryCommand, io: CommandIO): Promise<number> {
+  const cwd = await workingDirectory(command.cwd);
   const repo = await GitRepo.open(cwd);
-  const store = openStore(values.store, repo?.root ?? cwd);
+  const store = openStore(command.store, repo?.root ?? cwd);
   try {
-    const [command, ...rest] = positionals;
-    const json = values.json === true;
-    if (command === "runs" && rest.length === 0) {
-      return listRuns(store, { json, limit, agent: values.agent }, io);
+    const { json, limit } = command;
+    switch (command.kind) {
+      case "runs":
+        return listRuns(store, { json, limit, agent: command.agent }, io);
+      case "runs show":
+        return showRun(store, command.runId, json, io);
+      case "learnings search":
+        return searchLearnings(store, command.query, { json, limit }, io);
+      case "finish":
+        return await finishRun(store, command.runId, json, io);
     }
-    if (command === "runs" && rest[0] === "show" && rest.length === 2) {
-      return showRun(store, rest[1], json, io);
-    }
-    if (command === "learnings" && rest[0] === "search" && rest.length >= 2) {
-      return searchLearnings(store, rest.slice(1).join(" "), { json, limit }, io);
-    }
-    if (command === "finish" && rest.length === 1) return await finishRun(store, rest[0], json, io);
-    throw new UsageError(
-      `Unknown command "${
-        positionals.join(" ")
-      }": expected "runs", "runs show RUN_ID", "learnings search QUERY" or "finish RUN_ID"`,
-    );
   } finally {
     store.close();
   }

@@ -16,8 +16,13 @@ import type { AgentBackend } from "../common/backends/types.ts";
 import { listAgents, loadDefinition } from "../common/definition/load.ts";
 import { UsageError } from "../common/errors.ts";
 import { GitRepo } from "../common/git.ts";
-import { HELP_TEXT, parseBaseFlags } from "./cli.ts";
-import { historyCommand, SUBCOMMANDS } from "./history.ts";
+import {
+  HELP_TEXT,
+  parseCommandLine,
+  parseRunCommand,
+  type ResumeCommand,
+} from "./command_line.ts";
+import { historyCommand } from "./history.ts";
 import { listAndRunChecks } from "./gate.ts";
 import { scaffoldAgent } from "./init.ts";
 import { EXIT_CODES } from "./runner.ts";
@@ -68,61 +73,58 @@ export async function main(argv: string[], io: MainIO = {}): Promise<number> {
 }
 
 async function dispatch(argv: string[], io: CommandIO): Promise<number> {
-  if (argv.length > 0 && SUBCOMMANDS.includes(argv[0])) return await historyCommand(argv, io);
-  if (argv[0] === "checks") return await checksCommand(argv.slice(1), io);
-  const resumeAt = argv.indexOf("--resume");
-  if (resumeAt !== -1) return await resume(argv, resumeAt, io);
-  const base = parseBaseFlags(argv);
-  if (base.help) {
-    io.stdout(`${HELP_TEXT}\n`);
-    return 0;
-  }
-  if (base.version) {
-    io.stdout(`finishline ${VERSION}\n`);
-    return 0;
-  }
-  if (base.listChecks) {
-    return await checksCommand(argv.filter((arg) => arg !== "--list-checks"), io);
-  }
-  if (base.list) {
-    const cwd = await workingDirectory(base.cwd);
-    for (const agent of await listAgents({ cwd })) {
-      const origin = agent.builtin ? "built-in" : "local";
-      const detail = agent.error
-        ? `error: ${agent.error}`
-        : `${agent.completionType} · ${agent.description}`;
-      io.stdout(`${agent.name.padEnd(20)} ${origin.padEnd(9)} ${detail}\n`);
+  const command = parseCommandLine(argv);
+  switch (command.kind) {
+    case "help":
+      io.stdout(`${HELP_TEXT}\n`);
+      return 0;
+    case "version":
+      io.stdout(`finishline ${VERSION}\n`);
+      return 0;
+    case "list":
+      return await listCommand(command.cwd, io);
+    case "init": {
+      const cwd = await workingDirectory(command.cwd);
+      const { githubActions, triggerLabel } = command;
+      const created = await scaffoldAgent(command.name, { cwd, githubActions, triggerLabel });
+      for (const path of created) io.stdout(`created ${path}\n`);
+      return 0;
     }
-    return 0;
+    case "checks":
+      return await checksCommand(command, io);
+    case "resume":
+      return await resume(command, io);
+    case "run":
+      return await runCommand(command, io);
+    default:
+      return await historyCommand(command, io);
   }
-  if ((base.githubActions || base.triggerLabel !== undefined) && base.init === undefined) {
-    throw new UsageError(`Flags "--github-actions" and "--trigger-label" go with --init NAME`);
+}
+
+/** `--list`: the agents found, local and built-in. */
+async function listCommand(flag: string | undefined, io: CommandIO): Promise<number> {
+  const cwd = await workingDirectory(flag);
+  for (const agent of await listAgents({ cwd })) {
+    const origin = agent.builtin ? "built-in" : "local";
+    const detail = agent.error
+      ? `error: ${agent.error}`
+      : `${agent.completionType} · ${agent.description}`;
+    io.stdout(`${agent.name.padEnd(20)} ${origin.padEnd(9)} ${detail}\n`);
   }
-  if (base.init !== undefined) {
-    const cwd = await workingDirectory(base.cwd);
-    const options = { cwd, githubActions: base.githubActions, triggerLabel: base.triggerLabel };
-    for (const path of await scaffoldAgent(base.init, options)) io.stdout(`created ${path}\n`);
-    return 0;
-  }
-  return await runCommand(argv, io);
+  return 0;
 }
 
 /**
  * `checks` / `--list-checks`: the repository's detected checks (or the
  * agent's configured ones), each run once on the working tree.
  */
-async function checksCommand(argv: string[], io: CommandIO): Promise<number> {
-  const unknown = argv.find((arg, index) =>
-    arg.startsWith("-") && !["--cwd", "--agent", "-a"].includes(arg.split("=")[0]) &&
-    !(index > 0 && ["--cwd", "--agent", "-a"].includes(argv[index - 1]))
-  );
-  if (unknown) {
-    throw new UsageError(`The "checks" command takes only --cwd and --agent, not "${unknown}"`);
-  }
-  const base = parseBaseFlags(argv);
-  const cwd = await workingDirectory(base.cwd);
+async function checksCommand(
+  command: { agent: string; cwd?: string },
+  io: CommandIO,
+): Promise<number> {
+  const cwd = await workingDirectory(command.cwd);
   const repo = await GitRepo.open(cwd);
-  const { definition } = await loadDefinition(base.agent, { cwd });
+  const { definition } = await loadDefinition(command.agent, { cwd });
   return await listAndRunChecks(repo?.root ?? cwd, definition, io.stdout);
 }
 
@@ -130,29 +132,11 @@ async function checksCommand(argv: string[], io: CommandIO): Promise<number> {
  * `--resume [RUN_ID]`: continue the latest unfinished run (of `--agent`, when
  * given) or the named one, with the arguments it was started with.
  */
-async function resume(argv: string[], at: number, io: CommandIO): Promise<number> {
-  const next = argv[at + 1];
-  const id = next !== undefined && !next.startsWith("-") ? next : undefined;
-  const rest = [...argv.slice(0, at), ...argv.slice(at + (id ? 2 : 1))];
-  const allowed = new Set(["--json", "--store", "--cwd", "--agent", "-a"]);
-  const extra = rest.filter((arg, index) =>
-    arg.startsWith("-") && !allowed.has(arg.split("=")[0]) &&
-    !(index > 0 && ["--store", "--cwd", "--agent", "-a"].includes(rest[index - 1]))
-  );
-  if (extra.length > 0) {
-    throw new UsageError(
-      `Flag "--resume" continues a run with the arguments it was started with; it takes only --json, --store, --cwd and --agent, not "${
-        extra[0]
-      }"`,
-    );
-  }
-  const base = parseBaseFlags(rest);
-  const cwd = await workingDirectory(base.cwd);
+async function resume(command: ResumeCommand, io: CommandIO): Promise<number> {
+  const { runId: id, agent } = command;
+  const cwd = await workingDirectory(command.cwd);
   const repo = await GitRepo.open(cwd);
-  const store = openStore(base.store, repo?.root ?? cwd);
-  const agent = rest.some((arg) => arg === "--agent" || arg === "-a" || arg.startsWith("--agent="))
-    ? base.agent
-    : undefined;
+  const store = openStore(command.store, repo?.root ?? cwd);
   const run = id ? store.getRun(id) : store.latestUnfinished(agent);
   store.close();
   if (!run) {
@@ -170,10 +154,10 @@ async function resume(argv: string[], at: number, io: CommandIO): Promise<number
   if (!["running", "interrupted"].includes(run.status)) {
     throw new UsageError(`Run ${run.id} already ended (${run.status}): there is nothing to resume`);
   }
-  return await runCommand([...run.argv, "--cwd", run.cwd], io, {
+  return await runCommand(parseRunCommand([...run.argv, "--cwd", run.cwd]), io, {
     resume: run,
-    json: rest.includes("--json"),
-    storePath: base.store,
+    json: command.json,
+    storePath: command.store,
   });
 }
 

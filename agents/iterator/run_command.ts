@@ -26,7 +26,8 @@ import {
   type Worktree,
   WORKTREES_DIR,
 } from "../common/worktree.ts";
-import { applyFlags, parseBaseFlags, parseRunFlags, runArgs } from "./cli.ts";
+import { runArgs } from "../common/completion/run_inputs.ts";
+import { applyFlags, parseRunFlags, type RunCommand } from "./command_line.ts";
 import { formatLearnings, runFinish } from "./finish.ts";
 import { NO_LEARNINGS_TEXT } from "../common/completion/_base.ts";
 import { createReporter, finalLine, progressMode } from "./progress.ts";
@@ -100,24 +101,24 @@ export function openStore(flag: string | undefined, root: string): SqliteStore {
 /**
  * Run an agent: flags -> definition -> handler -> loop -> finish workflow.
  *
- * @param argv The run's command-line arguments.
+ * @param command The run's command line, parsed up to the agent definition.
  * @param io Output, backend and abort signal.
  * @param options `resume`: a recorded run to continue; `store` and `json`
  * flags given with `--resume`.
  * @returns The exit code.
  */
 export async function runCommand(
-  argv: string[],
+  command: RunCommand,
   io: CommandIO,
   options: { resume?: StoredRun; json?: boolean; storePath?: string } = {},
 ): Promise<number> {
-  const base = parseBaseFlags(argv);
+  const { argv, flags: base } = command;
   const cwd = await workingDirectory(base.cwd);
   const backend = io.backend ?? new ClaudeBackend();
   // The SDK loads while the definition, handler and store are prepared.
   if (backend instanceof ClaudeBackend && !argv.includes("--dry-run")) backend.preload();
   const loaded = await loadDefinition(base.agent, { cwd });
-  const flags = parseRunFlags(argv, loaded.definition);
+  const flags = parseRunFlags(command, loaded.definition);
   const definition = applyFlags(loaded.definition, flags);
   if (options.json) flags.json = true;
   const args = { ...runArgs(flags), cwd };
@@ -150,6 +151,7 @@ export async function runCommand(
     resolver,
     maxIterations,
     learnings,
+    inputs: flags,
   });
   const criteria = handler.buildCompletionCriteria();
   const systemPrompt = await resolver.resolve("system", {

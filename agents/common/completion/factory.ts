@@ -16,6 +16,7 @@ import { IterateCompletionHandler } from "./iterate.ts";
 import { ProjectCompletionHandler } from "./project.ts";
 import { ManualCompletionHandler } from "./manual.ts";
 import { getRegisteredHandler, registeredTypes } from "./registry.ts";
+import { type RunInputs, selectorsOf } from "./run_inputs.ts";
 import type { AgentDefinition, CompletionHandler } from "./types.ts";
 
 /**
@@ -50,16 +51,22 @@ export interface CreateHandlerOptions {
   learnings?: (query: string) => string;
   /** gh settings for the issue and project handlers (executable, env, timeouts, retries). */
   github?: Omit<GitHubOptions, "cwd" | "repo">;
+  /**
+   * The run's inputs, typed, as the command line parsed them (`args` is built
+   * from them). @default the issue, project, repo, owner and label found in `args`
+   */
+  inputs?: RunInputs;
 }
 
 async function createGitHubHandler(
   type: "issue" | "project",
   context: HandlerContext,
-  options: { cwd: string; github?: Omit<GitHubOptions, "cwd" | "repo"> },
+  options: { cwd: string; inputs: RunInputs; github?: Omit<GitHubOptions, "cwd" | "repo"> },
 ): Promise<CompletionHandler> {
-  const { args, definition } = context;
-  const number = type === "issue" ? args.issue : args.project;
-  if (typeof number !== "number" || !Number.isSafeInteger(number) || number < 1) {
+  const { definition } = context;
+  const { inputs } = options;
+  const number = type === "issue" ? inputs.issue : inputs.project;
+  if (number === undefined) {
     throw new UsageError(
       `Agent "${definition.name}" uses the "${type}" completion handler: pass --${type} N (the ${type} number)`,
     );
@@ -68,7 +75,7 @@ async function createGitHubHandler(
   const github = new GitHubCli({
     ...options.github,
     cwd: options.cwd,
-    repo: typeof args.repo === "string" ? args.repo : undefined,
+    repo: inputs.repo,
     onFault: (fault) => {
       faults.push(
         `gh ${fault.args.slice(0, 3).join(" ")}: ${fault.message} (attempt ${fault.attempt}${
@@ -85,10 +92,10 @@ async function createGitHubHandler(
     faults.length = 0;
     return new IssueCompletionHandler(context, { issue, github, knownComments, faults });
   }
-  const owner = typeof args.owner === "string" ? args.owner : (await github.repository()).owner;
+  const owner = inputs.owner ?? (await github.repository()).owner;
   const project = await github.project(number, owner);
   const items = await github.projectItems(number, owner, { strict: true }) ?? [];
-  const label = typeof args.label === "string" ? args.label : undefined;
+  const label = inputs.label;
   if (items.length === 0) {
     throw new UsageError(
       `Project #${number} of owner "${owner}" has no items: there is nothing to work on`,
@@ -139,8 +146,8 @@ export function iterationCap(definition: AgentDefinition): number {
  * with `registerCompletionHandler`.
  *
  * @param definition The agent definition (after CLI overrides).
- * @param args The run's arguments.
- * @param options Agent folder, cwd, resolver and cap.
+ * @param args The run's arguments, as handlers see them.
+ * @param options Agent folder, cwd, resolver, cap and the typed inputs.
  * @returns The handler.
  * @throws {UsageError} For an unknown type or a handler that cannot be built.
  * @example
@@ -213,7 +220,11 @@ export async function createCompletionHandler(
     }
     case "issue":
     case "project":
-      return await createGitHubHandler(completionType, context, { cwd, github: options.github });
+      return await createGitHubHandler(completionType, context, {
+        cwd,
+        inputs: options.inputs ?? selectorsOf(args),
+        github: options.github,
+      });
     case "custom":
       return await loadCustomHandler(definition, args, {
         agentDir,

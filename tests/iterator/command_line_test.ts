@@ -2,15 +2,25 @@ import assert from "node:assert/strict";
 import type { AgentDefinition, ParameterSpec } from "../../agents/common/definition/types.ts";
 import { parseDefinition } from "../../agents/common/definition/parse.ts";
 import { UsageError } from "../../agents/common/errors.ts";
+import { runArgs } from "../../agents/common/completion/run_inputs.ts";
 import {
   applyFlags,
+  type Command,
+  FLAGS,
+  HELP_TEXT,
   parameterFlag,
   parseBaseFlags,
-  parseRunFlags,
+  parseCommandLine,
+  parseRunCommand,
+  parseRunFlags as parseRun,
   RESERVED_FLAGS,
-  runArgs,
   type RunFlags,
-} from "../../agents/iterator/cli.ts";
+} from "../../agents/iterator/command_line.ts";
+
+/** Both passes of a run's command line, as a run makes them. */
+function parseRunFlags(argv: string[], definition: AgentDefinition): RunFlags {
+  return parseRun(parseRunCommand(argv), definition);
+}
 
 function definitionOf(data: Record<string, unknown>): AgentDefinition {
   return parseDefinition(JSON.stringify(data), {
@@ -681,4 +691,171 @@ Deno.test("runArgs gives handlers the set flags and the parameters", async (t) =
       agent: "x",
     });
   });
+});
+
+Deno.test("a flag without its value says what the value is", async (t) => {
+  const cases: Array<[string[], string]> = [
+    [["--task"], 'Flag "--task" needs a value: the task text'],
+    [["-t"], 'Flag "--task" needs a value: the task text'],
+    [["--issue"], 'Flag "--issue" needs a value: an issue number'],
+    [["--max-wait"], 'Flag "--max-wait" needs a value: a number of seconds (0 or more)'],
+  ];
+  for (const [argv, expected] of cases) {
+    await t.step(argv.join(" "), () => {
+      assert.equal(usageErrorOf(() => parseRunFlags(argv, ITERATOR)), expected);
+    });
+  }
+  await t.step("an agent parameter", () => {
+    assert.equal(
+      usageErrorOf(() => parseRunFlags(["--topic"], FACILITATOR)),
+      `Flag "--topic" needs a value: the agent's parameter "topic"`,
+    );
+  });
+});
+
+Deno.test("parseCommandLine names the command and reads its flags once", async (t) => {
+  const cases: Array<[string[], Command]> = [
+    [["--help", "--issue", "3"], { kind: "help" }],
+    [["--version"], { kind: "version" }],
+    [["--list", "--cwd", "/repo"], { kind: "list", cwd: "/repo" }],
+    [
+      ["--init", "docs", "--github-actions", "--trigger-label", "go"],
+      { kind: "init", name: "docs", cwd: undefined, githubActions: true, triggerLabel: "go" },
+    ],
+    [["checks", "-a", "docs"], { kind: "checks", agent: "docs", cwd: undefined }],
+    [["--list-checks", "--cwd", "/r"], { kind: "checks", agent: "iterator", cwd: "/r" }],
+    [
+      ["--resume", "1a2b", "--json"],
+      {
+        kind: "resume",
+        runId: "1a2b",
+        json: true,
+        store: undefined,
+        cwd: undefined,
+        agent: undefined,
+      },
+    ],
+    [
+      ["-a", "docs", "--resume"],
+      {
+        kind: "resume",
+        runId: undefined,
+        json: false,
+        store: undefined,
+        cwd: undefined,
+        agent: "docs",
+      },
+    ],
+    [
+      ["runs", "--limit", "5", "-a", "docs"],
+      { kind: "runs", json: false, store: undefined, cwd: undefined, agent: "docs", limit: 5 },
+    ],
+    [
+      ["runs", "show", "1a2b", "--json"],
+      {
+        kind: "runs show",
+        runId: "1a2b",
+        json: true,
+        store: undefined,
+        cwd: undefined,
+        agent: undefined,
+        limit: 20,
+      },
+    ],
+    [
+      ["learnings", "search", "flaky", "tests"],
+      {
+        kind: "learnings search",
+        query: "flaky tests",
+        json: false,
+        store: undefined,
+        cwd: undefined,
+        agent: undefined,
+        limit: 20,
+      },
+    ],
+    [
+      ["finish", "1a2b", "--store", "s.db"],
+      {
+        kind: "finish",
+        runId: "1a2b",
+        json: false,
+        store: "s.db",
+        cwd: undefined,
+        agent: undefined,
+        limit: 20,
+      },
+    ],
+  ];
+  for (const [argv, expected] of cases) {
+    await t.step(argv.join(" "), () => {
+      assert.deepEqual(parseCommandLine(argv), expected);
+    });
+  }
+
+  await t.step("a run keeps its arguments for the second pass", () => {
+    const command = parseCommandLine(["-a", "docs", "--topic", "x"]);
+    assert.equal(command.kind, "run");
+    if (command.kind === "run") {
+      assert.deepEqual(command.argv, ["-a", "docs", "--topic", "x"]);
+      assert.equal(command.flags.agent, "docs");
+    }
+  });
+
+  const errors: Array<[string[], string]> = [
+    [["checks", "--json"], 'The "checks" command takes only --cwd and --agent, not "--json"'],
+    [
+      ["--list-checks", "--issue=3"],
+      'The "checks" command takes only --cwd and --agent, not "--issue=3"',
+    ],
+    [
+      ["--resume", "--issue", "3"],
+      'Flag "--resume" continues a run with the arguments it was started with; it takes only --json, --store, --cwd and --agent, not "--issue"',
+    ],
+    [
+      ["runs", "--bogus"],
+      'Unknown flag "--bogus" for "runs": it takes --json, --store, --cwd, --agent, --limit',
+    ],
+    [["runs", "--limit", "0"], 'Flag "--limit" expects a whole number of 1 or more, got "0"'],
+    [["runs", "--store"], 'Flag "--store" needs a value: the run history database file'],
+    [
+      ["runs", "frobnicate"],
+      'Unknown command "runs frobnicate": expected "runs", "runs show RUN_ID", "learnings search QUERY" or "finish RUN_ID"',
+    ],
+    [["--github-actions"], 'Flags "--github-actions" and "--trigger-label" go with --init NAME'],
+    [["--trigger-label"], 'Flag "--trigger-label" needs a value: a label name'],
+  ];
+  for (const [argv, expected] of errors) {
+    await t.step(`refuses ${argv.join(" ")}`, () => {
+      assert.equal(usageErrorOf(() => parseCommandLine(argv)), expected);
+    });
+  }
+});
+
+Deno.test("--help shows every flag of the table that has a section", () => {
+  for (const flag of FLAGS) {
+    const label = `${flag.short ? `-${flag.short}, ` : ""}--${flag.name}`;
+    assert.equal(HELP_TEXT.includes(label), flag.group !== undefined, label);
+  }
+});
+
+Deno.test("the README's flag table lists exactly the flags of the CLI", async () => {
+  const readme = await Deno.readTextFile(new URL("../../README.md", import.meta.url));
+  const section = readme.split("\n### Flags\n")[1].split("\n### ")[0];
+  const cells = section.split("\n")
+    .filter((line) => line.startsWith("| ") && !line.startsWith("| --"))
+    .slice(1)
+    .map((line) => line.split("|")[1]);
+  const spans = cells.flatMap((cell) => [...cell.matchAll(/`([^`]*)`/g)].map((match) => match[1]));
+  const documented = spans.flatMap((span) => [...span.matchAll(/--([a-z][a-z0-9-]*)/g)])
+    .map((match) => match[1]);
+  assert.deepEqual(
+    [...new Set(documented)].sort(),
+    FLAGS.map((flag) => flag.name).sort(),
+    "README.md, section Flags, against agents/iterator/_flag_table.ts",
+  );
+  for (const flag of FLAGS.filter((flag) => flag.short)) {
+    const form = `-${flag.short}, --${flag.name}`;
+    assert.ok(spans.some((span) => span.startsWith(form)), `README.md shows "${form}"`);
+  }
 });
