@@ -61,7 +61,6 @@ export { COMPLETION_TYPES, DEFAULT_PROTECTED_GLOBS } from "./common/agent_defini
 export type {
   CheckEvidence,
   ChecksEvidence,
-  CompleteTaskCall,
   CompletionCriteria,
   CompletionHandler,
   CompletionHandlerFactory,
@@ -73,6 +72,7 @@ export type {
   TokenUsage,
   ToolCall,
 } from "./common/completion/types.ts";
+export type { CompleteTaskCall } from "./common/complete_task.ts";
 export {
   createCompletionHandler,
   type CreateHandlerOptions,
@@ -123,7 +123,8 @@ export type {
   StopEvent,
 } from "./common/backends/types.ts";
 export { ClaudeBackend, type ClaudeBackendOptions } from "./common/backends/claude.ts";
-export { Redactor, RunLog } from "./common/log.ts";
+export { RunLog } from "./common/log.ts";
+export { Redactor } from "./common/redact.ts";
 export {
   incomplete,
   ok,

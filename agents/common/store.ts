@@ -12,7 +12,7 @@
 import { DatabaseSync, type SQLInputValue } from "node:sqlite";
 import { dirname } from "node:path";
 import type { IterationSummary } from "./completion/types.ts";
-import { Redactor } from "./log.ts";
+import { Redactor } from "./redact.ts";
 
 /** A run as stored. */
 export interface StoredRun {

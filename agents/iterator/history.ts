@@ -6,14 +6,13 @@
  */
 
 import { parseArgs } from "node:util";
-import { countTools } from "../common/completion/_base.ts";
+import { countTools, seconds, shortId, usd } from "../common/format.ts";
 import { UsageError } from "../common/errors.ts";
 import { GitRepo } from "../common/git.ts";
 import { GitHubCli } from "../common/github.ts";
 import type { RunStore, StoredRun } from "../common/store.ts";
 import { removeWorktreeIfClean } from "../common/worktree.ts";
 import { runFinish } from "./finish.ts";
-import { seconds } from "./progress.ts";
 import { type CommandIO, openStore, workingDirectory } from "./run_command.ts";
 
 /** The subcommand names. */
@@ -106,11 +105,11 @@ function listRuns(
   if (runs.length === 0) io.stdout("No runs recorded yet.\n");
   for (const run of runs) {
     io.stdout(
-      `${run.id.slice(0, 8)}  ${run.startedAt.slice(0, 16).replace("T", " ")}  ${
+      `${shortId(run.id)}  ${run.startedAt.slice(0, 16).replace("T", " ")}  ${
         run.agent.padEnd(12)
       } ${run.handler.padEnd(8)} ${run.status.padEnd(16)} ${
         String(run.iterations).padStart(3)
-      } it  $${run.costUsd.toFixed(4)}  ${run.reason ?? ""}\n`,
+      } it  ${usd(run.costUsd)}  ${run.reason ?? ""}\n`,
     );
   }
   return 0;
@@ -130,8 +129,8 @@ function showRun(store: RunStore, id: string, json: boolean, io: CommandIO): num
     `Status:     ${run.status}${run.reason ? `: ${run.reason}` : ""}`,
     `Started:    ${run.startedAt}${run.endedAt ? `, ended ${run.endedAt}` : ""}`,
     `Command:    ${run.argv.join(" ") || "(defaults)"}`,
-    `Totals:     ${run.iterations} iterations, $${
-      run.costUsd.toFixed(4)
+    `Totals:     ${run.iterations} iterations, ${
+      usd(run.costUsd)
     }, ${run.tokensInput} input / ${run.tokensOutput} output tokens, ${run.turns} turns`,
     `Finish:     ${finish.steps.join(", ") || "not run"}${
       finish.error ? ` (stopped: ${finish.error})` : ""
@@ -143,7 +142,7 @@ function showRun(store: RunStore, id: string, json: boolean, io: CommandIO): num
     lines.push(
       `${String(number).padStart(2)}  ${verdict.slice(0, 32).padEnd(32)} ${
         seconds(summary.durationMs).padStart(8)
-      }  $${summary.costUsd.toFixed(4)}  ${String(summary.git?.newCommits ?? "-").padStart(7)}  ${
+      }  ${usd(summary.costUsd)}  ${String(summary.git?.newCommits ?? "-").padStart(7)}  ${
         countTools(summary.toolsUsed) || "none"
       }`,
     );

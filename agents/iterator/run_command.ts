@@ -14,9 +14,11 @@ import { GitChecker } from "../common/checks/git.ts";
 import { buildVerifier } from "../common/checks/verifier.ts";
 import { createCompletionHandler, iterationCap } from "../common/completion/factory.ts";
 import { loadDefinition } from "../common/definition.ts";
+import { completeTaskInstructions } from "../common/complete_task.ts";
 import { UsageError } from "../common/errors.ts";
 import { type GitFault, GitRepo } from "../common/git.ts";
 import { GitHubCli } from "../common/github.ts";
+import { learningsFinder } from "../common/learnings.ts";
 import { RunLog } from "../common/log.ts";
 import { argsToVariables, PromptResolver } from "../common/prompt_resolver.ts";
 import { DEFAULT_STORE_PATH, SqliteStore, type StoredRun } from "../common/store.ts";
@@ -27,8 +29,7 @@ import {
   WORKTREES_DIR,
 } from "../common/worktree.ts";
 import { applyFlags, parseBaseFlags, parseRunFlags, runArgs } from "./cli.ts";
-import { formatLearnings, runFinish } from "./finish.ts";
-import { NO_LEARNINGS_TEXT } from "../common/completion/_base.ts";
+import { runFinish } from "./finish.ts";
 import { createReporter, finalLine, progressMode } from "./progress.ts";
 import {
   describeChecks,
@@ -129,13 +130,11 @@ export async function runCommand(
   let store: SqliteStore | undefined;
   // An existing history is read for {uv-learnings}; a new one is created only after validation.
   if (await exists(storeFile)) store = openStore(storeFile, cwd);
-  const learnings = flags.noLearnings ? undefined : (query: string) =>
-    store
-      ? formatLearnings(
-        store.searchLearnings(query, { limit: 10 }).filter((found) => found.runId !== runId),
-        { count: definition.finish.maxLearnings, maxChars: definition.finish.maxLearningsChars },
-      )
-      : NO_LEARNINGS_TEXT;
+  const learnings = flags.noLearnings ? undefined : learningsFinder(() => store, {
+    runId,
+    count: definition.finish.maxLearnings,
+    maxChars: definition.finish.maxLearningsChars,
+  });
   const maxIterations = iterationCap(definition);
   const resolver = await PromptResolver.create({
     agentDir: loaded.agentDir,
@@ -489,26 +488,6 @@ export async function runCommand(
     }\n`);
   }
   return EXIT_CODES[result.status];
-}
-
-/**
- * What the system prompt says about complete_task.
- *
- * @param definition The agent definition.
- * @returns Instructions, or an empty string when complete_task is not required.
- */
-export function completeTaskInstructions(definition: AgentDefinition): string {
-  if (!definition.behavior.requireCompleteTask) return "";
-  return [
-    "## Finishing a session: the complete_task tool",
-    "",
-    "Before you stop, always call the `complete_task` tool (from the finishline MCP server):",
-    "restate the original request, say what you did, and choose a status: `success` when",
-    "every part of the request is done and committed, `blocked` when an obstacle you cannot",
-    "remove stops you (say what in remaining_work), or `partial` when only some parts are",
-    "done. With success, finishline verifies the work at once; if the checks fail, the tool",
-    "result says why: fix it and call complete_task again.",
-  ].join("\n");
 }
 
 /**

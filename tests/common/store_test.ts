@@ -9,7 +9,7 @@ import {
   type StoredRun,
 } from "../../agents/common/store.ts";
 import type { IterationSummary } from "../../agents/common/completion/types.ts";
-import { REDACTED, Redactor } from "../../agents/common/log.ts";
+import { REDACTED, Redactor } from "../../agents/common/redact.ts";
 import { emptySummary } from "../../agents/common/summary.ts";
 import { tempDir } from "../_helpers.ts";
 
