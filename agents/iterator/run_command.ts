@@ -6,7 +6,6 @@
  */
 
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
-import type { AgentDefinition } from "../common/agent_definition.ts";
 import { ClaudeBackend } from "../common/backends/claude.ts";
 import type { AgentBackend, SessionPermissionMode } from "../common/backends/types.ts";
 import { CompositeChecker } from "../common/checks/composite.ts";
