@@ -88,7 +88,7 @@ export {
 export type { CustomHandlerContext } from "./common/completion/custom.ts";
 export { IterateCompletionHandler } from "./common/completion/iterate.ts";
 export { ManualCompletionHandler } from "./common/completion/manual.ts";
-export { BaseHandler, type HandlerContext } from "./common/completion/_base.ts";
+export { BaseHandler, type HandlerContext } from "./common/completion/base_handler.ts";
 export {
   type AgentListEntry,
   listAgents,

@@ -6,7 +6,7 @@
 
 import { usd } from "../format.ts";
 import type { GhComment, GhIssue, GitHubCli } from "../github.ts";
-import { BaseHandler, type HandlerContext } from "./_base.ts";
+import { BaseHandler, type HandlerContext } from "./base_handler.ts";
 import type {
   CompletionCriteria,
   CompletionHandler,

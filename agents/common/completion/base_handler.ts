@@ -1,6 +1,6 @@
 /**
- * What the built-in handlers share: the prompt resolver, the run's cap, and
- * the variables every template can use.
+ * The base of the built-in handlers, public for handlers of your own: the
+ * prompt resolver, the run's cap, and the variables every template can use.
  *
  * @module
  */
