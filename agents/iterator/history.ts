@@ -185,7 +185,7 @@ function searchLearnings(
   }
   if (found.length === 0) io.stdout(`No learnings match "${query}".\n`);
   for (const learning of found) {
-    const extra = [learning.technique, `run ${learning.runId.slice(0, 8)}`, learning.agent].filter(
+    const extra = [learning.technique, `run ${shortId(learning.runId)}`, learning.agent].filter(
       Boolean,
     ).join("; ");
     io.stdout(`- ${learning.text} (${extra})\n`);
