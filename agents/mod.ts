@@ -61,7 +61,6 @@ export { COMPLETION_TYPES, DEFAULT_PROTECTED_GLOBS } from "./common/definition/m
 export type {
   CheckEvidence,
   ChecksEvidence,
-  CompleteTaskCall,
   CompletionCriteria,
   CompletionHandler,
   CompletionHandlerFactory,
@@ -73,6 +72,7 @@ export type {
   TokenUsage,
   ToolCall,
 } from "./common/completion/types.ts";
+export type { CompleteTaskCall } from "./common/complete_task.ts";
 export {
   createCompletionHandler,
   type CreateHandlerOptions,
@@ -89,7 +89,7 @@ export type { CustomHandlerContext } from "./common/completion/custom.ts";
 export type { RunInputs } from "./common/completion/run_inputs.ts";
 export { IterateCompletionHandler } from "./common/completion/iterate.ts";
 export { ManualCompletionHandler } from "./common/completion/manual.ts";
-export { BaseHandler, type HandlerContext } from "./common/completion/_base.ts";
+export { BaseHandler, type HandlerContext } from "./common/completion/base_handler.ts";
 export {
   type AgentListEntry,
   listAgents,
@@ -124,7 +124,8 @@ export type {
   StopEvent,
 } from "./common/backends/types.ts";
 export { ClaudeBackend, type ClaudeBackendOptions } from "./common/backends/claude.ts";
-export { Redactor, RunLog } from "./common/log.ts";
+export { RunLog } from "./common/log.ts";
+export { Redactor } from "./common/redact.ts";
 export {
   incomplete,
   ok,

@@ -5,7 +5,8 @@
  * @module
  */
 
-import type { CompleteTaskCall, DetectedAction, IterationSummary } from "./completion/types.ts";
+import { COMPLETE_TASK_TOOL, type CompleteTaskCall } from "./complete_task.ts";
+import type { DetectedAction, IterationSummary } from "./completion/types.ts";
 
 /** A message from an agent backend: Claude Agent SDK shaped, kept loose on purpose. */
 export interface AgentMessage {
@@ -24,9 +25,6 @@ export interface ActionOptions {
   /** Whether to look for action blocks at all. @default true */
   enabled?: boolean;
 }
-
-/** The name of the complete_task tool as Claude Code reports it. */
-export const COMPLETE_TASK_TOOL = "mcp__finishline__complete_task";
 
 /**
  * A summary with nothing in it, for an iteration that has not run yet (and

@@ -10,7 +10,7 @@
 
 import type { StopDecision, StopEvent } from "../common/backends/types.ts";
 import type { VerificationRecord } from "../common/checks/types.ts";
-import type { CompleteTaskCall } from "../common/completion/types.ts";
+import type { CompleteTaskCall } from "../common/complete_task.ts";
 
 /** The message that sends an agent back when it stops without complete_task. */
 export const CONTINUATION_MESSAGE =

@@ -11,8 +11,8 @@
 import type { AgentBackend } from "../common/backends/types.ts";
 import type { IterationSummary } from "../common/completion/types.ts";
 import { firstLine } from "../common/errors.ts";
-import type { Learning, RunStore, SkillRecord, StoredRun } from "../common/store/mod.ts";
-import { SummaryBuilder } from "../common/summary.ts";
+import { captureLearnings } from "../common/learnings.ts";
+import type { RunStore, SkillRecord, StoredRun } from "../common/store/mod.ts";
 
 /** The steps, in order. */
 export const FINISH_STEPS: readonly string[] = [
@@ -22,9 +22,6 @@ export const FINISH_STEPS: readonly string[] = [
   "persist",
   "cleanup",
 ];
-
-/** Marks the learning-extraction prompt, so scripted models can tell it apart. */
-export const EXTRACT_MARKER = "FINISHLINE LEARNINGS";
 
 /** Options of {@linkcode runFinish}. */
 export interface FinishOptions {
@@ -237,165 +234,4 @@ export function assessSkills(summaries: IterationSummary[]): SkillRecord[] {
       status: "placeholder",
     })),
   ];
-}
-
-/**
- * Parse the extraction session's reply: a JSON array of learnings (or an
- * object holding one under `learnings`). Entries without text are skipped;
- * anything unparseable gives none.
- *
- * @param text The reply.
- * @returns The learnings.
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { parseLearnings } from "./finish.ts";
- *
- * const found = parseLearnings(
- *   '[{"learning": "Run deno fmt before committing", "tags": ["deno"]}]',
- * );
- * assert.equal(found.length, 1);
- * assert.equal(found[0].text, "Run deno fmt before committing");
- * assert.deepEqual(found[0].tags, ["deno"]);
- * assert.deepEqual(parseLearnings("no idea"), []);
- * ```
- */
-export function parseLearnings(text: string): Learning[] {
-  const candidates = [
-    text.trim(),
-    ...[...text.matchAll(/```[a-zA-Z]*\s*\n([\s\S]*?)```/g)].map((match) => match[1]),
-  ];
-  const start = text.indexOf("[");
-  const end = text.lastIndexOf("]");
-  if (start !== -1 && end > start) candidates.push(text.slice(start, end + 1));
-  for (const candidate of candidates) {
-    let value: unknown;
-    try {
-      value = JSON.parse(candidate);
-    } catch {
-      continue;
-    }
-    const list = Array.isArray(value) ? value : typeof value === "object" && value !== null &&
-        Array.isArray((value as { learnings?: unknown }).learnings)
-      ? (value as { learnings: unknown[] }).learnings
-      : undefined;
-    if (!list) continue;
-    return list.flatMap((entry): Learning[] => {
-      if (typeof entry === "string" && entry.trim()) return [{ text: entry.trim() }];
-      if (typeof entry !== "object" || entry === null) return [];
-      const record = entry as Record<string, unknown>;
-      const learning = record.learning ?? record.text;
-      if (typeof learning !== "string" || !learning.trim()) return [];
-      return [{
-        text: learning.trim(),
-        technique: typeof record.tool_or_technique === "string"
-          ? record.tool_or_technique
-          : typeof record.technique === "string"
-          ? record.technique
-          : undefined,
-        applicability: typeof record.applicability === "string" ? record.applicability : undefined,
-        tags: Array.isArray(record.tags) ? record.tags.map(String) : undefined,
-      }];
-    });
-  }
-  return [];
-}
-
-async function captureLearnings(
-  options: FinishOptions,
-  { run, summaries, outcomeStatus }: {
-    run: StoredRun;
-    summaries: IterationSummary[];
-    outcomeStatus: string;
-  },
-): Promise<void> {
-  const reported: Learning[] = [];
-  for (const summary of summaries) {
-    for (const text of summary.completeTask?.learned ?? []) {
-      if (text.trim()) reported.push({ text: text.trim(), tags: [run.agent] });
-    }
-  }
-  options.store.setLearnings(run.id, "agent", reported);
-  // After an interrupt the user wants out quickly: no model session then.
-  if (!options.extractLearnings || !options.backend || outcomeStatus === "interrupted") return;
-  const builder = new SummaryBuilder(0, { enabled: false });
-  const prompt = [
-    `${EXTRACT_MARKER}: extract what is worth remembering from this coding run, for future runs on the same repository.`,
-    "",
-    ...summaries.map((summary) =>
-      `Iteration ${summary.iteration}: ${
-        (summary.completeTask?.summary ?? summary.assistantResponses.at(-1) ?? "").slice(0, 800)
-      }${summary.errors.length ? ` (errors: ${summary.errors.slice(-2).join("; ")})` : ""}`
-    ),
-    "",
-    'Reply with a JSON array only: [{"learning": "...", "tool_or_technique": "...", "applicability": "...", "tags": ["..."]}]. ' +
-    "An empty array is fine when nothing is worth keeping.",
-  ].join("\n");
-  try {
-    for await (
-      const message of options.backend.session({
-        prompt,
-        systemPromptAppend:
-          "You extract learnings from coding sessions. You have no tools. Reply with JSON only.",
-        cwd: options.cwd ?? run.cwd,
-        tools: [],
-        allowedTools: [],
-        disallowedTools: [],
-        permissionMode: "default",
-        model: options.model,
-        maxTurns: 1,
-        settingSources: [],
-        signal: AbortSignal.timeout(120_000),
-      })
-    ) {
-      builder.add(message);
-    }
-  } catch (error) {
-    options.onEvent?.("learnings_extraction_failed", { error: firstLine(error) });
-    return;
-  }
-  const reply = builder.current.assistantResponses.join("\n");
-  const extracted = parseLearnings(reply);
-  if (extracted.length === 0 && reply.trim() && !/^\s*\[\s*\]\s*$/.test(reply)) {
-    options.onEvent?.("learnings_extraction_skipped", {
-      reason: "the reply was not a JSON array of learnings",
-    });
-  }
-  options.store.setLearnings(run.id, "extracted", extracted);
-}
-
-/**
- * Format learnings for `{uv-learnings}`: at most `count` entries and
- * `maxChars` characters.
- *
- * @param found Learnings, best first.
- * @param options Limits.
- * @returns Markdown bullets, or a note that there are none.
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { formatLearnings } from "./finish.ts";
- *
- * assert.equal(formatLearnings([]), "(no learnings from earlier runs yet)");
- * ```
- */
-export function formatLearnings(
-  found: Array<Learning & { runId?: string }>,
-  options: { count?: number; maxChars?: number } = {},
-): string {
-  const { count = 5, maxChars = 2000 } = options;
-  const lines: string[] = [];
-  let size = 0;
-  for (const learning of found.slice(0, count)) {
-    const extra = [
-      learning.technique,
-      learning.runId ? `run ${learning.runId.slice(0, 8)}` : undefined,
-    ]
-      .filter(Boolean).join("; ");
-    const line = `- ${learning.text.replace(/\s+/g, " ").trim()}${extra ? ` (${extra})` : ""}`;
-    if (size + line.length > maxChars) break;
-    lines.push(line);
-    size += line.length + 1;
-  }
-  return lines.length > 0 ? lines.join("\n") : "(no learnings from earlier runs yet)";
 }

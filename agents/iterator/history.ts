@@ -5,16 +5,15 @@
  * @module
  */
 
-import { countTools } from "../common/completion/_base.ts";
+import { countTools, seconds, shortId, usd } from "../common/format.ts";
 import { UsageError } from "../common/errors.ts";
 import { GitRepo } from "../common/git.ts";
-import { GitHubCli } from "../common/github.ts";
 import type { RunStore, StoredRun } from "../common/store/mod.ts";
-import { removeWorktreeIfClean } from "../common/worktree.ts";
 import type { HistoryCommand } from "./command_line.ts";
 import { runFinish } from "./finish.ts";
-import { seconds } from "./progress.ts";
-import { type CommandIO, openStore, workingDirectory } from "./run_command.ts";
+import type { CommandIO } from "./run_command.ts";
+import { cleanUpRun } from "./finish_run.ts";
+import { type CleanupFacts, openStore, workingDirectory } from "./workspace.ts";
 
 /**
  * Run a history subcommand.
@@ -67,11 +66,11 @@ function listRuns(
   if (runs.length === 0) io.stdout("No runs recorded yet.\n");
   for (const run of runs) {
     io.stdout(
-      `${run.id.slice(0, 8)}  ${run.startedAt.slice(0, 16).replace("T", " ")}  ${
+      `${shortId(run.id)}  ${run.startedAt.slice(0, 16).replace("T", " ")}  ${
         run.agent.padEnd(12)
       } ${run.handler.padEnd(8)} ${run.status.padEnd(16)} ${
         String(run.iterations).padStart(3)
-      } it  $${run.costUsd.toFixed(4)}  ${run.reason ?? ""}\n`,
+      } it  ${usd(run.costUsd)}  ${run.reason ?? ""}\n`,
     );
   }
   return 0;
@@ -91,8 +90,8 @@ function showRun(store: RunStore, id: string, json: boolean, io: CommandIO): num
     `Status:     ${run.status}${run.reason ? `: ${run.reason}` : ""}`,
     `Started:    ${run.startedAt}${run.endedAt ? `, ended ${run.endedAt}` : ""}`,
     `Command:    ${run.argv.join(" ") || "(defaults)"}`,
-    `Totals:     ${run.iterations} iterations, $${
-      run.costUsd.toFixed(4)
+    `Totals:     ${run.iterations} iterations, ${
+      usd(run.costUsd)
     }, ${run.tokensInput} input / ${run.tokensOutput} output tokens, ${run.turns} turns`,
     `Finish:     ${finish.steps.join(", ") || "not run"}${
       finish.error ? ` (stopped: ${finish.error})` : ""
@@ -104,7 +103,7 @@ function showRun(store: RunStore, id: string, json: boolean, io: CommandIO): num
     lines.push(
       `${String(number).padStart(2)}  ${verdict.slice(0, 32).padEnd(32)} ${
         seconds(summary.durationMs).padStart(8)
-      }  $${summary.costUsd.toFixed(4)}  ${String(summary.git?.newCommits ?? "-").padStart(7)}  ${
+      }  ${usd(summary.costUsd)}  ${String(summary.git?.newCommits ?? "-").padStart(7)}  ${
         countTools(summary.toolsUsed) || "none"
       }`,
     );
@@ -147,7 +146,7 @@ function searchLearnings(
   }
   if (found.length === 0) io.stdout(`No learnings match "${query}".\n`);
   for (const learning of found) {
-    const extra = [learning.technique, `run ${learning.runId.slice(0, 8)}`, learning.agent].filter(
+    const extra = [learning.technique, `run ${shortId(learning.runId)}`, learning.agent].filter(
       Boolean,
     ).join("; ");
     io.stdout(`- ${learning.text} (${extra})\n`);
@@ -165,7 +164,9 @@ async function finishRun(
   const report = await runFinish({
     store,
     runId: run.id,
-    cleanup: () => cleanupFromRecord(run, io),
+    cleanup: async () => {
+      await cleanUpRun(run.cleanup as CleanupFacts, { cwd: run.cwd, stderr: io.stderr });
+    },
   });
   if (json) {
     io.stdout(`${JSON.stringify({ runId: run.id, ...report })}\n`);
@@ -181,40 +182,4 @@ async function finishRun(
     );
   }
   return report.failed ? 1 : 0;
-}
-
-/**
- * Step 5 for a run finished after the fact: remove the in-progress label
- * and the worktree (when clean), from the facts recorded at the start.
- *
- * @param run The stored run.
- * @param io Output for notes.
- */
-async function cleanupFromRecord(run: StoredRun, io: CommandIO): Promise<void> {
-  const facts = run.cleanup as {
-    issue?: number;
-    repo?: string;
-    labels?: { inProgress?: string; blocked?: string };
-    worktreePath?: string;
-    worktreeBranch?: string;
-    mainRepo?: string;
-  };
-  if (facts.issue && facts.labels?.inProgress) {
-    const github = new GitHubCli({ cwd: run.cwd, repo: facts.repo, attempts: 2 });
-    await github.editLabel(facts.issue, { remove: facts.labels.inProgress });
-  }
-  if (facts.worktreePath && facts.worktreeBranch && facts.mainRepo) {
-    const repo = await GitRepo.open(facts.mainRepo);
-    if (repo) {
-      const removed = await removeWorktreeIfClean(repo, {
-        path: facts.worktreePath,
-        branch: facts.worktreeBranch,
-        base: "",
-        reused: true,
-      });
-      if (!removed) {
-        io.stderr(`[finishline] worktree ${facts.worktreePath} kept (missing or not clean)\n`);
-      }
-    }
-  }
 }

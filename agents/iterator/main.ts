@@ -26,7 +26,8 @@ import { historyCommand } from "./history.ts";
 import { listAndRunChecks } from "./gate.ts";
 import { scaffoldAgent } from "./init.ts";
 import { EXIT_CODES } from "./runner.ts";
-import { type CommandIO, openStore, runCommand, workingDirectory } from "./run_command.ts";
+import { type CommandIO, runCommand } from "./run_command.ts";
+import { openStore, workingDirectory } from "./workspace.ts";
 
 /** finishline's version (kept equal to deno.json's). */
 export const VERSION = "0.1.0";

@@ -5,23 +5,8 @@
  * @module
  */
 
-import { countTools } from "../common/completion/_base.ts";
+import { countTools, seconds, usd } from "../common/format.ts";
 import type { RunEvent, RunResult } from "./runner.ts";
-
-/**
- * Format seconds with one decimal.
- *
- * @param ms Milliseconds.
- * @returns Text like `4.1s`.
- * @example
- * ```ts
- * import { seconds } from "./progress.ts";
- * console.assert(seconds(4120) === "4.1s");
- * ```
- */
-export function seconds(ms: number): string {
-  return `${(ms / 1000).toFixed(1)}s`;
-}
 
 /**
  * The line printed after an iteration.
@@ -45,7 +30,7 @@ export function iterationLine(
   const tools = countTools(summary.toolsUsed) || "none";
   return `[finishline] iteration ${event.iteration}/${event.maxIterations} · ${
     seconds(summary.durationMs)
-  } · $${summary.costUsd.toFixed(4)} · tools: ${tools} · ${event.verdict}`;
+  } · ${usd(summary.costUsd)} · tools: ${tools} · ${event.verdict}`;
 }
 
 /**
@@ -64,7 +49,7 @@ export function iterationLine(
 export function finalLine(result: RunResult): string {
   return `[finishline] ${result.status}: ${result.completionReason} (${result.iterations} iteration${
     result.iterations === 1 ? "" : "s"
-  }, ${seconds(result.durationMs)}, $${result.costUsd.toFixed(4)})`;
+  }, ${seconds(result.durationMs)}, ${usd(result.costUsd)})`;
 }
 
 /** How progress is shown. */
@@ -131,7 +116,7 @@ export function statusLine(state: StatusLine): string {
   return [
     `iteration ${state.iteration}/${state.maxIterations}`,
     seconds(state.elapsedMs),
-    `$${state.costUsd.toFixed(4)}`,
+    usd(state.costUsd),
     `tool: ${state.tool ?? "-"}`,
     `last: ${state.verdict ?? "-"}`,
   ].join(" · ");

@@ -6,9 +6,8 @@
  * @module
  */
 
-import { countTools } from "../common/completion/_base.ts";
 import type { IterationSummary } from "../common/completion/types.ts";
-import { seconds } from "./progress.ts";
+import { countTools, seconds, usd } from "../common/format.ts";
 import { evidenceMarkdown } from "./gate.ts";
 import type { RunResult } from "./runner.ts";
 
@@ -77,8 +76,8 @@ export function renderReport(input: ReportInput): string {
     `${STATUS_MARK[result.status] ?? ""} **${result.status}**: ${result.completionReason}`.trim(),
     "",
     `- Agent: \`${input.agent}\`, handler: ${input.handler}`,
-    `- Iterations: ${result.iterations}; duration: ${seconds(result.durationMs)}; cost: $${
-      result.costUsd.toFixed(4)
+    `- Iterations: ${result.iterations}; duration: ${seconds(result.durationMs)}; cost: ${
+      usd(result.costUsd)
     }`,
   ];
   if (input.branch) lines.push(`- Branch: \`${input.branch}\``);
@@ -153,8 +152,8 @@ function iterationRow(summary: IterationSummary): string {
   const tools = countTools(summary.toolsUsed) || "none";
   const commits = summary.git ? String(summary.git.newCommits ?? "?") : "-";
   const verdict = summary.verdict ?? "-";
-  return `| ${summary.iteration} | ${seconds(summary.durationMs)} | $${
-    summary.costUsd.toFixed(4)
+  return `| ${summary.iteration} | ${seconds(summary.durationMs)} | ${
+    usd(summary.costUsd)
   } | ${summary.tokens.input}/${summary.tokens.output} | ${
     tools.replaceAll("|", "\\|")
   } | ${commits} | ${verdict} |`;

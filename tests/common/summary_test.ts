@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import {
   type AgentMessage,
-  COMPLETE_TASK_TOOL,
   emptySummary,
   extractActions,
   SummaryBuilder,
 } from "../../agents/common/summary.ts";
 import type { IterationSummary } from "../../agents/common/completion/types.ts";
+import { COMPLETE_TASK_TOOL } from "../../agents/common/complete_task.ts";
 
 // Messages shaped like the Claude Agent SDK's (SDKSystemMessage,
 // SDKAssistantMessage, SDKUserMessage, SDKResultMessage), trimmed to the

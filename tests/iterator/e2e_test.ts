@@ -5,7 +5,7 @@
 
 import assert from "node:assert/strict";
 import { ScriptedModelServer, textTurn, toolTurn } from "../../agents/testing/mod.ts";
-import { COMPLETE_TASK_TOOL } from "../../agents/common/summary.ts";
+import { COMPLETE_TASK_TOOL } from "../../agents/common/complete_task.ts";
 import { git, runCli, tempDir, tempRepo } from "../_helpers.ts";
 
 Deno.test("iterate runs exactly N sessions, each really running its Bash call, and exits 0", async () => {

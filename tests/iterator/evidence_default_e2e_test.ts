@@ -5,7 +5,7 @@
  */
 
 import assert from "node:assert/strict";
-import { COMPLETE_TASK_TOOL } from "../../agents/common/summary.ts";
+import { COMPLETE_TASK_TOOL } from "../../agents/common/complete_task.ts";
 import { ScriptedModelServer, textTurn, toolTurn } from "../../agents/testing/mod.ts";
 import { FakeGitHub } from "../fixtures/fake_gh/mod.ts";
 import { git, runCli, tempRepo } from "../_helpers.ts";

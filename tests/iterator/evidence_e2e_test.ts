@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { JUDGE_MARKER } from "../../agents/common/checks/judge.ts";
-import { COMPLETE_TASK_TOOL } from "../../agents/common/summary.ts";
+import { COMPLETE_TASK_TOOL } from "../../agents/common/complete_task.ts";
 import { CONTINUATION_MESSAGE } from "../../agents/iterator/completion_guard.ts";
 import { PROBE_MARKER } from "../../agents/iterator/status_probe.ts";
 import {

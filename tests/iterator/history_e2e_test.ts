@@ -6,7 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import { COMPLETE_TASK_TOOL } from "../../agents/common/summary.ts";
+import { COMPLETE_TASK_TOOL } from "../../agents/common/complete_task.ts";
 import { SqliteStore } from "../../agents/common/store/mod.ts";
 import { runFinish } from "../../agents/iterator/finish.ts";
 import { ScriptedModelServer, textTurn, toolTurn } from "../../agents/testing/mod.ts";

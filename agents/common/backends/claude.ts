@@ -5,8 +5,14 @@
  * @module
  */
 
-import { z } from "zod";
-import { COMPLETE_TASK_TOOL } from "../summary.ts";
+import {
+  COMPLETE_TASK_DESCRIPTION,
+  COMPLETE_TASK_NAME,
+  COMPLETE_TASK_NOT_NOW,
+  COMPLETE_TASK_SERVER,
+  COMPLETE_TASK_SHAPE,
+  COMPLETE_TASK_TOOL,
+} from "../complete_task.ts";
 import type {
   AgentBackend,
   AgentConversation,
@@ -39,56 +45,26 @@ interface Routes {
   onStop?: (event: StopEvent) => Promise<StopDecision>;
 }
 
-/** The tool's answer when no prompt asked for complete_task (a status probe, say). */
-const NOT_NOW =
-  "finishline did not ask for complete_task at this point; answer the question you were asked.";
-
 /** How long a finished session's process gets to exit before it is killed. */
 const EXIT_GRACE_MS = 10_000;
 
-/** The tool description the agent reads. */
-const COMPLETE_TASK_DESCRIPTION =
-  "Call this to finish the task. Required before you stop. Restate the original request, say what you did, and pick a status: " +
-  "success (every part of the request is done and committed), blocked (an obstacle you cannot remove; say what in remaining_work), " +
-  "or partial (some parts done; say what is left in remaining_work). With success, finishline verifies the work at once and the " +
-  "result tells you whether the checks passed; if they did not, fix the problems and call complete_task again.";
-
-const completeTaskShape = {
-  status: z.enum(["success", "blocked", "partial"]).describe("success, blocked or partial"),
-  original_request_summary: z.string().describe("Restate what was asked, in your own words"),
-  summary: z.string().describe("What you accomplished"),
-  remaining_work: z.string().optional().describe("For blocked or partial: what is left, and why"),
-  learned: z.array(z.string()).optional().describe("What you learned that would help next time"),
-  skills_used: z.array(z.string()).optional().describe("Skills or techniques that helped"),
-  new_skills_needed: z.array(z.string()).optional().describe("Skills you wished you had"),
-  files_modified: z.array(z.string()).optional().describe("Files you changed"),
-  next_steps: z.string().optional().describe("What should happen next"),
-  out_of_scope: z.array(z.object({
-    check: z.string().describe("The check's name, as finishline reported it"),
-    reason: z.string().describe("Why fixing it is outside this task"),
-  })).optional().describe(
-    "Checks that were already failing before you started and that this task does not cover, each with a reason",
-  ),
-  tests_changed: z.array(z.object({
-    path: z.string().describe("The test or check configuration file"),
-    reason: z.string().describe("Why the change was needed"),
-  })).optional().describe(
-    "Test files or check configuration you changed or deleted on purpose, each with a reason",
-  ),
-};
-
 function completeTaskServer(sdk: Sdk, routes: Routes) {
   return sdk.createSdkMcpServer({
-    name: "finishline",
+    name: COMPLETE_TASK_SERVER,
     version: "0.1.0",
     alwaysLoad: true,
     tools: [
-      sdk.tool("complete_task", COMPLETE_TASK_DESCRIPTION, completeTaskShape, async (input) => {
-        const text = routes.onCompleteTask
-          ? await routes.onCompleteTask(input as CompleteTaskCall)
-          : NOT_NOW;
-        return { content: [{ type: "text" as const, text }] };
-      }),
+      sdk.tool(
+        COMPLETE_TASK_NAME,
+        COMPLETE_TASK_DESCRIPTION,
+        COMPLETE_TASK_SHAPE,
+        async (input) => {
+          const text = routes.onCompleteTask
+            ? await routes.onCompleteTask(input as unknown as CompleteTaskCall)
+            : COMPLETE_TASK_NOT_NOW;
+          return { content: [{ type: "text" as const, text }] };
+        },
+      ),
     ],
   });
 }
@@ -270,7 +246,7 @@ export class ClaudeBackend implements AgentBackend {
         ? [...settings.allowedTools, COMPLETE_TASK_TOOL]
         : settings.allowedTools,
       mcpServers: settings.completeTask
-        ? { finishline: completeTaskServer(sdk, routes) }
+        ? { [COMPLETE_TASK_SERVER]: completeTaskServer(sdk, routes) }
         : undefined,
       hooks: sessionHooks(settings, routes),
       disallowedTools: settings.disallowedTools,

@@ -5,10 +5,8 @@
  * @module
  */
 
-import { resolveInsideAgentDir } from "../completion/custom.ts";
-import { firstLine } from "../errors.ts";
+import { importAgentModule, runFactory } from "../agent_module.ts";
 import { UsageError } from "../errors.ts";
-import { displayPathOf } from "../resource.ts";
 import type { TaskCompletionChecker } from "./types.ts";
 
 /**
@@ -29,35 +27,18 @@ export async function loadCustomChecker(
     field: string;
   },
 ): Promise<TaskCompletionChecker> {
-  const url = await resolveInsideAgentDir(options.agentDir, path, {
-    field: options.field,
-    cwd: options.cwd,
-  });
-  const shown = displayPathOf(url, options.cwd);
-  let module: Record<string, unknown>;
-  try {
-    module = await import(url.href);
-  } catch (error) {
-    throw new UsageError(`Cannot load custom checker "${shown}": ${firstLine(error)}`, {
-      cause: error,
-    });
-  }
-  let candidate = module.default;
+  const module = await importAgentModule(path, "checker", options);
+  let candidate = module.exports.default;
   if (typeof candidate === "function") {
-    try {
-      candidate = await candidate(options.options ?? {});
-    } catch (error) {
-      throw new UsageError(`Custom checker factory "${shown}" failed: ${firstLine(error)}`, {
-        cause: error,
-      });
-    }
+    const factory = candidate;
+    candidate = await runFactory(module, () => factory(options.options ?? {}));
   }
   if (
     typeof candidate !== "object" || candidate === null ||
     typeof (candidate as { check?: unknown }).check !== "function"
   ) {
     throw new UsageError(
-      `Cannot load custom checker "${shown}": expected a default export that is a checker ({ check(context) }) or a factory (options) => checker`,
+      `Cannot load custom checker "${module.shown}": expected a default export that is a checker ({ check(context) }) or a factory (options) => checker`,
     );
   }
   const checker = candidate as { name?: unknown; check: TaskCompletionChecker["check"] };

@@ -6,9 +6,9 @@
  * @module
  */
 
-import { countTools } from "../completion/_base.ts";
+import { countTools } from "../format.ts";
+import { ask } from "../ask.ts";
 import { extractJsonObject } from "../json_extract.ts";
-import { SummaryBuilder } from "../summary.ts";
 import {
   incomplete,
   ok,
@@ -134,26 +134,15 @@ export class JudgeChecker implements TaskCompletionChecker {
     if (!context.backend) return incomplete("No model backend is available for the judge");
     const timeout = AbortSignal.timeout((this.#options.timeoutSeconds ?? 180) * 1000);
     const signal = context.signal ? AbortSignal.any([context.signal, timeout]) : timeout;
-    const builder = new SummaryBuilder(0, { enabled: false });
+    let reply: string;
     try {
-      for await (
-        const message of context.backend.session({
-          prompt: await this.#prompt(context),
-          systemPromptAppend:
-            "You are a strict reviewer. You judge from the evidence given; you have no tools. Reply with one JSON object and nothing else.",
-          cwd: context.cwd,
-          tools: [],
-          allowedTools: [],
-          disallowedTools: [],
-          permissionMode: "default",
-          model: this.#options.model ?? context.definition.behavior.model,
-          maxTurns: 1,
-          settingSources: [],
-          signal,
-        })
-      ) {
-        builder.add(message);
-      }
+      reply = await ask(context.backend, await this.#prompt(context), {
+        system:
+          "You are a strict reviewer. You judge from the evidence given; you have no tools. Reply with one JSON object and nothing else.",
+        cwd: context.cwd,
+        model: this.#options.model ?? context.definition.behavior.model,
+        signal,
+      });
     } catch (error) {
       return incomplete(
         `The judge could not give a verdict: ${
@@ -161,7 +150,6 @@ export class JudgeChecker implements TaskCompletionChecker {
         }`,
       );
     }
-    const reply = builder.current.assistantResponses.join("\n");
     const verdict = parseVerdict(reply);
     if (!verdict) {
       return incomplete(

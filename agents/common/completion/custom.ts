@@ -4,8 +4,8 @@
  * @module
  */
 
-import { firstLine, UsageError } from "../errors.ts";
-import { displayPathOf } from "../resource.ts";
+import { importAgentModule, runFactory } from "../agent_module.ts";
+import { UsageError } from "../errors.ts";
 import type { AgentDefinition, CompletionHandler, HandlerFactoryContext } from "./types.ts";
 
 /** The third argument a custom handler factory receives. */
@@ -18,48 +18,6 @@ const REQUIRED_METHODS = [
   "isComplete",
   "getCompletionDescription",
 ] as const;
-
-/**
- * Resolve a path from agent.json inside the agent folder, refusing anything
- * that leaves it (also through symlinks).
- *
- * @param agentDir The agent folder URL (trailing slash).
- * @param path The relative path from agent.json.
- * @param options The definition field and the working directory, for messages.
- * @returns The module URL.
- */
-export async function resolveInsideAgentDir(
-  agentDir: URL,
-  path: string,
-  options: { field: string; cwd: string },
-): Promise<URL> {
-  const url = new URL(path, agentDir);
-  const shown = displayPathOf(url, options.cwd);
-  if (!url.href.startsWith(agentDir.href)) {
-    throw new UsageError(
-      `Refusing "${options.field}" "${path}": it must stay inside the agent folder "${
-        displayPathOf(agentDir, options.cwd)
-      }"`,
-    );
-  }
-  if (url.protocol !== "file:") return url;
-  let real: string;
-  let realDir: string;
-  try {
-    real = await Deno.realPath(url);
-    realDir = await Deno.realPath(agentDir);
-  } catch {
-    throw new UsageError(
-      `Cannot load "${options.field}" "${shown}": file not found`,
-    );
-  }
-  if (!real.startsWith(realDir.endsWith("/") ? realDir : `${realDir}/`)) {
-    throw new UsageError(
-      `Refusing "${options.field}" "${shown}": it resolves outside the agent folder (to "${real}")`,
-    );
-  }
-  return url;
-}
 
 /**
  * Load a custom handler: the module's default export must be a factory
@@ -76,46 +34,25 @@ export async function loadCustomHandler(
   args: Record<string, unknown>,
   context: CustomHandlerContext,
 ): Promise<CompletionHandler> {
-  const options = context;
   const handlerPath = definition.behavior.completionConfig.handlerPath;
   if (!handlerPath) {
     throw new UsageError(
       `Agent "${definition.name}" has completionType "custom" but no "behavior.completionConfig.handlerPath"`,
     );
   }
-  const url = await resolveInsideAgentDir(options.agentDir, handlerPath, {
+  const module = await importAgentModule(handlerPath, "handler", {
+    agentDir: context.agentDir,
+    cwd: context.cwd,
     field: "behavior.completionConfig.handlerPath",
-    cwd: options.cwd,
   });
-  const shown = displayPathOf(url, options.cwd);
-  let module: Record<string, unknown>;
-  try {
-    module = await import(url.href);
-  } catch (error) {
+  const factory = module.exports.default;
+  if (typeof factory !== "function") {
     throw new UsageError(
-      `Cannot load custom handler "${shown}": ${firstLine(error)}`,
-      {
-        cause: error,
-      },
+      `Cannot load custom handler "${module.shown}": expected a default export that is a factory function (definition, args) => CompletionHandler`,
     );
   }
-  if (typeof module.default !== "function") {
-    throw new UsageError(
-      `Cannot load custom handler "${shown}": expected a default export that is a factory function (definition, args) => CompletionHandler`,
-    );
-  }
-  let handler: unknown;
-  try {
-    handler = await module.default(definition, args, context);
-  } catch (error) {
-    throw new UsageError(
-      `Custom handler factory "${shown}" failed: ${firstLine(error)}`,
-      {
-        cause: error,
-      },
-    );
-  }
-  return checkHandler(handler, shown);
+  const handler = await runFactory(module, () => factory(definition, args, context));
+  return checkHandler(handler, module.shown);
 }
 
 /**

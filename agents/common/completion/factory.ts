@@ -8,7 +8,7 @@ import { pathToFileURL } from "node:url";
 import { COMPLETION_TYPES } from "../definition/types.ts";
 import { UsageError } from "../errors.ts";
 import { PromptResolver } from "../prompt_resolver.ts";
-import type { HandlerContext } from "./_base.ts";
+import type { HandlerContext } from "./base_handler.ts";
 import { checkHandler, loadCustomHandler } from "./custom.ts";
 import { GitHubCli, type GitHubOptions } from "../github.ts";
 import { IssueCompletionHandler } from "./issue.ts";

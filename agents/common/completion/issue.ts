@@ -4,8 +4,9 @@
  * @module
  */
 
+import { usd } from "../format.ts";
 import type { GhComment, GhIssue, GitHubCli } from "../github.ts";
-import { BaseHandler, type HandlerContext } from "./_base.ts";
+import { BaseHandler, type HandlerContext } from "./base_handler.ts";
 import type {
   CompletionCriteria,
   CompletionHandler,
@@ -297,9 +298,7 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
       COMMENT_MARKER,
       `**finishline** iteration ${summary.iteration}/${this.context.maxIterations}: ${verdict}`,
       "",
-      `Tools: ${summary.toolsUsed.length}; turns: ${summary.turns}; cost: $${
-        summary.costUsd.toFixed(4)
-      }`,
+      `Tools: ${summary.toolsUsed.length}; turns: ${summary.turns}; cost: ${usd(summary.costUsd)}`,
       last ? `\n> ${last.slice(0, 500).replace(/\n/g, "\n> ")}` : "",
     ].join("\n");
     await this.#github.comment(this.#issue.number, body);

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { BaseHandler, type HandlerContext } from "./_base.ts";
+import { BaseHandler, type HandlerContext } from "./base_handler.ts";
 import type { CompletionCriteria, CompletionHandler, IterationSummary } from "./types.ts";
 
 /**

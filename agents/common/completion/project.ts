@@ -11,7 +11,7 @@
  */
 
 import type { GhProject, GhProjectItem, GitHubCli } from "../github.ts";
-import { BaseHandler, type HandlerContext } from "./_base.ts";
+import { BaseHandler, type HandlerContext } from "./base_handler.ts";
 import type {
   CompletionCriteria,
   CompletionHandler,

@@ -6,8 +6,9 @@
  */
 
 import type { AgentDefinition, CompletionType } from "../definition/types.ts";
+import type { CompleteTaskCall } from "../complete_task.ts";
 
-export type { AgentDefinition, CompletionType };
+export type { AgentDefinition, CompleteTaskCall, CompletionType };
 
 /** What a handler tells the agent (detailed) and the logs (short) about when it is done. */
 export interface CompletionCriteria {
@@ -43,32 +44,6 @@ export interface ToolCall {
   name: string;
   /** The tool input as the model sent it. */
   input: unknown;
-}
-
-/** The payload of a `complete_task` call. */
-export interface CompleteTaskCall {
-  /** success, blocked or partial. */
-  status: "success" | "blocked" | "partial";
-  /** The agent's restatement of the original request. */
-  original_request_summary: string;
-  /** What was accomplished. */
-  summary: string;
-  /** What is left, for blocked or partial. */
-  remaining_work?: string;
-  /** What the agent learned. */
-  learned?: string[];
-  /** Skills that helped. */
-  skills_used?: string[];
-  /** Skills the agent wished it had. */
-  new_skills_needed?: string[];
-  /** Files the agent changed. */
-  files_modified?: string[];
-  /** What to do next. */
-  next_steps?: string;
-  /** Checks that were red before the run and stay red, declared outside the task, each with why. */
-  out_of_scope?: Array<{ check: string; reason: string }>;
-  /** Test files or check configuration the agent changed on purpose, each with why. */
-  tests_changed?: Array<{ path: string; reason: string }>;
 }
 
 /** One of the repository's checks on an iteration's final state, against the baseline. */

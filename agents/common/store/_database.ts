@@ -6,7 +6,7 @@
  */
 
 import type { DatabaseSync } from "node:sqlite";
-import type { Redactor } from "../log.ts";
+import type { Redactor } from "../redact.ts";
 
 /** An open store's connection and the redactor that keeps secrets out of it. */
 export interface StoreDatabase {

@@ -8,7 +8,7 @@
 
 import { DatabaseSync } from "node:sqlite";
 import { dirname } from "node:path";
-import { Redactor } from "../log.ts";
+import { Redactor } from "../redact.ts";
 import { migrate, schemaVersion } from "./migrations.ts";
 import { RunRecords } from "./runs.ts";
 import { FinishRecords } from "./finish_records.ts";

@@ -1,11 +1,7 @@
 import assert from "node:assert/strict";
 import path from "node:path";
 import type { AgentDefinition } from "../../../agents/common/definition/types.ts";
-import {
-  checkHandler,
-  loadCustomHandler,
-  resolveInsideAgentDir,
-} from "../../../agents/common/completion/custom.ts";
+import { checkHandler, loadCustomHandler } from "../../../agents/common/completion/custom.ts";
 import { createCompletionHandler } from "../../../agents/common/completion/factory.ts";
 import { firstLine, UsageError } from "../../../agents/common/errors.ts";
 import { PromptResolver } from "../../../agents/common/prompt_resolver.ts";
@@ -457,17 +453,6 @@ Deno.test("loadCustomHandler passes the resolver it is given", async () => {
       handler.buildCompletionCriteria().detailed,
       /within 2 iterations/,
     );
-  });
-});
-
-Deno.test("resolveInsideAgentDir returns the module URL inside the folder", async () => {
-  await withTempDir(async (cwd) => {
-    const agentDir = await writeAgentFile(cwd, "a/b.ts", "export default 1;");
-    const url = await resolveInsideAgentDir(dirUrl(agentDir), "a/./b.ts", {
-      field: FIELD,
-      cwd,
-    });
-    assert.equal(url.href, new URL("a/b.ts", dirUrl(agentDir)).href);
   });
 });
 

@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
-import { type HandlerContext, NO_TASK_TEXT } from "../../../agents/common/completion/_base.ts";
+import {
+  type HandlerContext,
+  NO_TASK_TEXT,
+} from "../../../agents/common/completion/base_handler.ts";
 import { IterateCompletionHandler } from "../../../agents/common/completion/iterate.ts";
 import { ManualCompletionHandler } from "../../../agents/common/completion/manual.ts";
 import type {

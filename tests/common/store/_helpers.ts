@@ -16,7 +16,7 @@ import {
   type StoredIteration,
 } from "../../../agents/common/store/mod.ts";
 import type { IterationSummary } from "../../../agents/common/completion/types.ts";
-import { Redactor } from "../../../agents/common/log.ts";
+import { Redactor } from "../../../agents/common/redact.ts";
 import { emptySummary } from "../../../agents/common/summary.ts";
 import { tempDir } from "../../_helpers.ts";
 

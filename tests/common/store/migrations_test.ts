@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { MIGRATIONS, SqliteStore } from "../../../agents/common/store/mod.ts";
-import { Redactor } from "../../../agents/common/log.ts";
+import { Redactor } from "../../../agents/common/redact.ts";
 import { tempDir } from "../../_helpers.ts";
 import { iteration, openStore, summary, userVersion } from "./_helpers.ts";
 

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { SqliteStore } from "../../../agents/common/store/mod.ts";
 import type { IterationSummary } from "../../../agents/common/completion/types.ts";
-import { REDACTED, Redactor } from "../../../agents/common/log.ts";
+import { REDACTED, Redactor } from "../../../agents/common/redact.ts";
 import { countIterations, iteration, newRun, openStore, summary } from "./_helpers.ts";
 
 Deno.test("store concurrency", async (t) => {

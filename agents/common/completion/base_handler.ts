@@ -1,12 +1,14 @@
 /**
- * What the built-in handlers share: the prompt resolver, the run's cap, and
- * the variables every template can use.
+ * The base of the built-in handlers, public for handlers of your own: the
+ * prompt resolver, the run's cap, and the variables every template can use.
  *
  * @module
  */
 
 import type { AgentDefinition } from "../definition/types.ts";
 import { argsToVariables, type PromptResolver, type PromptVariables } from "../prompt_resolver.ts";
+import { countTools } from "../format.ts";
+import { NO_LEARNINGS_TEXT } from "../learnings.ts";
 import type { CompletionCriteria, IterationSummary } from "./types.ts";
 
 /** What a built-in handler is built from. */
@@ -73,21 +75,6 @@ export function formatSummaries(
     return lines.join("\n");
   }).join("\n\n");
 }
-
-/**
- * Count tool names: `Bash×2, Read`.
- *
- * @param names Tool names with repeats.
- * @returns A compact list.
- */
-export function countTools(names: string[]): string {
-  const counts = new Map<string, number>();
-  for (const name of names) counts.set(name, (counts.get(name) ?? 0) + 1);
-  return [...counts].map(([name, count]) => count > 1 ? `${name}×${count}` : name).join(", ");
-}
-
-/** `{uv-learnings}` when the run has no history or looks none up. */
-export const NO_LEARNINGS_TEXT = "(no learnings from earlier runs)";
 
 /**
  * The last iteration's failed verification, for `uv-verification_feedback`.

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import {
   type HandlerContext,
   verificationFeedback,
-} from "../../../agents/common/completion/_base.ts";
+} from "../../../agents/common/completion/base_handler.ts";
 import { IterateCompletionHandler } from "../../../agents/common/completion/iterate.ts";
 import { ManualCompletionHandler } from "../../../agents/common/completion/manual.ts";
 import type { IterationSummary } from "../../../agents/common/completion/types.ts";

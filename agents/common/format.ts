@@ -1,0 +1,78 @@
+/**
+ * How finishline writes numbers and names for people: tool counts,
+ * durations, costs and short run ids, the same in progress lines, reports
+ * and the history.
+ *
+ * @module
+ */
+
+/**
+ * Count tool names: `Bash×2, Read`.
+ *
+ * @param names Tool names with repeats.
+ * @returns A compact list, empty when there are no names.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { countTools } from "./format.ts";
+ *
+ * assert.equal(countTools(["Bash", "Read", "Bash"]), "Bash×2, Read");
+ * assert.equal(countTools([]), "");
+ * ```
+ */
+export function countTools(names: string[]): string {
+  const counts = new Map<string, number>();
+  for (const name of names) counts.set(name, (counts.get(name) ?? 0) + 1);
+  return [...counts].map(([name, count]) => count > 1 ? `${name}×${count}` : name).join(", ");
+}
+
+/**
+ * Format a duration in seconds with one decimal.
+ *
+ * @param ms Milliseconds.
+ * @returns Text like `4.1s`.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { seconds } from "./format.ts";
+ *
+ * assert.equal(seconds(4120), "4.1s");
+ * ```
+ */
+export function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)}s`;
+}
+
+/**
+ * Format a cost in US dollars with four decimals.
+ *
+ * @param cost Dollars.
+ * @returns Text like `$0.0012`.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { usd } from "./format.ts";
+ *
+ * assert.equal(usd(0.00123), "$0.0012");
+ * ```
+ */
+export function usd(cost: number): string {
+  return `$${cost.toFixed(4)}`;
+}
+
+/**
+ * The short form of a run id that file names, lists and learnings show.
+ *
+ * @param runId The full run id.
+ * @returns Its first eight characters.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { shortId } from "./format.ts";
+ *
+ * assert.equal(shortId("0f3a9c12-77aa-4c1e-9d0e-3b5f6a7c8d9e"), "0f3a9c12");
+ * ```
+ */
+export function shortId(runId: string): string {
+  return runId.slice(0, 8);
+}

@@ -1,0 +1,258 @@
+/**
+ * Learnings: what a run found worth remembering, captured from the agent's
+ * complete_task reports (and, on request, extracted by a tool-less model
+ * session), kept in the run history, and put into the next runs' first
+ * prompt as `{uv-learnings}`.
+ *
+ * @module
+ */
+
+import { ask } from "./ask.ts";
+import type { AgentBackend } from "./backends/types.ts";
+import type { IterationSummary } from "./completion/types.ts";
+import { firstLine } from "./errors.ts";
+import { shortId } from "./format.ts";
+import type { FoundLearning, Learning, RunStore, StoredRun } from "./store/mod.ts";
+
+/** `{uv-learnings}` when there are none: no history, nothing found, or nothing fits. */
+export const NO_LEARNINGS_TEXT = "(no learnings from earlier runs yet)";
+
+/** Marks the learning-extraction prompt, so scripted models can tell it apart. */
+export const EXTRACT_MARKER = "FINISHLINE LEARNINGS";
+
+/** How long the extraction session may take. */
+const EXTRACT_TIMEOUT_MS = 120_000;
+
+/** Options of {@linkcode captureLearnings}. */
+export interface CaptureOptions {
+  /** The run history the learnings are stored in. */
+  store: RunStore;
+  /** Ask a tool-less model session to extract learnings too. @default false */
+  extractLearnings?: boolean;
+  /** The backend for the extraction. */
+  backend?: AgentBackend;
+  /** Model for the extraction. */
+  model?: string;
+  /** Working directory for the extraction session; the run's when absent. */
+  cwd?: string;
+  /** Records events. */
+  onEvent?: (kind: string, data: Record<string, unknown>) => void;
+}
+
+/**
+ * The learnings the agent reported through complete_task, tagged with the
+ * agent's name so a search for the agent finds them.
+ *
+ * @param summaries The run's iterations.
+ * @param agent The agent's name.
+ * @returns The learnings, in the order they were reported.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { emptySummary } from "@finishline/agents";
+ * import { reportedLearnings } from "./learnings.ts";
+ *
+ * const completeTask = {
+ *   status: "success" as const,
+ *   original_request_summary: "Fix the build",
+ *   summary: "Fixed it",
+ *   learned: [" Run deno fmt first ", ""],
+ * };
+ * assert.deepEqual(reportedLearnings([{ ...emptySummary(1), completeTask }], "fixer"), [
+ *   { text: "Run deno fmt first", tags: ["fixer"] },
+ * ]);
+ * ```
+ */
+export function reportedLearnings(summaries: IterationSummary[], agent: string): Learning[] {
+  const reported: Learning[] = [];
+  for (const summary of summaries) {
+    for (const text of summary.completeTask?.learned ?? []) {
+      if (text.trim()) reported.push({ text: text.trim(), tags: [agent] });
+    }
+  }
+  return reported;
+}
+
+/**
+ * Store a run's learnings: those the agent reported, then, when asked for,
+ * those a tool-less model session extracts from the iterations. A failed or
+ * unreadable extraction is an event, not an error.
+ *
+ * @param options Store, extraction settings and events.
+ * @param input The run, its iterations and how it ended.
+ */
+export async function captureLearnings(
+  options: CaptureOptions,
+  { run, summaries, outcomeStatus }: {
+    run: StoredRun;
+    summaries: IterationSummary[];
+    outcomeStatus: string;
+  },
+): Promise<void> {
+  options.store.setLearnings(run.id, "agent", reportedLearnings(summaries, run.agent));
+  // After an interrupt the user wants out quickly: no model session then.
+  if (!options.extractLearnings || !options.backend || outcomeStatus === "interrupted") return;
+  let reply: string;
+  try {
+    reply = await ask(options.backend, extractionPrompt(summaries), {
+      system:
+        "You extract learnings from coding sessions. You have no tools. Reply with JSON only.",
+      cwd: options.cwd ?? run.cwd,
+      model: options.model,
+      signal: AbortSignal.timeout(EXTRACT_TIMEOUT_MS),
+    });
+  } catch (error) {
+    options.onEvent?.("learnings_extraction_failed", { error: firstLine(error) });
+    return;
+  }
+  const extracted = parseLearnings(reply);
+  if (extracted.length === 0 && reply.trim() && !/^\s*\[\s*\]\s*$/.test(reply)) {
+    options.onEvent?.("learnings_extraction_skipped", {
+      reason: "the reply was not a JSON array of learnings",
+    });
+  }
+  options.store.setLearnings(run.id, "extracted", extracted);
+}
+
+function extractionPrompt(summaries: IterationSummary[]): string {
+  return [
+    `${EXTRACT_MARKER}: extract what is worth remembering from this coding run, for future runs on the same repository.`,
+    "",
+    ...summaries.map((summary) =>
+      `Iteration ${summary.iteration}: ${
+        (summary.completeTask?.summary ?? summary.assistantResponses.at(-1) ?? "").slice(0, 800)
+      }${summary.errors.length ? ` (errors: ${summary.errors.slice(-2).join("; ")})` : ""}`
+    ),
+    "",
+    'Reply with a JSON array only: [{"learning": "...", "tool_or_technique": "...", "applicability": "...", "tags": ["..."]}]. ' +
+    "An empty array is fine when nothing is worth keeping.",
+  ].join("\n");
+}
+
+/**
+ * Parse the extraction session's reply: a JSON array of learnings (or an
+ * object holding one under `learnings`). Entries without text are skipped;
+ * anything unparseable gives none.
+ *
+ * @param text The reply.
+ * @returns The learnings.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseLearnings } from "./learnings.ts";
+ *
+ * const found = parseLearnings(
+ *   '[{"learning": "Run deno fmt before committing", "tags": ["deno"]}]',
+ * );
+ * assert.equal(found.length, 1);
+ * assert.equal(found[0].text, "Run deno fmt before committing");
+ * assert.deepEqual(found[0].tags, ["deno"]);
+ * assert.deepEqual(parseLearnings("no idea"), []);
+ * ```
+ */
+export function parseLearnings(text: string): Learning[] {
+  const candidates = [
+    text.trim(),
+    ...[...text.matchAll(/```[a-zA-Z]*\s*\n([\s\S]*?)```/g)].map((match) => match[1]),
+  ];
+  const start = text.indexOf("[");
+  const end = text.lastIndexOf("]");
+  if (start !== -1 && end > start) candidates.push(text.slice(start, end + 1));
+  for (const candidate of candidates) {
+    let value: unknown;
+    try {
+      value = JSON.parse(candidate);
+    } catch {
+      continue;
+    }
+    const list = Array.isArray(value) ? value : typeof value === "object" && value !== null &&
+        Array.isArray((value as { learnings?: unknown }).learnings)
+      ? (value as { learnings: unknown[] }).learnings
+      : undefined;
+    if (list) return list.flatMap(parseEntry);
+  }
+  return [];
+}
+
+function parseEntry(entry: unknown): Learning[] {
+  if (typeof entry === "string" && entry.trim()) return [{ text: entry.trim() }];
+  if (typeof entry !== "object" || entry === null) return [];
+  const record = entry as Record<string, unknown>;
+  const learning = record.learning ?? record.text;
+  if (typeof learning !== "string" || !learning.trim()) return [];
+  return [{
+    text: learning.trim(),
+    technique: typeof record.tool_or_technique === "string"
+      ? record.tool_or_technique
+      : typeof record.technique === "string"
+      ? record.technique
+      : undefined,
+    applicability: typeof record.applicability === "string" ? record.applicability : undefined,
+    tags: Array.isArray(record.tags) ? record.tags.map(String) : undefined,
+  }];
+}
+
+/**
+ * Format learnings for `{uv-learnings}`: at most `count` entries and
+ * `maxChars` characters.
+ *
+ * @param found Learnings, best first.
+ * @param options Limits.
+ * @returns Markdown bullets, or {@linkcode NO_LEARNINGS_TEXT}.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { formatLearnings } from "./learnings.ts";
+ *
+ * assert.equal(formatLearnings([]), "(no learnings from earlier runs yet)");
+ * ```
+ */
+export function formatLearnings(
+  found: Array<Learning & { runId?: string }>,
+  options: { count?: number; maxChars?: number } = {},
+): string {
+  const { count = 5, maxChars = 2000 } = options;
+  const lines: string[] = [];
+  let size = 0;
+  for (const learning of found.slice(0, count)) {
+    const extra = [
+      learning.technique,
+      learning.runId ? `run ${shortId(learning.runId)}` : undefined,
+    ]
+      .filter(Boolean).join("; ");
+    const line = `- ${learning.text.replace(/\s+/g, " ").trim()}${extra ? ` (${extra})` : ""}`;
+    if (size + line.length > maxChars) break;
+    lines.push(line);
+    size += line.length + 1;
+  }
+  return lines.length > 0 ? lines.join("\n") : NO_LEARNINGS_TEXT;
+}
+
+/**
+ * Look up learnings of earlier runs for `{uv-learnings}`: the best matches
+ * of a query in the history, leaving out the current run's own.
+ *
+ * @param store The run history as it is when asked (undefined while there is none).
+ * @param options The current run and the limits of {@linkcode formatLearnings}.
+ * @returns A function from a query to the formatted learnings.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { learningsFinder } from "./learnings.ts";
+ *
+ * const find = learningsFinder(() => undefined, { runId: "run-1" });
+ * assert.equal(find("flaky tests"), "(no learnings from earlier runs yet)");
+ * ```
+ */
+export function learningsFinder(
+  store: () => Pick<RunStore, "searchLearnings"> | undefined,
+  options: { runId: string; count?: number; maxChars?: number },
+): (query: string) => string {
+  return (query) => {
+    const history = store();
+    if (!history) return NO_LEARNINGS_TEXT;
+    const found: FoundLearning[] = history.searchLearnings(query, { limit: 10 })
+      .filter((learning) => learning.runId !== options.runId);
+    return formatLearnings(found, { count: options.count, maxChars: options.maxChars });
+  };
+}

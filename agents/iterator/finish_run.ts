@@ -1,0 +1,293 @@
+/**
+ * Finish once: after the loop, the outcome is recorded, the finish workflow
+ * runs (summary, learnings, skills, persist, cleanup), and the report and the
+ * result are written. The cleanup is one path, whether the run just ended or
+ * is finished later with `finish RUN_ID` from its recorded facts.
+ *
+ * @module
+ */
+
+import type { AgentBackend } from "../common/backends/types.ts";
+import type { CompletionHandler, RunOutcome } from "../common/completion/types.ts";
+import { GitRepo } from "../common/git.ts";
+import { GitHubCli } from "../common/github.ts";
+import type { RunLog } from "../common/log.ts";
+import { removeWorktreeIfClean, type Worktree } from "../common/worktree.ts";
+import { runFinish } from "./finish.ts";
+import { runEvidence } from "./gate.ts";
+import { finalLine } from "./progress.ts";
+import { renderReport } from "./report.ts";
+import { EXIT_CODES, type RunResult } from "./runner.ts";
+import type { RunPlan } from "./run_plan.ts";
+import type { CleanupFacts, Workspace } from "./workspace.ts";
+
+/** Where the finish writes. */
+export interface FinishIO {
+  /** Standard output. */
+  stdout: (text: string) => void;
+  /** Standard error. */
+  stderr: (text: string) => void;
+}
+
+/**
+ * The finish of a live run: record the outcome, run the finish workflow,
+ * write the report, print the result.
+ *
+ * @param plan The prepared run.
+ * @param workspace Its workspace.
+ * @param result How the loop ended.
+ * @param options Backend, output and whether progress is quiet.
+ * @returns The exit code.
+ */
+export async function finishRun(
+  plan: RunPlan,
+  workspace: Workspace,
+  result: RunResult,
+  options: { backend: AgentBackend; io: FinishIO; quiet: boolean },
+): Promise<number> {
+  const { store, log } = workspace;
+  const { io } = options;
+  // The outcome is recorded at once, so a run whose finish workflow dies is never resumed.
+  store.setRunStatus(plan.runId, result.status, result.completionReason);
+  store.setRunPid(plan.runId, null);
+  let worktreeReport: WorktreeReport | undefined;
+  const finish = await runFinish({
+    store,
+    runId: plan.runId,
+    outcome: { status: result.status, reason: result.completionReason },
+    extractLearnings: plan.definition.finish.extractLearnings,
+    backend: options.backend,
+    model: plan.definition.behavior.model,
+    cwd: workspace.workDir,
+    onEvent: (kind, data) => log.event(kind, data),
+    cleanup: async () => {
+      await publishIfDone(plan, workspace, result, io);
+      worktreeReport = await cleanUpRun(workspace.cleanup, {
+        cwd: plan.cwd,
+        stderr: io.stderr,
+        log,
+        handler: plan.handler,
+        outcome: await outcomeOf(result, workspace),
+        worktree: workspace.worktree,
+        pullRequest: result.pullRequest,
+      });
+    },
+  });
+  await options.backend.release?.();
+  if (finish.failed) {
+    io.stderr(
+      `[finishline] the finish workflow stopped at "${finish.failed.step}": ${finish.failed.error}; run "finish ${plan.runId}" to complete it\n`,
+    );
+  }
+  await writeReport(plan, workspace, result);
+  store.close();
+  log.close();
+  io.stderr(`${finalLine(result)}\n`);
+  if (!options.quiet) io.stderr(`[finishline] report: ${workspace.reportFile}\n`);
+  if (plan.flags.json) {
+    io.stdout(`${JSON.stringify(resultJson(workspace, result, worktreeReport))}\n`);
+  }
+  return EXIT_CODES[result.status];
+}
+
+/** The worktree part of the `--json` result. */
+export interface WorktreeReport {
+  /** The branch holding the work. */
+  branch: string;
+  /** The worktree's folder. */
+  path: string;
+  /** The branch it started from. */
+  base: string;
+  /** Whether it was removed (only a clean worktree is). */
+  removed?: boolean;
+  /** The pull request, when one was opened. */
+  pullRequest?: string;
+}
+
+/** Options of {@linkcode cleanUpRun}. */
+export interface CleanupOptions {
+  /** Where gh runs. */
+  cwd: string;
+  /** Notes for the user. */
+  stderr: (text: string) => void;
+  /** The run log, for a live run. */
+  log?: RunLog;
+  /** The handler of a live run: its `onRunEnd` manages the labels (and closes an issue). */
+  handler?: CompletionHandler;
+  /** The run's outcome, for the handler. */
+  outcome?: RunOutcome;
+  /** The worktree as the live run knows it. */
+  worktree?: Worktree;
+  /** The pull request of the worktree's branch, for the report. */
+  pullRequest?: string;
+}
+
+/**
+ * Clean up after a run: the handler's `onRunEnd` (or, for a run finished
+ * later, the in-progress label from the recorded facts), then the worktree,
+ * removed only when clean.
+ *
+ * @param facts What was recorded at the start of the run.
+ * @param options Output, and the live run's handler and outcome.
+ * @returns The worktree's report, when the run had one.
+ */
+export async function cleanUpRun(
+  facts: CleanupFacts,
+  options: CleanupOptions,
+): Promise<WorktreeReport | undefined> {
+  if (options.handler && options.outcome) {
+    try {
+      await options.handler.onRunEnd?.(options.outcome);
+    } catch (error) {
+      options.log?.event("handler_hook_failed", {
+        hook: "onRunEnd",
+        error: error instanceof Error ? error.message : String(error),
+      });
+    }
+  } else if (facts.issue && facts.labels?.inProgress) {
+    const github = new GitHubCli({ cwd: options.cwd, repo: facts.repo, attempts: 2 });
+    await github.editLabel(facts.issue, { remove: facts.labels.inProgress });
+  }
+  if (!facts.worktreePath || !facts.worktreeBranch || !facts.mainRepo) return undefined;
+  const worktree = options.worktree ??
+    { path: facts.worktreePath, branch: facts.worktreeBranch, base: "", reused: true };
+  const report: WorktreeReport = {
+    branch: worktree.branch,
+    path: worktree.path,
+    base: worktree.base,
+    ...(options.pullRequest ? { pullRequest: options.pullRequest } : {}),
+  };
+  const repo = await GitRepo.open(facts.mainRepo);
+  report.removed = repo ? await removeWorktreeIfClean(repo, worktree) : false;
+  options.log?.event("worktree_done", { ...report });
+  options.stderr(
+    `[finishline] branch ${worktree.branch} holds the work; worktree ${
+      report.removed
+        ? "removed"
+        : `kept at ${worktree.path} (it has uncommitted changes, or is missing)`
+    }\n`,
+  );
+  return report;
+}
+
+/** With `--create-pr` and no pull request gate, a completed run opens its pull request now. */
+async function publishIfDone(
+  plan: RunPlan,
+  workspace: Workspace,
+  result: RunResult,
+  io: FinishIO,
+): Promise<void> {
+  const { worktree } = workspace;
+  if (!worktree || !plan.mainRepo || result.pullRequest) return;
+  if (result.status !== "completed" || !plan.flags.createPr) return;
+  result.pullRequest = await openPullRequest(worktree, result, {
+    cwd: workspace.workDir,
+    repo: plan.flags.repo,
+    log: workspace.log,
+    stderr: io.stderr,
+  });
+}
+
+/** The outcome the handler's `onRunEnd` gets, with the evidence of a completed run. */
+async function outcomeOf(result: RunResult, workspace: Workspace): Promise<RunOutcome> {
+  return {
+    status: result.status,
+    reason: result.completionReason,
+    ...(result.status === "completed"
+      ? {
+        evidence: await runEvidence(
+          result,
+          workspace.git,
+          result.baseline?.commit ?? workspace.baseline,
+        ),
+      }
+      : {}),
+  };
+}
+
+/**
+ * Push the worktree's branch and open a pull request with the run summary.
+ *
+ * @param worktree The worktree.
+ * @param result The completed run.
+ * @param options Where gh runs, the repository, the log.
+ * @returns The pull request URL, or undefined when it could not be opened.
+ */
+async function openPullRequest(
+  worktree: Worktree,
+  result: RunResult,
+  options: { cwd: string; repo?: string; log: RunLog; stderr: (text: string) => void },
+): Promise<string | undefined> {
+  const repo = await GitRepo.open(options.cwd);
+  const push = await repo?.exec(["push", "-u", "origin", worktree.branch]);
+  if (!push || push.code !== 0) {
+    const why = push?.stderr.split("\n").find((line) => line.trim()) ?? "not a repository";
+    options.log.event("pull_request_failed", { step: "push", error: why });
+    options.stderr(`[finishline] cannot push ${worktree.branch}: ${why}\n`);
+    return undefined;
+  }
+  const last = result.summaries.at(-1);
+  const body = [
+    `Opened by finishline after run \`${result.runId}\`: ${result.completionReason}.`,
+    "",
+    last?.completeTask ? `**Summary:** ${last.completeTask.summary}` : "",
+    "",
+    `Iterations: ${result.iterations}; cost: $${result.costUsd.toFixed(4)}; duration: ${
+      (result.durationMs / 1000).toFixed(1)
+    } s.`,
+  ].join("\n");
+  const github = new GitHubCli({ cwd: options.cwd, repo: options.repo, attempts: 2 });
+  const url = await github.createPullRequest({
+    base: worktree.base,
+    head: worktree.branch,
+    title: last?.completeTask?.summary.split("\n")[0].slice(0, 72) ||
+      `finishline: ${worktree.branch}`,
+    body,
+  });
+  options.log.event(url ? "pull_request" : "pull_request_failed", { url, step: "create" });
+  if (url) options.stderr(`[finishline] opened pull request ${url}\n`);
+  return url;
+}
+
+/** Write the Markdown report; a failure is logged, never fatal. */
+async function writeReport(plan: RunPlan, workspace: Workspace, result: RunResult): Promise<void> {
+  try {
+    await Deno.writeTextFile(
+      workspace.reportFile,
+      renderReport({
+        result,
+        agent: plan.definition.name,
+        handler: `${plan.handler.type} (${plan.criteria.short})`,
+        learnings: workspace.store.learningsOf(plan.runId).map((learning) => learning.text),
+        branch: workspace.worktree?.branch,
+        checks: plan.checksText,
+        pullRequest: result.pullRequest,
+      }),
+    );
+  } catch (error) {
+    workspace.log.event("report_failed", {
+      error: error instanceof Error ? error.message : String(error),
+    });
+  }
+}
+
+/** The one JSON object `--json` prints at the end. */
+function resultJson(
+  workspace: Workspace,
+  result: RunResult,
+  worktree: WorktreeReport | undefined,
+): Record<string, unknown> {
+  return {
+    status: result.status,
+    completionReason: result.completionReason,
+    iterations: result.iterations,
+    costUsd: result.costUsd,
+    durationMs: result.durationMs,
+    runId: result.runId,
+    sessionIds: result.sessionIds,
+    logFile: result.logFile,
+    store: workspace.store.path,
+    report: workspace.reportFile,
+    ...(worktree ? { worktree } : {}),
+  };
+}

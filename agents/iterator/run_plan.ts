@@ -1,0 +1,260 @@
+/**
+ * Build once: everything a run is made of, prepared and checked before
+ * anything is written — the definition after flags, the handler, the prompt
+ * resolver, the system and first prompts, the iteration cap, the checks and
+ * the permissions. Bad input fails here, with nothing written.
+ *
+ * @module
+ */
+
+import type { CommandRefusal, SessionPermissionMode } from "../common/backends/types.ts";
+import { CompositeChecker } from "../common/checks/composite.ts";
+import { GitChecker } from "../common/checks/git.ts";
+import { buildVerifier } from "../common/checks/verifier.ts";
+import { createCompletionHandler, iterationCap } from "../common/completion/factory.ts";
+import { runArgs } from "../common/completion/run_inputs.ts";
+import type { CompletionCriteria, CompletionHandler } from "../common/completion/types.ts";
+import { loadDefinition } from "../common/definition/load.ts";
+import type { AgentDefinition, LoadedDefinition } from "../common/definition/types.ts";
+import { GitRepo } from "../common/git.ts";
+import { argsToVariables, PromptResolver } from "../common/prompt_resolver.ts";
+import type { SqliteStore, StoredRun } from "../common/store/mod.ts";
+import { applyFlags, parseRunFlags, type RunCommand, type RunFlags } from "./command_line.ts";
+import { completeTaskInstructions } from "../common/complete_task.ts";
+import { learningsFinder } from "../common/learnings.ts";
+import { describeChecks, ISSUE_CLOSE_REFUSAL, prepareChecks, type RunChecks } from "./gate.ts";
+import { openStore, resolveStorePath, workingDirectory } from "./workspace.ts";
+
+/** A run, prepared: what the loop, the workspace and the finish need. */
+export interface RunPlan {
+  /** The command line it came from. */
+  command: RunCommand;
+  /** The run's flags. */
+  flags: RunFlags;
+  /** The working directory the user ran in. */
+  cwd: string;
+  /** The loaded definition (its file, folder, built-in or local). */
+  loaded: LoadedDefinition;
+  /** The definition after flags. */
+  definition: AgentDefinition;
+  /** The handlers' `args`. */
+  args: Record<string, unknown>;
+  /** The run's id (a resumed run keeps its own). */
+  runId: string;
+  /** The recorded run this one continues. */
+  resume?: StoredRun;
+  /** The repository of the working directory. */
+  mainRepo?: GitRepo;
+  /** The run history's file. */
+  storeFile: string;
+  /** The history: the one that existed already (read for learnings), then the run's own. */
+  store?: SqliteStore;
+  /** The iteration cap. */
+  maxIterations: number;
+  /** The completion handler. */
+  handler: CompletionHandler;
+  /** Its criteria. */
+  criteria: CompletionCriteria;
+  /** Appended to the agent's system prompt. */
+  systemPrompt: string;
+  /** The first prompt (absent when resuming). */
+  initialPrompt?: string;
+  /** The detected checks and their gate. */
+  checks: RunChecks;
+  /** Every checker that gates completion. */
+  verifier: CompositeChecker;
+  /** What gates completion, for --dry-run and the report. */
+  checksText: string;
+  /** The sessions' permission mode. */
+  permissionMode: SessionPermissionMode;
+  /** Bash commands the agent may not run. */
+  refuseCommands: CommandRefusal[];
+  /** Whether the pull request's checks gate completion. */
+  prChecks: boolean;
+}
+
+/** Options of {@linkcode prepareRun}. */
+export interface PrepareOptions {
+  /** A recorded run to continue. */
+  resume?: StoredRun;
+  /** `--json` given with `--resume`. */
+  json?: boolean;
+  /** `--store` given with `--resume`. */
+  storePath?: string;
+}
+
+/**
+ * Prepare a run from its command line.
+ *
+ * @param command The run's command line, parsed up to the agent definition.
+ * @param options A run to resume, and the flags given with `--resume`.
+ * @returns The plan.
+ * @throws {UsageError} For bad flags, a bad definition or a template problem.
+ */
+export async function prepareRun(
+  command: RunCommand,
+  options: PrepareOptions = {},
+): Promise<RunPlan> {
+  const cwd = await workingDirectory(command.flags.cwd);
+  const loaded = await loadDefinition(command.flags.agent, { cwd });
+  const flags = parseRunFlags(command, loaded.definition);
+  if (options.json) flags.json = true;
+  const definition = applyFlags(loaded.definition, flags);
+  const args = { ...runArgs(flags), cwd };
+  const runId = options.resume?.id ?? crypto.randomUUID();
+  const mainRepo = await GitRepo.open(cwd, { timeoutMs: definition.git.timeoutSeconds * 1000 });
+  const storeFile = resolveStorePath(
+    options.storePath ?? command.flags.store,
+    mainRepo?.root ?? cwd,
+  );
+  // An existing history is read for {uv-learnings}; a new one is created only after validation.
+  const history: { store?: SqliteStore } = {
+    store: await exists(storeFile) ? openStore(storeFile, cwd) : undefined,
+  };
+  const maxIterations = iterationCap(definition);
+  const resolver = await PromptResolver.create({
+    agentDir: loaded.agentDir,
+    registry: definition.prompts.registry,
+    fallbackDir: definition.prompts.fallbackDir,
+    systemPromptPath: definition.behavior.systemPromptPath,
+    cwd,
+  });
+  const handler = await createCompletionHandler(definition, args, {
+    agentDir: loaded.agentDir,
+    cwd,
+    resolver,
+    maxIterations,
+    learnings: flags.noLearnings ? undefined : learningsFinder(() => history.store, {
+      runId,
+      count: definition.finish.maxLearnings,
+      maxChars: definition.finish.maxLearningsChars,
+    }),
+    inputs: flags,
+  });
+  const criteria = handler.buildCompletionCriteria();
+  const systemPrompt = await resolver.resolve("system", {
+    ...argsToVariables(args),
+    "uv-agent_name": definition.name,
+    "uv-completion_criteria": criteria.detailed,
+    "uv-max_iterations": maxIterations,
+    "uv-complete_task_instructions": completeTaskInstructions(definition),
+  });
+  const { checks, verifier } = await gates(definition, { loaded, cwd, mainRepo, handler });
+  const permissionMode: SessionPermissionMode = flags.dangerouslySkipPermissions
+    ? "bypassPermissions"
+    : definition.behavior.permissionMode;
+  // The plan is the holder of the history, so the store the workspace opens is read for learnings too.
+  return Object.assign(history, {
+    command,
+    flags,
+    cwd,
+    loaded,
+    definition,
+    args,
+    runId,
+    resume: options.resume,
+    mainRepo,
+    storeFile,
+    maxIterations,
+    handler,
+    criteria,
+    systemPrompt,
+    // Built now so that a template problem is a usage error before anything is written.
+    initialPrompt: options.resume ? undefined : await handler.buildInitialPrompt(args),
+    checks,
+    verifier,
+    checksText: describeChecks(definition, checks),
+    permissionMode,
+    refuseCommands: handler.type === "issue" && definition.github.closeIssue === "runner"
+      ? [ISSUE_CLOSE_REFUSAL]
+      : [],
+    prChecks: flags.createPr === true && (definition.verify.prChecks ?? true),
+  });
+}
+
+/** The configured checkers, the detected checks and, for an issue, the need for a commit. */
+async function gates(
+  definition: AgentDefinition,
+  where: { loaded: LoadedDefinition; cwd: string; mainRepo?: GitRepo; handler: CompletionHandler },
+): Promise<{ checks: RunChecks; verifier: CompositeChecker }> {
+  const configured = await buildVerifier(definition.verify, {
+    agentDir: where.loaded.agentDir,
+    cwd: where.cwd,
+  });
+  // With no checks configured, the repository's own checks decide (verify.detect).
+  const checks = await prepareChecks(definition, where.mainRepo?.root ?? where.cwd);
+  // An issue is not resolved by changing nothing: without configured checks, it needs a commit.
+  const commitGate = where.handler.type === "issue" && definition.verify.checks.length === 0 &&
+      where.mainRepo
+    ? [new GitChecker({ minCommits: 1, name: "commits" })]
+    : [];
+  const extra = [...(checks.gate ? [checks.gate] : []), ...commitGate];
+  const verifier = extra.length > 0
+    ? new CompositeChecker([...configured.checkers, ...extra], {
+      allMustPass: configured.allMustPass,
+    })
+    : configured;
+  return { checks, verifier };
+}
+
+/**
+ * What `--dry-run` prints: the agent, handler, cap, permissions, checks,
+ * system prompt and first prompt, as text or one JSON object.
+ *
+ * @param plan The prepared run.
+ * @returns The output.
+ */
+export function dryRunOutput(plan: RunPlan): string {
+  const { definition, loaded, handler, criteria, checks } = plan;
+  if (plan.flags.json) {
+    return `${
+      JSON.stringify({
+        dryRun: true,
+        agent: definition.name,
+        definition: loaded.displayPath,
+        handler: handler.type,
+        criteria: criteria.short,
+        maxIterations: plan.maxIterations,
+        permissionMode: plan.permissionMode,
+        checks: {
+          detected: checks.detection?.checks ?? [],
+          hints: checks.detection?.hints ?? [],
+          skipped: checks.detection?.skipped ?? [],
+          baseline: checks.gate !== undefined && definition.verify.baseline,
+          summary: plan.checksText,
+        },
+        systemPrompt: plan.systemPrompt,
+        prompt: plan.initialPrompt,
+      })
+    }\n`;
+  }
+  return [
+    `Agent:       ${definition.name} (${
+      loaded.builtin ? "built-in" : "local"
+    }: ${loaded.displayPath})`,
+    `Handler:     ${handler.type} (${criteria.short})`,
+    `Iterations:  at most ${plan.maxIterations}`,
+    `Permissions: ${plan.permissionMode}; allowed tools: ${
+      definition.behavior.allowedTools.join(", ")
+    }`,
+    "",
+    "--- checks (what gates completion) ---",
+    plan.checksText,
+    "",
+    "--- system prompt (appended to Claude Code's) ---",
+    plan.systemPrompt,
+    "",
+    "--- prompt for iteration 1 ---",
+    plan.initialPrompt,
+    "",
+  ].join("\n");
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

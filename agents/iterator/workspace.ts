@@ -1,0 +1,269 @@
+/**
+ * Open once: the place a run works in — the working directory and its
+ * repository, the run history, the log and report paths, the worktree — and
+ * the run's record in the history (new, or resumed).
+ *
+ * @module
+ */
+
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { UsageError } from "../common/errors.ts";
+import { type GitFault, GitRepo } from "../common/git.ts";
+import { RunLog } from "../common/log.ts";
+import { DEFAULT_STORE_PATH, SqliteStore } from "../common/store/mod.ts";
+import { createWorktree, type Worktree, WORKTREES_DIR } from "../common/worktree.ts";
+import type { RunPlan } from "./run_plan.ts";
+
+/** What the finish needs to clean up, recorded at the start so a later `finish RUN_ID` can too. */
+export type CleanupFacts = {
+  /** The issue of an issue run. */
+  issue?: number;
+  /** `--repo`. */
+  repo?: string;
+  /** The labels the issue handler manages. */
+  labels?: { inProgress?: string; blocked?: string };
+  /** The worktree of a `--worktree` run. */
+  worktreePath?: string;
+  /** Its branch. */
+  worktreeBranch?: string;
+  /** The repository the worktree belongs to. */
+  mainRepo?: string;
+};
+
+/** Where a run works and what it writes to. */
+export interface Workspace {
+  /** The run history. */
+  store: SqliteStore;
+  /** The JSONL log. */
+  log: RunLog;
+  /** The Markdown report's path. */
+  reportFile: string;
+  /** The worktree, with `--worktree`. */
+  worktree?: Worktree;
+  /** Where the agent works: the worktree, or the working directory. */
+  workDir: string;
+  /** The repository the agent works in; absent outside one. */
+  git?: GitRepo;
+  /** finishline's own paths, kept out of the agent's git evidence. */
+  ignorePaths: string[];
+  /** The commit the run started from. */
+  baseline: string | null;
+  /** What the finish cleans up. */
+  cleanup: CleanupFacts;
+}
+
+/**
+ * Open the run's workspace: the history (created now that the input is known
+ * to be good), the log, the worktree, and the run's record.
+ *
+ * @param plan The prepared run.
+ * @param stderr Notes for the user.
+ * @returns The workspace.
+ */
+export async function openWorkspace(
+  plan: RunPlan,
+  stderr: (text: string) => void,
+): Promise<Workspace> {
+  const { definition, mainRepo, cwd, runId } = plan;
+  const store = plan.store ?? openStore(plan.storeFile, cwd);
+  plan.store = store;
+  const logDir = isAbsolute(definition.logging.directory)
+    ? definition.logging.directory
+    : join(cwd, definition.logging.directory);
+  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+  const ignorePaths = mainRepo
+    ? finishlinePaths(mainRepo.root, [
+      logDir,
+      join(mainRepo.root, WORKTREES_DIR),
+      dirname(store.path),
+    ])
+    : [];
+  if (mainRepo) await excludeFromGit(mainRepo, ignorePaths);
+  const worktree = plan.flags.worktree ? await openWorktree(plan) : undefined;
+  const workDir = worktree?.path ?? cwd;
+  const log = RunLog.open(join(logDir, `${stamp}-${runId.slice(0, 8)}.jsonl`));
+  const git = await GitRepo.open(workDir, {
+    timeoutMs: definition.git.timeoutSeconds * 1000,
+    onFault: (fault: GitFault) =>
+      log.event("git_fault", { args: fault.args, code: fault.code, message: fault.message }),
+  });
+  if (!git) {
+    log.event("no_git", { cwd, note: "not a git repository: no commit evidence for this run" });
+    stderr(
+      `[finishline] note: "${cwd}" is not a git repository: no commit evidence, rescue or circuit breaker for this run\n`,
+    );
+  }
+  const cleanup: CleanupFacts = {
+    issue: plan.flags.issue,
+    repo: plan.flags.repo,
+    labels: definition.github.labels,
+    worktreePath: worktree?.path,
+    worktreeBranch: worktree?.branch,
+    mainRepo: mainRepo?.root,
+  };
+  const workspace: Workspace = {
+    store,
+    log,
+    reportFile: join(logDir, `${stamp}-${runId.slice(0, 8)}.md`),
+    worktree,
+    workDir,
+    git,
+    ignorePaths: worktree ? [] : ignorePaths,
+    baseline: plan.resume?.baseline ?? null,
+    cleanup,
+  };
+  await recordRun(plan, workspace, stderr);
+  return workspace;
+}
+
+/** `--worktree`: a new worktree and branch named after the issue, project or run. */
+async function openWorktree(plan: RunPlan): Promise<Worktree> {
+  const { flags, mainRepo, cwd } = plan;
+  if (!mainRepo) {
+    throw new UsageError(`Flag "--worktree" needs a git repository, and "${cwd}" is not in one`);
+  }
+  const id = flags.issue
+    ? `issue-${flags.issue}`
+    : flags.project
+    ? `project-${flags.project}`
+    : plan.runId.slice(0, 8);
+  return await createWorktree(mainRepo, {
+    agent: plan.definition.name,
+    id,
+    baseBranch: flags.baseBranch,
+  });
+}
+
+/** The run's record in the history: created, or reopened for a resume. */
+async function recordRun(
+  plan: RunPlan,
+  workspace: Workspace,
+  stderr: (text: string) => void,
+): Promise<void> {
+  const { store, log, git, worktree, cleanup } = workspace;
+  const { runId } = plan;
+  if (plan.resume) {
+    // An iteration cut short by an interrupt is re-run, like one cut short by a crash.
+    const last = store.iterations(runId).at(-1);
+    if (last?.verdict === "interrupted") store.discardIteration(runId, last.number);
+    store.setRunStatus(runId, "running", null);
+    store.clearFinish(runId);
+    store.updateCleanup(runId, cleanup);
+    log.event("run_resumed", { runId, after: store.iterations(runId).length });
+    stderr(
+      `[finishline] resuming run ${runId} after iteration ${store.iterations(runId).length}\n`,
+    );
+  } else {
+    workspace.baseline = git ? await git.head() : null;
+    store.createRun({
+      id: runId,
+      agent: plan.definition.name,
+      handler: plan.handler.type,
+      argv: plan.command.argv,
+      cwd: plan.cwd,
+      startedAt: new Date().toISOString(),
+      baseline: workspace.baseline,
+      branch: worktree?.branch ?? null,
+      maxIterations: plan.maxIterations,
+      cleanup,
+    });
+  }
+  store.setRunPid(runId, Deno.pid);
+  if (worktree) {
+    log.event("worktree", { ...worktree });
+    stderr(`[finishline] working in worktree ${worktree.path} on branch ${worktree.branch}\n`);
+  }
+}
+
+/**
+ * The run history's file: `--store PATH`, else `.agent/.finishline/state.db`
+ * under the root.
+ *
+ * @param flag The `--store` flag.
+ * @param root The repository root or working directory.
+ * @returns An absolute path.
+ */
+export function resolveStorePath(flag: string | undefined, root: string): string {
+  return flag ? resolve(flag) : join(root, DEFAULT_STORE_PATH);
+}
+
+/**
+ * Open the run history: `--store PATH`, else `.agent/.finishline/state.db`
+ * in the repository (or working directory).
+ *
+ * @param flag The `--store` flag.
+ * @param root The repository root or working directory.
+ * @returns The store.
+ */
+export function openStore(flag: string | undefined, root: string): SqliteStore {
+  const path = resolveStorePath(flag, root);
+  try {
+    return SqliteStore.open(path);
+  } catch (error) {
+    throw new UsageError(
+      `Cannot open the run history "${path}": ${
+        error instanceof Error ? error.message.split("\n")[0] : error
+      }`,
+    );
+  }
+}
+
+/**
+ * Paths relative to the repository root that finishline itself writes.
+ *
+ * @param root The repository root.
+ * @param dirs Absolute folders.
+ * @returns Those inside the repository, relative and with a trailing slash.
+ */
+export function finishlinePaths(root: string, dirs: string[]): string[] {
+  return dirs
+    .map((dir) => relative(root, dir))
+    .filter((path) => path !== "" && !path.startsWith(".."))
+    .map((path) => `${path.replaceAll("\\", "/")}/`);
+}
+
+/**
+ * Keep finishline's own files out of `git status` (and so out of the agent's
+ * commits) through the repository's local exclude file.
+ *
+ * @param git The repository.
+ * @param paths Paths relative to the root.
+ */
+export async function excludeFromGit(git: GitRepo, paths: string[]): Promise<void> {
+  if (paths.length === 0) return;
+  const info = await git.exec(["rev-parse", "--git-path", "info/exclude"]);
+  if (info.code !== 0) return;
+  const file = resolve(git.cwd, info.stdout.trim());
+  let text = "";
+  try {
+    text = await Deno.readTextFile(file);
+  } catch {
+    // no exclude file yet
+  }
+  const lines = new Set(text.split("\n").map((line) => line.trim()));
+  const missing = paths.map((path) => `/${path}`).filter((line) => !lines.has(line));
+  if (missing.length === 0) return;
+  await Deno.mkdir(resolve(file, ".."), { recursive: true });
+  const prefix = text === "" || text.endsWith("\n") ? "" : "\n";
+  await Deno.writeTextFile(file, `${prefix}# finishline's own files\n${missing.join("\n")}\n`, {
+    append: true,
+  });
+}
+
+/**
+ * The working directory: `--cwd`, resolved and checked, else the process's.
+ *
+ * @param flag The `--cwd` flag.
+ * @returns An absolute path.
+ */
+export async function workingDirectory(flag: string | undefined): Promise<string> {
+  const cwd = flag === undefined ? Deno.cwd() : resolve(flag);
+  try {
+    if (!(await Deno.stat(cwd)).isDirectory) throw new Error("not a directory");
+  } catch {
+    throw new UsageError(
+      `Flag "--cwd" expects an existing directory, got "${flag}"`,
+    );
+  }
+  return cwd;
+}
