@@ -5,111 +5,25 @@
  * @module
  */
 
+import { COMPLETE_TASK_SERVER, COMPLETE_TASK_TOOL } from "../complete_task.ts";
+import { ClaudeConversation } from "./_claude_conversation.ts";
 import {
-  COMPLETE_TASK_DESCRIPTION,
-  COMPLETE_TASK_NAME,
-  COMPLETE_TASK_NOT_NOW,
-  COMPLETE_TASK_SERVER,
-  COMPLETE_TASK_SHAPE,
-  COMPLETE_TASK_TOOL,
-} from "../complete_task.ts";
+  completeTaskServer,
+  EXIT_GRACE_MS,
+  type Query,
+  type Routes,
+  type Sdk,
+  type SdkOptions,
+  sessionHooks,
+  type SpareProcess,
+} from "./_claude_process.ts";
 import type {
   AgentBackend,
   AgentConversation,
   AgentMessage,
-  CommandRefusal,
-  CompleteTaskCall,
-  ConversationTurn,
   ProcessSettings,
   SessionRequest,
-  StopDecision,
-  StopEvent,
 } from "./types.ts";
-
-// The SDK's `core` entry: the same query() without the 1.4 MB bundle of its
-// dependencies, so it imports in about 120 ms instead of 210 ms.
-type Sdk = typeof import("@anthropic-ai/claude-agent-sdk/core");
-type Query = ReturnType<Sdk["query"]>;
-type SpareProcess = Awaited<ReturnType<Sdk["prewarm"]>>;
-type SdkOptions = NonNullable<Parameters<Sdk["query"]>[0]["options"]>;
-type SdkUserMessage = Extract<Parameters<Sdk["query"]>[0]["prompt"], AsyncIterable<unknown>> extends
-  AsyncIterable<infer T> ? T : never;
-
-/**
- * Where a process's complete_task calls and stop events go. A process started
- * ahead of its prompt (warm, or a conversation) gets the callbacks of each
- * prompt as it comes.
- */
-interface Routes {
-  onCompleteTask?: (call: CompleteTaskCall) => Promise<string>;
-  onStop?: (event: StopEvent) => Promise<StopDecision>;
-}
-
-/** How long a finished session's process gets to exit before it is killed. */
-const EXIT_GRACE_MS = 10_000;
-
-function completeTaskServer(sdk: Sdk, routes: Routes) {
-  return sdk.createSdkMcpServer({
-    name: COMPLETE_TASK_SERVER,
-    version: "0.1.0",
-    alwaysLoad: true,
-    tools: [
-      sdk.tool(
-        COMPLETE_TASK_NAME,
-        COMPLETE_TASK_DESCRIPTION,
-        COMPLETE_TASK_SHAPE,
-        async (input) => {
-          const text = routes.onCompleteTask
-            ? await routes.onCompleteTask(input as unknown as CompleteTaskCall)
-            : COMPLETE_TASK_NOT_NOW;
-          return { content: [{ type: "text" as const, text }] };
-        },
-      ),
-    ],
-  });
-}
-
-function stopHook(routes: Routes) {
-  return async (input: unknown) => {
-    if (!routes.onStop) return {};
-    const record = (input ?? {}) as Record<string, unknown>;
-    const decision = await routes.onStop({
-      stopHookActive: record.stop_hook_active === true,
-      lastAssistantMessage: typeof record.last_assistant_message === "string"
-        ? record.last_assistant_message
-        : undefined,
-      backgroundTasks: Array.isArray(record.background_tasks)
-        ? record.background_tasks as StopEvent["backgroundTasks"]
-        : [],
-    });
-    return decision.block ? { decision: "block" as const, reason: decision.reason } : {};
-  };
-}
-
-/**
- * A PreToolUse hook that refuses Bash commands matching a refusal's pattern;
- * the agent reads the reason as the tool's error.
- */
-function refusalHook(refusals: CommandRefusal[]) {
-  const compiled = refusals.map((refusal) => ({
-    pattern: new RegExp(refusal.pattern),
-    reason: refusal.reason,
-  }));
-  return (input: unknown) => {
-    const record = (input ?? {}) as Record<string, unknown>;
-    const toolInput = (record.tool_input ?? {}) as Record<string, unknown>;
-    const command = typeof toolInput.command === "string" ? toolInput.command : "";
-    const refused = compiled.find((refusal) => refusal.pattern.test(command));
-    if (!refused) return Promise.resolve({});
-    return Promise.resolve({
-      hookSpecificOutput: {
-        hookEventName: "PreToolUse" as const,
-        permissionDecision: "deny" as const,
-        permissionDecisionReason: refused.reason,
-      },
-    });
-  };
-}
 
 /** Options for {@linkcode ClaudeBackend}. */
 export interface ClaudeBackendOptions {
@@ -144,15 +58,6 @@ function spareKey(settings: ProcessSettings): string {
     settings.stopHook,
     settings.refuseCommands ?? null,
   ]);
-}
-
-function sessionHooks(settings: ProcessSettings, routes: Routes): SdkOptions["hooks"] {
-  const hooks: NonNullable<SdkOptions["hooks"]> = {};
-  if (settings.stopHook) hooks.Stop = [{ hooks: [stopHook(routes)] }];
-  if (settings.refuseCommands?.length) {
-    hooks.PreToolUse = [{ matcher: "Bash", hooks: [refusalHook(settings.refuseCommands)] }];
-  }
-  return Object.keys(hooks).length > 0 ? hooks : undefined;
 }
 
 function processSettings(request: SessionRequest): ProcessSettings {
@@ -464,141 +369,5 @@ export class ClaudeBackend implements AgentBackend {
   async release(): Promise<void> {
     this.#discardSpare();
     await Promise.all([...this.#exiting]);
-  }
-}
-
-/** A queue of user messages the SDK reads as the process's input. */
-class InputQueue {
-  #items: SdkUserMessage[] = [];
-  #wake: (() => void) | undefined;
-  #ended = false;
-
-  push(item: SdkUserMessage): void {
-    this.#items.push(item);
-    this.#wake?.();
-  }
-
-  end(): void {
-    this.#ended = true;
-    this.#wake?.();
-  }
-
-  async *[Symbol.asyncIterator](): AsyncIterator<SdkUserMessage> {
-    for (;;) {
-      const item = this.#items.shift();
-      if (item) {
-        yield item;
-        continue;
-      }
-      if (this.#ended) return;
-      await new Promise<void>((resolve) => this.#wake = resolve);
-      this.#wake = undefined;
-    }
-  }
-}
-
-/** {@linkcode AgentConversation} on one Claude Code process. */
-class ClaudeConversation implements AgentConversation {
-  #routes: Routes = {};
-  #controller = new AbortController();
-  #input = new InputQueue();
-  #query: Promise<Query>;
-  #messages: Promise<AsyncIterator<unknown>>;
-  #ended = false;
-  /** The process's running cost total at the last result. */
-  #costSoFar = 0;
-  #sessionId: string | undefined;
-
-  /** Starts the process at once; it waits for the first prompt. */
-  constructor(
-    start: (
-      routes: Routes,
-      controller: AbortController,
-    ) => Promise<{ sdk: Sdk; options: SdkOptions }>,
-  ) {
-    this.#query = start(this.#routes, this.#controller).then(({ sdk, options }) =>
-      sdk.query({ prompt: this.#input, options })
-    );
-    this.#messages = this.#query.then((query) => query[Symbol.asyncIterator]());
-    this.#messages.catch(() => {
-      // send() reports it
-    });
-  }
-
-  get sessionId(): string | undefined {
-    return this.#sessionId;
-  }
-
-  async *send(turn: ConversationTurn): AsyncIterable<AgentMessage> {
-    if (this.#ended) throw new Error("The Claude Code conversation has ended");
-    this.#routes.onCompleteTask = turn.onCompleteTask;
-    this.#routes.onStop = turn.onStop;
-    const kill = () => this.#kill(turn.signal.reason);
-    if (turn.signal.aborted) kill();
-    turn.signal.addEventListener("abort", kill, { once: true });
-    let finished = false;
-    try {
-      const messages = await this.#messages;
-      this.#input.push({
-        type: "user",
-        message: { role: "user", content: turn.prompt },
-        parent_tool_use_id: null,
-        session_id: this.#sessionId ?? "",
-      } as SdkUserMessage);
-      for (;;) {
-        const next = await messages.next();
-        if (next.done) {
-          throw new Error("The Claude Code process ended before the result of its prompt");
-        }
-        const message = next.value as AgentMessage;
-        if (typeof message.session_id === "string") this.#sessionId = message.session_id;
-        if (message.type !== "result") {
-          yield message;
-          continue;
-        }
-        // The process reports its running total; the turn's cost is the difference.
-        const total = typeof message.total_cost_usd === "number" ? message.total_cost_usd : 0;
-        const cost = Math.max(0, total - this.#costSoFar);
-        this.#costSoFar = total;
-        finished = true;
-        yield { ...message, total_cost_usd: cost };
-        return;
-      }
-    } finally {
-      turn.signal.removeEventListener("abort", kill);
-      this.#routes.onCompleteTask = undefined;
-      this.#routes.onStop = undefined;
-      // A turn cut short leaves the process mid-answer: end it.
-      if (!finished) this.#kill(new Error("the turn did not finish"));
-    }
-  }
-
-  #kill(reason: unknown): void {
-    this.#ended = true;
-    this.#input.end();
-    this.#controller.abort(reason);
-    this.#query.then((query) => query.close(), () => {});
-  }
-
-  async close(): Promise<void> {
-    if (this.#ended) return;
-    this.#ended = true;
-    this.#input.end();
-    let messages: AsyncIterator<unknown>;
-    try {
-      messages = await this.#messages;
-    } catch {
-      return;
-    }
-    const timer = setTimeout(() => this.#kill(new Error("did not exit")), EXIT_GRACE_MS);
-    try {
-      while (!(await messages.next()).done) {
-        // the process finishes and exits once its input has ended
-      }
-    } catch {
-      // it ended badly: nothing left to report
-    } finally {
-      clearTimeout(timer);
-    }
   }
 }
