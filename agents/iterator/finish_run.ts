@@ -14,7 +14,6 @@ import { GitHubCli } from "../common/github.ts";
 import type { RunLog } from "../common/log.ts";
 import { removeWorktreeIfClean, type Worktree } from "../common/worktree.ts";
 import { runFinish } from "./finish.ts";
-import { runEvidence } from "./gate.ts";
 import { finalLine } from "./progress.ts";
 import { renderReport } from "./report.ts";
 import { EXIT_CODES, type RunResult } from "./runner.ts";
@@ -290,4 +289,29 @@ function resultJson(
     report: workspace.reportFile,
     ...(worktree ? { worktree } : {}),
   };
+}
+
+/**
+ * The evidence a completed run hands to the handler's `onRunEnd`: the checks
+ * that passed on the final state, the run's commits and the pull request.
+ *
+ * @param result The run's result.
+ * @param git The repository the agent worked in.
+ * @param baseline The commit the run started from.
+ * @returns The evidence.
+ */
+export async function runEvidence(
+  result: RunResult,
+  git: GitRepo | undefined,
+  baseline: string | null,
+): Promise<NonNullable<RunOutcome["evidence"]>> {
+  const last = result.summaries.at(-1);
+  const checks =
+    last?.checks?.checks.filter((check) => check.now === "green").map((check) => check.name) ?? [];
+  let commits: string[] = [];
+  if (git && baseline) {
+    const log = await git.exec(["log", "--reverse", "--format=%h %s", `${baseline}..HEAD`]);
+    if (log.code === 0) commits = log.stdout.split("\n").filter((line) => line.trim() !== "");
+  }
+  return { checks, commits, ...(result.pullRequest ? { pullRequest: result.pullRequest } : {}) };
 }

@@ -23,7 +23,7 @@ import {
   type ResumeCommand,
 } from "./command_line.ts";
 import { historyCommand } from "./history.ts";
-import { listAndRunChecks } from "./gate.ts";
+import { listAndRunChecks } from "./run_checks.ts";
 import { scaffoldAgent } from "./init.ts";
 import { EXIT_CODES } from "./runner.ts";
 import { type CommandIO, runCommand } from "./run_command.ts";

@@ -8,7 +8,6 @@
 
 import type { IterationSummary } from "../common/completion/types.ts";
 import { countTools, seconds, usd } from "../common/format.ts";
-import { evidenceMarkdown } from "./gate.ts";
 import type { RunResult } from "./runner.ts";
 
 /** What a report is made of. */
@@ -162,4 +161,40 @@ function iterationRow(summary: IterationSummary): string {
 function oneLine(text: string): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > 400 ? `${flat.slice(0, 400)}...` : flat;
+}
+
+/**
+ * The evidence section of a pull request body or report: each check against
+ * the baseline, declarations of out-of-scope checks and changed tests.
+ *
+ * @param summary The last iteration's summary.
+ * @returns Markdown lines (empty when there is no check evidence).
+ */
+export function evidenceMarkdown(summary: IterationSummary | undefined): string[] {
+  const evidence = summary?.checks;
+  if (!evidence) return [];
+  const lines = ["| check | baseline | final | failing tests |", "|---|---|---|---|"];
+  for (const check of evidence.checks) {
+    lines.push(
+      `| \`${check.name}\` | ${check.baseline} | ${check.now}${
+        check.flaky ? " (flaky once)" : ""
+      } | ${check.failing.slice(0, 5).join(", ") || "–"} |`,
+    );
+  }
+  if (evidence.outOfScope.length > 0) {
+    lines.push("", "**Declared out of scope by the agent:**");
+    for (const entry of evidence.outOfScope) lines.push(`- \`${entry.check}\`: ${entry.reason}`);
+  }
+  if (evidence.testsChanged.length > 0) {
+    lines.push(
+      "",
+      `**Tests changed by the agent** (the original versions ${
+        evidence.originalsPass ? "still pass" : "fail"
+      } against the new code):`,
+    );
+    for (const entry of evidence.testsChanged) {
+      lines.push(`- \`${entry.path}\` (${entry.change}): ${entry.reason ?? "no reason given"}`);
+    }
+  }
+  return lines;
 }

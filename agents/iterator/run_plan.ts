@@ -22,7 +22,8 @@ import type { SqliteStore, StoredRun } from "../common/store/mod.ts";
 import { applyFlags, parseRunFlags, type RunCommand, type RunFlags } from "./command_line.ts";
 import { completeTaskInstructions } from "../common/complete_task.ts";
 import { learningsFinder } from "../common/learnings.ts";
-import { describeChecks, ISSUE_CLOSE_REFUSAL, prepareChecks, type RunChecks } from "./gate.ts";
+import { ISSUE_CLOSE_REFUSAL } from "../common/completion/issue.ts";
+import { describeChecks, prepareChecks, type RunChecks } from "./run_checks.ts";
 import { openStore, resolveStorePath, workingDirectory } from "./workspace.ts";
 
 /** A run, prepared: what the loop, the workspace and the finish need. */

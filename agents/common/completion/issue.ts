@@ -5,6 +5,7 @@
  */
 
 import { usd } from "../format.ts";
+import type { CommandRefusal } from "../backends/types.ts";
 import type { GhComment, GhIssue, GitHubCli } from "../github.ts";
 import { BaseHandler, type HandlerContext } from "./base_handler.ts";
 import type {
@@ -13,6 +14,13 @@ import type {
   IterationSummary,
   RunOutcome,
 } from "./types.ts";
+
+/** The agent may not close the issue itself: the runner does once the evidence passes. */
+export const ISSUE_CLOSE_REFUSAL: CommandRefusal = {
+  pattern: String.raw`(^|[\s;&|(])gh\s+(?:\S+\s+)*?issue\s+close\b`,
+  reason:
+    "finishline closes the issue itself once the evidence passes, so it refused this command. Do not close the issue: call the complete_task tool with status success when the work is done.",
+};
 
 /** Marks comments finishline posts, so they are not fed back as human steering. */
 export const COMMENT_MARKER = "<!-- finishline -->";

@@ -1,0 +1,114 @@
+/**
+ * The repository's checks as a run uses them: detected when the definition
+ * configures none, described for `--dry-run` and the report, and run once
+ * by the `checks` command.
+ *
+ * @module
+ */
+
+import { describeRun, runRepoCheck } from "../common/checks/check_run.ts";
+import { detectChecks, type Detection, formatDetection } from "../common/checks/detect.ts";
+import { RepoChecksChecker } from "../common/checks/repo_checks.ts";
+import type { AgentDefinition } from "../common/definition/types.ts";
+
+/** The repository's checks as a run uses them. */
+export interface RunChecks {
+  /** What detection found, when it ran. */
+  detection?: Detection;
+  /** The gate, when there is at least one check. */
+  gate?: RepoChecksChecker;
+}
+
+/**
+ * Detect the repository's checks when the definition configures none
+ * (`verify.checks` empty and `verify.detect` on) and build the gate.
+ *
+ * @param definition The agent definition.
+ * @param root The repository root (or working directory).
+ * @returns The detection and the gate.
+ */
+export async function prepareChecks(
+  definition: AgentDefinition,
+  root: string,
+): Promise<RunChecks> {
+  const verify = definition.verify;
+  if (verify.checks.length > 0 || !verify.detect) return {};
+  const detection = await detectChecks(root);
+  if (detection.checks.length === 0) return { detection };
+  const gate = new RepoChecksChecker({
+    checks: detection.checks.map((check) => ({
+      name: check.name,
+      command: check.command,
+      ...(check.runner ? { runner: check.runner } : {}),
+    })),
+    timeoutMs: verify.checkTimeoutSeconds * 1000,
+    protect: verify.protect,
+    configFiles: detection.configFiles,
+  });
+  return { detection, gate };
+}
+
+/**
+ * What `--dry-run` and the report say about the checks.
+ *
+ * @param definition The agent definition.
+ * @param checks The detection, when it ran.
+ * @returns Lines of text.
+ */
+export function describeChecks(definition: AgentDefinition, checks: RunChecks): string {
+  const verify = definition.verify;
+  if (verify.checks.length > 0) {
+    return `Configured in "verify.checks" (detection is off): ${
+      verify.checks.map((check) => check.name ?? check.type).join(", ")
+    }`;
+  }
+  if (!verify.detect) return `Detection is off ("verify.detect": false); no checks gate the run`;
+  if (!checks.detection) return "No checks";
+  const lines = [formatDetection(checks.detection)];
+  if (checks.gate) {
+    lines.push(
+      verify.baseline
+        ? "Baseline: each check runs on the starting commit in a detached worktree beside the first session"
+        : `Baseline: off ("verify.baseline": false)`,
+    );
+  }
+  return lines.join("\n");
+}
+
+/**
+ * `checks`: print the detected checks and run each once on the working tree.
+ *
+ * @param root The repository root.
+ * @param definition The agent definition (for `verify`).
+ * @param write Output.
+ * @returns 0 when every check passed, 1 otherwise.
+ */
+export async function listAndRunChecks(
+  root: string,
+  definition: AgentDefinition,
+  write: (text: string) => void,
+): Promise<number> {
+  const checks = await prepareChecks(definition, root);
+  write(`${describeChecks(definition, checks)}\n`);
+  if (!checks.gate) return 0;
+  let failed = 0;
+  for (const check of checks.gate.checks) {
+    write(`\nrunning ${check.command} ...\n`);
+    const run = await runRepoCheck(check, {
+      cwd: root,
+      timeoutMs: definition.verify.checkTimeoutSeconds * 1000,
+    });
+    if (run.green) {
+      write(
+        `green  ${check.name} (${(run.durationMs / 1000).toFixed(1)} s${
+          run.testsRun !== undefined ? `, ${run.testsRun} tests` : ""
+        })\n`,
+      );
+    } else {
+      failed++;
+      write(`red    ${check.name}${describeRun(run)}\n`);
+    }
+  }
+  write(`\n${checks.gate.checks.length - failed} green, ${failed} red\n`);
+  return failed === 0 ? 0 : 1;
+}
