@@ -78,6 +78,8 @@ export interface RunCommand {
   argv: string[];
   /** The flags read before the definition is loaded. */
   flags: BaseFlags;
+  /** `--dry-run` is among them: no model will be called (so the SDK need not be preloaded). */
+  dryRun: boolean;
 }
 
 /** `--resume [RUN_ID]`: continue a recorded run with the arguments it was started with. */
@@ -180,7 +182,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
     const { cwd, githubActions, triggerLabel } = flags;
     return { kind: "init", name: flags.init, cwd, githubActions, triggerLabel };
   }
-  return { kind: "run", argv: [...argv], flags };
+  return { kind: "run", argv: [...argv], flags, dryRun: argv.includes("--dry-run") };
 }
 
 /**
@@ -196,7 +198,12 @@ export function parseCommandLine(argv: readonly string[]): Command {
  * ```
  */
 export function parseRunCommand(argv: readonly string[]): RunCommand {
-  return { kind: "run", argv: [...argv], flags: parseBaseFlags(argv) };
+  return {
+    kind: "run",
+    argv: [...argv],
+    flags: parseBaseFlags(argv),
+    dryRun: argv.includes("--dry-run"),
+  };
 }
 
 /**

@@ -50,7 +50,7 @@ export async function runCommand(
 ): Promise<number> {
   const backend = io.backend ?? new ClaudeBackend();
   // The SDK loads while the definition, handler and store are prepared.
-  if (backend instanceof ClaudeBackend && !command.argv.includes("--dry-run")) backend.preload();
+  if (backend instanceof ClaudeBackend && !command.dryRun) backend.preload();
   const plan = await prepareRun(command, options);
   if (plan.flags.dryRun) {
     plan.store?.close();
