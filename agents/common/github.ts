@@ -235,31 +235,21 @@ const CHECK_STATES: readonly string[] = ["pass", "fail", "pending", "skipping", 
  * @example A call during the run that keeps failing
  * ```ts
  * import assert from "node:assert/strict";
- * import { type GhFault, GitHubCli } from "@finishline/agents";
+ * import type { GhFault } from "@finishline/agents";
+ * import { standInGh } from "@finishline/agents/testing";
  *
- * // A stand-in for gh that always fails: the call is retried, each failure is
- * // reported, and the answer is undefined.
- * const dir = await Deno.makeTempDir();
- * try {
- *   const script = `#!/bin/sh\necho "HTTP 502: Bad Gateway" >&2\nexit 1\n`;
- *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
- *   const faults: GhFault[] = [];
- *   const github = new GitHubCli({
- *     cwd: dir,
- *     gh: `${dir}/gh`,
- *     attempts: 2,
- *     sleep: () => Promise.resolve(),
- *     onFault: (fault) => faults.push(fault),
- *   });
- *   assert.equal(await github.issueState(7), undefined);
- *   assert.deepEqual(faults.map((fault) => [fault.message, fault.willRetry]), [
- *     ["HTTP 502: Bad Gateway", true],
- *     ["HTTP 502: Bad Gateway", false],
- *   ]);
- *   assert.equal(github.calls, 2);
- * } finally {
- *   await Deno.remove(dir, { recursive: true });
- * }
+ * // A gh that always fails: the call is retried, each failure is reported,
+ * // and the answer is undefined.
+ * await using gh = await standInGh({ stderr: "HTTP 502: Bad Gateway", code: 1 });
+ * const faults: GhFault[] = [];
+ * const sleep = () => Promise.resolve();
+ * const github = gh.port({ attempts: 2, sleep, onFault: (fault) => faults.push(fault) });
+ * assert.equal(await github.issueState(7), undefined);
+ * assert.deepEqual(faults.map((fault) => [fault.message, fault.willRetry]), [
+ *   ["HTTP 502: Bad Gateway", true],
+ *   ["HTTP 502: Bad Gateway", false],
+ * ]);
+ * assert.equal(github.calls, 2);
  * ```
  */
 export class GitHubCli {
@@ -291,21 +281,13 @@ export class GitHubCli {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitHubCli } from "@finishline/agents";
+   * import { standInGh } from "@finishline/agents/testing";
    *
-   * // A stand-in for gh that logs its arguments and prints a canned reply.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const reply = '{"state": "OPEN"}';
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho '${reply}'\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
-   *   assert.equal(github.calls, 0);
-   *   await github.issueState(7);
-   *   assert.equal(github.calls, 1);
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * await using gh = await standInGh('{"state": "OPEN"}');
+   * const github = gh.port();
+   * assert.equal(github.calls, 0);
+   * await github.issueState(7);
+   * assert.equal(github.calls, 1);
    * ```
    */
   get calls(): number {
@@ -341,22 +323,14 @@ export class GitHubCli {
    * ```ts
    * import assert from "node:assert/strict";
    * import { GitHubCli, UsageError } from "@finishline/agents";
+   * import { standInGh } from "@finishline/agents/testing";
    *
-   * // A stand-in for gh that logs its arguments and prints a canned reply.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const reply = "gh version 2.50.0 (2024-05-01)";
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho '${reply}'\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
-   *   assert.equal(await github.preflight(), "gh version 2.50.0 (2024-05-01)");
-   *   assert.equal(await Deno.readTextFile(`${dir}/calls`), "--version\nauth status\n");
+   * await using gh = await standInGh("gh version 2.50.0 (2024-05-01)");
+   * assert.equal(await gh.port().preflight(), "gh version 2.50.0 (2024-05-01)");
+   * assert.deepEqual(await gh.calls(), ["--version", "auth status"]);
    *
-   *   const missing = new GitHubCli({ cwd: dir, gh: `${dir}/no-such-gh` });
-   *   await assert.rejects(missing.preflight(), UsageError);
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * const missing = new GitHubCli({ cwd: gh.dir, gh: `${gh.dir}/no-such-gh` });
+   * await assert.rejects(missing.preflight(), UsageError);
    * ```
    */
   async preflight(): Promise<string> {
@@ -388,23 +362,11 @@ export class GitHubCli {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitHubCli } from "@finishline/agents";
+   * import { standInGh } from "@finishline/agents/testing";
    *
-   * // A stand-in for gh that logs its arguments and prints a canned reply.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const reply = '{"nameWithOwner": "octo/demo", "owner": {"login": "octo"}}';
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho '${reply}'\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
-   *   assert.deepEqual(await github.repository(), { nameWithOwner: "octo/demo", owner: "octo" });
-   *   assert.equal(
-   *     await Deno.readTextFile(`${dir}/calls`),
-   *     "repo view octo/demo --json nameWithOwner,owner\n",
-   *   );
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * await using gh = await standInGh('{"nameWithOwner": "octo/demo", "owner": {"login": "octo"}}');
+   * assert.deepEqual(await gh.port().repository(), { nameWithOwner: "octo/demo", owner: "octo" });
+   * assert.deepEqual(await gh.calls(), ["repo view octo/demo --json nameWithOwner,owner"]);
    * ```
    */
   async repository(): Promise<{ nameWithOwner: string; owner: string }> {
@@ -435,28 +397,13 @@ export class GitHubCli {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitHubCli } from "@finishline/agents";
+   * import { sampleIssue, standInGh } from "@finishline/agents/testing";
    *
-   * // A stand-in for gh that logs its arguments and prints a canned reply.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const reply = JSON.stringify({
-   *     number: 7,
-   *     title: "Flaky test",
-   *     body: "",
-   *     state: "OPEN",
-   *     labels: [{ name: "bug" }],
-   *     url: "https://github.com/octo/demo/issues/7",
-   *   });
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho '${reply}'\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
-   *   const issue = await github.issue(7);
-   *   assert.equal(issue.title, "Flaky test");
-   *   assert.deepEqual(issue.labels, ["bug"]);
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * const { labels: _, ...fields } = sampleIssue();
+   * await using gh = await standInGh(JSON.stringify({ ...fields, labels: [{ name: "bug" }] }));
+   * const issue = await gh.port().issue(7);
+   * assert.equal(issue.title, "Login test is flaky");
+   * assert.deepEqual(issue.labels, ["bug"]);
    * ```
    */
   async issue(number: number): Promise<GhIssue> {
@@ -483,23 +430,11 @@ export class GitHubCli {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitHubCli } from "@finishline/agents";
+   * import { standInGh } from "@finishline/agents/testing";
    *
-   * // A stand-in for gh that logs its arguments and prints a canned reply.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const reply = '{"state": "CLOSED"}';
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho '${reply}'\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
-   *   assert.equal(await github.issueState(7), "CLOSED");
-   *   assert.equal(
-   *     await Deno.readTextFile(`${dir}/calls`),
-   *     "issue view 7 --repo octo/demo --json state\n",
-   *   );
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * await using gh = await standInGh('{"state": "CLOSED"}');
+   * assert.equal(await gh.port().issueState(7), "CLOSED");
+   * assert.deepEqual(await gh.calls(), ["issue view 7 --repo octo/demo --json state"]);
    * ```
    */
   async issueState(issue: number | string): Promise<"OPEN" | "CLOSED" | undefined> {
@@ -521,28 +456,12 @@ export class GitHubCli {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitHubCli } from "@finishline/agents";
+   * import { standInGh } from "@finishline/agents/testing";
    *
-   * // A stand-in for gh that logs its arguments and prints a canned reply.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const reply = JSON.stringify({
-   *     comments: [{
-   *       id: "c1",
-   *       author: null,
-   *       body: "Any news?",
-   *       createdAt: "2025-05-01T10:00:00Z",
-   *     }],
-   *   });
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho '${reply}'\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
-   *   assert.deepEqual(await github.issueComments(7), [
-   *     { id: "c1", author: "ghost", body: "Any news?", createdAt: "2025-05-01T10:00:00Z" },
-   *   ]);
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * const comment = { id: "c1", author: null, body: "Any news?", createdAt: "2025-05-01T10:00:00Z" };
+   * await using gh = await standInGh(JSON.stringify({ comments: [comment] }));
+   * // A deleted account shows as "ghost".
+   * assert.deepEqual(await gh.port().issueComments(7), [{ ...comment, author: "ghost" }]);
    * ```
    */
   async issueComments(number: number): Promise<GhComment[] | undefined> {
@@ -566,22 +485,11 @@ export class GitHubCli {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitHubCli } from "@finishline/agents";
+   * import { standInGh } from "@finishline/agents/testing";
    *
-   * // A stand-in for gh that logs its arguments and prints a canned reply.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
-   *   assert.equal(await github.ensureLabel("in-progress"), true);
-   *   assert.match(
-   *     await Deno.readTextFile(`${dir}/calls`),
-   *     /^label create in-progress --repo octo\/demo --force/,
-   *   );
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * await using gh = await standInGh();
+   * assert.equal(await gh.port().ensureLabel("in-progress"), true);
+   * assert.match((await gh.calls())[0], /^label create in-progress --repo octo\/demo --force/);
    * ```
    */
   async ensureLabel(name: string): Promise<boolean> {
@@ -607,22 +515,13 @@ export class GitHubCli {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitHubCli } from "@finishline/agents";
+   * import { standInGh } from "@finishline/agents/testing";
    *
-   * // A stand-in for gh that logs its arguments and prints a canned reply.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
-   *   assert.equal(await github.editLabel(7, { add: "blocked", remove: "in-progress" }), true);
-   *   assert.equal(
-   *     await Deno.readTextFile(`${dir}/calls`),
-   *     "issue edit 7 --repo octo/demo --add-label blocked --remove-label in-progress\n",
-   *   );
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * await using gh = await standInGh();
+   * assert.equal(await gh.port().editLabel(7, { add: "blocked", remove: "in-progress" }), true);
+   * assert.deepEqual(await gh.calls(), [
+   *   "issue edit 7 --repo octo/demo --add-label blocked --remove-label in-progress",
+   * ]);
    * ```
    */
   async editLabel(number: number, change: { add?: string; remove?: string }): Promise<boolean> {
@@ -641,22 +540,11 @@ export class GitHubCli {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitHubCli } from "@finishline/agents";
+   * import { standInGh } from "@finishline/agents/testing";
    *
-   * // A stand-in for gh that logs its arguments and prints a canned reply.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
-   *   assert.equal(await github.comment(7, "Fixed in main."), true);
-   *   assert.equal(
-   *     await Deno.readTextFile(`${dir}/calls`),
-   *     "issue comment 7 --repo octo/demo --body Fixed in main.\n",
-   *   );
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * await using gh = await standInGh();
+   * assert.equal(await gh.port().comment(7, "Fixed in main."), true);
+   * assert.deepEqual(await gh.calls(), ["issue comment 7 --repo octo/demo --body Fixed in main."]);
    * ```
    */
   async comment(number: number, body: string): Promise<boolean> {
@@ -679,23 +567,16 @@ export class GitHubCli {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitHubCli } from "@finishline/agents";
+   * import { standInGh } from "@finishline/agents/testing";
    *
-   * // A stand-in for gh that logs its arguments and prints a canned reply.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
-   *   assert.equal(await github.closeIssue(7, "Fixed in #9."), true);
-   *   assert.equal(await github.closeIssue(8), true);
-   *   assert.equal(
-   *     await Deno.readTextFile(`${dir}/calls`),
-   *     "issue close 7 --repo octo/demo --comment Fixed in #9.\nissue close 8 --repo octo/demo\n",
-   *   );
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * await using gh = await standInGh();
+   * const github = gh.port();
+   * assert.equal(await github.closeIssue(7, "Fixed in #9."), true);
+   * assert.equal(await github.closeIssue(8), true);
+   * assert.deepEqual(await gh.calls(), [
+   *   "issue close 7 --repo octo/demo --comment Fixed in #9.",
+   *   "issue close 8 --repo octo/demo",
+   * ]);
    * ```
    */
   async closeIssue(number: number, comment?: string): Promise<boolean> {
@@ -711,22 +592,13 @@ export class GitHubCli {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitHubCli } from "@finishline/agents";
+   * import { standInGh } from "@finishline/agents/testing";
    *
-   * // A stand-in for gh that logs its arguments and prints a canned reply.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
-   *   assert.equal(await github.reopenIssue(7, "The test still fails."), true);
-   *   assert.equal(
-   *     await Deno.readTextFile(`${dir}/calls`),
-   *     "issue reopen 7 --repo octo/demo --comment The test still fails.\n",
-   *   );
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * await using gh = await standInGh();
+   * assert.equal(await gh.port().reopenIssue(7, "The test still fails."), true);
+   * assert.deepEqual(await gh.calls(), [
+   *   "issue reopen 7 --repo octo/demo --comment The test still fails.",
+   * ]);
    * ```
    */
   async reopenIssue(number: number, comment?: string): Promise<boolean> {
@@ -743,31 +615,12 @@ export class GitHubCli {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitHubCli } from "@finishline/agents";
+   * import { sampleProject, standInGh } from "@finishline/agents/testing";
    *
-   * // A stand-in for gh that logs its arguments and prints a canned reply.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const reply = JSON.stringify({
-   *     number: 2,
-   *     title: "Launch",
-   *     url: "https://github.com/orgs/octo/projects/2",
-   *     id: "PVT_2",
-   *   });
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho '${reply}'\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, gh: `${dir}/gh` });
-   *   const project = await github.project(2, "octo");
-   *   assert.deepEqual(project, {
-   *     number: 2,
-   *     title: "Launch",
-   *     url: "https://github.com/orgs/octo/projects/2",
-   *     id: "PVT_2",
-   *     owner: "octo",
-   *   });
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * const { owner: _, ...fields } = sampleProject();
+   * await using gh = await standInGh(JSON.stringify(fields));
+   * assert.deepEqual(await gh.port().project(2, "octo"), sampleProject());
+   * assert.deepEqual(await gh.calls(), ["project view 2 --owner octo --format json"]);
    * ```
    */
   async project(number: number, owner: string): Promise<GhProject> {
@@ -789,28 +642,14 @@ export class GitHubCli {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitHubCli } from "@finishline/agents";
+   * import { standInGh } from "@finishline/agents/testing";
    *
-   * // A stand-in for gh that logs its arguments and prints a canned reply.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const reply = JSON.stringify({
-   *     items: [{
-   *       id: "PVTI_1",
-   *       status: "Done",
-   *       content: { type: "Issue", number: 3, title: "Add login" },
-   *     }],
-   *   });
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho '${reply}'\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, gh: `${dir}/gh` });
-   *   const items = await github.projectItems(2, "octo", { strict: true });
-   *   assert.deepEqual(items?.map((item) => [item.title, item.status, item.number]), [
-   *     ["Add login", "Done", 3],
-   *   ]);
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * const item = { id: "PVTI_1", status: "Done", content: { type: "Issue", number: 3, title: "Add login" } };
+   * await using gh = await standInGh(JSON.stringify({ items: [item] }));
+   * const items = await gh.port().projectItems(2, "octo", { strict: true });
+   * assert.deepEqual(items?.map((item) => [item.title, item.status, item.number]), [
+   *   ["Add login", "Done", 3],
+   * ]);
    * ```
    */
   async projectItems(
@@ -856,25 +695,16 @@ export class GitHubCli {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitHubCli } from "@finishline/agents";
+   * import { standInGh } from "@finishline/agents/testing";
    *
-   * // A stand-in for gh that logs its arguments and prints a canned reply.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const reply = "https://github.com/octo/demo/pull/9";
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho '${reply}'\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
-   *   const url = await github.createPullRequest({
-   *     base: "main",
-   *     head: "finishline/fix-login",
-   *     title: "Fix the login test",
-   *     body: "Closes #7",
-   *   });
-   *   assert.equal(url, "https://github.com/octo/demo/pull/9");
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * await using gh = await standInGh("https://github.com/octo/demo/pull/9");
+   * const url = await gh.port().createPullRequest({
+   *   base: "main",
+   *   head: "finishline/fix-login",
+   *   title: "Fix the login test",
+   *   body: "Closes #7",
+   * });
+   * assert.equal(url, "https://github.com/octo/demo/pull/9");
    * ```
    */
   async createPullRequest(
@@ -912,28 +742,18 @@ export class GitHubCli {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitHubCli } from "@finishline/agents";
+   * import { standInGh } from "@finishline/agents/testing";
    *
-   * // A stand-in for gh that logs its arguments and prints gh's rows for a pending run.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const rows = "lint\\tpass\\t41s\\thttps://github.com/octo/demo/actions/runs/123/job/1\\t\\n" +
-   *     "test\\tpending\\t0\\thttps://github.com/octo/demo/actions/runs/123/job/2\\t\\n";
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\nprintf '${rows}'\nexit 8\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
-   *   const checks = await github.pullRequestChecks("9");
-   *   assert.equal(checks?.state, "pending");
-   *   assert.deepEqual(checks?.checks[1], {
-   *     name: "test",
-   *     state: "pending",
-   *     link: "https://github.com/octo/demo/actions/runs/123/job/2",
-   *     runId: "123",
-   *   });
-   *   assert.equal(await Deno.readTextFile(`${dir}/calls`), "pr checks 9 --repo octo/demo\n");
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * // gh's rows for a pending run; gh exits 8 while a check is pending.
+   * const job = (n: number) => `https://github.com/octo/demo/actions/runs/123/job/${n}`;
+   * await using gh = await standInGh({
+   *   stdout: `lint\tpass\t41s\t${job(1)}\t\ntest\tpending\t0\t${job(2)}\t`,
+   *   code: 8,
+   * });
+   * const checks = await gh.port().pullRequestChecks("9");
+   * assert.equal(checks?.state, "pending");
+   * assert.deepEqual(checks?.checks[1], { name: "test", state: "pending", link: job(2), runId: "123" });
+   * assert.deepEqual(await gh.calls(), ["pr checks 9 --repo octo/demo"]);
    * ```
    */
   async pullRequestChecks(pr: string): Promise<PullRequestChecks | undefined> {
@@ -964,40 +784,27 @@ export class GitHubCli {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitHubCli } from "@finishline/agents";
+   * import { standInGh } from "@finishline/agents/testing";
    *
-   * // A stand-in for gh whose check is pending on the first call and passes after.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const script = `#!/bin/sh
-   * if [ -e "${dir}/seen" ]; then printf 'test\\tpass\\t2m0s\\t\\t\\n'; exit 0; fi
-   * touch "${dir}/seen"; printf 'test\\tpending\\t0\\t\\t\\n'; exit 8
-   * `;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const waits: number[] = [];
-   *   const github = new GitHubCli({
-   *     cwd: dir,
-   *     gh: `${dir}/gh`,
-   *     sleep: (ms) => {
-   *       waits.push(ms);
-   *       return Promise.resolve();
-   *     },
-   *   });
-   *   const polls: string[] = [];
-   *   const result = await github.waitForPullRequestChecks("9", {
-   *     timeoutMs: 600_000,
-   *     onPoll: (checks) => polls.push(checks.state),
-   *   });
-   *   assert.deepEqual(result, {
-   *     state: "pass",
-   *     checks: [{ name: "test", state: "pass" }],
-   *     timedOut: false,
-   *   });
-   *   assert.deepEqual(polls, ["pending", "pass"]);
-   *   assert.deepEqual(waits, [15_000]);
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * // The check is pending on the first call and passes after.
+   * await using gh = await standInGh([
+   *   { stdout: "test\tpending\t0\t\t", code: 8 },
+   *   { stdout: "test\tpass\t2m0s\t\t" },
+   * ]);
+   * const waits: number[] = [];
+   * const github = gh.port({ sleep: (ms) => Promise.resolve(void waits.push(ms)) });
+   * const polls: string[] = [];
+   * const result = await github.waitForPullRequestChecks("9", {
+   *   timeoutMs: 600_000,
+   *   onPoll: (checks) => polls.push(checks.state),
+   * });
+   * assert.deepEqual(result, {
+   *   state: "pass",
+   *   checks: [{ name: "test", state: "pass" }],
+   *   timedOut: false,
+   * });
+   * assert.deepEqual(polls, ["pending", "pass"]);
+   * assert.deepEqual(waits, [15_000]);
    * ```
    */
   async waitForPullRequestChecks(
@@ -1049,22 +856,11 @@ export class GitHubCli {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitHubCli } from "@finishline/agents";
+   * import { standInGh } from "@finishline/agents/testing";
    *
-   * // A stand-in for gh that logs its arguments and prints a five-line log.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\nprintf 'one\\ntwo\\nthree\\nfour\\nfive\\n'\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
-   *   assert.equal(await github.failedRunLog("123", 2), "four\nfive");
-   *   assert.equal(
-   *     await Deno.readTextFile(`${dir}/calls`),
-   *     "run view 123 --repo octo/demo --log-failed\n",
-   *   );
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * await using gh = await standInGh("one\ntwo\nthree\nfour\nfive");
+   * assert.equal(await gh.port().failedRunLog("123", 2), "four\nfive");
+   * assert.deepEqual(await gh.calls(), ["run view 123 --repo octo/demo --log-failed"]);
    * ```
    */
   async failedRunLog(runId: string, tailLines = 40): Promise<string | undefined> {
