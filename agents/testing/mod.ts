@@ -69,6 +69,7 @@ export {
 } from "./scripted_server.ts";
 export {
   projectItemsReply,
+  type SampleHandlerOptions,
   sampleIssue,
   sampleIssueHandler,
   type SampleIssueHandlerOptions,

@@ -135,18 +135,22 @@ export function sampleIssue(overrides: Partial<GhIssue> = {}): GhIssue {
   };
 }
 
-/** Options of {@linkcode sampleIssueHandler}. */
-export interface SampleIssueHandlerOptions {
+/** Options both sample handlers take. */
+export interface SampleHandlerOptions {
   /** The agent definition's JSON, without `name` and `behavior.completionType`. @default {} */
   definition?: Record<string, unknown>;
-  /** The issue. @default sampleIssue() */
-  issue?: GhIssue;
   /** The gh the handler calls. @default a gh that is never run */
   gh?: StandInGh;
   /** Shared with the gh port's fault sink. */
   faults?: string[];
   /** The run's iteration cap. @default 5 */
   maxIterations?: number;
+}
+
+/** Options of {@linkcode sampleIssueHandler}. */
+export interface SampleIssueHandlerOptions extends SampleHandlerOptions {
+  /** The issue. @default sampleIssue() */
+  issue?: GhIssue;
 }
 
 /**
@@ -260,19 +264,11 @@ export function projectItemsReply(items: GhProjectItem[]): string {
 }
 
 /** Options of {@linkcode sampleProjectHandler}. */
-export interface SampleProjectHandlerOptions {
-  /** The agent definition's JSON, without `name` and `behavior.completionType`. @default {} */
-  definition?: Record<string, unknown>;
+export interface SampleProjectHandlerOptions extends SampleHandlerOptions {
   /** The items read before the run. @default sampleProjectItems() */
   items?: GhProjectItem[];
   /** Only items with this label count. */
   label?: string;
-  /** The gh the handler calls. @default a gh that is never run */
-  gh?: StandInGh;
-  /** Shared with the gh port's fault sink. */
-  faults?: string[];
-  /** The run's iteration cap. @default 5 */
-  maxIterations?: number;
 }
 
 /**
@@ -306,7 +302,7 @@ export async function sampleProjectHandler(
 async function handlerContext(
   name: string,
   completionType: string,
-  options: { definition?: Record<string, unknown>; maxIterations?: number },
+  options: SampleHandlerOptions,
 ): Promise<HandlerContext> {
   const { behavior, ...rest } = options.definition ?? {};
   const definition = parseDefinition(
