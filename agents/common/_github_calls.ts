@@ -1,7 +1,8 @@
 /**
  * How the gh port runs `gh`: one attempt at a time, strictly before the run
  * (every problem a {@linkcode UsageError}), and with retries during it (every
- * failed attempt reported, never thrown). Private to `agents/common`.
+ * failed attempt reported, never thrown); plus the checks before the run that
+ * gh works and which repository it talks to. Private to `agents/common`.
  *
  * @module
  */
