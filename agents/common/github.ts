@@ -11,223 +11,36 @@
  * @module
  */
 
-import { z } from "zod";
-import { UsageError } from "./errors.ts";
-import { MISSING_CODE, runTool, TIMEOUT_CODE } from "./process.ts";
+import { GhCalls, type GitHubOptions, preflight, repository } from "./_github_calls.ts";
+import {
+  comment,
+  editLabel,
+  ensureLabel,
+  type GhComment,
+  type GhIssue,
+  issue,
+  issueComments,
+  issueState,
+  setIssueState,
+} from "./_github_issues.ts";
+import { type GhProject, type GhProjectItem, project, projectItems } from "./_github_projects.ts";
+import {
+  createPullRequest,
+  failedRunLog,
+  type PullRequestChecks,
+  pullRequestChecks,
+  waitForChecks,
+  type WaitForChecksOptions,
+} from "./_github_pull_requests.ts";
 
-/** A gh call that failed (after its retries, or one attempt of them). */
-export interface GhFault {
-  /** The gh arguments. */
-  args: string[];
-  /** Exit code (124 for a timeout, 127 when gh is missing). */
-  code: number;
-  /** First line of stderr, or "timed out". */
-  message: string;
-  /** 1-based attempt number. */
-  attempt: number;
-  /** Whether another attempt follows. */
-  willRetry: boolean;
-}
-
-/** Options of {@linkcode GitHubCli}. */
-export interface GitHubOptions {
-  /** Working directory for gh (its default repository). */
-  cwd: string;
-  /** `owner/name`; the working directory's repository when absent. */
-  repo?: string;
-  /** The gh executable. @default "gh" */
-  gh?: string;
-  /** Extra environment for gh (e.g. PATH in tests). */
-  env?: Record<string, string>;
-  /** Timeout of one gh call in milliseconds. @default 30000 */
-  timeoutMs?: number;
-  /** Attempts for calls during the run. @default 4 */
-  attempts?: number;
-  /** First backoff in milliseconds; it doubles each retry. @default 1000 */
-  backoffMs?: number;
-  /** Receives every failed attempt of a call made during the run. */
-  onFault?: (fault: GhFault) => void;
-  /** Waits between retries; tests make it instant. @default setTimeout */
-  sleep?: (ms: number) => Promise<void>;
-}
-
-const labelSchema = z.object({ name: z.string() }).loose();
-
-const issueSchema = z.object({
-  number: z.number().int(),
-  title: z.string(),
-  body: z.string().default(""),
-  state: z.enum(["OPEN", "CLOSED"]),
-  labels: z.array(labelSchema).default([]),
-  url: z.string(),
-}).loose();
-
-const stateSchema = z.object({ state: z.enum(["OPEN", "CLOSED"]) }).loose();
-
-const commentSchema = z.object({
-  id: z.string(),
-  author: z.object({ login: z.string() }).loose().nullable().default(null),
-  body: z.string(),
-  createdAt: z.string(),
-}).loose();
-
-const commentsSchema = z.object({ comments: z.array(commentSchema) }).loose();
-
-const repoSchema = z.object({
-  nameWithOwner: z.string(),
-  owner: z.object({ login: z.string() }).loose(),
-}).loose();
-
-const projectSchema = z.object({
-  number: z.number().int(),
-  title: z.string(),
-  url: z.string().default(""),
-  id: z.string().default(""),
-  closed: z.boolean().default(false),
-}).loose();
-
-const itemSchema = z.object({
-  id: z.string(),
-  title: z.string().default(""),
-  status: z.string().optional(),
-  labels: z.array(z.string()).optional(),
-  content: z.object({
-    type: z.string().default("DraftIssue"),
-    number: z.number().int().optional(),
-    title: z.string().optional(),
-    url: z.string().optional(),
-    repository: z.string().optional(),
-  }).loose().optional(),
-}).loose();
-
-const itemsSchema = z.object({
-  items: z.array(itemSchema),
-  totalCount: z.number().int().optional(),
-}).loose();
-
-/** An issue as the issue handler sees it. */
-export interface GhIssue {
-  /** Issue number. */
-  number: number;
-  /** Title. */
-  title: string;
-  /** Body (Markdown; written by anyone, so untrusted). */
-  body: string;
-  /** OPEN or CLOSED. */
-  state: "OPEN" | "CLOSED";
-  /** Label names. */
-  labels: string[];
-  /** Web URL. */
-  url: string;
-}
-
-/** A comment on an issue. */
-export interface GhComment {
-  /** Comment node id. */
-  id: string;
-  /** Author login ("ghost" when deleted). */
-  author: string;
-  /** Body. */
-  body: string;
-  /** ISO timestamp. */
-  createdAt: string;
-}
-
-/** A Projects v2 board. */
-export interface GhProject {
-  /** Project number. */
-  number: number;
-  /** Title. */
-  title: string;
-  /** Web URL. */
-  url: string;
-  /** Node id (for item-edit). */
-  id: string;
-  /** Owner login. */
-  owner: string;
-}
-
-/** One item of a project board. */
-export interface GhProjectItem {
-  /** Item node id. */
-  id: string;
-  /** Title. */
-  title: string;
-  /** The Status field ("Todo", "In Progress", "Done", ...), when set. */
-  status?: string;
-  /** Labels of the item's issue. */
-  labels: string[];
-  /** Issue, PullRequest or DraftIssue. */
-  type: string;
-  /** Issue or PR number. */
-  number?: number;
-  /** Issue or PR URL. */
-  url?: string;
-  /** `owner/name` of the issue or PR. */
-  repository?: string;
-}
-
-/** One CI check of a pull request, as `gh pr checks` reports it. */
-export interface PullRequestCheck {
-  /** The check's name (an Actions job, or a status context). */
-  name: string;
-  /**
-   * gh's bucket for it. gh's plain (non-terminal) output folds a cancelled
-   * check into `fail`, so `cancel` only comes from a gh that prints it.
-   */
-  state: "pass" | "fail" | "pending" | "skipping" | "cancel";
-  /** Its details page, when gh gives one. */
-  link?: string;
-  /** The Actions run id, when the link is an Actions job (`.../actions/runs/<id>/job/...`). */
-  runId?: string;
-}
-
-/** The CI checks of a pull request and their overall state. */
-export interface PullRequestChecks {
-  /**
-   * `fail` when any check failed or was cancelled, else `pending` when any is
-   * still running, else `pass`; `none` when the pull request has no checks.
-   */
-  state: "pass" | "fail" | "pending" | "none";
-  /** The checks, in the order gh printed them. */
-  checks: PullRequestCheck[];
-}
-
-/** Options of {@linkcode GitHubCli.waitForPullRequestChecks}. */
-export interface WaitForChecksOptions {
-  /**
-   * How long to wait: the time gh calls take plus the waits between polls, so
-   * an instant `sleep` (in {@linkcode GitHubOptions}) makes the whole wait instant.
-   */
-  timeoutMs: number;
-  /** The wait between polls in milliseconds. @default 15000 */
-  intervalMs?: number;
-  /**
-   * Ends the wait early, as the deadline does (the answer says `timedOut`;
-   * `signal.aborted` tells the two apart). It never rejects, like the
-   * runner's other abortable waits.
-   */
-  signal?: AbortSignal;
-  /** Receives every answer gh gives, pending ones included. */
-  onPoll?: (checks: PullRequestChecks) => void;
-}
-
-interface CallResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * Exit codes with which `gh pr checks` still prints its rows: 1 when a check
- * failed (and, before gh 2.36, when one is pending), 8 when one is pending.
- */
-const CHECKS_ANSWER_CODES: readonly number[] = [1, 8];
-
-/** gh's words when a pull request has no checks at all. */
-const NO_CHECKS = /^no checks reported on the '/m;
-
-const CHECK_STATES: readonly string[] = ["pass", "fail", "pending", "skipping", "cancel"];
+export type { GhFault, GitHubOptions } from "./_github_calls.ts";
+export type { GhComment, GhIssue } from "./_github_issues.ts";
+export type { GhProject, GhProjectItem } from "./_github_projects.ts";
+export type {
+  PullRequestCheck,
+  PullRequestChecks,
+  WaitForChecksOptions,
+} from "./_github_pull_requests.ts";
 
 /**
  * Talks to GitHub through the `gh` CLI.
@@ -235,36 +48,25 @@ const CHECK_STATES: readonly string[] = ["pass", "fail", "pending", "skipping", 
  * @example A call during the run that keeps failing
  * ```ts
  * import assert from "node:assert/strict";
- * import { type GhFault, GitHubCli } from "@finishline/agents";
+ * import type { GhFault } from "@finishline/agents";
+ * import { standInGh } from "@finishline/agents/testing";
  *
- * // A stand-in for gh that always fails: the call is retried, each failure is
- * // reported, and the answer is undefined.
- * const dir = await Deno.makeTempDir();
- * try {
- *   const script = `#!/bin/sh\necho "HTTP 502: Bad Gateway" >&2\nexit 1\n`;
- *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
- *   const faults: GhFault[] = [];
- *   const github = new GitHubCli({
- *     cwd: dir,
- *     gh: `${dir}/gh`,
- *     attempts: 2,
- *     sleep: () => Promise.resolve(),
- *     onFault: (fault) => faults.push(fault),
- *   });
- *   assert.equal(await github.issueState(7), undefined);
- *   assert.deepEqual(faults.map((fault) => [fault.message, fault.willRetry]), [
- *     ["HTTP 502: Bad Gateway", true],
- *     ["HTTP 502: Bad Gateway", false],
- *   ]);
- *   assert.equal(github.calls, 2);
- * } finally {
- *   await Deno.remove(dir, { recursive: true });
- * }
+ * // A gh that always fails: the call is retried, each failure is reported,
+ * // and the answer is undefined.
+ * await using gh = await standInGh({ stderr: "HTTP 502: Bad Gateway", code: 1 });
+ * const faults: GhFault[] = [];
+ * const sleep = () => Promise.resolve();
+ * const github = gh.port({ attempts: 2, sleep, onFault: (fault) => faults.push(fault) });
+ * assert.equal(await github.issueState(7), undefined);
+ * assert.deepEqual(faults.map((fault) => [fault.message, fault.willRetry]), [
+ *   ["HTTP 502: Bad Gateway", true],
+ *   ["HTTP 502: Bad Gateway", false],
+ * ]);
+ * assert.equal(github.calls, 2);
  * ```
  */
 export class GitHubCli {
-  #options: Required<Omit<GitHubOptions, "repo" | "onFault" | "env">> & GitHubOptions;
-  #calls = 0;
+  #gh: GhCalls;
 
   /**
    * Create the port; nothing runs until a method is called.
@@ -272,16 +74,7 @@ export class GitHubCli {
    * @param options Working directory, repository, gh executable, timeouts, retries.
    */
   constructor(options: GitHubOptions) {
-    // `??`, not a spread over defaults: an option given as undefined keeps its
-    // default (a spread would leave `attempts` undefined and never call gh).
-    this.#options = {
-      ...options,
-      gh: options.gh ?? "gh",
-      timeoutMs: options.timeoutMs ?? 30_000,
-      attempts: options.attempts ?? 4,
-      backoffMs: options.backoffMs ?? 1_000,
-      sleep: options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
-    };
+    this.#gh = new GhCalls(options);
   }
 
   /**
@@ -291,25 +84,17 @@ export class GitHubCli {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitHubCli } from "@finishline/agents";
+   * import { standInGh } from "@finishline/agents/testing";
    *
-   * // A stand-in for gh that logs its arguments and prints a canned reply.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const reply = '{"state": "OPEN"}';
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho '${reply}'\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
-   *   assert.equal(github.calls, 0);
-   *   await github.issueState(7);
-   *   assert.equal(github.calls, 1);
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * await using gh = await standInGh('{"state": "OPEN"}');
+   * const github = gh.port();
+   * assert.equal(github.calls, 0);
+   * await github.issueState(7);
+   * assert.equal(github.calls, 1);
    * ```
    */
   get calls(): number {
-    return this.#calls;
+    return this.#gh.count;
   }
 
   /**
@@ -321,15 +106,13 @@ export class GitHubCli {
    * import assert from "node:assert/strict";
    * import { GitHubCli } from "@finishline/agents";
    *
-   * assert.deepEqual(new GitHubCli({ cwd: Deno.cwd(), repo: "octo/demo" }).repoArgs(), [
-   *   "--repo",
-   *   "octo/demo",
-   * ]);
+   * const github = new GitHubCli({ cwd: Deno.cwd(), repo: "octo/demo" });
+   * assert.deepEqual(github.repoArgs(), ["--repo", "octo/demo"]);
    * assert.deepEqual(new GitHubCli({ cwd: Deno.cwd() }).repoArgs(), []);
    * ```
    */
   repoArgs(): string[] {
-    return this.#options.repo ? ["--repo", this.#options.repo] : [];
+    return this.#gh.repoArgs();
   }
 
   /**
@@ -341,43 +124,18 @@ export class GitHubCli {
    * ```ts
    * import assert from "node:assert/strict";
    * import { GitHubCli, UsageError } from "@finishline/agents";
+   * import { standInGh } from "@finishline/agents/testing";
    *
-   * // A stand-in for gh that logs its arguments and prints a canned reply.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const reply = "gh version 2.50.0 (2024-05-01)";
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho '${reply}'\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
-   *   assert.equal(await github.preflight(), "gh version 2.50.0 (2024-05-01)");
-   *   assert.equal(await Deno.readTextFile(`${dir}/calls`), "--version\nauth status\n");
+   * await using gh = await standInGh("gh version 2.50.0 (2024-05-01)");
+   * assert.equal(await gh.port().preflight(), "gh version 2.50.0 (2024-05-01)");
+   * assert.deepEqual(await gh.calls(), ["--version", "auth status"]);
    *
-   *   const missing = new GitHubCli({ cwd: dir, gh: `${dir}/no-such-gh` });
-   *   await assert.rejects(missing.preflight(), UsageError);
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * const missing = new GitHubCli({ cwd: gh.dir, gh: `${gh.dir}/no-such-gh` });
+   * await assert.rejects(missing.preflight(), UsageError);
    * ```
    */
   async preflight(): Promise<string> {
-    const version = await this.#once(["--version"]);
-    if (version.code === MISSING_CODE) {
-      throw new UsageError(
-        `Cannot find the GitHub CLI "gh": install it (https://cli.github.com, or "apt install gh" / "brew install gh") and run "gh auth login"`,
-      );
-    }
-    if (version.code !== 0) {
-      throw new UsageError(`Cannot run "gh --version": ${firstLine(version.stderr, version.code)}`);
-    }
-    const auth = await this.#once(["auth", "status"]);
-    if (auth.code !== 0) {
-      throw new UsageError(
-        `The GitHub CLI is not logged in: run "gh auth login" (or set GH_TOKEN); gh said: ${
-          firstLine(auth.stderr, auth.code)
-        }`,
-      );
-    }
-    return version.stdout.split("\n")[0].trim();
+    return await preflight(this.#gh);
   }
 
   /**
@@ -388,42 +146,15 @@ export class GitHubCli {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitHubCli } from "@finishline/agents";
+   * import { standInGh } from "@finishline/agents/testing";
    *
-   * // A stand-in for gh that logs its arguments and prints a canned reply.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const reply = '{"nameWithOwner": "octo/demo", "owner": {"login": "octo"}}';
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho '${reply}'\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
-   *   assert.deepEqual(await github.repository(), { nameWithOwner: "octo/demo", owner: "octo" });
-   *   assert.equal(
-   *     await Deno.readTextFile(`${dir}/calls`),
-   *     "repo view octo/demo --json nameWithOwner,owner\n",
-   *   );
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * await using gh = await standInGh('{"nameWithOwner": "octo/demo", "owner": {"login": "octo"}}');
+   * assert.deepEqual(await gh.port().repository(), { nameWithOwner: "octo/demo", owner: "octo" });
+   * assert.deepEqual(await gh.calls(), ["repo view octo/demo --json nameWithOwner,owner"]);
    * ```
    */
   async repository(): Promise<{ nameWithOwner: string; owner: string }> {
-    const args = [
-      "repo",
-      "view",
-      ...(this.#options.repo ? [this.#options.repo] : []),
-      "--json",
-      "nameWithOwner,owner",
-    ];
-    const data = await this.#strictJson(
-      args,
-      repoSchema,
-      () =>
-        this.#options.repo
-          ? `Cannot find repository "${this.#options.repo}" (flag "--repo")`
-          : `Cannot tell which GitHub repository "${this.#options.cwd}" belongs to: run inside a clone of a GitHub repository or pass --repo owner/name`,
-    );
-    return { nameWithOwner: data.nameWithOwner, owner: data.owner.login };
+    return await repository(this.#gh);
   }
 
   /**
@@ -435,44 +166,17 @@ export class GitHubCli {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitHubCli } from "@finishline/agents";
+   * import { sampleIssue, standInGh } from "@finishline/agents/testing";
    *
-   * // A stand-in for gh that logs its arguments and prints a canned reply.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const reply = JSON.stringify({
-   *     number: 7,
-   *     title: "Flaky test",
-   *     body: "",
-   *     state: "OPEN",
-   *     labels: [{ name: "bug" }],
-   *     url: "https://github.com/octo/demo/issues/7",
-   *   });
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho '${reply}'\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
-   *   const issue = await github.issue(7);
-   *   assert.equal(issue.title, "Flaky test");
-   *   assert.deepEqual(issue.labels, ["bug"]);
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * const { labels: _, ...fields } = sampleIssue();
+   * await using gh = await standInGh(JSON.stringify({ ...fields, labels: [{ name: "bug" }] }));
+   * const issue = await gh.port().issue(7);
+   * assert.equal(issue.title, "Login test is flaky");
+   * assert.deepEqual(issue.labels, ["bug"]);
    * ```
    */
   async issue(number: number): Promise<GhIssue> {
-    const data = await this.#strictJson(
-      [
-        "issue",
-        "view",
-        String(number),
-        ...this.repoArgs(),
-        "--json",
-        "number,title,body,state,labels,url",
-      ],
-      issueSchema,
-      () => `Cannot find issue #${number}${this.#where()} (flag "--issue")`,
-    );
-    return { ...data, labels: data.labels.map((label) => label.name) };
+    return await issue(this.#gh, number);
   }
 
   /**
@@ -483,34 +187,15 @@ export class GitHubCli {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitHubCli } from "@finishline/agents";
+   * import { standInGh } from "@finishline/agents/testing";
    *
-   * // A stand-in for gh that logs its arguments and prints a canned reply.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const reply = '{"state": "CLOSED"}';
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho '${reply}'\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
-   *   assert.equal(await github.issueState(7), "CLOSED");
-   *   assert.equal(
-   *     await Deno.readTextFile(`${dir}/calls`),
-   *     "issue view 7 --repo octo/demo --json state\n",
-   *   );
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * await using gh = await standInGh('{"state": "CLOSED"}');
+   * assert.equal(await gh.port().issueState(7), "CLOSED");
+   * assert.deepEqual(await gh.calls(), ["issue view 7 --repo octo/demo --json state"]);
    * ```
    */
   async issueState(issue: number | string): Promise<"OPEN" | "CLOSED" | undefined> {
-    const args = [
-      "issue",
-      "view",
-      String(issue),
-      ...(typeof issue === "number" ? this.repoArgs() : []),
-    ];
-    const data = await this.#retryJson([...args, "--json", "state"], stateSchema);
-    return data?.state;
+    return await issueState(this.#gh, issue);
   }
 
   /**
@@ -521,41 +206,16 @@ export class GitHubCli {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitHubCli } from "@finishline/agents";
+   * import { standInGh } from "@finishline/agents/testing";
    *
-   * // A stand-in for gh that logs its arguments and prints a canned reply.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const reply = JSON.stringify({
-   *     comments: [{
-   *       id: "c1",
-   *       author: null,
-   *       body: "Any news?",
-   *       createdAt: "2025-05-01T10:00:00Z",
-   *     }],
-   *   });
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho '${reply}'\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
-   *   assert.deepEqual(await github.issueComments(7), [
-   *     { id: "c1", author: "ghost", body: "Any news?", createdAt: "2025-05-01T10:00:00Z" },
-   *   ]);
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * const comment = { id: "c1", author: null, body: "Any news?", createdAt: "2025-05-01T10:00:00Z" };
+   * await using gh = await standInGh(JSON.stringify({ comments: [comment] }));
+   * // A deleted account shows as "ghost".
+   * assert.deepEqual(await gh.port().issueComments(7), [{ ...comment, author: "ghost" }]);
    * ```
    */
   async issueComments(number: number): Promise<GhComment[] | undefined> {
-    const data = await this.#retryJson(
-      ["issue", "view", String(number), ...this.repoArgs(), "--json", "comments"],
-      commentsSchema,
-    );
-    return data?.comments.map((comment) => ({
-      id: comment.id,
-      author: comment.author?.login ?? "ghost",
-      body: comment.body,
-      createdAt: comment.createdAt,
-    }));
+    return await issueComments(this.#gh, number);
   }
 
   /**
@@ -566,36 +226,15 @@ export class GitHubCli {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitHubCli } from "@finishline/agents";
+   * import { standInGh } from "@finishline/agents/testing";
    *
-   * // A stand-in for gh that logs its arguments and prints a canned reply.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
-   *   assert.equal(await github.ensureLabel("in-progress"), true);
-   *   assert.match(
-   *     await Deno.readTextFile(`${dir}/calls`),
-   *     /^label create in-progress --repo octo\/demo --force/,
-   *   );
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * await using gh = await standInGh();
+   * assert.equal(await gh.port().ensureLabel("in-progress"), true);
+   * assert.match((await gh.calls())[0], /^label create in-progress --repo octo\/demo --force/);
    * ```
    */
   async ensureLabel(name: string): Promise<boolean> {
-    return await this.#retryOk([
-      "label",
-      "create",
-      name,
-      ...this.repoArgs(),
-      "--force",
-      "--color",
-      "ededed",
-      "--description",
-      "Managed by finishline",
-    ]);
+    return await ensureLabel(this.#gh, name);
   }
 
   /**
@@ -607,29 +246,17 @@ export class GitHubCli {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitHubCli } from "@finishline/agents";
+   * import { standInGh } from "@finishline/agents/testing";
    *
-   * // A stand-in for gh that logs its arguments and prints a canned reply.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
-   *   assert.equal(await github.editLabel(7, { add: "blocked", remove: "in-progress" }), true);
-   *   assert.equal(
-   *     await Deno.readTextFile(`${dir}/calls`),
-   *     "issue edit 7 --repo octo/demo --add-label blocked --remove-label in-progress\n",
-   *   );
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * await using gh = await standInGh();
+   * assert.equal(await gh.port().editLabel(7, { add: "blocked", remove: "in-progress" }), true);
+   * assert.deepEqual(await gh.calls(), [
+   *   "issue edit 7 --repo octo/demo --add-label blocked --remove-label in-progress",
+   * ]);
    * ```
    */
   async editLabel(number: number, change: { add?: string; remove?: string }): Promise<boolean> {
-    const args = ["issue", "edit", String(number), ...this.repoArgs()];
-    if (change.add) args.push("--add-label", change.add);
-    if (change.remove) args.push("--remove-label", change.remove);
-    return await this.#retryOk(args);
+    return await editLabel(this.#gh, number, change);
   }
 
   /**
@@ -641,33 +268,15 @@ export class GitHubCli {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitHubCli } from "@finishline/agents";
+   * import { standInGh } from "@finishline/agents/testing";
    *
-   * // A stand-in for gh that logs its arguments and prints a canned reply.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
-   *   assert.equal(await github.comment(7, "Fixed in main."), true);
-   *   assert.equal(
-   *     await Deno.readTextFile(`${dir}/calls`),
-   *     "issue comment 7 --repo octo/demo --body Fixed in main.\n",
-   *   );
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * await using gh = await standInGh();
+   * assert.equal(await gh.port().comment(7, "Fixed in main."), true);
+   * assert.deepEqual(await gh.calls(), ["issue comment 7 --repo octo/demo --body Fixed in main."]);
    * ```
    */
   async comment(number: number, body: string): Promise<boolean> {
-    return await this.#retryOk([
-      "issue",
-      "comment",
-      String(number),
-      ...this.repoArgs(),
-      "--body",
-      body,
-    ]);
+    return await comment(this.#gh, number, body);
   }
 
   /**
@@ -679,27 +288,20 @@ export class GitHubCli {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitHubCli } from "@finishline/agents";
+   * import { standInGh } from "@finishline/agents/testing";
    *
-   * // A stand-in for gh that logs its arguments and prints a canned reply.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
-   *   assert.equal(await github.closeIssue(7, "Fixed in #9."), true);
-   *   assert.equal(await github.closeIssue(8), true);
-   *   assert.equal(
-   *     await Deno.readTextFile(`${dir}/calls`),
-   *     "issue close 7 --repo octo/demo --comment Fixed in #9.\nissue close 8 --repo octo/demo\n",
-   *   );
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * await using gh = await standInGh();
+   * const github = gh.port();
+   * assert.equal(await github.closeIssue(7, "Fixed in #9."), true);
+   * assert.equal(await github.closeIssue(8), true);
+   * assert.deepEqual(await gh.calls(), [
+   *   "issue close 7 --repo octo/demo --comment Fixed in #9.",
+   *   "issue close 8 --repo octo/demo",
+   * ]);
    * ```
    */
   async closeIssue(number: number, comment?: string): Promise<boolean> {
-    return await this.#retryOk(this.#stateArgs("close", number, comment));
+    return await setIssueState(this.#gh, "close", number, comment);
   }
 
   /**
@@ -711,26 +313,17 @@ export class GitHubCli {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitHubCli } from "@finishline/agents";
+   * import { standInGh } from "@finishline/agents/testing";
    *
-   * // A stand-in for gh that logs its arguments and prints a canned reply.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
-   *   assert.equal(await github.reopenIssue(7, "The test still fails."), true);
-   *   assert.equal(
-   *     await Deno.readTextFile(`${dir}/calls`),
-   *     "issue reopen 7 --repo octo/demo --comment The test still fails.\n",
-   *   );
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * await using gh = await standInGh();
+   * assert.equal(await gh.port().reopenIssue(7, "The test still fails."), true);
+   * assert.deepEqual(await gh.calls(), [
+   *   "issue reopen 7 --repo octo/demo --comment The test still fails.",
+   * ]);
    * ```
    */
   async reopenIssue(number: number, comment?: string): Promise<boolean> {
-    return await this.#retryOk(this.#stateArgs("reopen", number, comment));
+    return await setIssueState(this.#gh, "reopen", number, comment);
   }
 
   /**
@@ -743,40 +336,16 @@ export class GitHubCli {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitHubCli } from "@finishline/agents";
+   * import { sampleProject, standInGh } from "@finishline/agents/testing";
    *
-   * // A stand-in for gh that logs its arguments and prints a canned reply.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const reply = JSON.stringify({
-   *     number: 2,
-   *     title: "Launch",
-   *     url: "https://github.com/orgs/octo/projects/2",
-   *     id: "PVT_2",
-   *   });
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho '${reply}'\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, gh: `${dir}/gh` });
-   *   const project = await github.project(2, "octo");
-   *   assert.deepEqual(project, {
-   *     number: 2,
-   *     title: "Launch",
-   *     url: "https://github.com/orgs/octo/projects/2",
-   *     id: "PVT_2",
-   *     owner: "octo",
-   *   });
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * const { owner: _, ...fields } = sampleProject();
+   * await using gh = await standInGh(JSON.stringify(fields));
+   * assert.deepEqual(await gh.port().project(2, "octo"), sampleProject());
+   * assert.deepEqual(await gh.calls(), ["project view 2 --owner octo --format json"]);
    * ```
    */
   async project(number: number, owner: string): Promise<GhProject> {
-    const data = await this.#strictJson(
-      ["project", "view", String(number), "--owner", owner, "--format", "json"],
-      projectSchema,
-      () => `Cannot find project #${number} of owner "${owner}" (flags "--project" and "--owner")`,
-    );
-    return { number: data.number, title: data.title, url: data.url, id: data.id, owner };
+    return await project(this.#gh, number, owner);
   }
 
   /**
@@ -789,28 +358,15 @@ export class GitHubCli {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitHubCli } from "@finishline/agents";
+   * import { standInGh } from "@finishline/agents/testing";
    *
-   * // A stand-in for gh that logs its arguments and prints a canned reply.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const reply = JSON.stringify({
-   *     items: [{
-   *       id: "PVTI_1",
-   *       status: "Done",
-   *       content: { type: "Issue", number: 3, title: "Add login" },
-   *     }],
-   *   });
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho '${reply}'\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, gh: `${dir}/gh` });
-   *   const items = await github.projectItems(2, "octo", { strict: true });
-   *   assert.deepEqual(items?.map((item) => [item.title, item.status, item.number]), [
-   *     ["Add login", "Done", 3],
-   *   ]);
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * const content = { type: "Issue", number: 3, title: "Add login" };
+   * const item = { id: "PVTI_1", status: "Done", content };
+   * await using gh = await standInGh(JSON.stringify({ items: [item] }));
+   * const items = await gh.port().projectItems(2, "octo", { strict: true });
+   * assert.deepEqual(items?.map((item) => [item.title, item.status, item.number]), [
+   *   ["Add login", "Done", 3],
+   * ]);
    * ```
    */
   async projectItems(
@@ -818,34 +374,7 @@ export class GitHubCli {
     owner: string,
     options: { strict?: boolean } = {},
   ): Promise<GhProjectItem[] | undefined> {
-    const args = [
-      "project",
-      "item-list",
-      String(number),
-      "--owner",
-      owner,
-      "--format",
-      "json",
-      "--limit",
-      "1000",
-    ];
-    const data = options.strict
-      ? await this.#strictJson(
-        args,
-        itemsSchema,
-        () => `Cannot list the items of project #${number} of owner "${owner}"`,
-      )
-      : await this.#retryJson(args, itemsSchema);
-    return data?.items.map((item) => ({
-      id: item.id,
-      title: item.title || item.content?.title || "",
-      status: item.status,
-      labels: item.labels ?? [],
-      type: item.content?.type ?? "DraftIssue",
-      number: item.content?.number,
-      url: item.content?.url,
-      repository: item.content?.repository,
-    }));
+    return await projectItems(this.#gh, { number, owner }, options);
   }
 
   /**
@@ -856,97 +385,49 @@ export class GitHubCli {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitHubCli } from "@finishline/agents";
+   * import { standInGh } from "@finishline/agents/testing";
    *
-   * // A stand-in for gh that logs its arguments and prints a canned reply.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const reply = "https://github.com/octo/demo/pull/9";
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\necho '${reply}'\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
-   *   const url = await github.createPullRequest({
-   *     base: "main",
-   *     head: "finishline/fix-login",
-   *     title: "Fix the login test",
-   *     body: "Closes #7",
-   *   });
-   *   assert.equal(url, "https://github.com/octo/demo/pull/9");
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * await using gh = await standInGh("https://github.com/octo/demo/pull/9");
+   * const url = await gh.port().createPullRequest({
+   *   base: "main",
+   *   head: "finishline/fix-login",
+   *   title: "Fix the login test",
+   *   body: "Closes #7",
+   * });
+   * assert.equal(url, "https://github.com/octo/demo/pull/9");
    * ```
    */
   async createPullRequest(
     pr: { base: string; head: string; title: string; body: string },
   ): Promise<string | undefined> {
-    const result = await this.#retry(
-      [
-        "pr",
-        "create",
-        ...this.repoArgs(),
-        "--base",
-        pr.base,
-        "--head",
-        pr.head,
-        "--title",
-        pr.title,
-        "--body",
-        pr.body,
-      ],
-      () => undefined,
-    );
-    return result?.stdout.trim().split("\n").at(-1);
+    return await createPullRequest(this.#gh, pr);
   }
 
   /**
    * The CI checks of a pull request during the run (retried; `undefined` when gh keeps failing).
-   *
-   * Reads gh's plain output (`name`, `state`, `elapsed`, `link` and, from gh
-   * 2.30, `description`, tab-separated), which every gh prints: `--json` on
-   * `gh pr checks` came in 2024, long after Debian's gh 2.23. gh exits 1 or 8
-   * when checks failed or are pending; those are answers, not faults.
+   * gh exits 1 or 8 when checks failed or are pending; those are answers, not faults.
    *
    * @param pr Pull request number, URL or head branch.
    * @returns The checks and their overall state, or undefined.
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitHubCli } from "@finishline/agents";
+   * import { standInGh } from "@finishline/agents/testing";
    *
-   * // A stand-in for gh that logs its arguments and prints gh's rows for a pending run.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const rows = "lint\\tpass\\t41s\\thttps://github.com/octo/demo/actions/runs/123/job/1\\t\\n" +
-   *     "test\\tpending\\t0\\thttps://github.com/octo/demo/actions/runs/123/job/2\\t\\n";
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\nprintf '${rows}'\nexit 8\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
-   *   const checks = await github.pullRequestChecks("9");
-   *   assert.equal(checks?.state, "pending");
-   *   assert.deepEqual(checks?.checks[1], {
-   *     name: "test",
-   *     state: "pending",
-   *     link: "https://github.com/octo/demo/actions/runs/123/job/2",
-   *     runId: "123",
-   *   });
-   *   assert.equal(await Deno.readTextFile(`${dir}/calls`), "pr checks 9 --repo octo/demo\n");
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * // gh's rows for a pending run; gh exits 8 while a check is pending.
+   * const job = (n: number) => `https://github.com/octo/demo/actions/runs/123/job/${n}`;
+   * await using gh = await standInGh({
+   *   stdout: `lint\tpass\t41s\t${job(1)}\t\ntest\tpending\t0\t${job(2)}\t`,
+   *   code: 8,
+   * });
+   * const checks = await gh.port().pullRequestChecks("9");
+   * assert.equal(checks?.state, "pending");
+   * assert.deepEqual(checks?.checks[1], { name: "test", state: "pending", link: job(2), runId: "123" });
+   * assert.deepEqual(await gh.calls(), ["pr checks 9 --repo octo/demo"]);
    * ```
    */
   async pullRequestChecks(pr: string): Promise<PullRequestChecks | undefined> {
-    // A URL names its repository; --repo is for numbers and branches.
-    const args = ["pr", "checks", pr, ...(/^https?:\/\//.test(pr) ? [] : this.repoArgs())];
-    let checks: PullRequestChecks | undefined;
-    const result = await this.#retry(args, (result) => {
-      const parsed = parseChecks(result);
-      if (typeof parsed === "string") return parsed;
-      checks = parsed;
-      return undefined;
-    }, CHECKS_ANSWER_CODES);
-    return result ? checks : undefined;
+    return await pullRequestChecks(this.#gh, pr);
   }
 
   /**
@@ -964,78 +445,35 @@ export class GitHubCli {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitHubCli } from "@finishline/agents";
+   * import { standInGh } from "@finishline/agents/testing";
    *
-   * // A stand-in for gh whose check is pending on the first call and passes after.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const script = `#!/bin/sh
-   * if [ -e "${dir}/seen" ]; then printf 'test\\tpass\\t2m0s\\t\\t\\n'; exit 0; fi
-   * touch "${dir}/seen"; printf 'test\\tpending\\t0\\t\\t\\n'; exit 8
-   * `;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const waits: number[] = [];
-   *   const github = new GitHubCli({
-   *     cwd: dir,
-   *     gh: `${dir}/gh`,
-   *     sleep: (ms) => {
-   *       waits.push(ms);
-   *       return Promise.resolve();
-   *     },
-   *   });
-   *   const polls: string[] = [];
-   *   const result = await github.waitForPullRequestChecks("9", {
-   *     timeoutMs: 600_000,
-   *     onPoll: (checks) => polls.push(checks.state),
-   *   });
-   *   assert.deepEqual(result, {
-   *     state: "pass",
-   *     checks: [{ name: "test", state: "pass" }],
-   *     timedOut: false,
-   *   });
-   *   assert.deepEqual(polls, ["pending", "pass"]);
-   *   assert.deepEqual(waits, [15_000]);
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * // The check is pending on the first call and passes after.
+   * await using gh = await standInGh([
+   *   { stdout: "test\tpending\t0\t\t", code: 8 },
+   *   { stdout: "test\tpass\t2m0s\t\t" },
+   * ]);
+   * const waits: number[] = [];
+   * const github = gh.port({ sleep: (ms) => Promise.resolve(void waits.push(ms)) });
+   * const polls: string[] = [];
+   * const result = await github.waitForPullRequestChecks("9", {
+   *   timeoutMs: 600_000,
+   *   onPoll: (checks) => polls.push(checks.state),
+   * });
+   * assert.deepEqual(result, {
+   *   state: "pass",
+   *   checks: [{ name: "test", state: "pass" }],
+   *   timedOut: false,
+   * });
+   * assert.deepEqual(polls, ["pending", "pass"]);
+   * assert.deepEqual(waits, [15_000]);
    * ```
    */
   async waitForPullRequestChecks(
     pr: string,
     options: WaitForChecksOptions,
   ): Promise<PullRequestChecks & { timedOut: boolean }> {
-    const { timeoutMs, signal, onPoll } = options;
-    const intervalMs = options.intervalMs ?? 15_000;
-    if (!(timeoutMs >= 0)) {
-      throw new RangeError(
-        `Cannot wait for the checks of "${pr}": "timeoutMs" must be 0 or more, got ${timeoutMs}`,
-      );
-    }
-    if (!(intervalMs > 0)) {
-      throw new RangeError(
-        `Cannot wait for the checks of "${pr}": "intervalMs" must be more than 0, got ${intervalMs}`,
-      );
-    }
-    // Counted rather than read from a clock, so an instant test sleep still
-    // spends the budget: real time in gh calls plus the waits asked for.
-    let elapsed = 0;
-    let last: PullRequestChecks = { state: "pending", checks: [] };
-    for (;;) {
-      if (signal?.aborted) return { ...last, timedOut: true };
-      const started = performance.now();
-      const checks = await this.pullRequestChecks(pr);
-      elapsed += performance.now() - started;
-      if (checks !== undefined) {
-        last = checks;
-        onPoll?.(checks);
-        if (checks.state !== "pending") return { ...checks, timedOut: false };
-      }
-      const remaining = timeoutMs - elapsed;
-      if (remaining <= 0) return { ...last, timedOut: true };
-      const wait = Math.ceil(Math.min(intervalMs, remaining));
-      await this.#pause(wait, signal);
-      elapsed += wait;
-    }
+    const poll = (pr: string) => this.pullRequestChecks(pr);
+    return await waitForChecks(this.#gh, pr, { ...options, poll });
   }
 
   /**
@@ -1049,183 +487,14 @@ export class GitHubCli {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitHubCli } from "@finishline/agents";
+   * import { standInGh } from "@finishline/agents/testing";
    *
-   * // A stand-in for gh that logs its arguments and prints a five-line log.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const script = `#!/bin/sh\necho "$@" >> "${dir}/calls"\nprintf 'one\\ntwo\\nthree\\nfour\\nfive\\n'\n`;
-   *   await Deno.writeTextFile(`${dir}/gh`, script, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, repo: "octo/demo", gh: `${dir}/gh` });
-   *   assert.equal(await github.failedRunLog("123", 2), "four\nfive");
-   *   assert.equal(
-   *     await Deno.readTextFile(`${dir}/calls`),
-   *     "run view 123 --repo octo/demo --log-failed\n",
-   *   );
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * await using gh = await standInGh("one\ntwo\nthree\nfour\nfive");
+   * assert.equal(await gh.port().failedRunLog("123", 2), "four\nfive");
+   * assert.deepEqual(await gh.calls(), ["run view 123 --repo octo/demo --log-failed"]);
    * ```
    */
   async failedRunLog(runId: string, tailLines = 40): Promise<string | undefined> {
-    if (!Number.isInteger(tailLines) || tailLines < 1) {
-      throw new RangeError(
-        `Cannot read the log of run "${runId}": "tailLines" must be a positive integer, got ${tailLines}`,
-      );
-    }
-    const result = await this.#retry(
-      ["run", "view", runId, ...this.repoArgs(), "--log-failed"],
-      () => undefined,
-    );
-    if (result === undefined) return undefined;
-    const text = result.stdout.replace(/\n+$/, "");
-    return text === "" ? "" : text.split("\n").slice(-tailLines).join("\n");
+    return await failedRunLog(this.#gh, runId, tailLines);
   }
-
-  #stateArgs(action: "close" | "reopen", number: number, comment?: string): string[] {
-    const args = ["issue", action, String(number), ...this.repoArgs()];
-    if (comment) args.push("--comment", comment);
-    return args;
-  }
-
-  /** The injected sleep, cut short (resolved) when `signal` aborts. */
-  async #pause(ms: number, signal?: AbortSignal): Promise<void> {
-    if (signal === undefined) return await this.#options.sleep(ms);
-    if (signal.aborted) return;
-    let onAbort = () => {};
-    const aborted = new Promise<void>((resolve) => {
-      onAbort = () => resolve();
-      signal.addEventListener("abort", onAbort, { once: true });
-    });
-    try {
-      await Promise.race([this.#options.sleep(ms), aborted]);
-    } finally {
-      signal.removeEventListener("abort", onAbort);
-    }
-  }
-
-  #where(): string {
-    return this.#options.repo ? ` in "${this.#options.repo}"` : "";
-  }
-
-  async #once(args: string[]): Promise<CallResult> {
-    this.#calls++;
-    const { gh, cwd, timeoutMs, env } = this.#options;
-    return await runTool(gh, args, { cwd, env, timeoutMs });
-  }
-
-  async #strictJson<T>(args: string[], schema: z.ZodType<T>, describe: () => string): Promise<T> {
-    const result = await this.#once(args);
-    if (result.code === MISSING_CODE) {
-      throw new UsageError(
-        `Cannot find the GitHub CLI "gh": install it (https://cli.github.com) and run "gh auth login"`,
-      );
-    }
-    if (result.code !== 0) {
-      throw new UsageError(`${describe()}: ${firstLine(result.stderr, result.code)}`);
-    }
-    const parsed = parseJson(result.stdout, schema);
-    if (!parsed.ok) {
-      throw new UsageError(`${describe()}: gh returned unexpected JSON: ${parsed.error}`);
-    }
-    return parsed.value;
-  }
-
-  /**
-   * Run a call during the run, retrying with backoff. `accept` judges a
-   * result that exited 0 or with one of `answerCodes` (a string is the
-   * problem, and the call is retried).
-   */
-  async #retry(
-    args: string[],
-    accept: (result: CallResult) => string | undefined,
-    answerCodes: readonly number[] = [],
-  ): Promise<CallResult | undefined> {
-    const { attempts, backoffMs, sleep, onFault } = this.#options;
-    for (let attempt = 1; attempt <= attempts; attempt++) {
-      const result = await this.#once(args);
-      const problem = result.code === 0 || answerCodes.includes(result.code)
-        ? accept(result)
-        : result.code === TIMEOUT_CODE
-        ? `timed out after ${this.#options.timeoutMs} ms`
-        : firstLine(result.stderr, result.code);
-      if (problem === undefined) return result;
-      const willRetry = attempt < attempts && result.code !== MISSING_CODE;
-      onFault?.({ args, code: result.code, message: problem, attempt, willRetry });
-      if (!willRetry) return undefined;
-      await sleep(backoffMs * 2 ** (attempt - 1));
-    }
-    return undefined;
-  }
-
-  async #retryJson<T>(args: string[], schema: z.ZodType<T>): Promise<T | undefined> {
-    let value: T | undefined;
-    const result = await this.#retry(args, (result) => {
-      const parsed = parseJson(result.stdout, schema);
-      if (!parsed.ok) return `unexpected JSON: ${parsed.error}`;
-      value = parsed.value;
-      return undefined;
-    });
-    return result ? value : undefined;
-  }
-
-  async #retryOk(args: string[]): Promise<boolean> {
-    return (await this.#retry(args, () => undefined)) !== undefined;
-  }
-}
-
-function parseJson<T>(
-  text: string,
-  schema: z.ZodType<T>,
-): { ok: true; value: T } | { ok: false; error: string } {
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch (error) {
-    return { ok: false, error: error instanceof Error ? error.message : String(error) };
-  }
-  const result = schema.safeParse(data);
-  if (!result.success) {
-    const issue = result.error.issues[0];
-    return { ok: false, error: `${issue.path.join(".") || "(root)"}: ${issue.message}` };
-  }
-  return { ok: true, value: result.data };
-}
-
-/** gh's plain `pr checks` output, or the problem with it. */
-function parseChecks(result: CallResult): PullRequestChecks | string {
-  if (NO_CHECKS.test(result.stderr)) return { state: "none", checks: [] };
-  const lines = result.stdout.split("\n").filter((line) => line.trim() !== "");
-  if (lines.length === 0) {
-    return result.code === 0
-      ? { state: "none", checks: [] }
-      : firstLine(result.stderr, result.code);
-  }
-  const checks: PullRequestCheck[] = [];
-  for (const line of lines) {
-    const [name, state, _elapsed, link] = line.split("\t");
-    if (link === undefined || !CHECK_STATES.includes(state)) {
-      return `unexpected "gh pr checks" row: "${line}"`;
-    }
-    const runId = link.match(/\/actions\/runs\/(\d+)(?:[/?#]|$)/)?.[1];
-    checks.push({
-      name,
-      state: state as PullRequestCheck["state"],
-      ...(link === "" ? {} : { link }),
-      ...(runId === undefined ? {} : { runId }),
-    });
-  }
-  return { state: checksState(checks), checks };
-}
-
-function checksState(checks: PullRequestCheck[]): PullRequestChecks["state"] {
-  if (checks.length === 0) return "none";
-  if (checks.some((check) => check.state === "fail" || check.state === "cancel")) return "fail";
-  if (checks.some((check) => check.state === "pending")) return "pending";
-  return "pass";
-}
-
-function firstLine(stderr: string, code: number): string {
-  const line = stderr.split("\n").map((text) => text.trim()).find((text) => text !== "");
-  return line ?? `exit code ${code}`;
 }

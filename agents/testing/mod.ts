@@ -68,9 +68,17 @@ export {
   type TurnContext,
 } from "./scripted_server.ts";
 export {
+  projectItemsReply,
+  type SampleHandlerOptions,
   sampleIssue,
   sampleIssueHandler,
   type SampleIssueHandlerOptions,
+  sampleProject,
+  sampleProjectHandler,
+  type SampleProjectHandlerOptions,
+  sampleProjectItems,
   type StandInGh,
   standInGh,
+  type StandInPortOptions,
+  type StandInReply,
 } from "./stand_ins.ts";

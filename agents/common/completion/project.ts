@@ -106,54 +106,22 @@ export function lastReview(
  * @example With a stand-in for `gh` that shows every item done
  * ```ts
  * import assert from "node:assert/strict";
+ * import { emptySummary } from "@finishline/agents";
  * import {
- *   emptySummary,
- *   type GhProject,
- *   type GhProjectItem,
- *   GitHubCli,
- *   parseDefinition,
- *   ProjectCompletionHandler,
- *   PromptResolver,
- * } from "@finishline/agents";
+ *   projectItemsReply,
+ *   sampleProjectHandler,
+ *   sampleProjectItems,
+ *   standInGh,
+ * } from "@finishline/agents/testing";
  *
- * const definition = parseDefinition(
- *   '{ "name": "board", "behavior": { "completionType": "project" } }',
- *   { displayPath: ".agent/board/agent.json" },
- * );
- * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
- * const project: GhProject = {
- *   number: 2,
- *   title: "Launch",
- *   url: "https://github.com/orgs/octo/projects/2",
- *   id: "PVT_2",
- *   owner: "octo",
- * };
- * const items: GhProjectItem[] = [
- *   { id: "PVTI_1", title: "Add login", status: "Done", labels: [], type: "Issue", number: 3 },
- *   { id: "PVTI_2", title: "Add logout", status: "Todo", labels: [], type: "Issue", number: 4 },
- * ];
- *
- * // A stand-in for gh that prints the board with every item done.
- * const dir = await Deno.makeTempDir();
- * try {
- *   const board = JSON.stringify({
- *     items: items.map((item) => ({ ...item, status: "Done", content: { type: "Issue" } })),
- *   });
- *   await Deno.writeTextFile(`${dir}/gh`, `#!/bin/sh\necho '${board}'\n`, { mode: 0o755 });
- *   const github = new GitHubCli({ cwd: dir, gh: `${dir}/gh` });
- *   const context = { definition, args: {}, resolver, maxIterations: 5 };
- *   const handler = new ProjectCompletionHandler(context, { project, items, github });
- *   assert.equal(handler.type, "project");
- *   assert.equal(handler.phase, "processing");
- *   const summary = {
- *     ...emptySummary(3),
- *     detectedActions: [{ type: "review", result: "pass", notes: "Both flows tested" }],
- *   };
- *   assert.equal(await handler.isComplete(summary), true);
- *   assert.equal(handler.phase, "complete");
- * } finally {
- *   await Deno.remove(dir, { recursive: true });
- * }
+ * await using gh = await standInGh(projectItemsReply(sampleProjectItems("Done")));
+ * const handler = await sampleProjectHandler({ gh });
+ * assert.equal(handler.type, "project");
+ * assert.equal(handler.phase, "processing");
+ * const review = { type: "review", result: "pass", notes: "Both flows tested" };
+ * assert.equal(await handler.isComplete({ ...emptySummary(3), detectedActions: [review] }), true);
+ * assert.equal(handler.phase, "complete");
+ * assert.deepEqual(await gh.calls(), ["project item-list 2 --owner octo --format json --limit 1000"]);
  * ```
  */
 export class ProjectCompletionHandler extends BaseHandler implements CompletionHandler {
@@ -192,36 +160,10 @@ export class ProjectCompletionHandler extends BaseHandler implements CompletionH
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import {
-   *   type GhProject,
-   *   type GhProjectItem,
-   *   GitHubCli,
-   *   parseDefinition,
-   *   ProjectCompletionHandler,
-   *   PromptResolver,
-   * } from "@finishline/agents";
+   * import { sampleProjectHandler } from "@finishline/agents/testing";
    *
-   * const definition = parseDefinition(
-   *   '{ "name": "board", "behavior": { "completionType": "project" } }',
-   *   { displayPath: ".agent/board/agent.json" },
-   * );
-   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
-   * const project: GhProject = {
-   *   number: 2,
-   *   title: "Launch",
-   *   url: "https://github.com/orgs/octo/projects/2",
-   *   id: "PVT_2",
-   *   owner: "octo",
-   * };
-   * const items: GhProjectItem[] = [
-   *   { id: "PVTI_1", title: "Add login", status: "Done", labels: [], type: "Issue", number: 3 },
-   *   { id: "PVTI_2", title: "Add logout", status: "Todo", labels: [], type: "Issue", number: 4 },
-   * ];
-   * const github = new GitHubCli({ cwd: Deno.cwd() });
-   * const context = { definition, args: {}, resolver, maxIterations: 5 };
-   * const handler = new ProjectCompletionHandler(context, { project, items, github });
    * // One item is done and one is not: the work is under way.
-   * assert.equal(handler.phase, "processing");
+   * assert.equal((await sampleProjectHandler()).phase, "processing");
    * ```
    */
   get phase(): ProjectPhase {
@@ -237,35 +179,9 @@ export class ProjectCompletionHandler extends BaseHandler implements CompletionH
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import {
-   *   type GhProject,
-   *   type GhProjectItem,
-   *   GitHubCli,
-   *   parseDefinition,
-   *   ProjectCompletionHandler,
-   *   PromptResolver,
-   * } from "@finishline/agents";
+   * import { sampleProjectHandler } from "@finishline/agents/testing";
    *
-   * const definition = parseDefinition(
-   *   '{ "name": "board", "behavior": { "completionType": "project" } }',
-   *   { displayPath: ".agent/board/agent.json" },
-   * );
-   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
-   * const project: GhProject = {
-   *   number: 2,
-   *   title: "Launch",
-   *   url: "https://github.com/orgs/octo/projects/2",
-   *   id: "PVT_2",
-   *   owner: "octo",
-   * };
-   * const items: GhProjectItem[] = [
-   *   { id: "PVTI_1", title: "Add login", status: "Done", labels: [], type: "Issue", number: 3 },
-   *   { id: "PVTI_2", title: "Add logout", status: "Todo", labels: [], type: "Issue", number: 4 },
-   * ];
-   * const github = new GitHubCli({ cwd: Deno.cwd() });
-   * const context = { definition, args: {}, resolver, maxIterations: 5 };
-   * const handler = new ProjectCompletionHandler(context, { project, items, github });
-   * const prompt = await handler.buildInitialPrompt({});
+   * const prompt = await (await sampleProjectHandler()).buildInitialPrompt({});
    * assert.match(prompt, /# GitHub project #2: Launch/);
    * assert.match(prompt, /- #4 Add logout \[Todo\] \(item PVTI_2\)/);
    * ```
@@ -287,36 +203,10 @@ export class ProjectCompletionHandler extends BaseHandler implements CompletionH
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import {
-   *   emptySummary,
-   *   type GhProject,
-   *   type GhProjectItem,
-   *   GitHubCli,
-   *   parseDefinition,
-   *   ProjectCompletionHandler,
-   *   PromptResolver,
-   * } from "@finishline/agents";
+   * import { emptySummary } from "@finishline/agents";
+   * import { sampleProjectHandler } from "@finishline/agents/testing";
    *
-   * const definition = parseDefinition(
-   *   '{ "name": "board", "behavior": { "completionType": "project" } }',
-   *   { displayPath: ".agent/board/agent.json" },
-   * );
-   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
-   * const project: GhProject = {
-   *   number: 2,
-   *   title: "Launch",
-   *   url: "https://github.com/orgs/octo/projects/2",
-   *   id: "PVT_2",
-   *   owner: "octo",
-   * };
-   * const items: GhProjectItem[] = [
-   *   { id: "PVTI_1", title: "Add login", status: "Done", labels: [], type: "Issue", number: 3 },
-   *   { id: "PVTI_2", title: "Add logout", status: "Todo", labels: [], type: "Issue", number: 4 },
-   * ];
-   * const github = new GitHubCli({ cwd: Deno.cwd() });
-   * const context = { definition, args: {}, resolver, maxIterations: 5 };
-   * const handler = new ProjectCompletionHandler(context, { project, items, github });
-   * const prompt = await handler.buildContinuationPrompt(2, [emptySummary(1)]);
+   * const prompt = await (await sampleProjectHandler()).buildContinuationPrompt(2, [emptySummary(1)]);
    * assert.ok(prompt.includes("Phase: **processing**"));
    * ```
    */
@@ -335,35 +225,9 @@ export class ProjectCompletionHandler extends BaseHandler implements CompletionH
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import {
-   *   type GhProject,
-   *   type GhProjectItem,
-   *   GitHubCli,
-   *   parseDefinition,
-   *   ProjectCompletionHandler,
-   *   PromptResolver,
-   * } from "@finishline/agents";
+   * import { sampleProjectHandler } from "@finishline/agents/testing";
    *
-   * const definition = parseDefinition(
-   *   '{ "name": "board", "behavior": { "completionType": "project" } }',
-   *   { displayPath: ".agent/board/agent.json" },
-   * );
-   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
-   * const project: GhProject = {
-   *   number: 2,
-   *   title: "Launch",
-   *   url: "https://github.com/orgs/octo/projects/2",
-   *   id: "PVT_2",
-   *   owner: "octo",
-   * };
-   * const items: GhProjectItem[] = [
-   *   { id: "PVTI_1", title: "Add login", status: "Done", labels: [], type: "Issue", number: 3 },
-   *   { id: "PVTI_2", title: "Add logout", status: "Todo", labels: [], type: "Issue", number: 4 },
-   * ];
-   * const github = new GitHubCli({ cwd: Deno.cwd() });
-   * const context = { definition, args: {}, resolver, maxIterations: 5 };
-   * const handler = new ProjectCompletionHandler(context, { project, items, github });
-   * const criteria = handler.buildCompletionCriteria();
+   * const criteria = (await sampleProjectHandler()).buildCompletionCriteria();
    * assert.equal(criteria.short, "finish project #2");
    * assert.match(criteria.detailed, /"type": "review", "result": "pass"/);
    * ```
@@ -395,49 +259,19 @@ export class ProjectCompletionHandler extends BaseHandler implements CompletionH
    * @example
    * ```ts
    * import assert from "node:assert/strict";
+   * import { emptySummary } from "@finishline/agents";
    * import {
-   *   emptySummary,
-   *   type GhProject,
-   *   type GhProjectItem,
-   *   GitHubCli,
-   *   parseDefinition,
-   *   ProjectCompletionHandler,
-   *   PromptResolver,
-   * } from "@finishline/agents";
+   *   projectItemsReply,
+   *   sampleProjectHandler,
+   *   sampleProjectItems,
+   *   standInGh,
+   * } from "@finishline/agents/testing";
    *
-   * const definition = parseDefinition(
-   *   '{ "name": "board", "behavior": { "completionType": "project" } }',
-   *   { displayPath: ".agent/board/agent.json" },
-   * );
-   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
-   * const project: GhProject = {
-   *   number: 2,
-   *   title: "Launch",
-   *   url: "https://github.com/orgs/octo/projects/2",
-   *   id: "PVT_2",
-   *   owner: "octo",
-   * };
-   * const items: GhProjectItem[] = [
-   *   { id: "PVTI_1", title: "Add login", status: "Done", labels: [], type: "Issue", number: 3 },
-   *   { id: "PVTI_2", title: "Add logout", status: "Todo", labels: [], type: "Issue", number: 4 },
-   * ];
-   *
-   * // A stand-in for gh that prints the board with every item done.
-   * const dir = await Deno.makeTempDir();
-   * try {
-   *   const board = JSON.stringify({
-   *     items: items.map((item) => ({ ...item, status: "Done", content: { type: "Issue" } })),
-   *   });
-   *   await Deno.writeTextFile(`${dir}/gh`, `#!/bin/sh\necho '${board}'\n`, { mode: 0o755 });
-   *   const github = new GitHubCli({ cwd: dir, gh: `${dir}/gh` });
-   *   const context = { definition, args: {}, resolver, maxIterations: 5 };
-   *   const handler = new ProjectCompletionHandler(context, { project, items, github });
-   *   // Every item is done, but there was no review yet: review comes next.
-   *   assert.equal(await handler.isComplete(emptySummary(2)), false);
-   *   assert.equal(handler.phase, "review");
-   * } finally {
-   *   await Deno.remove(dir, { recursive: true });
-   * }
+   * await using gh = await standInGh(projectItemsReply(sampleProjectItems("Done")));
+   * const handler = await sampleProjectHandler({ gh });
+   * // Every item is done, but there was no review yet: review comes next.
+   * assert.equal(await handler.isComplete(emptySummary(2)), false);
+   * assert.equal(handler.phase, "review");
    * ```
    */
   async isComplete(summary: IterationSummary): Promise<boolean> {
@@ -484,37 +318,11 @@ export class ProjectCompletionHandler extends BaseHandler implements CompletionH
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import {
-   *   emptySummary,
-   *   type GhProject,
-   *   type GhProjectItem,
-   *   GitHubCli,
-   *   parseDefinition,
-   *   ProjectCompletionHandler,
-   *   PromptResolver,
-   * } from "@finishline/agents";
+   * import { emptySummary } from "@finishline/agents";
+   * import { sampleProjectHandler } from "@finishline/agents/testing";
    *
-   * const definition = parseDefinition(
-   *   '{ "name": "board", "behavior": { "completionType": "project" } }',
-   *   { displayPath: ".agent/board/agent.json" },
-   * );
-   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
-   * const project: GhProject = {
-   *   number: 2,
-   *   title: "Launch",
-   *   url: "https://github.com/orgs/octo/projects/2",
-   *   id: "PVT_2",
-   *   owner: "octo",
-   * };
-   * const items: GhProjectItem[] = [
-   *   { id: "PVTI_1", title: "Add login", status: "Done", labels: [], type: "Issue", number: 3 },
-   *   { id: "PVTI_2", title: "Add logout", status: "Todo", labels: [], type: "Issue", number: 4 },
-   * ];
-   * const github = new GitHubCli({ cwd: Deno.cwd() });
-   * const context = { definition, args: {}, resolver, maxIterations: 5 };
-   * const handler = new ProjectCompletionHandler(context, { project, items, github });
    * assert.equal(
-   *   await handler.getCompletionDescription(emptySummary(4)),
+   *   await (await sampleProjectHandler()).getCompletionDescription(emptySummary(4)),
    *   "Project #2: all 2 items done and the review passed in iteration 4",
    * );
    * ```
@@ -533,36 +341,10 @@ export class ProjectCompletionHandler extends BaseHandler implements CompletionH
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import {
-   *   type GhProject,
-   *   type GhProjectItem,
-   *   GitHubCli,
-   *   parseDefinition,
-   *   ProjectCompletionHandler,
-   *   PromptResolver,
-   * } from "@finishline/agents";
+   * import { sampleProjectHandler } from "@finishline/agents/testing";
    *
-   * const definition = parseDefinition(
-   *   '{ "name": "board", "behavior": { "completionType": "project" } }',
-   *   { displayPath: ".agent/board/agent.json" },
-   * );
-   * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
-   * const project: GhProject = {
-   *   number: 2,
-   *   title: "Launch",
-   *   url: "https://github.com/orgs/octo/projects/2",
-   *   id: "PVT_2",
-   *   owner: "octo",
-   * };
-   * const items: GhProjectItem[] = [
-   *   { id: "PVTI_1", title: "Add login", status: "Done", labels: [], type: "Issue", number: 3 },
-   *   { id: "PVTI_2", title: "Add logout", status: "Todo", labels: [], type: "Issue", number: 4 },
-   * ];
-   * const github = new GitHubCli({ cwd: Deno.cwd() });
-   * const context = { definition, args: {}, resolver, maxIterations: 5 };
-   * const handler = new ProjectCompletionHandler(context, { project, items, github });
    * // Without a fault sink in the options, there is nothing to hand over.
-   * assert.deepEqual(handler.drainFaults(), []);
+   * assert.deepEqual((await sampleProjectHandler()).drainFaults(), []);
    * ```
    */
   drainFaults(): string[] {
