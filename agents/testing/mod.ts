@@ -50,13 +50,12 @@
 export {
   type HangFault,
   type HttpFault,
-  isSideRequest,
   type MalformedFault,
-  type RecordedRequest,
   type ResetFault,
   type ScriptedFault,
-  ScriptedModelServer,
-  type ScriptedServerOptions,
+} from "./faults.ts";
+export {
+  type RecordedRequest,
   type ScriptedToolUse,
   type ScriptedTurn,
   type ScriptedUsage,
@@ -66,7 +65,9 @@ export {
   textTurn,
   toolTurn,
   type TurnContext,
-} from "./scripted_server.ts";
+} from "./script.ts";
+export { ScriptedModelServer, type ScriptedServerOptions } from "./scripted_server.ts";
+export { isSideRequest } from "./side_requests.ts";
 export {
   projectItemsReply,
   type SampleHandlerOptions,
