@@ -5,7 +5,7 @@
  * @module
  */
 
-import { type AssistantMessage, SSE_HEADERS, sseEvents } from "./sse.ts";
+import { type AssistantMessage, SSE_HEADERS, sseEvents } from "./_sse.ts";
 
 /**
  * A scripted HTTP error reply in the API's error shape, such as 429

@@ -13,7 +13,7 @@
 
 import { lastUserText, readBody, recordHeaders, sessionIdOf } from "./_request.ts";
 import { ScriptedCut } from "./faults.ts";
-import { errorResponse, replyTo } from "./reply.ts";
+import { errorResponse, replyTo } from "./_reply.ts";
 import type {
   RecordedRequest,
   ScriptedTurn,

@@ -7,7 +7,7 @@
 
 import { faultyReply } from "./faults.ts";
 import type { ScriptedTurn } from "./script.ts";
-import { assistantMessage, SSE_HEADERS, sseEvents } from "./sse.ts";
+import { assistantMessage, SSE_HEADERS, sseEvents } from "./_sse.ts";
 
 const ERROR_TYPES: Record<number, string> = {
   400: "invalid_request_error",
