@@ -69,3 +69,26 @@ export function displayPathOf(url: URL, cwd: string): string {
   const base = cwd.endsWith("/") ? cwd : `${cwd}/`;
   return path.startsWith(base) ? path.slice(base.length) : path;
 }
+
+/**
+ * Whether something is at a path.
+ *
+ * @param path A file or folder.
+ * @returns True when `Deno.stat` finds it.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { pathExists } from "./resource.ts";
+ *
+ * assert.equal(await pathExists("."), true);
+ * assert.equal(await pathExists("./no-such-file-here"), false);
+ * ```
+ */
+export async function pathExists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -18,6 +18,7 @@ import { loadDefinition } from "../common/definition/load.ts";
 import type { AgentDefinition, LoadedDefinition } from "../common/definition/types.ts";
 import { GitRepo } from "../common/git.ts";
 import { argsToVariables, PromptResolver } from "../common/prompt_resolver.ts";
+import { pathExists } from "../common/resource.ts";
 import type { SqliteStore, StoredRun } from "../common/store/mod.ts";
 import { applyFlags, parseRunFlags, type RunCommand, type RunFlags } from "./command_line.ts";
 import { completeTaskInstructions } from "../common/complete_task.ts";
@@ -110,7 +111,7 @@ export async function prepareRun(
   );
   // An existing history is read for {uv-learnings}; a new one is created only after validation.
   const history: { store?: SqliteStore } = {
-    store: await exists(storeFile) ? openStore(storeFile, cwd) : undefined,
+    store: await pathExists(storeFile) ? openStore(storeFile, cwd) : undefined,
   };
   const maxIterations = iterationCap(definition);
   const resolver = await PromptResolver.create({
@@ -249,13 +250,4 @@ export function dryRunOutput(plan: RunPlan): string {
     plan.initialPrompt,
     "",
   ].join("\n");
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
-  }
 }

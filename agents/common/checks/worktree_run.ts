@@ -65,9 +65,8 @@ export async function runInWorktree(
     for (const name of DEPENDENCY_DIRS) {
       const source = path.join(repo.root, name);
       const target = path.join(dir, name);
-      if (await isDirectory(source) && !(await exists(target))) {
-        await Deno.symlink(source, target).catch(() => {});
-      }
+      // A folder the commit tracks itself is left as it is: the link fails on it.
+      if (await isDirectory(source)) await Deno.symlink(source, target).catch(() => {});
     }
     if (options.restore && options.restore.paths.length > 0) {
       const restored = await runTool(
@@ -147,15 +146,6 @@ export async function snapshotCommit(repo: GitRepo): Promise<string | undefined>
     "finishline: snapshot of the working tree",
   ], { cwd: repo.root, timeoutMs: 60_000 });
   return commit.code === 0 ? commit.stdout.trim() : undefined;
-}
-
-async function exists(file: string): Promise<boolean> {
-  try {
-    await Deno.lstat(file);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function isDirectory(file: string): Promise<boolean> {
