@@ -111,6 +111,7 @@ export {
 export {
   type ActionOptions,
   type AgentMessage,
+  type ApiRetry,
   emptySummary,
   extractActions,
   SummaryBuilder,

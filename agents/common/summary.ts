@@ -16,6 +16,23 @@ export interface AgentMessage {
   [field: string]: unknown;
 }
 
+/**
+ * Claude Code's report that an API call failed and will be retried (its
+ * `api_retry` system message), in the runner's words.
+ */
+export interface ApiRetry {
+  /** Which retry this is (1-based). */
+  attempt: number;
+  /** How many retries Claude Code makes at most. */
+  maxRetries: number;
+  /** The HTTP status, or null when there was no response (a connection error). */
+  status: number | null;
+  /** The error code, such as `overloaded` or `authentication_failed`. */
+  error: string;
+  /** How long Claude Code waits before the retry, in milliseconds. */
+  waitMs: number;
+}
+
 /** How action blocks are recognised. */
 export interface ActionOptions {
   /** Info string of the fenced block. @default "action" */
@@ -160,6 +177,8 @@ export class SummaryBuilder {
   #apiError: string | undefined;
   #rateLimit: { status: string; resetsAt?: number } | undefined;
   #apiRetries = 0;
+  #lastApiRetry: ApiRetry | undefined;
+  #apiKeySource: string | undefined;
 
   /**
    * Start an empty summary.
@@ -277,7 +296,18 @@ export class SummaryBuilder {
         break;
       }
       case "system":
-        if (message.subtype === "api_retry") this.#apiRetries++;
+        if (message.subtype === "init" && typeof message.apiKeySource === "string") {
+          this.#apiKeySource = message.apiKeySource;
+        } else if (message.subtype === "api_retry") {
+          this.#apiRetries++;
+          this.#lastApiRetry = {
+            attempt: numberOr(message.attempt),
+            maxRetries: numberOr(message.max_retries),
+            status: typeof message.error_status === "number" ? message.error_status : null,
+            error: typeof message.error === "string" ? message.error : "unknown",
+            waitMs: numberOr(message.retry_delay_ms),
+          };
+        }
         break;
     }
   }
@@ -344,6 +374,59 @@ export class SummaryBuilder {
    */
   get apiRetries(): number {
     return this.#apiRetries;
+  }
+
+  /**
+   * Claude Code's latest retry of an API call in this session: which attempt,
+   * the status and error, and the wait before the next try.
+   *
+   * @returns The retry, or undefined when there was none.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SummaryBuilder } from "@finishline/agents";
+   *
+   * const builder = new SummaryBuilder(1);
+   * builder.add({
+   *   type: "system",
+   *   subtype: "api_retry",
+   *   attempt: 3,
+   *   max_retries: 10,
+   *   retry_delay_ms: 4800,
+   *   error_status: 529,
+   *   error: "overloaded",
+   * });
+   * assert.deepEqual(builder.lastApiRetry, {
+   *   attempt: 3,
+   *   maxRetries: 10,
+   *   status: 529,
+   *   error: "overloaded",
+   *   waitMs: 4800,
+   * });
+   * ```
+   */
+  get lastApiRetry(): ApiRetry | undefined {
+    return this.#lastApiRetry;
+  }
+
+  /**
+   * Where the session's credentials come from, as its `init` message says
+   * (`ANTHROPIC_API_KEY`, `oauth`, ...): a login token can be refreshed, an
+   * API key cannot.
+   *
+   * @returns The source, or undefined before the `init` message.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SummaryBuilder } from "@finishline/agents";
+   *
+   * const builder = new SummaryBuilder(1);
+   * builder.add({ type: "system", subtype: "init", apiKeySource: "ANTHROPIC_API_KEY" });
+   * assert.equal(builder.apiKeySource, "ANTHROPIC_API_KEY");
+   * ```
+   */
+  get apiKeySource(): string | undefined {
+    return this.#apiKeySource;
   }
 
   /**

@@ -171,7 +171,7 @@ export const FLAGS: readonly FlagSpec[] = [
     key: "maxWait",
     kind: "seconds",
     placeholder: "SECONDS",
-    help: ["longest wait for a rate limit to reset (default 900)"],
+    help: ["longest wait for a rate limit to reset, and for API retries in all (default 900)"],
     group: "run",
     pass: "run",
   },

@@ -397,7 +397,8 @@ function checkCombinations(flags: RunFlags): void {
 
 /**
  * Apply the flags to the definition: handler selection (`--issue`,
- * `--project`, `--keyword`), the cap, model, turns, budget and permissions.
+ * `--project`, `--keyword`), the cap, model, turns, budget, permissions and
+ * the wait budget (`--max-wait`).
  *
  * @param definition The loaded definition.
  * @param flags The parsed flags.
@@ -435,5 +436,8 @@ export function applyFlags(
   if (flags.permissionMode !== undefined) {
     behavior.permissionMode = flags.permissionMode;
   }
-  return { ...definition, behavior };
+  const retry = flags.maxWait !== undefined
+    ? { ...definition.retry, maxWaitSeconds: flags.maxWait }
+    : definition.retry;
+  return { ...definition, behavior, retry };
 }

@@ -140,7 +140,7 @@ export interface LiveLine {
 
 /**
  * Build the reporter for a mode: plain lines (one per iteration, plus
- * probes, rescues and retries), the same with the agent's text and tool calls
+ * probes, rescues, the runner's retries and Claude Code's API retries), the same with the agent's text and tool calls
  * (verbose), nothing but errors and the final line (quiet), or a live status
  * line above the plain lines (live).
  *
@@ -155,6 +155,9 @@ export interface LiveLine {
  * const reporter = createReporter("plain", { write: (line) => lines.push(line) });
  * reporter.onEvent({ type: "retry", iteration: 1, attempt: 1, reason: "API error: overloaded", waitMs: 2000 });
  * assert.equal(lines[0], "[finishline] iteration 1: retrying in 2.0s (attempt 1 failed: API error: overloaded)");
+ * reporter.onEvent({ type: "api_retry", iteration: 1, attempt: 3, maxRetries: 10, status: 529,
+ *   error: "overloaded", waitMs: 4800 });
+ * assert.equal(lines[1], "[finishline] iteration 1: API retry 3/10 (529 overloaded), next in 4.8s");
  * ```
  */
 export function createReporter(
@@ -218,6 +221,13 @@ export function createReporter(
             `[finishline] iteration ${event.iteration}: retrying in ${
               seconds(event.waitMs)
             } (attempt ${event.attempt} failed: ${event.reason})`,
+          );
+          break;
+        case "api_retry":
+          write(
+            `[finishline] iteration ${event.iteration}: API retry ${event.attempt}/${event.maxRetries} (${
+              event.status ?? "no response"
+            } ${event.error}), next in ${seconds(event.waitMs)}`,
           );
           break;
         case "run_finished":

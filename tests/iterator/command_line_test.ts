@@ -610,6 +610,11 @@ Deno.test("applyFlags applies handler selection and overrides to a copy", async 
     assert.equal(behavior.completionType, "iterate");
   });
 
+  await t.step("--max-wait sets the wait budget of rate limits and API retries", () => {
+    assert.equal(apply(["--max-wait", "60"]).retry.maxWaitSeconds, 60);
+    assert.equal(apply([]).retry.maxWaitSeconds, 900);
+  });
+
   await t.step(
     "--dangerously-skip-permissions does not change the definition",
     () => {

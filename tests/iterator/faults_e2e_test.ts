@@ -100,18 +100,22 @@ Deno.test("a response that never ends is a hang: the session is aborted and the 
   assert.equal(second.summary.retries.length, 1);
 });
 
-Deno.test("a persistent server error ends the run failed after the retries; finished iterations stay recorded", async () => {
+Deno.test("a persistent server error that Claude Code may not retry ends the run failed after the runner's retries; finished iterations stay recorded", async () => {
   await using repo = await tempRepo();
   await faultAgent(repo.path, { maxAttempts: 2 });
   await using server = await ScriptedModelServer.start({
     scripts: [[commit(1), textTurn("one")]],
-    fallback: { fault: { kind: "http", status: 500, message: "the server is on fire" } },
+    fallback: {
+      fault: {
+        kind: "http",
+        status: 500,
+        message: "the server is on fire",
+        // The API's own word that a retry will not help: Claude Code gives up at once.
+        headers: { "x-should-retry": "false" },
+      },
+    },
   });
-  const run = await runCli(["--agent", "faulty", "--json"], {
-    cwd: repo.path,
-    server,
-    env: { CLAUDE_CODE_MAX_RETRIES: "0" },
-  });
+  const run = await runCli(["--agent", "faulty", "--json"], { cwd: repo.path, server });
   assert.equal(run.code, 1, run.stderr);
   const result = JSON.parse(run.stdout);
   assert.equal(result.status, "failed");
@@ -122,23 +126,88 @@ Deno.test("a persistent server error ends the run failed after the retries; fini
   assert.deepEqual(storedIterations(repo.path, result.runId), [1, 2]);
 });
 
-Deno.test("an authentication failure ends the run at once with what to do", async () => {
+/** Main-loop model requests the server answered with an error status. */
+function failedRequests(server: ScriptedModelServer): number {
+  return server.requests.filter((request) => !request.side && request.path === "/v1/messages")
+    .length;
+}
+
+for (
+  const [status, reason] of [
+    [401, /^Authentication failed: check ANTHROPIC_API_KEY \(or log in with `claude login`\)/],
+    [403, /^(Authentication failed: check ANTHROPIC_API_KEY|The API refused access \(403\))/],
+  ] as const
+) {
+  Deno.test(`a ${status} ends the run failed at once with what to do, without Claude Code's retries`, async () => {
+    await using repo = await tempRepo();
+    await faultAgent(repo.path);
+    await using server = await ScriptedModelServer.start({
+      fallback: { fault: { kind: "http", status, message: "invalid x-api-key" } },
+    });
+    const started = performance.now();
+    const run = await runCli(["--agent", "faulty", "--json"], { cwd: repo.path, server });
+    const seconds = (performance.now() - started) / 1000;
+    console.log(`${status}: failed after ${seconds.toFixed(1)} s`);
+    assert.equal(run.code, 1, run.stderr);
+    const result = JSON.parse(run.stdout);
+    assert.equal(result.status, "failed");
+    assert.match(result.completionReason, reason);
+    assert.match(run.stderr, /\[finishline\] failed: /);
+    assert.equal(failedRequests(server), 1, "no retry by Claude Code, nor by the runner");
+    assert.ok(seconds < 60, `a fatal error took ${seconds} s`);
+  });
+}
+
+Deno.test("529 three times then success: Claude Code's retries are shown live and the run completes", async () => {
   await using repo = await tempRepo();
   await faultAgent(repo.path);
+  const overloaded: ScriptedTurn = { fault: { kind: "http", status: 529 } };
   await using server = await ScriptedModelServer.start({
-    fallback: { fault: { kind: "http", status: 401, message: "invalid x-api-key" } },
+    scripts: [[commit(1), textTurn("one")], [overloaded, overloaded, overloaded, textTurn("two")]],
   });
-  const run = await runCli(["--agent", "faulty", "--json"], {
-    cwd: repo.path,
-    server,
-    env: { CLAUDE_CODE_MAX_RETRIES: "0" },
-  });
-  assert.equal(run.code, 1, run.stderr);
-  assert.match(
-    JSON.parse(run.stdout).completionReason,
-    /^Authentication failed: check ANTHROPIC_API_KEY/,
+  const started = performance.now();
+  const run = await runCli(["--agent", "faulty", "--json"], { cwd: repo.path, server });
+  console.log(`529 x3: completed after ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  assert.equal(run.code, 0, run.stderr);
+  const result = JSON.parse(run.stdout);
+  assert.equal(result.status, "completed");
+  assert.deepEqual(storedIterations(repo.path, result.runId), [1, 2]);
+  const shown = run.stderr.match(
+    /\[finishline\] iteration 2: API retry \d+\/10 \(529 overloaded\), next in \d+\.\ds/g,
   );
-  assert.equal(server.sessionIds().length, 1, "no retry of a fatal fault");
+  assert.deepEqual(
+    shown?.map((line) => line.match(/retry (\d+)/)![1]),
+    ["1", "2", "3"],
+    run.stderr,
+  );
+  const log = (await Deno.readTextFile(result.logFile)).trim().split("\n").map((line) =>
+    JSON.parse(line)
+  );
+  assert.deepEqual(
+    log.filter((record) => record.kind === "api_retry").map((record) => record.status),
+    [529, 529, 529],
+  );
+});
+
+Deno.test("an outage beyond the wait budget ends the run failed with what to do; finished iterations stay recorded", async () => {
+  await using repo = await tempRepo();
+  await faultAgent(repo.path, { maxWaitSeconds: 2 });
+  await using server = await ScriptedModelServer.start({
+    scripts: [[commit(1), textTurn("one")]],
+    fallback: { fault: { kind: "http", status: 529 } },
+  });
+  const started = performance.now();
+  const run = await runCli(["--agent", "faulty", "--json"], { cwd: repo.path, server });
+  console.log(`outage: failed after ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  assert.equal(run.code, 1, run.stderr);
+  const result = JSON.parse(run.stdout);
+  assert.equal(result.status, "failed");
+  assert.match(
+    result.completionReason,
+    /^Claude's API kept failing \(529 overloaded\) for \d+ s, beyond the wait budget of 2 s \(retry\.maxWaitSeconds, --max-wait\): try again later, or resume with --resume$/,
+  );
+  assert.match(run.stderr, /API retry 1\/10 \(529 overloaded\)/);
+  assert.deepEqual(storedIterations(repo.path, result.runId), [1, 2]);
 });
 
 Deno.test("SIGINT during an iteration exits 130 with the iteration recorded, and --resume completes the run", async () => {

@@ -464,3 +464,85 @@ Deno.test("runner writes run, iteration and message records to the log", async (
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/** A session that reports Claude Code's retries, then answers unless it was stopped first. */
+function retryingSession(
+  retries: Array<{ status: number; error: string; waitMs: number }>,
+  seen: { retries: number; answered: boolean },
+) {
+  return async function* (): AsyncIterable<AgentMessage> {
+    yield { type: "system", subtype: "init", session_id: "s1", apiKeySource: "ANTHROPIC_API_KEY" };
+    for (const [index, retry] of retries.entries()) {
+      seen.retries++;
+      yield {
+        type: "system",
+        subtype: "api_retry",
+        attempt: index + 1,
+        max_retries: 10,
+        retry_delay_ms: retry.waitMs,
+        error_status: retry.status,
+        error: retry.error,
+        session_id: "s1",
+      };
+    }
+    seen.answered = true;
+    yield* session("all DONE", { id: "s1" })({} as SessionRequest);
+  };
+}
+
+Deno.test("a retry that cannot help stops the session at its first report and fails the run", async () => {
+  const seen = { retries: 0, answered: false };
+  const unauthorised = { status: 401, error: "authentication_failed", waitMs: 500 };
+  const backend = new CannedBackend([retryingSession([unauthorised, unauthorised], seen)]);
+  const events: RunEvent[] = [];
+  const result = await runIterations({
+    ...options(backend, new KeywordHandler("DONE")),
+    onEvent: (event) => events.push(event),
+  });
+  assert.equal(result.status, "failed");
+  assert.match(result.completionReason, /^Authentication failed: check ANTHROPIC_API_KEY/);
+  assert.deepEqual(seen, { retries: 1, answered: false });
+  assert.equal(backend.requests.length, 1, "the runner does not retry a fatal fault");
+  assert.equal(events.filter((event) => event.type === "api_retry").length, 0);
+});
+
+Deno.test("retries that may help are reported and counted against the run's wait budget", async () => {
+  const seen = { retries: 0, answered: false };
+  const overloaded = { status: 529, error: "overloaded", waitMs: 400_000 };
+  const backend = new CannedBackend([
+    retryingSession([overloaded, overloaded, overloaded, overloaded], seen),
+  ]);
+  const events: RunEvent[] = [];
+  const result = await runIterations({
+    ...options(backend, new KeywordHandler("DONE")),
+    onEvent: (event) => events.push(event),
+  });
+  assert.equal(result.status, "failed");
+  assert.equal(
+    result.completionReason,
+    "Claude's API kept failing (529 overloaded) for 1200 s, beyond the wait budget of 900 s " +
+      "(retry.maxWaitSeconds, --max-wait): try again later, or resume with --resume",
+  );
+  assert.deepEqual(seen, { retries: 3, answered: false });
+  assert.deepEqual(
+    events.filter((event) => event.type === "api_retry"),
+    [1, 2, 3].map((attempt) => ({
+      type: "api_retry",
+      iteration: 1,
+      attempt,
+      maxRetries: 10,
+      status: 529,
+      error: "overloaded",
+      waitMs: 400_000,
+    })),
+  );
+});
+
+Deno.test("retries within the wait budget let the session finish", async () => {
+  const seen = { retries: 0, answered: false };
+  const overloaded = { status: 529, error: "overloaded", waitMs: 500 };
+  const backend = new CannedBackend([retryingSession([overloaded, overloaded, overloaded], seen)]);
+  const result = await runIterations(options(backend, new KeywordHandler("DONE")));
+  assert.equal(result.status, "completed");
+  assert.deepEqual(seen, { retries: 3, answered: true });
+});

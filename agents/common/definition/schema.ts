@@ -149,7 +149,7 @@ const retrySchema = strictObject({
     "A session with no message for this long hangs and is aborted.",
   ),
   maxWaitSeconds: nonNegativeNumber().default(900).describe(
-    "Longest wait for a rate limit to reset (--max-wait).",
+    "Longest wait for a rate limit to reset, and for Claude Code's API retries in all over the run (--max-wait).",
   ),
 });
 

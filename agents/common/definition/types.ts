@@ -315,7 +315,10 @@ export interface RetryConfig {
   maxDelaySeconds: number;
   /** A session with no message for this long hangs and is aborted. @default 1200 */
   iterationTimeoutSeconds: number;
-  /** Longest wait for a rate limit to reset (`--max-wait`). @default 900 */
+  /**
+   * Longest wait for a rate limit to reset, and for Claude Code's API retries
+   * in all over the run (`--max-wait`). @default 900
+   */
   maxWaitSeconds: number;
 }
 

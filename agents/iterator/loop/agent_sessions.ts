@@ -1,8 +1,9 @@
 /**
  * The agent processes of a run: the settings every session starts with,
  * the parked process of the next `fresh` session, the live conversation of
- * the `continue` mode, one session with its hang watchdog, and follow-up
- * prompts (probe, rescue) into the iteration's session.
+ * the `continue` mode, one session with its hang watchdog and its watch on
+ * Claude Code's API retries, and follow-up prompts (probe, rescue) into the
+ * iteration's session.
  *
  * @module
  */
@@ -15,6 +16,7 @@ import type {
 } from "../../common/backends/types.ts";
 import { firstLine } from "../../common/errors.ts";
 import type { SummaryBuilder } from "../../common/summary.ts";
+import { fatalApiRetry } from "./faults.ts";
 import type { RunState } from "./state.ts";
 
 /** How one session ended. */
@@ -25,6 +27,11 @@ export interface SessionEnd {
   hung: boolean;
   /** The run's time budget ran out during the session. */
   budget: boolean;
+  /**
+   * How long the run's API retries waited in all, when that went beyond
+   * `retry.maxWaitSeconds` and the session was ended for it.
+   */
+  waitedMs?: number;
 }
 
 /** One session's prompt, callbacks and limits. */
@@ -136,7 +143,10 @@ export class AgentSessions {
 
   /**
    * Run one agent session into the builder, with a watchdog that aborts a
-   * session that sends no message for `retry.iterationTimeoutSeconds`. In the
+   * session that sends no message for `retry.iterationTimeoutSeconds`, and a
+   * watch on Claude Code's API retries that aborts it when a retry cannot help
+   * (a rejected key, say) or the run's retries waited beyond
+   * `retry.maxWaitSeconds`; the others are reported as they come. In the
    * `continue` mode the prompt goes into the live conversation; a session that
    * fails ends it, and the next prompt starts one that resumes the session.
    *
@@ -148,16 +158,20 @@ export class AgentSessions {
     const state = this.#state;
     const iteration = builder.current.iteration;
     const watchdog = new AbortController();
+    const stop = new AbortController();
     const idleMs = state.definition.retry.iterationTimeoutSeconds * 1000;
     let timer = setTimeout(() => watchdog.abort(), idleMs);
     const budget = this.#timeBudget();
     const signal = AbortSignal.any(
-      [state.signal, watchdog.signal, budget, ask.signal].filter((s) => s !== undefined),
+      [state.signal, watchdog.signal, stop.signal, budget, ask.signal].filter((s) =>
+        s !== undefined
+      ),
     );
     const spent = builder.current.costUsd;
     const live = this.conversation(ask.resume, spent);
     const started = state.now();
     let failed = false;
+    let waitedMs: number | undefined;
     try {
       const turn = { prompt: ask.prompt, onCompleteTask: ask.onCompleteTask, onStop: ask.onStop };
       const messages: AsyncIterable<AgentMessage> = live
@@ -177,14 +191,27 @@ export class AgentSessions {
         first = false;
         clearTimeout(timer);
         timer = setTimeout(() => watchdog.abort(), idleMs);
+        const retries = builder.apiRetries;
         this.#add(builder, message);
-        if (watchdog.signal.aborted) break;
+        if (builder.apiRetries > retries) {
+          const verdict = this.#apiRetry(builder);
+          if (verdict !== "wait") {
+            if (verdict === "over_budget") waitedMs = state.apiRetryWaitMs;
+            stop.abort();
+          }
+        }
+        if (watchdog.signal.aborted || stop.signal.aborted) break;
       }
-      failed = watchdog.signal.aborted;
-      return { error: undefined, hung: watchdog.signal.aborted, budget: budget?.aborted ?? false };
+      failed = watchdog.signal.aborted || stop.signal.aborted;
+      return {
+        error: undefined,
+        hung: watchdog.signal.aborted,
+        budget: budget?.aborted ?? false,
+        waitedMs,
+      };
     } catch (error) {
       failed = true;
-      return { error, hung: watchdog.signal.aborted, budget: budget?.aborted ?? false };
+      return { error, hung: watchdog.signal.aborted, budget: budget?.aborted ?? false, waitedMs };
     } finally {
       clearTimeout(timer);
       builder.current.agentMs = (builder.current.agentMs ?? 0) + Math.round(state.now() - started);
@@ -230,6 +257,22 @@ export class AgentSessions {
     return AbortSignal.timeout(
       Math.max(0, behavior.maxDurationSeconds * 1000 - (now() - started)),
     );
+  }
+
+  /**
+   * Judge Claude Code's latest API retry: one that cannot help ends the
+   * session; the others are reported and their waits counted against the
+   * run's wait budget.
+   */
+  #apiRetry(builder: SummaryBuilder): "fatal" | "over_budget" | "wait" {
+    const state = this.#state;
+    const retry = builder.lastApiRetry!;
+    if (fatalApiRetry(retry, builder.apiKeySource)) return "fatal";
+    state.apiRetryWaitMs += retry.waitMs;
+    state.emit({ type: "api_retry", iteration: builder.current.iteration, ...retry });
+    return state.apiRetryWaitMs > state.definition.retry.maxWaitSeconds * 1000
+      ? "over_budget"
+      : "wait";
   }
 
   /** Add a message to the summary, log it and report new tools and texts. */

@@ -1,13 +1,15 @@
 /**
  * Faults of an agent session: which ones re-running the iteration may fix
  * (rate limits, overload, server errors, a dead process, a hang), which ones
- * end the run with what to do, and the backoff between attempts.
+ * end the run with what to do (also while Claude Code is still retrying
+ * them), and the backoff between attempts.
  *
  * @module
  */
 
 import { firstLine } from "../../common/errors.ts";
-import type { SummaryBuilder } from "../../common/summary.ts";
+import type { RetryConfig } from "../../common/definition/types.ts";
+import type { ApiRetry, SummaryBuilder } from "../../common/summary.ts";
 
 /** A fault of one session attempt. */
 export interface SessionFault {
@@ -30,31 +32,97 @@ const FATAL_API_ERRORS: Record<string, string> = {
   model_not_found: "The model was not found: check --model or behavior.model",
   cloud_credential_error: "The cloud credentials (Bedrock/Vertex) were rejected: check them",
   invalid_request: "The API rejected the request as invalid",
+  permission_error:
+    "The API refused access (403): check that the key's workspace may use this model, or log in with `claude login`",
+};
+
+/** Error types of the API's error bodies that name one of the codes above. */
+const API_ERROR_ALIASES: Record<string, string> = {
+  not_found_error: "model_not_found",
+};
+
+/** Statuses that no retry fixes, for retries whose error code says less. */
+const FATAL_STATUSES: Record<number, string> = {
+  401: "authentication_failed",
+  402: "billing_error",
+  403: "permission_error",
+  404: "model_not_found",
 };
 
 const RETRYABLE_API_ERRORS = new Set(["rate_limit", "overloaded", "server_error", "unknown"]);
 
 /**
+ * Whether a retry that Claude Code announced cannot help: a rejected key
+ * (401), a refused permission (403), billing, a missing model (404). Such a
+ * session is ended at once rather than after Claude Code's ten retries.
+ *
+ * @param retry The retry, from the session's `api_retry` message.
+ * @param apiKeySource Where the session's credentials come from: after a
+ *   first 401 Claude Code refreshes a login token (`oauth`), so that retry may help.
+ * @returns The code of {@linkcode FATAL_API_ERRORS} that explains it, or
+ *   undefined when retrying may help (429, 500, 529, a connection error).
+ */
+export function fatalApiRetry(retry: ApiRetry, apiKeySource?: string): string | undefined {
+  const code = API_ERROR_ALIASES[retry.error] ?? retry.error;
+  const fatal = code in FATAL_API_ERRORS ? code : FATAL_STATUSES[retry.status ?? 0];
+  if (!fatal) return undefined;
+  const unauthorised = retry.status === 401 || code === "authentication_failed";
+  if (unauthorised && retry.attempt <= 1 && apiKeySource === "oauth") return undefined;
+  return fatal;
+}
+
+/**
+ * A retry's status and error as people read them: `529 overloaded`.
+ *
+ * @param retry The retry.
+ * @returns The words.
+ */
+export function apiRetryCause(retry: ApiRetry): string {
+  return `${retry.status ?? "no response"} ${retry.error}`;
+}
+
+/**
  * Classify what went wrong in a session: rate limits, overload and server
  * errors, a dead agent process and a hang are retryable; authentication,
- * billing, a missing model or binary are fatal. A session that ended
- * normally has no fault.
+ * billing, a missing model or binary are fatal, and so are API retries beyond
+ * the run's wait budget. A session that ended normally has no fault.
  *
  * @param builder The session's summary builder.
- * @param session Its error and whether the watchdog fired.
- * @param timeoutSeconds The watchdog's timeout, for the message.
+ * @param session Its error, whether the watchdog fired, and how long the
+ *   run's API retries waited when that went beyond the wait budget.
+ * @param retry The watchdog's timeout and the wait budget, for the messages.
  * @returns The fault, or undefined.
  */
 export function classifyFault(
   builder: SummaryBuilder,
-  session: { error: unknown; hung: boolean },
-  timeoutSeconds: number,
+  session: { error: unknown; hung: boolean; waitedMs?: number },
+  retry: Pick<RetryConfig, "iterationTimeoutSeconds" | "maxWaitSeconds">,
 ): SessionFault | undefined {
   if (session.hung) {
     return {
       retryable: true,
+      message: `No message from the agent for ${retry.iterationTimeoutSeconds} s: ` +
+        "the session hung and was aborted",
+    };
+  }
+  const retried = builder.lastApiRetry;
+  if (session.waitedMs !== undefined) {
+    return {
+      retryable: false,
       message:
-        `No message from the agent for ${timeoutSeconds} s: the session hung and was aborted`,
+        `Claude's API kept failing (${retried ? apiRetryCause(retried) : "retries"}) for ${
+          Math.round(session.waitedMs / 1000)
+        } s, beyond the wait budget of ${retry.maxWaitSeconds} s (retry.maxWaitSeconds, --max-wait): ` +
+        "try again later, or resume with --resume",
+    };
+  }
+  const fatal = retried && fatalApiRetry(retried, builder.apiKeySource);
+  if (retried && fatal) {
+    return {
+      retryable: false,
+      message: `${FATAL_API_ERRORS[fatal]} (API error ${
+        apiRetryCause(retried)
+      }; Claude Code's retries were stopped)`,
     };
   }
   const limit = builder.rateLimit;

@@ -1,7 +1,7 @@
 /**
  * The JSONL log as a reader of the run's event stream: each event becomes
  * the record it has always been. Progress-only events (tools, texts,
- * retries) are in the log as the agent's messages already.
+ * the runner's own retries) are in the log as the agent's messages already.
  *
  * @module
  */
@@ -76,6 +76,10 @@ export function logRunEvent(log: RunLog, event: RunEvent): void {
     case "store_failed": {
       const { type, iteration, error } = event;
       return log.event(type, { iteration, error });
+    }
+    case "api_retry": {
+      const { type: _type, ...facts } = event;
+      return log.event("api_retry", facts);
     }
     case "handler_hook_failed":
       return log.event("handler_hook_failed", { hook: event.hook, error: event.error });

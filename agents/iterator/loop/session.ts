@@ -84,7 +84,7 @@ export async function runSession(
     });
     const done = (fault?: SessionFault) => ({ builder, guard, end, fault, retries });
     if (state.signal.aborted || end.budget) return done();
-    const fault = classifyFault(builder, end, retry.iterationTimeoutSeconds);
+    const fault = classifyFault(builder, end, retry);
     if (!fault) return done();
     retries.push(`${fault.retryable ? "retryable" : "fatal"}: ${fault.message}`);
     state.emit({ type: "session_fault", iteration, attempt, fault });

@@ -42,6 +42,8 @@ export class RunState {
   readonly sessionIds: string[] = [];
   /** Cost so far in USD. */
   costUsd = 0;
+  /** How long Claude Code's API retries waited in this run, against `retry.maxWaitSeconds`. */
+  apiRetryWaitMs = 0;
   /** The repository and the run's starting commit. */
   git: RunGitEvidence | undefined;
   /** Digest of the current iteration's prompt, for the history. */

@@ -130,6 +130,15 @@ export type RunEvent =
   | { type: "store_failed"; iteration: number; error: string }
   | { type: "backend_release_failed"; error: string }
   | { type: "retry"; iteration: number; attempt: number; reason: string; waitMs: number }
+  | {
+    type: "api_retry";
+    iteration: number;
+    attempt: number;
+    maxRetries: number;
+    status: number | null;
+    error: string;
+    waitMs: number;
+  }
   | { type: "baseline"; baseline: BaselineResult }
   | {
     type: "iteration_finished";
