@@ -206,6 +206,7 @@ export {
   type ToolOptions,
   type ToolResult,
 } from "./common/process.ts";
+export { type LockHolder, RunLock } from "./common/run_lock.ts";
 export {
   type FinishRecord,
   type FoundLearning,
