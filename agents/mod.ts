@@ -207,6 +207,7 @@ export {
   type ToolOptions,
   type ToolResult,
 } from "./common/process.ts";
+export { type LockHolder, RunLock } from "./common/run_lock.ts";
 export {
   type FinishRecord,
   type FoundLearning,

@@ -1,8 +1,10 @@
 /**
- * How the gh port runs `gh`: one attempt at a time, strictly before the run
- * (every problem a {@linkcode UsageError}), and with retries during it (every
- * failed attempt reported, never thrown); plus the checks before the run that
- * gh works and which repository it talks to. Private to `agents/common`.
+ * How the gh port runs `gh`: strictly before the run (every problem a
+ * {@linkcode UsageError}; only a call GitHub did not answer — a 5xx, a
+ * network error, a timeout — is tried again), and with retries during it
+ * (every failed attempt reported, never thrown); plus the checks before the
+ * run that gh works and which repository it talks to. Private to
+ * `agents/common`.
  *
  * @module
  */
@@ -112,16 +114,43 @@ export class GhCalls {
   }
 
   /**
+   * Run a call before the run, trying again with the backoff of calls during
+   * the run while GitHub is not answering (a 5xx, a network error, a
+   * timeout). Any other answer, a not-found included, is returned at once.
+   *
+   * @param args The arguments.
+   * @returns What gh gave back.
+   * @throws {UsageError} When every attempt went unanswered.
+   */
+  async steady(args: string[]): Promise<CallResult> {
+    const { attempts, backoffMs, sleep, timeoutMs } = this.options;
+    for (let attempt = 1;; attempt++) {
+      const result = await this.once(args);
+      const reason = unanswered(result, timeoutMs);
+      if (reason === undefined) return result;
+      if (attempt >= attempts) {
+        throw new UsageError(
+          `GitHub is not answering (${reason} after ${attempt} attempt${
+            attempt === 1 ? "" : "s"
+          }): try again later`,
+        );
+      }
+      await sleep(backoffMs * 2 ** (attempt - 1));
+    }
+  }
+
+  /**
    * Run a call before the run and parse its JSON.
    *
    * @param args The arguments.
    * @param schema The JSON's shape.
    * @param describe What failed, for the error.
    * @returns The parsed JSON.
-   * @throws {UsageError} When gh is missing, fails or answers unexpected JSON.
+   * @throws {UsageError} When gh is missing, fails, answers unexpected JSON,
+   * or GitHub does not answer (see {@linkcode GhCalls.steady}).
    */
   async strictJson<T>(args: string[], schema: z.ZodType<T>, describe: () => string): Promise<T> {
-    const result = await this.once(args);
+    const result = await this.steady(args);
     if (result.code === MISSING_CODE) {
       throw new UsageError(
         `Cannot find the GitHub CLI "gh": install it (https://cli.github.com) and run "gh auth login"`,
@@ -224,7 +253,7 @@ export class GhCalls {
  *
  * @param calls The port's gh calls.
  * @returns gh's version line.
- * @throws {UsageError} When gh is missing or not logged in.
+ * @throws {UsageError} When gh is missing or not logged in, or GitHub does not answer.
  */
 export async function preflight(calls: GhCalls): Promise<string> {
   const version = await calls.once(["--version"]);
@@ -236,7 +265,7 @@ export async function preflight(calls: GhCalls): Promise<string> {
   if (version.code !== 0) {
     throw new UsageError(`Cannot run "gh --version": ${firstLine(version.stderr, version.code)}`);
   }
-  const auth = await calls.once(["auth", "status"]);
+  const auth = await calls.steady(["auth", "status"]);
   if (auth.code !== 0) {
     throw new UsageError(
       `The GitHub CLI is not logged in: run "gh auth login" (or set GH_TOKEN); gh said: ${
@@ -297,6 +326,28 @@ function parseJson<T>(
     return { ok: false, error: `${issue.path.join(".") || "(root)"}: ${issue.message}` };
   }
   return { ok: true, value: result.data };
+}
+
+/** What gh prints when it reached no answer from GitHub (its messages and Go's net errors). */
+const NETWORK_ERROR =
+  /error connecting to|dial tcp|connection refused|connection reset|no such host|i\/o timeout|TLS handshake timeout|unexpected EOF|context deadline exceeded|Client\.Timeout|network is unreachable|Timeout trying to log in/i;
+
+/**
+ * Why a gh call got no answer from GitHub, if it did not: a server error
+ * (5xx), a network error or a timeout. A not-found or any other 4xx is an
+ * answer.
+ *
+ * @param result What gh gave back.
+ * @param timeoutMs The call's timeout, for the message.
+ * @returns A short reason (e.g. "HTTP 502: Bad Gateway"), or undefined for an answer.
+ */
+export function unanswered(result: CallResult, timeoutMs: number): string | undefined {
+  if (result.code === 0 || result.code === MISSING_CODE) return undefined;
+  if (result.code === TIMEOUT_CODE) return `no answer within ${timeoutMs / 1000} s`;
+  const server = result.stderr.match(/HTTP (5\d\d)(?::[ \t]*([^(\n]*[^(\s]))?/);
+  if (server) return server[2] ? `HTTP ${server[1]}: ${server[2]}` : `HTTP ${server[1]}`;
+  const network = result.stderr.split("\n").find((line) => NETWORK_ERROR.test(line));
+  return network?.trim();
 }
 
 /**

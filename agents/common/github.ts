@@ -3,7 +3,9 @@
  * a timeout, and its JSON output is validated with zod.
  *
  * Two kinds of call: checks before the run (`preflight`, `issue`, `project`)
- * turn every problem into a one-line {@linkcode UsageError}; calls during the
+ * turn every problem into a one-line {@linkcode UsageError}, after trying
+ * again with the run's backoff while GitHub is not answering (5xx, network
+ * error, timeout: "GitHub is not answering ..."); calls during the
  * run retry with backoff and never throw: a call that still fails is
  * reported to `onFault` and answered with `undefined`, which callers treat as
  * "not complete".

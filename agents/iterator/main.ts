@@ -27,6 +27,7 @@ import { listAndRunChecks } from "./run_checks.ts";
 import { scaffoldAgent } from "./init.ts";
 import { EXIT_CODES } from "./runner.ts";
 import { type CommandIO, runCommand } from "./run_command.ts";
+import { lockRun } from "./run_locks.ts";
 import { openStore, workingDirectory } from "./workspace.ts";
 
 /** finishline's version (kept equal to deno.json's). */
@@ -147,28 +148,23 @@ async function resume(command: ResumeCommand, io: CommandIO): Promise<number> {
         : `No unfinished run${agent ? ` of agent "${agent}"` : ""} to resume: see "runs"`,
     );
   }
-  if (run.pid && run.pid !== Deno.pid && processAlive(run.pid)) {
-    throw new UsageError(
-      `Run ${run.id} is still going (process ${run.pid}): wait for it, or stop it first`,
-    );
-  }
-  if (!["running", "interrupted"].includes(run.status)) {
-    throw new UsageError(`Run ${run.id} already ended (${run.status}): there is nothing to resume`);
-  }
-  return await runCommand(parseRunCommand([...run.argv, "--cwd", run.cwd]), io, {
-    resume: run,
-    json: command.json,
-    storePath: command.store,
-  });
-}
-
-function processAlive(pid: number): boolean {
+  // The lock, not the recorded pid, says whether the run is still going: a
+  // dead process (killed, or a zombie nobody reaps) holds no lock.
+  const runLock = await lockRun(store.path, run.id);
   try {
-    // Signal 0 is not offered; SIGCONT does nothing to a running process and fails for a dead one.
-    Deno.kill(pid, "SIGCONT");
-    return true;
-  } catch {
-    return false;
+    if (!["running", "interrupted"].includes(run.status)) {
+      throw new UsageError(
+        `Run ${run.id} already ended (${run.status}): there is nothing to resume`,
+      );
+    }
+    return await runCommand(parseRunCommand([...run.argv, "--cwd", run.cwd]), io, {
+      resume: run,
+      json: command.json,
+      storePath: command.store,
+      runLock,
+    });
+  } finally {
+    await runLock.release();
   }
 }
 

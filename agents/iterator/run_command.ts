@@ -10,6 +10,7 @@
 import { ClaudeBackend } from "../common/backends/claude.ts";
 import type { AgentBackend } from "../common/backends/types.ts";
 import { GitHubCli } from "../common/github.ts";
+import type { RunLock } from "../common/run_lock.ts";
 import type { StoredRun } from "../common/store/mod.ts";
 import type { RunCommand } from "./command_line.ts";
 import { finishRun } from "./finish_run.ts";
@@ -18,6 +19,7 @@ import { GitHubPullRequestGate } from "./pull_request_gate.ts";
 import { createReporter, progressMode } from "./progress.ts";
 import { EXIT_CODES, runIterations, type RunResult } from "./runner.ts";
 import { dryRunOutput, prepareRun, type RunPlan } from "./run_plan.ts";
+import { lockRunAndIssue } from "./run_locks.ts";
 import { openWorkspace, type Workspace } from "./workspace.ts";
 
 /** Where a command writes and what it runs on. */
@@ -39,14 +41,14 @@ export interface CommandIO {
  *
  * @param command The run's command line, parsed up to the agent definition.
  * @param io Output, backend and abort signal.
- * @param options `resume`: a recorded run to continue; `store` and `json`
- * flags given with `--resume`.
+ * @param options `resume`: a recorded run to continue, `runLock` its lock
+ * (already held); `store` and `json` flags given with `--resume`.
  * @returns The exit code.
  */
 export async function runCommand(
   command: RunCommand,
   io: CommandIO,
-  options: { resume?: StoredRun; json?: boolean; storePath?: string } = {},
+  options: { resume?: StoredRun; json?: boolean; storePath?: string; runLock?: RunLock } = {},
 ): Promise<number> {
   const backend = io.backend ?? new ClaudeBackend();
   // The SDK loads while the definition, handler and store are prepared.
@@ -70,13 +72,23 @@ export async function runCommand(
       }
       : undefined,
   });
-  const workspace = await openWorkspace(plan, io.stderr);
-  const mode = progressMode(plan.flags, {
-    terminal: io.stderrIsTerminal ?? false,
-    ci: /^(1|true|yes)$/i.test(Deno.env.get("CI") ?? ""),
+  const locks = await lockRunAndIssue({
+    storeFile: plan.storeFile,
+    runId: plan.runId,
+    issue: plan.flags.issue,
+    held: options.runLock,
   });
-  const result = await runLoop(plan, workspace, { backend, io, mode });
-  return await finishRun(plan, workspace, result, { backend, io, quiet: mode === "quiet" });
+  try {
+    const workspace = await openWorkspace(plan, io.stderr);
+    const mode = progressMode(plan.flags, {
+      terminal: io.stderrIsTerminal ?? false,
+      ci: /^(1|true|yes)$/i.test(Deno.env.get("CI") ?? ""),
+    });
+    const result = await runLoop(plan, workspace, { backend, io, mode });
+    return await finishRun(plan, workspace, result, { backend, io, quiet: mode === "quiet" });
+  } finally {
+    await locks.release();
+  }
 }
 
 /** The loop, with progress on stderr and SIGINT/SIGTERM stopping it cleanly. */

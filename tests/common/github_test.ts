@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { unanswered } from "../../agents/common/_github_calls.ts";
 import { UsageError } from "../../agents/common/errors.ts";
 import {
   type GhFault,
@@ -111,6 +112,12 @@ Deno.test("preflight checks that gh is installed and logged in", async (t) => {
     );
   });
 
+  await t.step("auth status is retried while GitHub is not answering", async () => {
+    await using env = await setup({ ...SEED, failures: [{ match: "auth status", times: 1 }] });
+    assert.equal(await env.github.preflight(), "gh version 2.62.0 (2024-11-14)");
+    assert.equal(env.github.calls, 3);
+  });
+
   await t.step("a gh whose --version fails is a UsageError with its stderr", async () => {
     await using env = await setup({
       ...SEED,
@@ -171,13 +178,88 @@ Deno.test("issue reads an issue before the run", async (t) => {
     assert.match(message, /^Cannot find issue #99 in "octo\/demo" \(flag "--issue"\): /);
   });
 
-  await t.step("before the run a gh failure is not retried", async () => {
-    await using env = await setup({ ...SEED, failures: [{ match: "issue view", times: 1 }] });
-    const message = await usageErrorOf(() => env.github.issue(42));
-    assert.equal(message, `Cannot find issue #42 (flag "--issue"): ${BAD_GATEWAY}`);
-    assert.equal(env.github.calls, 1);
+  await t.step("before the run a 502 is retried with the run's backoff, then read", async () => {
+    await using env = await setup({ ...SEED, failures: [{ match: "issue view", times: 2 }] });
+    assert.equal((await env.github.issue(42)).title, "Add a greeting");
+    assert.equal(env.github.calls, 3);
+    assert.deepEqual(env.waits, [1, 2], "the backoff doubles, as during the run");
     assert.deepEqual(env.faults, [], "faults are for calls during the run");
   });
+
+  await t.step(
+    "a gh that keeps answering 502 is 'GitHub is not answering', not 'Cannot find'",
+    async () => {
+      await using env = await setup({ ...SEED, failures: [{ match: "issue view", times: 99 }] });
+      assert.equal(
+        await usageErrorOf(() => env.github.issue(42)),
+        "GitHub is not answering (HTTP 502: Bad Gateway after 4 attempts): try again later",
+      );
+      assert.equal(env.github.calls, 4);
+    },
+  );
+
+  await t.step("a real not-found is answered at once, with no retry", async () => {
+    await using env = await setup();
+    assert.match(await usageErrorOf(() => env.github.issue(99)), /^Cannot find issue #99 /);
+    assert.equal(env.github.calls, 1);
+    assert.deepEqual(env.waits, []);
+  });
+
+  await t.step("a 4xx other than not-found is an answer too", async () => {
+    await using env = await setup({
+      ...SEED,
+      failures: [{
+        match: "issue view",
+        times: 1,
+        stderr: "HTTP 403: Resource not accessible by integration",
+      }],
+    });
+    assert.equal(
+      await usageErrorOf(() => env.github.issue(42)),
+      'Cannot find issue #42 (flag "--issue"): HTTP 403: Resource not accessible by integration',
+    );
+    assert.equal(env.github.calls, 1);
+  });
+
+  await t.step("a gh that never answers times out on each attempt", async () => {
+    await using env = await setup(
+      { ...SEED, failures: [{ match: "issue view", times: 2, mode: "hang" }] },
+      { timeoutMs: 1500, attempts: 2 },
+    );
+    assert.equal(
+      await usageErrorOf(() => env.github.issue(42)),
+      "GitHub is not answering (no answer within 1.5 s after 2 attempts): try again later",
+    );
+  });
+});
+
+Deno.test("unanswered tells GitHub not answering from an answer", () => {
+  const said = (stderr: string, code = 1) => unanswered({ code, stdout: "", stderr }, 30_000);
+  assert.equal(said(BAD_GATEWAY), "HTTP 502: Bad Gateway");
+  assert.equal(said("HTTP 503"), "HTTP 503");
+  assert.equal(
+    said(
+      "error connecting to api.github.com\ncheck your internet connection or https://githubstatus.com",
+    ),
+    "error connecting to api.github.com",
+  );
+  assert.equal(
+    said(
+      'Post "https://api.github.com/graphql": dial tcp 140.82.112.6:443: connect: connection refused',
+    ),
+    'Post "https://api.github.com/graphql": dial tcp 140.82.112.6:443: connect: connection refused',
+  );
+  assert.equal(said("", 124), "no answer within 30 s");
+  for (
+    const answer of [
+      "GraphQL: Could not resolve to an issue or pull request with the number of 9. (repository.issue)",
+      "HTTP 404: Not Found (https://api.github.com/repos/o/r)",
+      "HTTP 401: Bad credentials (https://api.github.com/graphql)",
+    ]
+  ) {
+    assert.equal(said(answer), undefined, answer);
+  }
+  assert.equal(said("", 0), undefined);
 });
 
 Deno.test("issueState reads an issue's state during the run, retrying", async (t) => {
@@ -401,14 +483,26 @@ Deno.test("project and projectItems read a Projects v2 board", async (t) => {
     },
   );
 
-  await t.step("strict items failing is a UsageError, not retried", async () => {
-    await using env = await setup({
-      ...SEED,
-      failures: [{ match: "project item-list", times: 1 }],
-    });
-    const message = await usageErrorOf(() => env.github.projectItems(1, "octo", { strict: true }));
-    assert.equal(message, `Cannot list the items of project #1 of owner "octo": ${BAD_GATEWAY}`);
-  });
+  await t.step(
+    "strict items: a 502 is retried, any other failure is a UsageError at once",
+    async () => {
+      await using env = await setup({
+        ...SEED,
+        failures: [
+          { match: "project item-list", times: 1 },
+          { match: "project item-list", times: 1, stderr: "HTTP 404: Not Found" },
+        ],
+      });
+      const message = await usageErrorOf(() =>
+        env.github.projectItems(1, "octo", { strict: true })
+      );
+      assert.equal(
+        message,
+        `Cannot list the items of project #1 of owner "octo": HTTP 404: Not Found`,
+      );
+      assert.equal(env.github.calls, 2);
+    },
+  );
 
   await t.step("items during the run are retried, then undefined", async () => {
     await using env = await setup(

@@ -330,6 +330,21 @@ Deno.test("GitHub preflight failures exit 2 before any agent session", async (t)
     assert.match(run.stderr, /Cannot find issue #99 \(flag "--issue"\)/);
     assert.equal(run.stderr.trim().split("\n").length, 1);
   });
+  await t.step("GitHub answering 502 every time: not answering, after the retries", async () => {
+    await using gh = await FakeGitHub.create({
+      repo: REPO,
+      issues: [{ number: 7, title: "x" }],
+      failures: [{ match: "issue view", times: 99 }],
+    });
+    const run = await runCli(["--issue", "7"], { cwd: repo.path, server, env: gh.env() });
+    assert.equal(run.code, 2, run.stderr);
+    assert.equal(
+      run.stderr,
+      "finishline: GitHub is not answering (HTTP 502: Bad Gateway after 4 attempts): try again later\n",
+    );
+    const views = (await gh.calls()).filter((call) => call.argv[0] === "issue");
+    assert.equal(views.length, 4);
+  });
   await t.step("project not found", async () => {
     await using gh = await FakeGitHub.create({ repo: REPO, projects: [] });
     const run = await runCli(["--project", "8"], { cwd: repo.path, server, env: gh.env() });
@@ -352,4 +367,34 @@ Deno.test("GitHub preflight failures exit 2 before any agent session", async (t)
     }
   });
   assert.equal(server.requests.length, 0, "no agent session started");
+});
+
+Deno.test("a 502 twice at preflight is retried and the issue run proceeds", async () => {
+  await using repo = await tempRepo();
+  await agent(repo.path, "worker", {});
+  await using gh = await FakeGitHub.create({
+    repo: REPO,
+    issues: [{ number: 7, title: "Add a greeting", body: "Create greet.txt." }],
+    failures: [{ match: "issue view 7", times: 2 }],
+  });
+  await using server = await ScriptedModelServer.start({
+    scripts: [[
+      toolTurn("Bash", {
+        command:
+          "printf 'hello' > greet.txt && git add greet.txt && git commit -qm 'feat: greet' && gh issue close 7",
+      }),
+      textTurn("Committed greet.txt and closed the issue."),
+    ]],
+  });
+  const run = await runCli(["--agent", "worker", "--issue", "7", "--json"], {
+    cwd: repo.path,
+    server,
+    env: gh.env(),
+  });
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(JSON.parse(run.stdout).status, "completed");
+  const reads = (await gh.calls()).filter((call) =>
+    call.argv.join(" ").startsWith("issue view 7 --json number")
+  );
+  assert.equal(reads.length, 3, "two 502s, then the answer");
 });

@@ -85,7 +85,7 @@ export const MIGRATIONS: readonly string[] = [
      status TEXT NOT NULL,
      created_at TEXT NOT NULL
    );`,
-  // 3: the process that runs a run, so --resume refuses a run that is still going
+  // 3: the process that runs a run, for display (its lock says whether it is still going)
   `ALTER TABLE runs ADD COLUMN pid INTEGER;`,
 ];
 

@@ -91,8 +91,8 @@ export class RunRecords {
   }
 
   /**
-   * Record which process runs a run (null when none does), so a second
-   * `--resume` refuses a run that is still going.
+   * Record which process runs a run (null when none does), for display: the
+   * run's lock, not this number, says whether it is still going.
    *
    * @param runId The run.
    * @param pid The process id, or null.

@@ -1,0 +1,85 @@
+/**
+ * The locks a run holds for its whole life, in `locks/` beside the run
+ * history: one keyed by its run id (so `--resume` never continues a run that
+ * is still going), and one keyed by its issue (one run per issue in a
+ * repository). The operating system releases them when the process dies,
+ * however it dies, so a dead run never blocks.
+ *
+ * @module
+ */
+
+import { dirname, join } from "node:path";
+import { UsageError } from "../common/errors.ts";
+import { RunLock } from "../common/run_lock.ts";
+
+/** The locks of one run. */
+export interface RunLocks {
+  /** Release every lock (a second call does nothing). */
+  release(): Promise<void>;
+}
+
+/**
+ * The folder of lock files beside a run history.
+ *
+ * @param storeFile The run history's file.
+ * @returns `<its folder>/locks`.
+ */
+export function locksDir(storeFile: string): string {
+  return join(dirname(storeFile), "locks");
+}
+
+/**
+ * Take the lock of a recorded run, without waiting.
+ *
+ * @param storeFile The run history's file.
+ * @param runId The run.
+ * @returns The held lock.
+ * @throws {UsageError} While another live process holds it.
+ */
+export async function lockRun(storeFile: string, runId: string): Promise<RunLock> {
+  const lock = await RunLock.tryAcquire(locksDir(storeFile), `run-${runId}`);
+  if (lock) return lock;
+  throw new UsageError(
+    `Run ${runId} is still going (another finishline process holds its lock): wait for it, or stop it first`,
+  );
+}
+
+/**
+ * Take every lock of a run: its own (unless already held, as `--resume`
+ * holds it) and, for an issue run, its issue's.
+ *
+ * @param run The history's file, the run id, its issue, and the run lock if held.
+ * @returns The locks, to release when the run has finished.
+ * @throws {UsageError} When another live process holds one of them.
+ */
+export async function lockRunAndIssue(
+  run: { storeFile: string; runId: string; issue?: number; held?: RunLock },
+): Promise<RunLocks> {
+  const own = run.held ?? await lockRun(run.storeFile, run.runId);
+  const locks = [own];
+  try {
+    if (run.issue !== undefined) locks.push(await lockIssue(run.storeFile, run.issue, run.runId));
+  } catch (error) {
+    await own.release();
+    throw error;
+  }
+  return {
+    release: async () => {
+      for (const lock of locks.reverse()) await lock.release();
+      locks.length = 0;
+    },
+  };
+}
+
+async function lockIssue(storeFile: string, issue: number, runId: string): Promise<RunLock> {
+  const dir = locksDir(storeFile);
+  const key = `issue-${issue}`;
+  const lock = await RunLock.tryAcquire(dir, key, { note: runId });
+  if (lock) return lock;
+  const other = (await RunLock.holder(dir, key))?.note;
+  throw new UsageError(
+    `Issue #${issue} already has a run going in this repository (${
+      other ? `run ${other.slice(0, 8)}, ` : ""
+    }another finishline process holds its lock): wait for it, or stop it first`,
+  );
+}
