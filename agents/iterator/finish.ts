@@ -160,9 +160,14 @@ export async function runFinish(options: FinishOptions): Promise<FinishReport> {
       options.onEvent?.("finish_step", { step });
     } catch (error) {
       const message = firstLine(error);
-      store.finishError(run.id, `${step}: ${message}`);
       options.onEvent?.("finish_failed", { step, error: message });
-      return { steps: store.getFinish(run.id).steps, ran, failed: { step, error: message } };
+      try {
+        store.finishError(run.id, `${step}: ${message}`);
+        return { steps: store.getFinish(run.id).steps, ran, failed: { step, error: message } };
+      } catch {
+        // A history that stopped taking writes (locked, read-only) has the steps it had.
+        return { steps: [...done, ...ran], ran, failed: { step, error: message } };
+      }
     }
   }
   return { steps: store.getFinish(run.id).steps, ran };

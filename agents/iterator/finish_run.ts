@@ -11,6 +11,7 @@ import type { AgentBackend } from "../common/backends/types.ts";
 import type { CompletionHandler, RunOutcome } from "../common/completion/types.ts";
 import { GitRepo } from "../common/git.ts";
 import { GitHubCli } from "../common/github.ts";
+import { firstLine } from "../common/errors.ts";
 import type { RunLog } from "../common/log.ts";
 import { removeWorktreeIfClean, type Worktree } from "../common/worktree.ts";
 import { runFinish } from "./finish.ts";
@@ -46,11 +47,22 @@ export async function finishRun(
 ): Promise<number> {
   const { store, log } = workspace;
   const { io } = options;
+  // A history that cannot be written (locked, read-only) never crashes the finish:
+  // the run ends with its exit code, and says its outcome is only in the log.
+  let storeFault: string | undefined;
+  const write = (what: string, work: () => void) => {
+    try {
+      work();
+    } catch (error) {
+      storeFault ??= firstLine(error);
+      log.event("store_failed", { step: what, error: firstLine(error) });
+    }
+  };
   // The outcome is recorded at once, so a run whose finish workflow dies is never resumed.
-  store.setRunStatus(plan.runId, result.status, result.completionReason);
-  store.setRunPid(plan.runId, null);
+  write("outcome", () => store.setRunStatus(plan.runId, result.status, result.completionReason));
+  write("pid", () => store.setRunPid(plan.runId, null));
   let worktreeReport: WorktreeReport | undefined;
-  const finish = await runFinish({
+  const finishOptions: Parameters<typeof runFinish>[0] = {
     store,
     runId: plan.runId,
     outcome: { status: result.status, reason: result.completionReason },
@@ -71,15 +83,43 @@ export async function finishRun(
         pullRequest: result.pullRequest,
       });
     },
-  });
+  };
+  let finish: Awaited<ReturnType<typeof runFinish>>;
+  if (storeFault) {
+    // Without a history the steps cannot be checkpointed; the cleanup still runs.
+    finish = { steps: [], ran: [] };
+    await finishOptions.cleanup?.().catch((error) =>
+      log.event("cleanup_failed", { error: firstLine(error) })
+    );
+  } else {
+    try {
+      finish = await runFinish(finishOptions);
+    } catch (error) {
+      log.event("store_failed", { step: "finish", error: firstLine(error) });
+      finish = { steps: [], ran: [], failed: { step: "summary", error: firstLine(error) } };
+    }
+  }
   await options.backend.release?.();
-  if (finish.failed) {
+  if (storeFault) {
+    io.stderr(
+      `[finishline] the run history could not be written (${storeFault}): this run's outcome is not recorded there; the log has it: ${log.path}\n`,
+    );
+  } else if (workspace.storeFault) {
+    io.stderr(
+      `[finishline] the run history could not be written (${workspace.storeFault}): some of this run's iterations are not recorded there; the log has them: ${log.path}\n`,
+    );
+  }
+  if (!storeFault && finish.failed) {
     io.stderr(
       `[finishline] the finish workflow stopped at "${finish.failed.step}": ${finish.failed.error}; run "finish ${plan.runId}" to complete it\n`,
     );
   }
   await writeReport(plan, workspace, result);
-  store.close();
+  try {
+    store.close();
+  } catch {
+    // a history that failed is closed with the process
+  }
   log.close();
   io.stderr(`${finalLine(result)}\n`);
   if (!options.quiet) io.stderr(`[finishline] report: ${workspace.reportFile}\n`);
@@ -257,7 +297,7 @@ async function writeReport(plan: RunPlan, workspace: Workspace, result: RunResul
         result,
         agent: plan.definition.name,
         handler: `${plan.handler.type} (${plan.criteria.short})`,
-        learnings: workspace.store.learningsOf(plan.runId).map((learning) => learning.text),
+        learnings: learningsOf(workspace, plan.runId),
         branch: workspace.worktree?.branch,
         checks: plan.checksText,
         pullRequest: result.pullRequest,
@@ -267,6 +307,14 @@ async function writeReport(plan: RunPlan, workspace: Workspace, result: RunResul
     workspace.log.event("report_failed", {
       error: error instanceof Error ? error.message : String(error),
     });
+  }
+}
+
+function learningsOf(workspace: Workspace, runId: string): string[] {
+  try {
+    return workspace.store.learningsOf(runId).map((learning) => learning.text);
+  } catch {
+    return [];
   }
 }
 

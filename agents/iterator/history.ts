@@ -8,9 +8,10 @@
 import { countTools, seconds, shortId, usd } from "../common/format.ts";
 import { UsageError } from "../common/errors.ts";
 import { GitRepo } from "../common/git.ts";
-import type { RunStore, StoredRun } from "../common/store/mod.ts";
+import type { RunStore, SqliteStore, StoredRun } from "../common/store/mod.ts";
 import type { HistoryCommand } from "./command_line.ts";
 import { runFinish } from "./finish.ts";
+import { lockRun } from "./run_locks.ts";
 import type { CommandIO } from "./run_command.ts";
 import { cleanUpRun } from "./finish_run.ts";
 import { type CleanupFacts, openStore, workingDirectory } from "./workspace.ts";
@@ -155,19 +156,26 @@ function searchLearnings(
 }
 
 async function finishRun(
-  store: RunStore,
+  store: SqliteStore,
   id: string,
   json: boolean,
   io: CommandIO,
 ): Promise<number> {
   const run = findRun(store, id);
-  const report = await runFinish({
-    store,
-    runId: run.id,
-    cleanup: async () => {
-      await cleanUpRun(run.cleanup as CleanupFacts, { cwd: run.cwd, stderr: io.stderr });
-    },
-  });
+  // Never while the run is still going: its own finish holds this lock too.
+  const lock = await lockRun(store.path, run.id);
+  let report;
+  try {
+    report = await runFinish({
+      store,
+      runId: run.id,
+      cleanup: async () => {
+        await cleanUpRun(run.cleanup as CleanupFacts, { cwd: run.cwd, stderr: io.stderr });
+      },
+    });
+  } finally {
+    await lock.release();
+  }
   if (json) {
     io.stdout(`${JSON.stringify({ runId: run.id, ...report })}\n`);
   } else if (report.failed) {

@@ -11,8 +11,9 @@ import { ClaudeBackend } from "../common/backends/claude.ts";
 import type { AgentBackend } from "../common/backends/types.ts";
 import { GitHubCli } from "../common/github.ts";
 import type { RunLock } from "../common/run_lock.ts";
-import type { StoredRun } from "../common/store/mod.ts";
+import type { RunStore, StoredRun } from "../common/store/mod.ts";
 import type { RunCommand } from "./command_line.ts";
+import { FINISH_STEPS } from "./finish.ts";
 import { finishRun } from "./finish_run.ts";
 import { preflight } from "./preflight.ts";
 import { GitHubPullRequestGate } from "./pull_request_gate.ts";
@@ -84,8 +85,20 @@ export async function runCommand(
       terminal: io.stderrIsTerminal ?? false,
       ci: /^(1|true|yes)$/i.test(Deno.env.get("CI") ?? ""),
     });
-    const result = await runLoop(plan, workspace, { backend, io, mode });
-    return await finishRun(plan, workspace, result, { backend, io, quiet: mode === "quiet" });
+    const signals = io.signal ? undefined : listenForSignals(io.stderr);
+    try {
+      const result = await runLoop(plan, workspace, {
+        backend,
+        io,
+        mode,
+        signal: io.signal ?? signals!.signal,
+      });
+      // A second interrupt during the finish exits at once, saying what is left to finish.
+      signals?.finishing(() => finishLeft(workspace.store, plan.runId, result));
+      return await finishRun(plan, workspace, result, { backend, io, quiet: mode === "quiet" });
+    } finally {
+      signals?.dispose();
+    }
   } finally {
     await locks.release();
   }
@@ -95,7 +108,12 @@ export async function runCommand(
 async function runLoop(
   plan: RunPlan,
   workspace: Workspace,
-  options: { backend: AgentBackend; io: CommandIO; mode: ReturnType<typeof progressMode> },
+  options: {
+    backend: AgentBackend;
+    io: CommandIO;
+    mode: ReturnType<typeof progressMode>;
+    signal: AbortSignal;
+  },
 ): Promise<RunResult> {
   const { io, mode } = options;
   // dax draws the live status line; only a terminal run pays for importing it.
@@ -104,7 +122,6 @@ async function runLoop(
     write: (line) => io.stderr(`${line}\n`),
     live: $ && (() => $.progress({ prefix: "finishline", message: "starting" })),
   });
-  const signals = io.signal ? undefined : listenForSignals(io.stderr);
   const { store, worktree, git, log } = workspace;
   try {
     return await runIterations({
@@ -143,24 +160,60 @@ async function runLoop(
           baseline: plan.resume.baseline,
         }
         : undefined,
-      signal: io.signal ?? signals!.signal,
-      onEvent: (event) => reporter.onEvent(event),
+      signal: options.signal,
+      onEvent: (event) => {
+        if (event.type === "store_failed") workspace.storeFault ??= event.error;
+        reporter.onEvent(event);
+      },
     });
   } finally {
-    signals?.dispose();
     reporter.stop();
   }
 }
 
-/** SIGINT/SIGTERM abort the run; a second one exits at once. */
+/** What the second interrupt says during the finish: the outcome recorded, the steps left. */
+function finishLeft(store: RunStore, runId: string, result: RunResult): string {
+  let left: string[];
+  let status: string | undefined;
+  try {
+    const done = new Set(store.getFinish(runId).steps);
+    left = FINISH_STEPS.filter((step) => !done.has(step));
+    status = store.getRun(runId)?.status;
+  } catch {
+    left = [...FINISH_STEPS];
+  }
+  const outcome = status && status !== "running"
+    ? `the outcome (${status}) is recorded`
+    : `the outcome (${result.status}) may not be recorded`;
+  return left.length === 0
+    ? `${outcome} and the finish workflow is done`
+    : `${outcome}; finish steps left: ${left.join(", ")}; run "finish ${runId}" to complete them`;
+}
+
+/**
+ * SIGINT/SIGTERM abort the run; a second one exits at once. From `finishing`
+ * on, the first one during the finish only warns, and the exit says what is
+ * left to finish.
+ */
 function listenForSignals(
   stderr: (text: string) => void,
-): { signal: AbortSignal; dispose: () => void } {
+): { signal: AbortSignal; finishing: (left: () => string) => void; dispose: () => void } {
   const controller = new AbortController();
   const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
+  let finishLeft: (() => string) | undefined;
+  let warned = false;
   const onSignal = () => {
-    if (controller.signal.aborted) {
-      stderr("[finishline] second interrupt: exiting now\n");
+    if (finishLeft && !warned && !controller.signal.aborted) {
+      warned = true;
+      stderr(
+        "[finishline] interrupted: the run has ended and is finishing (press Ctrl-C again to exit at once)\n",
+      );
+      return;
+    }
+    if (controller.signal.aborted || warned) {
+      stderr(
+        `[finishline] second interrupt: exiting now${finishLeft ? `; ${finishLeft()}` : ""}\n`,
+      );
       Deno.exit(EXIT_CODES.interrupted);
     }
     stderr(
@@ -171,6 +224,7 @@ function listenForSignals(
   for (const signal of signals) Deno.addSignalListener(signal, onSignal);
   return {
     signal: controller.signal,
+    finishing: (left) => finishLeft = left,
     dispose: () => {
       for (const signal of signals) Deno.removeSignalListener(signal, onSignal);
     },

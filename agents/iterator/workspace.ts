@@ -7,7 +7,7 @@
  */
 
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
-import { UsageError } from "../common/errors.ts";
+import { firstLine, UsageError } from "../common/errors.ts";
 import { type GitFault, GitRepo } from "../common/git.ts";
 import { RunLog } from "../common/log.ts";
 import { DEFAULT_STORE_PATH, SqliteStore } from "../common/store/mod.ts";
@@ -50,6 +50,8 @@ export interface Workspace {
   baseline: string | null;
   /** What the finish cleans up. */
   cleanup: CleanupFacts;
+  /** The first write to the history that failed during the run (locked, read-only). */
+  storeFault?: string;
 }
 
 /**
@@ -168,7 +170,13 @@ async function recordRun(
       cleanup,
     });
   }
-  store.setRunPid(runId, Deno.pid);
+  try {
+    store.setRunPid(runId, Deno.pid);
+  } catch (error) {
+    // The pid only speeds up "runs"; a history that stops taking writes is reported at the end.
+    workspace.storeFault ??= firstLine(error);
+    log.event("store_failed", { step: "pid", error: firstLine(error) });
+  }
   if (worktree) {
     log.event("worktree", { ...worktree });
     stderr(`[finishline] working in worktree ${worktree.path} on branch ${worktree.branch}\n`);

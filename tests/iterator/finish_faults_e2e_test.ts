@@ -1,0 +1,186 @@
+/**
+ * End to end for a finish that is interrupted and a history that stops
+ * taking writes: a second SIGTERM during a slow finish exits 130 with the
+ * outcome recorded and the steps left named, `finish RUN_ID` is refused
+ * while the run is still going and completes the steps afterwards, and a
+ * history locked by another process never crashes the run. The CLI as a
+ * subprocess, the real Claude Code binary against the scripted model, real git.
+ */
+
+import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
+import { EXTRACT_MARKER } from "../../agents/common/learnings.ts";
+import { ScriptedModelServer, textTurn } from "../../agents/testing/mod.ts";
+import { denoDir, runCli, tempDir, tempRepo } from "../_helpers.ts";
+
+const STORE = ".agent/.finishline/state.db";
+
+/** An agent that completes after one iteration and asks a model for learnings at the finish. */
+async function writeAgent(root: string): Promise<void> {
+  await Deno.mkdir(`${root}/.agent/slow`, { recursive: true });
+  await Deno.writeTextFile(
+    `${root}/.agent/slow/agent.json`,
+    JSON.stringify({
+      name: "slow",
+      behavior: { completionType: "iterate", completionConfig: { maxIterations: 1 } },
+      finish: { extractLearnings: true },
+    }),
+  );
+}
+
+/** The run's row, read straight from the history. */
+function storedRun(root: string): { id: string; status: string; reason: string | null } {
+  const db = new DatabaseSync(`${root}/${STORE}`, { readOnly: true });
+  try {
+    return db.prepare("SELECT id, status, reason FROM runs").get() as {
+      id: string;
+      status: string;
+      reason: string | null;
+    };
+  } finally {
+    db.close();
+  }
+}
+
+Deno.test({
+  name:
+    "a second SIGTERM during a slow finish exits 130 with the outcome recorded, and finish RUN_ID completes it",
+  ignore: Deno.build.os === "windows",
+  fn: async () => {
+    await using repo = await tempRepo();
+    await writeAgent(repo.path);
+    let extracting: () => void;
+    const extraction = new Promise<void>((resolve) => extracting = resolve);
+    let extractions = 0;
+    // The tool-less extraction reaches the server as a side request.
+    await using server = await ScriptedModelServer.start({
+      scripts: [[textTurn("Looked around.")]],
+      sideReply: ({ lastUserText }) => {
+        if (!lastUserText.includes(EXTRACT_MARKER)) return textTurn("OK.");
+        // The live run's extraction hangs; the one of `finish RUN_ID` answers.
+        if (extractions++ > 0) return textTurn('[{"learning": "Finish steps are checkpointed"}]');
+        extracting();
+        return { text: "[]", delayMs: 120_000 };
+      },
+    });
+    let refused: Awaited<ReturnType<typeof runCli>> | undefined;
+    let seconds = 0;
+    const run = await runCli(["--agent", "slow"], {
+      cwd: repo.path,
+      server,
+      onSpawn: async (child) => {
+        const ended = await Promise.race([extraction, child.status.then(() => "ended")]);
+        if (ended === "ended") return;
+        const { id } = storedRun(repo.path);
+        refused = await runCli(["finish", id], { cwd: repo.path });
+        const sentAt = performance.now();
+        child.kill("SIGTERM");
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        child.kill("SIGTERM");
+        await child.status;
+        seconds = (performance.now() - sentAt) / 1000;
+      },
+    });
+    assert.equal(run.code, 130, run.stderr);
+    const { id, status } = storedRun(repo.path);
+    assert.equal(status, "completed", "the outcome was recorded before the finish began");
+    assert.match(
+      run.stderr,
+      new RegExp(
+        `second interrupt: exiting now; the outcome \\(completed\\) is recorded; finish steps left: learnings, skills, persist, cleanup; run "finish ${id}" to complete them\\n`,
+      ),
+    );
+    console.log(`exited 130 ${seconds.toFixed(1)} s after the first SIGTERM during the finish`);
+
+    assert.ok(refused);
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.equal(
+      refused.stderr,
+      `finishline: Run ${id} is still going (another finishline process holds its lock): wait for it, or stop it first\n`,
+    );
+
+    const finished = await runCli(["finish", id], { cwd: repo.path, server });
+    assert.equal(finished.code, 0, finished.stderr);
+    assert.equal(finished.stdout, `Finished run ${id}: learnings, skills, persist, cleanup\n`);
+    assert.equal(storedRun(repo.path).status, "completed");
+  },
+});
+
+Deno.test({
+  name:
+    "a history locked by another process never crashes the run: right exit code, one line, the log has it",
+  ignore: Deno.build.os === "windows",
+  fn: async () => {
+    await using repo = await tempRepo();
+    await using scratch = await tempDir("finishline-locker-");
+    let started: () => void;
+    const iterating = new Promise<void>((resolve) => started = resolve);
+    let release: () => void;
+    const released = new Promise<void>((resolve) => release = resolve);
+    await using server = await ScriptedModelServer.start({
+      scripts: [[async () => {
+        started();
+        await released;
+        return { text: "Done." };
+      }]],
+    });
+    // Another process holds a write transaction for the rest of the run.
+    const lockerScript = `${scratch.path}/locker.ts`;
+    await Deno.writeTextFile(
+      lockerScript,
+      `import { DatabaseSync } from "node:sqlite";
+const db = new DatabaseSync(Deno.args[0]);
+db.exec("BEGIN IMMEDIATE");
+console.log("locked");
+setInterval(() => {}, 60_000);
+`,
+    );
+    let locker: Deno.ChildProcess | undefined;
+    let seconds = 0;
+    try {
+      const run = await runCli(["--iterate-max", "1", "--task", "One step", "--json"], {
+        cwd: repo.path,
+        server,
+        onSpawn: async () => {
+          await iterating;
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+          locker = new Deno.Command(Deno.execPath(), {
+            args: ["run", "-A", lockerScript, `${repo.path}/${STORE}`],
+            env: { DENO_DIR: await denoDir() },
+            stdout: "piped",
+            stderr: "inherit",
+          }).spawn();
+          const reader = locker.stdout.getReader();
+          const { value } = await reader.read();
+          reader.releaseLock();
+          assert.equal(new TextDecoder().decode(value).trim(), "locked");
+          seconds = performance.now();
+          release();
+        },
+      });
+      seconds = (performance.now() - seconds) / 1000;
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(JSON.parse(run.stdout).status, "completed");
+      const lines = run.stderr.split("\n").filter((line) =>
+        line.includes("the run history could not be written")
+      );
+      assert.equal(lines.length, 1, run.stderr);
+      const logFile = JSON.parse(run.stdout).logFile as string;
+      assert.equal(
+        lines[0],
+        `[finishline] the run history could not be written (database is locked): this run's outcome is not recorded there; the log has it: ${logFile}`,
+      );
+      const log = await Deno.readTextFile(logFile);
+      assert.match(log, /"run_finished".*"status":"completed"/);
+      assert.match(log, /"store_failed"/);
+      console.log(
+        `a locked history: the run ended (exit 0) ${seconds.toFixed(1)} s after the lock`,
+      );
+    } finally {
+      locker?.kill("SIGKILL");
+      await locker?.status;
+    }
+    // Once the lock is gone, the history has the run as it stood: still "running".
+    assert.equal(storedRun(repo.path).status, "running");
+  },
+});
