@@ -62,6 +62,8 @@ Deno.test("preflight refuses a run that cannot finish, before any session", asyn
   });
 
   await t.step("allowed tools that cannot edit, for an agent that must change code", async () => {
+    // Detection off: otherwise the missing "Bash" for the detected "npm test" is refused first,
+    // and this step is about the editing tools alone.
     const def = definition({ behavior: { allowedTools: ["Read"] }, verify: { detect: false } });
     await assert.rejects(
       preflight({ ...base, definition: def, checks: await prepareChecks(def, repo.path) }),
