@@ -43,7 +43,7 @@ export interface GitHubOptions {
   attempts?: number;
   /** First backoff in milliseconds; it doubles each retry. @default 1000 */
   backoffMs?: number;
-  /** Receives every failed attempt of a call made during the run. */
+  /** Receives every failed attempt of a call, before the run (unanswered ones) and during it. */
   onFault?: (fault: GhFault) => void;
   /** Waits between retries; tests make it instant. @default setTimeout */
   sleep?: (ms: number) => Promise<void>;
@@ -128,7 +128,9 @@ export class GhCalls {
       const result = await this.once(args);
       const reason = unanswered(result, timeoutMs);
       if (reason === undefined) return result;
-      if (attempt >= attempts) {
+      const willRetry = attempt < attempts;
+      this.options.onFault?.({ args, code: result.code, message: reason, attempt, willRetry });
+      if (!willRetry) {
         throw new UsageError(
           `GitHub is not answering (${reason} after ${attempt} attempt${
             attempt === 1 ? "" : "s"

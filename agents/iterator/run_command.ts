@@ -54,7 +54,7 @@ export async function runCommand(
   const backend = io.backend ?? new ClaudeBackend();
   // The SDK loads while the definition, handler and store are prepared.
   if (backend instanceof ClaudeBackend && !command.dryRun) backend.preload();
-  const plan = await prepareRun(command, options);
+  const plan = await prepareRun(command, { ...options, stderr: io.stderr });
   if (plan.flags.dryRun) {
     plan.store?.close();
     io.stdout(dryRunOutput(plan));

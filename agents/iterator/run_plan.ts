@@ -83,6 +83,8 @@ export interface PrepareOptions {
   json?: boolean;
   /** `--store` given with `--resume`. */
   storePath?: string;
+  /** Notes for the user while the run is prepared, such as GitHub not answering yet. */
+  stderr?: (text: string) => void;
 }
 
 /**
@@ -121,6 +123,8 @@ export async function prepareRun(
     systemPromptPath: definition.behavior.systemPromptPath,
     cwd,
   });
+  // The handler's preflight tells about retries; during the run the progress line does.
+  let preparing = true;
   const handler = await createCompletionHandler(definition, args, {
     agentDir: loaded.agentDir,
     cwd,
@@ -132,7 +136,19 @@ export async function prepareRun(
       maxChars: definition.finish.maxLearningsChars,
     }),
     inputs: flags,
+    github: {
+      onFault: (fault) => {
+        if (preparing && fault.willRetry) {
+          options.stderr?.(
+            `[finishline] GitHub did not answer gh ${
+              fault.args.slice(0, 2).join(" ")
+            } (${fault.message}, attempt ${fault.attempt}): trying again\n`,
+          );
+        }
+      },
+    },
   });
+  preparing = false;
   const criteria = handler.buildCompletionCriteria();
   const systemPrompt = await resolver.resolve("system", {
     ...argsToVariables(args),

@@ -69,6 +69,7 @@ export async function openWorkspace(
   const { definition, mainRepo, cwd, runId } = plan;
   const store = plan.store ?? openStore(plan.storeFile, cwd);
   plan.store = store;
+  checkWritable(store);
   const logDir = isAbsolute(definition.logging.directory)
     ? definition.logging.directory
     : join(cwd, definition.logging.directory);
@@ -184,6 +185,25 @@ async function recordRun(
 }
 
 /**
+ * Refuse to start, before anything is written, when the history would not
+ * take the run's record: locked by another process, or read-only.
+ */
+function checkWritable(store: SqliteStore): void {
+  try {
+    store.checkWritable();
+  } catch (error) {
+    const reason = firstLine(error);
+    const cause = /locked|busy/i.test(reason)
+      ? "another process holds its write lock"
+      : "it cannot be written";
+    throw new UsageError(
+      `The run history "${store.path}" does not take writes (${reason}): ${cause}; ` +
+        "wait for it, or choose another file with --store PATH",
+    );
+  }
+}
+
+/**
  * The run history's file: `--store PATH`, else `.agent/.finishline/state.db`
  * under the root.
  *
@@ -208,11 +228,12 @@ export function openStore(flag: string | undefined, root: string): SqliteStore {
   try {
     return SqliteStore.open(path);
   } catch (error) {
-    throw new UsageError(
-      `Cannot open the run history "${path}": ${
-        error instanceof Error ? error.message.split("\n")[0] : error
-      }`,
-    );
+    const reason = firstLine(error);
+    // SQLite's words for a file or folder it may not write (the WAL files live beside it).
+    const hint = /unable to open|readonly|read-only|permission/i.test(reason)
+      ? ": is it or its folder read-only? Choose another file with --store PATH"
+      : "";
+    throw new UsageError(`Cannot open the run history "${path}" (${reason})${hint}`);
   }
 }
 

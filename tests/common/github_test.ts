@@ -183,7 +183,11 @@ Deno.test("issue reads an issue before the run", async (t) => {
     assert.equal((await env.github.issue(42)).title, "Add a greeting");
     assert.equal(env.github.calls, 3);
     assert.deepEqual(env.waits, [1, 2], "the backoff doubles, as during the run");
-    assert.deepEqual(env.faults, [], "faults are for calls during the run");
+    assert.deepEqual(
+      env.faults.map((fault) => [fault.attempt, fault.message, fault.willRetry]),
+      [[1, "HTTP 502: Bad Gateway", true], [2, "HTTP 502: Bad Gateway", true]],
+      "the unanswered attempts are reported, so a user sees why the start waits",
+    );
   });
 
   await t.step(

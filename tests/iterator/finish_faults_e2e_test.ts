@@ -11,7 +11,9 @@ import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { EXTRACT_MARKER } from "../../agents/common/learnings.ts";
 import { ScriptedModelServer, textTurn } from "../../agents/testing/mod.ts";
+import { SqliteStore } from "../../agents/common/store/mod.ts";
 import { denoDir, runCli, tempDir, tempRepo } from "../_helpers.ts";
+import { catalogueLine } from "./_fault_catalogue.ts";
 
 const STORE = ".agent/.finishline/state.db";
 
@@ -26,6 +28,48 @@ async function writeAgent(root: string): Promise<void> {
       finish: { extractLearnings: true },
     }),
   );
+}
+
+/**
+ * Start a process that holds a write transaction on a store until killed.
+ *
+ * @param scratch A folder for its script.
+ * @param store The database file.
+ * @returns The process, once it holds the lock.
+ */
+async function holdWriteLock(scratch: string, store: string): Promise<Deno.ChildProcess> {
+  const script = `${scratch}/locker.ts`;
+  await Deno.writeTextFile(
+    script,
+    `import { DatabaseSync } from "node:sqlite";
+const db = new DatabaseSync(Deno.args[0]);
+db.exec("BEGIN IMMEDIATE");
+console.log("locked");
+setInterval(() => {}, 60_000);
+`,
+  );
+  const locker = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", script, store],
+    env: { DENO_DIR: await denoDir() },
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const reader = locker.stdout.getReader();
+  const { value } = await reader.read();
+  reader.releaseLock();
+  assert.equal(new TextDecoder().decode(value).trim(), "locked");
+  return locker;
+}
+
+/** The numbers of the iterations in the history. */
+function storedIterations(root: string): number[] {
+  const db = new DatabaseSync(`${root}/${STORE}`, { readOnly: true });
+  try {
+    return db.prepare("SELECT number FROM iterations ORDER BY number").all()
+      .map((row) => Number(row.number));
+  } finally {
+    db.close();
+  }
 }
 
 /** The run's row, read straight from the history. */
@@ -64,7 +108,7 @@ Deno.test({
       },
     });
     let refused: Awaited<ReturnType<typeof runCli>> | undefined;
-    let seconds = 0;
+    let sentAt = 0;
     const run = await runCli(["--agent", "slow"], {
       cwd: repo.path,
       server,
@@ -73,12 +117,17 @@ Deno.test({
         if (ended === "ended") return;
         const { id } = storedRun(repo.path);
         refused = await runCli(["finish", id], { cwd: repo.path });
-        const sentAt = performance.now();
+        sentAt = performance.now();
         child.kill("SIGTERM");
         await new Promise((resolve) => setTimeout(resolve, 300));
         child.kill("SIGTERM");
         await child.status;
-        seconds = (performance.now() - sentAt) / 1000;
+        catalogueLine(
+          "SIGTERM twice during the finish workflow",
+          "exit 130, outcome recorded, steps left named",
+          sentAt,
+          storedIterations(repo.path),
+        );
       },
     });
     assert.equal(run.code, 130, run.stderr);
@@ -90,7 +139,6 @@ Deno.test({
         `second interrupt: exiting now; the outcome \\(completed\\) is recorded; finish steps left: learnings, skills, persist, cleanup; run "finish ${id}" to complete them\\n`,
       ),
     );
-    console.log(`exited 130 ${seconds.toFixed(1)} s after the first SIGTERM during the finish`);
 
     assert.ok(refused);
     assert.equal(refused.code, 2, refused.stderr);
@@ -124,17 +172,6 @@ Deno.test({
         return { text: "Done." };
       }]],
     });
-    // Another process holds a write transaction for the rest of the run.
-    const lockerScript = `${scratch.path}/locker.ts`;
-    await Deno.writeTextFile(
-      lockerScript,
-      `import { DatabaseSync } from "node:sqlite";
-const db = new DatabaseSync(Deno.args[0]);
-db.exec("BEGIN IMMEDIATE");
-console.log("locked");
-setInterval(() => {}, 60_000);
-`,
-    );
     let locker: Deno.ChildProcess | undefined;
     let seconds = 0;
     try {
@@ -144,16 +181,8 @@ setInterval(() => {}, 60_000);
         onSpawn: async () => {
           await iterating;
           await new Promise((resolve) => setTimeout(resolve, 1000));
-          locker = new Deno.Command(Deno.execPath(), {
-            args: ["run", "-A", lockerScript, `${repo.path}/${STORE}`],
-            env: { DENO_DIR: await denoDir() },
-            stdout: "piped",
-            stderr: "inherit",
-          }).spawn();
-          const reader = locker.stdout.getReader();
-          const { value } = await reader.read();
-          reader.releaseLock();
-          assert.equal(new TextDecoder().decode(value).trim(), "locked");
+          // Another process holds a write transaction for the rest of the run.
+          locker = await holdWriteLock(scratch.path, `${repo.path}/${STORE}`);
           seconds = performance.now();
           release();
         },
@@ -182,5 +211,93 @@ setInterval(() => {}, 60_000);
     }
     // Once the lock is gone, the history has the run as it stood: still "running".
     assert.equal(storedRun(repo.path).status, "running");
+  },
+});
+
+Deno.test({
+  name:
+    "a history locked before the run starts is refused: exit 2, one line, nothing written, no session",
+  ignore: Deno.build.os === "windows",
+  fn: async () => {
+    await using repo = await tempRepo();
+    await using scratch = await tempDir("finishline-locker-");
+    await using server = await ScriptedModelServer.start({ scripts: [[textTurn("Done.")]] });
+    SqliteStore.open(`${repo.path}/${STORE}`).close();
+    const locker = await holdWriteLock(scratch.path, `${repo.path}/${STORE}`);
+    try {
+      const run = await runCli(["--iterate-max", "1", "--task", "One step"], {
+        cwd: repo.path,
+        server,
+      });
+      assert.equal(run.code, 2, run.stderr);
+      assert.equal(
+        run.stderr,
+        `finishline: The run history "${repo.path}/${STORE}" does not take writes (database is locked): another process holds its write lock; wait for it, or choose another file with --store PATH\n`,
+      );
+      assert.equal(server.requests.length, 0, "no agent session started");
+      assert.deepEqual(await logsUnder(`${repo.path}/.agent`), [], "no log written");
+    } finally {
+      locker.kill("SIGKILL");
+      await locker.status;
+    }
+    const db = new DatabaseSync(`${repo.path}/${STORE}`, { readOnly: true });
+    assert.equal(db.prepare("SELECT count(*) AS n FROM runs").get()?.n, 0);
+    db.close();
+  },
+});
+
+/** The run logs (`.jsonl`) anywhere under a folder. */
+async function logsUnder(dir: string): Promise<string[]> {
+  const found: string[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory) found.push(...await logsUnder(path));
+    else if (entry.name.endsWith(".jsonl")) found.push(path);
+  }
+  return found;
+}
+
+/** Whether this process may mount a tmpfs (root on Linux with CAP_SYS_ADMIN), for a read-only folder. */
+async function canMount(): Promise<boolean> {
+  if (Deno.build.os !== "linux") return false;
+  const dir = await Deno.makeTempDir({ prefix: "finishline-mount-" });
+  try {
+    const mounted = await new Deno.Command("mount", { args: ["-t", "tmpfs", "none", dir] })
+      .output().catch(() => undefined);
+    if (!mounted?.success) return false;
+    await new Deno.Command("umount", { args: [dir] }).output();
+    return true;
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test({
+  name: "a history on a read-only file system is refused: exit 2, one line naming it, no session",
+  // Root ignores file modes, so read-only takes a read-only mount; without the right to mount, skipped.
+  ignore: !(await canMount()),
+  fn: async () => {
+    await using repo = await tempRepo();
+    await using scratch = await tempDir("finishline-readonly-");
+    await using server = await ScriptedModelServer.start({ scripts: [[textTurn("Done.")]] });
+    const mount = async (...args: string[]) =>
+      assert.ok((await new Deno.Command("mount", { args }).output()).success, args.join(" "));
+    await mount("-t", "tmpfs", "none", scratch.path);
+    try {
+      SqliteStore.open(`${scratch.path}/state.db`).close();
+      await mount("-o", "remount,ro", scratch.path);
+      const run = await runCli(
+        ["--iterate-max", "1", "--task", "One step", "--store", `${scratch.path}/state.db`],
+        { cwd: repo.path, server },
+      );
+      assert.equal(run.code, 2, run.stderr);
+      assert.match(
+        run.stderr,
+        /^finishline: Cannot open the run history ".*\/state\.db" \(.+\): is it or its folder read-only\? Choose another file with --store PATH\n$/,
+      );
+      assert.equal(server.requests.length, 0, "no agent session started");
+    } finally {
+      await new Deno.Command("umount", { args: [scratch.path] }).output();
+    }
   },
 });

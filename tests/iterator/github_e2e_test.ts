@@ -8,7 +8,10 @@ import assert from "node:assert/strict";
 import { COMPLETE_TASK_TOOL } from "../../agents/common/complete_task.ts";
 import { ScriptedModelServer, textTurn, toolTurn } from "../../agents/testing/mod.ts";
 import { FakeGitHub } from "../fixtures/fake_gh/mod.ts";
+import { SqliteStore } from "../../agents/common/store/mod.ts";
+import { pathExists } from "../../agents/common/resource.ts";
 import { runCli, tempRepo } from "../_helpers.ts";
+import { catalogueLine } from "./_fault_catalogue.ts";
 
 const REPO = "octo/demo";
 
@@ -336,14 +339,20 @@ Deno.test("GitHub preflight failures exit 2 before any agent session", async (t)
       issues: [{ number: 7, title: "x" }],
       failures: [{ match: "issue view", times: 99 }],
     });
+    const started = performance.now();
     const run = await runCli(["--issue", "7"], { cwd: repo.path, server, env: gh.env() });
     assert.equal(run.code, 2, run.stderr);
     assert.equal(
       run.stderr,
-      "finishline: GitHub is not answering (HTTP 502: Bad Gateway after 4 attempts): try again later\n",
+      [1, 2, 3].map((attempt) =>
+        `[finishline] GitHub did not answer gh issue view (HTTP 502: Bad Gateway, attempt ${attempt}): trying again\n`
+      ).join("") +
+        "finishline: GitHub is not answering (HTTP 502: Bad Gateway after 4 attempts): try again later\n",
     );
     const views = (await gh.calls()).filter((call) => call.argv[0] === "issue");
     assert.equal(views.length, 4);
+    assert.equal(await pathExists(`${repo.path}/.agent/.finishline`), false, "nothing written");
+    catalogueLine("gh 502 at preflight, every time", "not answering, exit 2", started, []);
   });
   await t.step("project not found", async () => {
     await using gh = await FakeGitHub.create({ repo: REPO, projects: [] });
@@ -386,13 +395,25 @@ Deno.test("a 502 twice at preflight is retried and the issue run proceeds", asyn
       textTurn("Committed greet.txt and closed the issue."),
     ]],
   });
+  const started = performance.now();
   const run = await runCli(["--agent", "worker", "--issue", "7", "--json"], {
     cwd: repo.path,
     server,
     env: gh.env(),
   });
   assert.equal(run.code, 0, run.stderr);
-  assert.equal(JSON.parse(run.stdout).status, "completed");
+  const result = JSON.parse(run.stdout);
+  assert.equal(result.status, "completed");
+  assert.equal(
+    run.stderr.match(/GitHub did not answer gh issue view \(HTTP 502: Bad Gateway, attempt \d\)/g)
+      ?.length,
+    2,
+    run.stderr,
+  );
+  const store = SqliteStore.open(`${repo.path}/.agent/.finishline/state.db`);
+  const iterations = store.iterations(result.runId).map((row) => row.number);
+  store.close();
+  catalogueLine("gh 502 twice at preflight", "retried, completed, exit 0", started, iterations);
   const reads = (await gh.calls()).filter((call) =>
     call.argv.join(" ").startsWith("issue view 7 --json number")
   );

@@ -84,6 +84,17 @@ export class SqliteStore implements RunStore {
     return new SqliteStore(path, db, options.redactor ?? new Redactor());
   }
 
+  /**
+   * Check that the store takes writes now: a write transaction is begun and
+   * rolled back, waiting like any write for another process's lock.
+   *
+   * @throws When another process holds the write lock, or the file is read-only.
+   */
+  checkWritable(): void {
+    this.#db.exec("BEGIN IMMEDIATE");
+    this.#db.exec("ROLLBACK");
+  }
+
   /** The schema version: the number of migrations applied. */
   get schemaVersion(): number {
     return schemaVersion(this.#db);
