@@ -59,6 +59,8 @@ export class CompletionGuard {
   readonly calls: CompleteTaskCall[] = [];
   /** The verification of the latest success call. */
   verification: VerificationRecord | undefined;
+  /** Failed verifications of earlier success calls that a later success call passed. */
+  readonly fixed: VerificationRecord[] = [];
   /** How often the agent was sent back. */
   attempts = 0;
   /** Whether the guard let the agent stop without a call after its attempts ran out. */
@@ -66,6 +68,7 @@ export class CompletionGuard {
   /** Background tasks the agent had running when it last tried to stop. */
   backgroundTasks = 0;
   #options: CompletionGuardOptions;
+  #failed: VerificationRecord[] = [];
 
   /** @param options Enforcement settings and the verifier. */
   constructor(options: CompletionGuardOptions) {
@@ -93,7 +96,7 @@ export class CompletionGuard {
       return "Recorded: partial. The next iteration continues from what you left in remaining_work. Stop now.";
     }
     const verification = await this.#options.verify(call);
-    this.verification = verification;
+    this.#track(verification);
     this.#options.onEvent?.("verification", { trigger: "complete_task", verification });
     if (!verification) return "Recorded: success. No checks are configured. You may stop now.";
     if (verification.passed) {
@@ -135,6 +138,13 @@ export class CompletionGuard {
     });
     return Promise.resolve({ block: true, reason });
   };
+
+  /** Keep the failures until a passing call shows they were fixed. */
+  #track(verification: VerificationRecord | undefined): void {
+    if (this.verification && !this.verification.passed) this.#failed.push(this.verification);
+    if (verification?.passed) this.fixed.push(...this.#failed.splice(0));
+    this.verification = verification;
+  }
 
   #reasonToBlock(): string | undefined {
     if (!this.#options.require) return undefined;

@@ -1,7 +1,8 @@
 /**
  * The Markdown run report written next to the log at the end of every run:
  * outcome and reason, an iterations table, the complete_task summary, the
- * verification failures and the learnings captured.
+ * verification failures (those the agent fixed in the same session too) and
+ * the learnings captured.
  *
  * @module
  */
@@ -89,20 +90,8 @@ export function renderReport(input: ReportInput): string {
     "|---|---|---|---|---|---|---|",
   );
   for (const summary of result.summaries) lines.push(iterationRow(summary));
-  const failures = result.summaries.filter((summary) =>
-    summary.verification && !summary.verification.passed
-  );
-  if (failures.length > 0) {
-    lines.push("", "## Verification failures", "");
-    for (const summary of failures) {
-      const verification = summary.verification!;
-      lines.push(
-        `- Iteration ${summary.iteration}, ${verification.checker}: ${
-          oneLine(verification.feedback)
-        }`,
-      );
-    }
-  }
+  const failures = result.summaries.flatMap(failureLines);
+  if (failures.length > 0) lines.push("", "## Verification failures", "", ...failures);
   if (input.checks) {
     lines.push("", "## Evidence: the repository's checks", "", "```", input.checks, "```");
     const baseline = result.baseline;
@@ -145,6 +134,20 @@ export function renderReport(input: ReportInput): string {
     lines.push("(none)");
   }
   return `${lines.join("\n")}\n`;
+}
+
+/** An iteration's failed checks: those the agent fixed in the same session, then the last one if it failed. */
+function failureLines(summary: IterationSummary): string[] {
+  const lines = (summary.fixedChecks ?? []).map((fixed) =>
+    `- Iteration ${summary.iteration}, ${fixed.checker} (at complete_task; fixed in the same iteration): ${
+      oneLine(fixed.feedback)
+    }`
+  );
+  const last = summary.verification;
+  if (last && !last.passed) {
+    lines.push(`- Iteration ${summary.iteration}, ${last.checker}: ${oneLine(last.feedback)}`);
+  }
+  return lines;
 }
 
 function iterationRow(summary: IterationSummary): string {

@@ -267,6 +267,7 @@ class Run {
     if (outcome.retries.length > 0) summary.retries = outcome.retries;
     if (guard.lastCall) summary.completeTask = guard.lastCall;
     if (guard.verification) summary.verification = guard.verification;
+    if (guard.fixed.length > 0) summary.fixedChecks = [...guard.fixed];
     if (guard.attempts > 0) summary.continuations = guard.attempts;
     return summary;
   }

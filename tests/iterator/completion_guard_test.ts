@@ -171,6 +171,26 @@ Deno.test("completion guard verifies a success call at once", async (t) => {
     assert.equal(guard.calls.length, 2);
     assert.equal(guard.lastCall?.summary, "fixed the tests");
     assert.equal(guard.verification?.passed, true);
+    assert.deepEqual(guard.fixed, [failed("tests", "[tests] 2 tests fail")]);
+  });
+
+  await t.step("failures count as fixed only once a later success passes", async () => {
+    const { guard } = guardOf({
+      verdicts: [
+        failed("tests", "first"),
+        failed("tests", "second"),
+        passed(),
+        failed("lint", "x"),
+      ],
+    });
+    await guard.onCompleteTask(call("success"));
+    await guard.onCompleteTask(call("success"));
+    assert.equal(guard.fixed.length, 0, "nothing passed yet");
+    await guard.onCompleteTask(call("success"));
+    assert.deepEqual(guard.fixed.map((record) => record.feedback), ["first", "second"]);
+    await guard.onCompleteTask(call("success"));
+    assert.equal(guard.fixed.length, 2, "the last failure is not fixed");
+    assert.equal(guard.verification?.feedback, "x");
   });
 });
 

@@ -176,3 +176,26 @@ Deno.test("the run report matches its snapshot", async () => {
   });
   await matchSnapshot("report.md", report);
 });
+
+Deno.test("the report lists the failures the agent fixed in the same iteration", () => {
+  const [first, second] = summaries();
+  const fixed = {
+    passed: false,
+    checker: "checks",
+    feedback: '[checks] "deno task test" fails;\nfailing tests: "greets"',
+    trigger: "complete_task" as const,
+  };
+  const report = renderReport({
+    result: { ...RESULT, summaries: [first, { ...second, fixedChecks: [fixed] }] },
+    agent: "fixer",
+    handler: "iterate (2 iterations)",
+  });
+  const section = report.split("## Verification failures\n\n")[1].split("\n\n")[0];
+  assert.equal(
+    section,
+    [
+      "- Iteration 1, command: `deno task test` exited with code 1.",
+      '- Iteration 2, checks (at complete_task; fixed in the same iteration): [checks] "deno task test" fails; failing tests: "greets"',
+    ].join("\n"),
+  );
+});

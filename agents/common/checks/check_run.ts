@@ -6,7 +6,7 @@
  */
 
 import { runShell } from "../process.ts";
-import { parseTestReport, type TestRunner, testsRun } from "./test_report.ts";
+import { parseTestReport, plainLines, type TestRunner, testsRun } from "./test_report.ts";
 
 /** One check of the repository: a shell command that passes when it exits 0. */
 export interface RepoCheck {
@@ -83,8 +83,13 @@ export async function runRepoCheck(
     failing: green ? [] : report.failed,
     testsRun: testsRun(report),
     durationMs: Math.round(performance.now() - started),
-    tail: result.combined.trimEnd().split("\n").slice(-TAIL_LINES).join("\n"),
+    tail: tailOf(result.combined),
   };
+}
+
+/** The last lines of an output, as plain text (Deno colours its output whenever FORCE_COLOR is set). */
+function tailOf(output: string): string {
+  return plainLines(output).join("\n").trimEnd().split("\n").slice(-TAIL_LINES).join("\n");
 }
 
 /**

@@ -77,7 +77,7 @@ export interface TestReport {
  */
 export function parseTestReport(output: string, hint?: TestRunner): TestReport {
   try {
-    const lines = toLines(typeof output === "string" ? output : "");
+    const lines = plainLines(typeof output === "string" ? output : "");
     if (hint !== undefined) {
       const parser = PARSERS.find(([runner]) => runner === hint);
       if (parser !== undefined) {
@@ -128,7 +128,21 @@ type Parser = (lines: string[]) => Parsed;
 // deno-lint-ignore no-control-regex
 const ANSI = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]/g;
 
-function toLines(output: string): string[] {
+/**
+ * The lines of a runner's output as a terminal would leave them: colour codes
+ * removed, and of a line redrawn with a carriage return only its last part.
+ *
+ * @param output The output.
+ * @returns Its lines.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { plainLines } from "./test_report.ts";
+ *
+ * assert.deepEqual(plainLines("\x1b[31mFAILED\x1b[0m\n10%\r100%"), ["FAILED", "100%"]);
+ * ```
+ */
+export function plainLines(output: string): string[] {
   return output.replace(ANSI, "").split(/\r?\n/).map((line) => {
     // A lone carriage return redraws the line; what is left on screen is the last part.
     const cr = line.lastIndexOf("\r");

@@ -146,6 +146,11 @@ export interface IterationSummary {
     /** A checker threw (its error is the feedback). */
     faulted?: boolean;
   };
+  /**
+   * Failed checks of complete_task calls that a later call of the same iteration passed:
+   * the agent read the feedback in the tool result and fixed the work in the same session.
+   */
+  fixedChecks?: Array<NonNullable<IterationSummary["verification"]>>;
   /** The repository's checks at the iteration's latest verification, against the baseline. */
   checks?: ChecksEvidence;
   /** How often the stop hook sent the agent back in this iteration. */

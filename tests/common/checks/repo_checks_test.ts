@@ -4,6 +4,7 @@ import {
   DEFAULT_PROTECTED_GLOBS,
   RepoChecksChecker,
   runInWorktree,
+  runRepoCheck,
   snapshotCommit,
 } from "../../../agents/mod.ts";
 import { GitRepo } from "../../../agents/common/git.ts";
@@ -254,6 +255,23 @@ Deno.test("a check that fails once and passes again counts as flaky, not red", a
   } finally {
     await Deno.remove(counter);
   }
+});
+
+Deno.test("a check's output reaches the agent and the report as plain text", async () => {
+  const { repo } = await project({
+    "deno.json": '{ "tasks": { "test": "deno test" }, "lock": false }\n',
+    "greet_test.ts": 'Deno.test("greets", () => {\n  throw new Error("no greeting");\n});\n',
+  });
+  await using _ = repo;
+  // The check's environment sets FORCE_COLOR, which makes Deno colour its output.
+  const run = await runRepoCheck(
+    { name: "deno task test", command: "deno task test", runner: "deno" },
+    { cwd: repo.path, timeoutMs: 60_000 },
+  );
+  assert.equal(run.green, false);
+  assert.deepEqual(run.failing, ["greets"]);
+  assert.match(run.tail, /greet_test\.ts:2:\d+/);
+  assert.ok(!run.tail.includes("\x1b"), run.tail);
 });
 
 Deno.test("worktree runs link the checkout's dependencies and leave no worktree behind", async () => {
