@@ -61,6 +61,73 @@ export function usd(cost: number): string {
 }
 
 /**
+ * Round a cost in US dollars to a millionth of a dollar, the precision JSON
+ * output keeps: a sum of floats such as `0.0024000000000000002` becomes
+ * `0.0024`.
+ *
+ * @param cost Dollars.
+ * @returns The rounded cost.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { roundUsd } from "./format.ts";
+ *
+ * assert.equal(roundUsd(0.0012 + 0.0012), 0.0024);
+ * assert.equal(String(roundUsd(0.1 + 0.2)), "0.3");
+ * ```
+ */
+export function roundUsd(cost: number): number {
+  return Math.round(cost * 1e6) / 1e6;
+}
+
+/**
+ * Serialise a value to JSON with every cost rounded by {@linkcode roundUsd}:
+ * each number under a key that names a cost (`costUsd`, `total_cost_usd`, ...).
+ *
+ * @param value Anything JSON can hold.
+ * @returns The JSON text.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { jsonWithCosts } from "./format.ts";
+ *
+ * assert.equal(
+ *   jsonWithCosts({ costUsd: 0.0012 + 0.0012, turns: 3 }),
+ *   '{"costUsd":0.0024,"turns":3}',
+ * );
+ * ```
+ */
+export function jsonWithCosts(value: unknown): string {
+  return JSON.stringify(
+    value,
+    (key, field) => typeof field === "number" && /cost/i.test(key) ? roundUsd(field) : field,
+  );
+}
+
+/**
+ * Quote arguments for a POSIX shell, so that the line can be pasted into
+ * one: arguments of safe characters stay as they are, others are put in
+ * single quotes.
+ *
+ * @param args The arguments.
+ * @returns One line (a newline inside an argument stays inside its quotes).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { shellQuote } from "./format.ts";
+ *
+ * assert.equal(
+ *   shellQuote(["--task", "Fix the user's login", "--iterate-max", "3", ""]),
+ *   "--task 'Fix the user'\\''s login' --iterate-max 3 ''",
+ * );
+ * ```
+ */
+export function shellQuote(args: readonly string[]): string {
+  return args.map((arg) => /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'\\''`)}'`)
+    .join(" ");
+}
+
+/**
  * The short form of a run id that file names, lists and learnings show.
  *
  * @param runId The full run id.

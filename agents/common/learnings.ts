@@ -12,6 +12,7 @@ import type { AgentBackend } from "./backends/types.ts";
 import type { IterationSummary } from "./completion/types.ts";
 import { firstLine } from "./errors.ts";
 import { shortId } from "./format.ts";
+import { normalizeLearning } from "./store/learnings.ts";
 import type { FoundLearning, Learning, RunStore, StoredRun } from "./store/mod.ts";
 
 /** `{uv-learnings}` when there are none: no history, nothing found, or nothing fits. */
@@ -41,11 +42,12 @@ export interface CaptureOptions {
 
 /**
  * The learnings the agent reported through complete_task, tagged with the
- * agent's name so a search for the agent finds them.
+ * agent's name so a search for the agent finds them; a learning reported
+ * again (in a later iteration, or in other case or punctuation) counts once.
  *
  * @param summaries The run's iterations.
  * @param agent The agent's name.
- * @returns The learnings, in the order they were reported.
+ * @returns The learnings, in the order they were first reported.
  * @example
  * ```ts
  * import assert from "node:assert/strict";
@@ -56,7 +58,7 @@ export interface CaptureOptions {
  *   status: "success" as const,
  *   original_request_summary: "Fix the build",
  *   summary: "Fixed it",
- *   learned: [" Run deno fmt first ", ""],
+ *   learned: [" Run deno fmt first ", "", "run deno fmt first."],
  * };
  * assert.deepEqual(reportedLearnings([{ ...emptySummary(1), completeTask }], "fixer"), [
  *   { text: "Run deno fmt first", tags: ["fixer"] },
@@ -70,7 +72,7 @@ export function reportedLearnings(summaries: IterationSummary[], agent: string):
       if (text.trim()) reported.push({ text: text.trim(), tags: [agent] });
     }
   }
-  return reported;
+  return distinctLearnings(reported);
 }
 
 /**
@@ -193,8 +195,38 @@ function parseEntry(entry: unknown): Learning[] {
 }
 
 /**
- * Format learnings for `{uv-learnings}`: at most `count` entries and
- * `maxChars` characters.
+ * Learnings without repeats: the first of those that are the same after
+ * normalisation (case, whitespace, trailing punctuation) is kept; empty ones
+ * are dropped.
+ *
+ * @param learnings Learnings, in order of preference.
+ * @returns The distinct ones, in the same order.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { distinctLearnings } from "./learnings.ts";
+ *
+ * const texts = distinctLearnings([
+ *   { text: "Pin TZ=UTC in CI" },
+ *   { text: "pin tz=utc in ci." },
+ *   { text: "Run the suite twice" },
+ * ]).map((learning) => learning.text);
+ * assert.deepEqual(texts, ["Pin TZ=UTC in CI", "Run the suite twice"]);
+ * ```
+ */
+export function distinctLearnings<T extends Learning>(learnings: T[]): T[] {
+  const seen = new Set<string>();
+  return learnings.filter((learning) => {
+    const norm = normalizeLearning(learning.text);
+    if (!norm || seen.has(norm)) return false;
+    seen.add(norm);
+    return true;
+  });
+}
+
+/**
+ * Format learnings for `{uv-learnings}`: at most `count` distinct entries
+ * (see {@linkcode distinctLearnings}) and `maxChars` characters.
  *
  * @param found Learnings, best first.
  * @param options Limits.
@@ -208,16 +240,17 @@ function parseEntry(entry: unknown): Learning[] {
  * ```
  */
 export function formatLearnings(
-  found: Array<Learning & { runId?: string }>,
+  found: Array<Learning & { runId?: string; seen?: number }>,
   options: { count?: number; maxChars?: number } = {},
 ): string {
   const { count = 5, maxChars = 2000 } = options;
   const lines: string[] = [];
   let size = 0;
-  for (const learning of found.slice(0, count)) {
+  for (const learning of distinctLearnings(found).slice(0, count)) {
     const extra = [
       learning.technique,
       learning.runId ? `run ${shortId(learning.runId)}` : undefined,
+      (learning.seen ?? 0) > 1 ? `seen in ${learning.seen} runs` : undefined,
     ]
       .filter(Boolean).join("; ");
     const line = `- ${learning.text.replace(/\s+/g, " ").trim()}${extra ? ` (${extra})` : ""}`;
@@ -251,8 +284,10 @@ export function learningsFinder(
   return (query) => {
     const history = store();
     if (!history) return NO_LEARNINGS_TEXT;
-    const found: FoundLearning[] = history.searchLearnings(query, { limit: 10 })
-      .filter((learning) => learning.runId !== options.runId);
+    const found: FoundLearning[] = history.searchLearnings(query, {
+      limit: 10,
+      excludeRun: options.runId,
+    }).filter((learning) => learning.runId !== options.runId);
     return formatLearnings(found, { count: options.count, maxChars: options.maxChars });
   };
 }

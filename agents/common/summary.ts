@@ -296,8 +296,9 @@ export class SummaryBuilder {
         break;
       }
       case "system":
-        if (message.subtype === "init" && typeof message.apiKeySource === "string") {
-          this.#apiKeySource = message.apiKeySource;
+        if (message.subtype === "init") {
+          if (typeof message.apiKeySource === "string") this.#apiKeySource = message.apiKeySource;
+          if (typeof message.model === "string" && message.model) summary.model = message.model;
         } else if (message.subtype === "api_retry") {
           this.#apiRetries++;
           this.#lastApiRetry = {

@@ -381,7 +381,7 @@ const GROUPS: ReadonlyArray<{ group: FlagGroup; title: string; rows?: string[][]
     title: "History:",
     rows: [
       ["runs [show RUN_ID]", "recent runs, or one run's iterations, verdicts and costs"],
-      ["learnings search QUERY", "learnings of earlier runs, best match first"],
+      ["learnings search [QUERY]", "learnings of earlier runs: best match first, or the latest"],
       ["finish RUN_ID", "complete an interrupted finish workflow (idempotent)"],
     ],
   },

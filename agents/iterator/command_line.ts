@@ -112,7 +112,10 @@ export interface HistoryOptions {
   limit: number;
 }
 
-/** `runs`, `runs show RUN_ID`, `learnings search QUERY` or `finish RUN_ID`. */
+/**
+ * `runs`, `runs show RUN_ID`, `learnings search [QUERY]` (an empty query
+ * lists the latest) or `finish RUN_ID`.
+ */
 export type HistoryCommand =
   | ({ kind: "runs" } & HistoryOptions)
   | ({ kind: "runs show"; runId: string } & HistoryOptions)
@@ -265,14 +268,14 @@ function parseHistory(argv: readonly string[]): HistoryCommand {
   if (word === "runs" && rest[0] === "show" && rest.length === 2) {
     return { kind: "runs show", runId: rest[1], ...options };
   }
-  if (word === "learnings" && rest[0] === "search" && rest.length >= 2) {
+  if (word === "learnings" && rest[0] === "search") {
     return { kind: "learnings search", query: rest.slice(1).join(" "), ...options };
   }
   if (word === "finish" && rest.length === 1) return { kind: "finish", runId: rest[0], ...options };
   throw new UsageError(
     `Unknown command "${
       positionals.join(" ")
-    }": expected "runs", "runs show RUN_ID", "learnings search QUERY" or "finish RUN_ID"`,
+    }": expected "runs", "runs show RUN_ID", "learnings search [QUERY]" or "finish RUN_ID"`,
   );
 }
 

@@ -12,11 +12,13 @@ import type { CompletionHandler, RunOutcome } from "../common/completion/types.t
 import { GitRepo } from "../common/git.ts";
 import { GitHubCli } from "../common/github.ts";
 import { firstLine } from "../common/errors.ts";
+import { jsonWithCosts, roundUsd } from "../common/format.ts";
 import type { RunLog } from "../common/log.ts";
 import { removeWorktreeIfClean, type Worktree } from "../common/worktree.ts";
 import { runFinish } from "./finish.ts";
 import { finalLine } from "./progress.ts";
-import { renderReport } from "./report.ts";
+import { renderReport, type ReportInput } from "./report.ts";
+import { liveFacts, reportInput } from "./report_facts.ts";
 import { EXIT_CODES, type RunResult } from "./runner.ts";
 import type { RunPlan } from "./run_plan.ts";
 import type { CleanupFacts, Workspace } from "./workspace.ts";
@@ -61,6 +63,9 @@ export async function finishRun(
   // The outcome is recorded at once, so a run whose finish workflow dies is never resumed.
   write("outcome", () => store.setRunStatus(plan.runId, result.status, result.completionReason));
   write("pid", () => store.setRunPid(plan.runId, null));
+  write("segment", () => endSegment(workspace, result));
+  // Before the cleanup, which may remove the worktree.
+  const facts = await liveFacts(workspace);
   let worktreeReport: WorktreeReport | undefined;
   const finishOptions: Parameters<typeof runFinish>[0] = {
     store,
@@ -114,7 +119,7 @@ export async function finishRun(
       `[finishline] the finish workflow stopped at "${finish.failed.step}": ${finish.failed.error}; run "finish ${plan.runId}" to complete it\n`,
     );
   }
-  await writeReport(plan, workspace, result);
+  await writeReport(workspace, reportInput(plan, { workspace, result, facts }));
   try {
     store.close();
   } catch {
@@ -124,7 +129,7 @@ export async function finishRun(
   io.stderr(`${finalLine(result)}\n`);
   if (!options.quiet) io.stderr(`[finishline] report: ${workspace.reportFile}\n`);
   if (plan.flags.json) {
-    io.stdout(`${JSON.stringify(resultJson(workspace, result, worktreeReport))}\n`);
+    io.stdout(`${jsonWithCosts(resultJson(workspace, result, worktreeReport))}\n`);
   }
   return EXIT_CODES[result.status];
 }
@@ -288,33 +293,32 @@ async function openPullRequest(
   return url;
 }
 
+/**
+ * Record how this process's segment of the run ended: its time, and its cost
+ * without that of the iterations it resumed after.
+ */
+function endSegment(workspace: Workspace, result: RunResult): void {
+  const segment = workspace.segment;
+  if (!segment) return;
+  const resumedCost = result.summaries.slice(0, segment.afterIteration)
+    .reduce((sum, summary) => sum + summary.costUsd, 0);
+  workspace.store.endSegment(result.runId, {
+    number: segment.number,
+    status: result.status,
+    reason: result.completionReason,
+    durationMs: result.durationMs,
+    costUsd: roundUsd(Math.max(0, result.costUsd - resumedCost)),
+  });
+}
+
 /** Write the Markdown report; a failure is logged, never fatal. */
-async function writeReport(plan: RunPlan, workspace: Workspace, result: RunResult): Promise<void> {
+async function writeReport(workspace: Workspace, input: ReportInput): Promise<void> {
   try {
-    await Deno.writeTextFile(
-      workspace.reportFile,
-      renderReport({
-        result,
-        agent: plan.definition.name,
-        handler: `${plan.handler.type} (${plan.criteria.short})`,
-        learnings: learningsOf(workspace, plan.runId),
-        branch: workspace.worktree?.branch,
-        checks: plan.checksText,
-        pullRequest: result.pullRequest,
-      }),
-    );
+    await Deno.writeTextFile(workspace.reportFile, renderReport(input));
   } catch (error) {
     workspace.log.event("report_failed", {
       error: error instanceof Error ? error.message : String(error),
     });
-  }
-}
-
-function learningsOf(workspace: Workspace, runId: string): string[] {
-  try {
-    return workspace.store.learningsOf(runId).map((learning) => learning.text);
-  } catch {
-    return [];
   }
 }
 

@@ -1,19 +1,28 @@
 /**
  * The history subcommands: `runs`, `runs show RUN_ID`, `learnings search
- * QUERY` and `finish RUN_ID`, all with `--json`.
+ * [QUERY]` and `finish RUN_ID`, all with `--json` (costs rounded to a
+ * millionth of a dollar there, to four decimals in text).
  *
  * @module
  */
 
-import { countTools, seconds, shortId, usd } from "../common/format.ts";
+import { countTools, jsonWithCosts, seconds, shortId, usd } from "../common/format.ts";
 import { UsageError } from "../common/errors.ts";
 import { GitRepo } from "../common/git.ts";
-import type { RunStore, SqliteStore, StoredRun } from "../common/store/mod.ts";
+import type {
+  FoundLearning,
+  RunSegment,
+  RunStore,
+  SqliteStore,
+  StoredIteration,
+  StoredRun,
+} from "../common/store/mod.ts";
 import type { HistoryCommand } from "./command_line.ts";
 import { runFinish } from "./finish.ts";
 import { lockRun } from "./run_locks.ts";
 import type { CommandIO } from "./run_command.ts";
 import { cleanUpRun } from "./finish_run.ts";
+import { commandLine } from "./report_facts.ts";
 import { type CleanupFacts, openStore, workingDirectory } from "./workspace.ts";
 
 /**
@@ -61,7 +70,7 @@ function listRuns(
 ): number {
   const runs = store.listRuns({ limit: options.limit, agent: options.agent });
   if (options.json) {
-    io.stdout(`${JSON.stringify(runs)}\n`);
+    io.stdout(`${jsonWithCosts(runs)}\n`);
     return 0;
   }
   if (runs.length === 0) io.stdout("No runs recorded yet.\n");
@@ -82,15 +91,21 @@ function showRun(store: RunStore, id: string, json: boolean, io: CommandIO): num
   const iterations = store.iterations(run.id);
   const finish = store.getFinish(run.id);
   const skills = store.skills(run.id);
+  const segments = store.segments(run.id);
   if (json) {
-    io.stdout(`${JSON.stringify({ run, iterations, finish, skills })}\n`);
+    io.stdout(`${jsonWithCosts({ run, iterations, finish, skills, segments })}\n`);
     return 0;
   }
   const lines = [
     `Run ${run.id} (${run.agent}, ${run.handler})`,
     `Status:     ${run.status}${run.reason ? `: ${run.reason}` : ""}`,
     `Started:    ${run.startedAt}${run.endedAt ? `, ended ${run.endedAt}` : ""}`,
-    `Command:    ${run.argv.join(" ") || "(defaults)"}`,
+    ...timeLines(segments),
+    `Command:    ${commandLine(run.argv)}`,
+    `Directory:  ${run.cwd}`,
+    ...(["interrupted", "running"].includes(run.status)
+      ? [`Resume:     ${commandLine(["--resume", run.id])}`]
+      : []),
     `Totals:     ${run.iterations} iterations, ${
       usd(run.costUsd)
     }, ${run.tokensInput} input / ${run.tokensOutput} output tokens, ${run.turns} turns`,
@@ -100,6 +115,23 @@ function showRun(store: RunStore, id: string, json: boolean, io: CommandIO): num
     "",
     " #  verdict                          duration  cost     commits  tools",
   ];
+  lines.push(...iterationLines(iterations));
+  if (finish.summary) {
+    lines.push("", `Outcome:    ${finish.summary.outcome}: ${finish.summary.reason}`);
+    if (finish.summary.remainingWork) lines.push(`Remaining:  ${finish.summary.remainingWork}`);
+  }
+  if (skills.length > 0) {
+    lines.push(
+      `Skills:     ${skills.map((skill) => `${skill.name} (${skill.status})`).join(", ")}`,
+    );
+  }
+  io.stdout(`${lines.join("\n")}\n`);
+  return 0;
+}
+
+/** One line per iteration, with its failed verification and complete_task report. */
+function iterationLines(iterations: StoredIteration[]): string[] {
+  const lines: string[] = [];
   for (const { number, verdict, summary } of iterations) {
     lines.push(
       `${String(number).padStart(2)}  ${verdict.slice(0, 32).padEnd(32)} ${
@@ -121,17 +153,31 @@ function showRun(store: RunStore, id: string, json: boolean, io: CommandIO): num
       );
     }
   }
-  if (finish.summary) {
-    lines.push("", `Outcome:    ${finish.summary.outcome}: ${finish.summary.reason}`);
-    if (finish.summary.remainingWork) lines.push(`Remaining:  ${finish.summary.remainingWork}`);
-  }
-  if (skills.length > 0) {
+  return lines;
+}
+
+/** The run's time over its segments, and each segment when it was resumed. */
+function timeLines(segments: RunSegment[]): string[] {
+  if (segments.length === 0) return [];
+  const ended = segments.filter((segment) => segment.durationMs !== null);
+  const time = ended.reduce((sum, segment) => sum + segment.durationMs!, 0);
+  const open = segments.length - ended.length;
+  const lines = [
+    `Time:       ${seconds(time)}${segments.length > 1 ? ` over ${segments.length} segments` : ""}${
+      open > 0 ? " (a segment has no end recorded: still going, or its process died)" : ""
+    }`,
+  ];
+  if (segments.length < 2) return lines;
+  for (const segment of segments) {
     lines.push(
-      `Skills:     ${skills.map((skill) => `${skill.name} (${skill.status})`).join(", ")}`,
+      `  ${segment.number}. ${segment.startedAt}  ${
+        segment.durationMs === null ? "?" : seconds(segment.durationMs)
+      }  ${segment.costUsd === null ? "?" : usd(segment.costUsd)}  ${segment.status}${
+        segment.reason ? `: ${segment.reason}` : ""
+      }${segment.logFile ? `  (log ${segment.logFile})` : ""}`,
     );
   }
-  io.stdout(`${lines.join("\n")}\n`);
-  return 0;
+  return lines;
 }
 
 function searchLearnings(
@@ -140,19 +186,31 @@ function searchLearnings(
   options: { json: boolean; limit: number },
   io: CommandIO,
 ): number {
-  const found = store.searchLearnings(query, { limit: options.limit });
+  const found = query.trim()
+    ? store.searchLearnings(query, { limit: options.limit })
+    : store.recentLearnings({ limit: options.limit });
   if (options.json) {
     io.stdout(`${JSON.stringify(found)}\n`);
     return 0;
   }
-  if (found.length === 0) io.stdout(`No learnings match "${query}".\n`);
-  for (const learning of found) {
-    const extra = [learning.technique, `run ${shortId(learning.runId)}`, learning.agent].filter(
-      Boolean,
-    ).join("; ");
-    io.stdout(`- ${learning.text} (${extra})\n`);
+  if (found.length === 0) {
+    io.stdout(query.trim() ? `No learnings match "${query}".\n` : "No learnings recorded yet.\n");
   }
+  for (const learning of found) io.stdout(`${learningLine(learning)}\n`);
   return 0;
+}
+
+/** `- text (technique; run 1f0c2a9e; agent; seen in 3 runs, last 2026-11-22)`. */
+function learningLine(learning: FoundLearning): string {
+  const extra = [
+    learning.technique,
+    `run ${shortId(learning.runId)}`,
+    learning.agent,
+    learning.seen > 1
+      ? `seen in ${learning.seen} runs, last ${learning.lastSeenAt.slice(0, 10)}`
+      : `seen ${learning.lastSeenAt.slice(0, 10)}`,
+  ].filter(Boolean).join("; ");
+  return `- ${learning.text} (${extra})`;
 }
 
 async function finishRun(

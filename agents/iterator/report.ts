@@ -1,15 +1,43 @@
 /**
  * The Markdown run report written next to the log at the end of every run:
- * outcome and reason, an iterations table, the complete_task summary, the
- * verification failures (those the agent fixed in the same session too) and
- * the learnings captured.
+ * outcome and reason, the task and the command line, start, time, cost,
+ * model and branch, the iterations, the commits and changed files, the
+ * interruptions and resumes, the verification failures (those the agent
+ * fixed in the same session too) and evidence, every
+ * complete_task report, and the learnings captured.
  *
  * @module
  */
 
+import { basename, dirname, relative } from "node:path";
 import type { IterationSummary } from "../common/completion/types.ts";
 import { countTools, seconds, usd } from "../common/format.ts";
+import type { RunSegment } from "../common/store/mod.ts";
 import type { RunResult } from "./runner.ts";
+
+/** A file the run changed, between its starting commit and its last. */
+export interface ChangedFile {
+  /** The path, relative to the repository root. */
+  path: string;
+  /** `added`, `modified`, `deleted`, ... */
+  change: string;
+  /** Lines added (null for a binary file). */
+  added: number | null;
+  /** Lines deleted (null for a binary file). */
+  deleted: number | null;
+}
+
+/** The run's work in git: its commits and changed files since the starting commit. */
+export interface RunChanges {
+  /** The commit the run started from. */
+  baseline: string;
+  /** The run's commits, oldest first. */
+  commits: Array<{ hash: string; subject: string }>;
+  /** The files those commits changed. */
+  files: ChangedFile[];
+  /** Files left uncommitted at the end. */
+  uncommitted: string[];
+}
 
 /** What a report is made of. */
 export interface ReportInput {
@@ -32,12 +60,34 @@ export interface ReportInput {
   handler: string;
   /** Learnings captured by the finish workflow. */
   learnings?: string[];
-  /** The worktree branch, if any. */
+  /** The branch the work is on. */
   branch?: string;
+  /** The worktree the run worked in, with `--worktree`. */
+  worktree?: string;
   /** The pull request, if one was opened. */
   pullRequest?: string;
   /** What was detected as the run's checks, and why. */
   checks?: string;
+  /** What the run was asked to do: the `--task` text, or the issue or project. */
+  task?: string;
+  /** The command line that started the run, quoted for a shell. */
+  command?: string;
+  /** The working directory the command ran in. */
+  cwd?: string;
+  /** For an interrupted run: the command line that resumes it. */
+  resumeCommand?: string;
+  /** When the run started (ISO timestamp); for a resumed run, its first start. */
+  startedAt?: string;
+  /** The model the agent ran on. */
+  model?: string;
+  /** The commits and changed files since the starting commit. */
+  changes?: RunChanges;
+  /** The run's segments, the current one ended: its start and each resume. */
+  segments?: RunSegment[];
+  /** This segment's JSONL log. */
+  logFile?: string;
+  /** Where the report is written: links to logs are relative to it. */
+  reportFile?: string;
 }
 
 const STATUS_MARK: Record<string, string> = {
@@ -49,6 +99,9 @@ const STATUS_MARK: Record<string, string> = {
   budget_exhausted: "💸",
   interrupted: "⏸️",
 };
+
+/** How many commits and files the report lists before it says how many more there are. */
+const LIST_LIMIT = { commits: 50, files: 100 };
 
 /**
  * Render the run report.
@@ -75,65 +128,176 @@ export function renderReport(input: ReportInput): string {
     "",
     `${STATUS_MARK[result.status] ?? ""} **${result.status}**: ${result.completionReason}`.trim(),
     "",
-    `- Agent: \`${input.agent}\`, handler: ${input.handler}`,
-    `- Iterations: ${result.iterations}; duration: ${seconds(result.durationMs)}; cost: ${
-      usd(result.costUsd)
-    }`,
-  ];
-  if (input.branch) lines.push(`- Branch: \`${input.branch}\``);
-  if (input.pullRequest) lines.push(`- Pull request: ${input.pullRequest}`);
-  lines.push(
+    ...factLines(input),
+    ...taskSection(input),
+    ...resumeSection(input),
     "",
     "## Iterations",
     "",
     "| # | duration | cost | tokens in/out | tools | commits | verdict |",
     "|---|---|---|---|---|---|---|",
-  );
-  for (const summary of result.summaries) lines.push(iterationRow(summary));
-  const failures = result.summaries.flatMap(failureLines);
-  if (failures.length > 0) lines.push("", "## Verification failures", "", ...failures);
-  if (input.checks) {
-    lines.push("", "## Evidence: the repository's checks", "", "```", input.checks, "```");
-    const baseline = result.baseline;
-    if (baseline) {
-      lines.push(
-        "",
-        baseline.error
-          ? `Baseline on \`${baseline.commit.slice(0, 12)}\`: could not run (${baseline.error})`
-          : `Baseline on \`${baseline.commit.slice(0, 12)}\` (${seconds(baseline.durationMs)}): ${
-            baseline.runs.map((run) =>
-              `\`${run.name}\` ${
-                run.green
-                  ? "green"
-                  : `red${run.failing.length ? ` (${run.failing.slice(0, 5).join(", ")})` : ""}`
-              }`
-            ).join(", ")
-          }`,
-      );
-    }
-    const gated = evidenceMarkdown(result.summaries.findLast((summary) => summary.checks));
-    if (gated.length > 0) lines.push("", ...gated);
-  }
-  const report = result.summaries.findLast((summary) => summary.completeTask)?.completeTask;
-  if (report) {
-    lines.push("", "## The agent's report (complete_task)", "", `- Status: ${report.status}`);
-    lines.push(
-      `- Request: ${oneLine(report.original_request_summary)}`,
-      `- Summary: ${oneLine(report.summary)}`,
-    );
-    if (report.remaining_work) lines.push(`- Remaining work: ${oneLine(report.remaining_work)}`);
-    if (report.files_modified?.length) {
-      lines.push(`- Files: ${report.files_modified.map((file) => `\`${file}\``).join(", ")}`);
-    }
-    if (report.next_steps) lines.push(`- Next steps: ${oneLine(report.next_steps)}`);
-  }
-  lines.push("", "## Learnings captured", "");
+    ...result.summaries.map(iterationRow),
+    ...changesSection(input.changes),
+    ...segmentsSection(input),
+    ...failuresSection(result.summaries),
+    ...evidenceSection(input),
+    ...agentReportsSection(result.summaries),
+    "",
+    "## Learnings captured",
+    "",
+  ];
   if (input.learnings?.length) {
     for (const learning of input.learnings) lines.push(`- ${oneLine(learning)}`);
   } else {
     lines.push("(none)");
   }
   return `${lines.join("\n")}\n`;
+}
+
+/** The run's time and cost: the sums over its segments when it has them. */
+function totals(input: ReportInput): { durationMs: number; costUsd: number; segments: number } {
+  const segments = input.segments ?? [];
+  const known = segments.every((segment) =>
+    segment.durationMs !== null && segment.costUsd !== null
+  );
+  if (segments.length === 0 || !known) {
+    return { durationMs: input.result.durationMs, costUsd: input.result.costUsd, segments: 1 };
+  }
+  return {
+    durationMs: segments.reduce((sum, segment) => sum + segment.durationMs!, 0),
+    costUsd: segments.reduce((sum, segment) => sum + segment.costUsd!, 0),
+    segments: segments.length,
+  };
+}
+
+function factLines(input: ReportInput): string[] {
+  const { result } = input;
+  const total = totals(input);
+  const interrupts = (input.segments ?? []).slice(0, -1).length;
+  const lines = [
+    `- Agent: \`${input.agent}\`, handler: ${input.handler}`,
+    `- Iterations: ${result.iterations}; duration: ${seconds(total.durationMs)}${
+      total.segments > 1
+        ? ` over ${total.segments} segments (stopped ${interrupts} time${
+          interrupts === 1 ? "" : "s"
+        } and resumed)`
+        : ""
+    }; cost: ${usd(total.costUsd)}`,
+  ];
+  if (input.startedAt) lines.push(`- Started: ${timestamp(input.startedAt)}`);
+  if (input.model) lines.push(`- Model: ${input.model}`);
+  if (input.branch) {
+    lines.push(
+      `- Branch: \`${input.branch}\`${input.worktree ? ` (worktree \`${input.worktree}\`)` : ""}`,
+    );
+  }
+  if (input.pullRequest) lines.push(`- Pull request: ${input.pullRequest}`);
+  if (input.logFile) lines.push(`- Log: ${fileLink(input.logFile, input.reportFile)}`);
+  return lines;
+}
+
+function taskSection(input: ReportInput): string[] {
+  if (!input.task && !input.command) return [];
+  const lines = ["", "## Task", ""];
+  if (input.task) {
+    lines.push(...input.task.trim().split("\n").map((line) => `> ${line}`.trimEnd()), "");
+  }
+  if (input.command) {
+    const fence = fenceFor(input.command);
+    lines.push(
+      `Started with${input.cwd ? ` (in \`${input.cwd}\`)` : ""}:`,
+      "",
+      `${fence}sh`,
+      input.command,
+      fence,
+    );
+  }
+  if (lines.at(-1) === "") lines.pop();
+  return lines;
+}
+
+function resumeSection(input: ReportInput): string[] {
+  if (!input.resumeCommand) return [];
+  const fence = fenceFor(input.resumeCommand);
+  return ["", "Resume it with:", "", `${fence}sh`, input.resumeCommand, fence];
+}
+
+function iterationRow(summary: IterationSummary): string {
+  const tools = countTools(summary.toolsUsed) || "none";
+  const commits = summary.git ? String(summary.git.newCommits ?? "?") : "-";
+  const verdict = summary.verdict ?? "-";
+  return `| ${summary.iteration} | ${seconds(summary.durationMs)} | ${
+    usd(summary.costUsd)
+  } | ${summary.tokens.input}/${summary.tokens.output} | ${cell(tools)} | ${commits} | ${
+    cell(verdict)
+  } |`;
+}
+
+function changesSection(changes: RunChanges | undefined): string[] {
+  if (!changes) return [];
+  const base = `\`${changes.baseline.slice(0, 12)}\``;
+  const lines = ["", "## Commits and changed files", ""];
+  const { commits, files } = changes;
+  lines.push(
+    commits.length === 0
+      ? `No commits since ${base}.`
+      : `${commits.length} commit${commits.length === 1 ? "" : "s"} since ${base}:`,
+  );
+  if (commits.length > 0) lines.push("");
+  for (const commit of commits.slice(0, LIST_LIMIT.commits)) {
+    lines.push(`- \`${commit.hash}\` ${oneLine(commit.subject)}`);
+  }
+  if (commits.length > LIST_LIMIT.commits) {
+    lines.push(`- ... and ${commits.length - LIST_LIMIT.commits} more`);
+  }
+  if (files.length > 0) {
+    lines.push("", `Files changed (${files.length}):`, "");
+    for (const file of files.slice(0, LIST_LIMIT.files)) {
+      const lineCounts = file.added === null ? "binary" : `+${file.added} −${file.deleted}`;
+      lines.push(`- \`${file.path}\` (${file.change}, ${lineCounts})`);
+    }
+    if (files.length > LIST_LIMIT.files) {
+      lines.push(`- ... and ${files.length - LIST_LIMIT.files} more`);
+    }
+  }
+  if (changes.uncommitted.length > 0) {
+    lines.push(
+      "",
+      `Left uncommitted: ${changes.uncommitted.map((path) => `\`${path}\``).join(", ")}`,
+    );
+  }
+  return lines;
+}
+
+function segmentsSection(input: ReportInput): string[] {
+  const segments = input.segments ?? [];
+  if (segments.length < 2) return [];
+  const lines = [
+    "",
+    "## Interruptions and resumes",
+    "",
+    "| # | started | duration | cost | iterations | how it ended | log |",
+    "|---|---|---|---|---|---|---|",
+  ];
+  segments.forEach((segment, index) => {
+    const last = segments[index + 1]?.afterIteration ?? input.result.iterations;
+    const first = segment.afterIteration + 1;
+    const iterations = last < first ? "–" : first === last ? String(first) : `${first}–${last}`;
+    const ended = `${segment.status}${segment.reason ? `: ${oneLine(segment.reason)}` : ""}`;
+    lines.push(
+      `| ${segment.number} | ${timestamp(segment.startedAt)} | ${
+        segment.durationMs === null ? "?" : seconds(segment.durationMs)
+      } | ${segment.costUsd === null ? "?" : usd(segment.costUsd)} | ${iterations} | ${
+        cell(ended)
+      } | ${segment.logFile ? fileLink(segment.logFile, input.reportFile) : "–"} |`,
+    );
+  });
+  return lines;
+}
+
+function failuresSection(summaries: IterationSummary[]): string[] {
+  const failures = summaries.flatMap(failureLines);
+  return failures.length === 0 ? [] : ["", "## Verification failures", "", ...failures];
 }
 
 /** An iteration's failed checks: those the agent fixed in the same session, then the last one if it failed. */
@@ -150,20 +314,81 @@ function failureLines(summary: IterationSummary): string[] {
   return lines;
 }
 
-function iterationRow(summary: IterationSummary): string {
-  const tools = countTools(summary.toolsUsed) || "none";
-  const commits = summary.git ? String(summary.git.newCommits ?? "?") : "-";
-  const verdict = summary.verdict ?? "-";
-  return `| ${summary.iteration} | ${seconds(summary.durationMs)} | ${
-    usd(summary.costUsd)
-  } | ${summary.tokens.input}/${summary.tokens.output} | ${
-    tools.replaceAll("|", "\\|")
-  } | ${commits} | ${verdict} |`;
+function evidenceSection(input: ReportInput): string[] {
+  if (!input.checks) return [];
+  const { result } = input;
+  const lines = ["", "## Evidence: the repository's checks", "", "```", input.checks, "```"];
+  const baseline = result.baseline;
+  if (baseline) {
+    lines.push(
+      "",
+      baseline.error
+        ? `Baseline on \`${baseline.commit.slice(0, 12)}\`: could not run (${baseline.error})`
+        : `Baseline on \`${baseline.commit.slice(0, 12)}\` (${seconds(baseline.durationMs)}): ${
+          baseline.runs.map((run) =>
+            `\`${run.name}\` ${
+              run.green
+                ? "green"
+                : `red${run.failing.length ? ` (${run.failing.slice(0, 5).join(", ")})` : ""}`
+            }`
+          ).join(", ")
+        }`,
+    );
+  }
+  const gated = evidenceMarkdown(result.summaries.findLast((summary) => summary.checks));
+  if (gated.length > 0) lines.push("", ...gated);
+  return lines;
+}
+
+/** Every complete_task call, one per iteration that made one; the request only when it changed. */
+function agentReportsSection(summaries: IterationSummary[]): string[] {
+  const reported = summaries.filter((summary) => summary.completeTask);
+  if (reported.length === 0) return [];
+  const lines = ["", "## The agent's reports (complete_task)"];
+  let request: string | undefined;
+  for (const summary of reported) {
+    const report = summary.completeTask!;
+    lines.push("", `### Iteration ${summary.iteration}: ${report.status}`, "");
+    if (report.original_request_summary !== request) {
+      request = report.original_request_summary;
+      lines.push(`- Request: ${oneLine(request)}`);
+    }
+    lines.push(`- Summary: ${oneLine(report.summary)}`);
+    if (report.remaining_work) lines.push(`- Remaining work: ${oneLine(report.remaining_work)}`);
+    if (report.files_modified?.length) {
+      lines.push(`- Files: ${report.files_modified.map((file) => `\`${file}\``).join(", ")}`);
+    }
+    if (report.next_steps) lines.push(`- Next steps: ${oneLine(report.next_steps)}`);
+  }
+  return lines;
 }
 
 function oneLine(text: string): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > 400 ? `${flat.slice(0, 400)}...` : flat;
+}
+
+/** Text for a table cell: one line, pipes escaped. */
+function cell(text: string): string {
+  return oneLine(text).replaceAll("|", "\\|");
+}
+
+/** `2026-11-22 13:24:20 UTC` from an ISO timestamp. */
+function timestamp(iso: string): string {
+  const match = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})/.exec(iso);
+  return match ? `${match[1]} ${match[2]} UTC` : iso;
+}
+
+/** A Markdown link to a file, relative to the report when its place is known. */
+function fileLink(file: string, reportFile: string | undefined): string {
+  const target = reportFile ? relative(dirname(reportFile), file) || basename(file) : file;
+  return `[${basename(file)}](${encodeURI(target.replaceAll("\\", "/"))})`;
+}
+
+/** A code fence longer than any run of backticks in the text. */
+function fenceFor(text: string): string {
+  const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
+  return "`".repeat(Math.max(3, longest + 1));
 }
 
 /**

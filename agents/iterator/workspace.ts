@@ -52,6 +52,8 @@ export interface Workspace {
   cleanup: CleanupFacts;
   /** The first write to the history that failed during the run (locked, read-only). */
   storeFault?: string;
+  /** This process's segment of the run (its start, or a resume), once recorded. */
+  segment?: { number: number; afterIteration: number };
 }
 
 /**
@@ -149,6 +151,11 @@ async function recordRun(
     // An iteration cut short by an interrupt is re-run, like one cut short by a crash.
     const last = store.iterations(runId).at(-1);
     if (last?.verdict === "interrupted") store.discardIteration(runId, last.number);
+    // Before the status changes: the segment that ended (or died) is closed from the record.
+    startSegment(workspace, runId, {
+      resumed: true,
+      lastHeardAt: await lastLogTime(store.segments(runId).at(-1)?.logFile),
+    });
     store.setRunStatus(runId, "running", null);
     store.clearFinish(runId);
     store.updateCleanup(runId, cleanup);
@@ -170,6 +177,7 @@ async function recordRun(
       maxIterations: plan.maxIterations,
       cleanup,
     });
+    startSegment(workspace, runId, { resumed: false });
   }
   try {
     store.setRunPid(runId, Deno.pid);
@@ -181,6 +189,55 @@ async function recordRun(
   if (worktree) {
     log.event("worktree", { ...worktree });
     stderr(`[finishline] working in worktree ${worktree.path} on branch ${worktree.branch}\n`);
+  }
+}
+
+/** Record this process's segment of the run; a history that refuses is reported at the end. */
+function startSegment(
+  workspace: Workspace,
+  runId: string,
+  options: { resumed: boolean; lastHeardAt?: string },
+): void {
+  const { store, log } = workspace;
+  try {
+    const number = store.startSegment(runId, {
+      startedAt: new Date().toISOString(),
+      logFile: log.path,
+      reportFile: workspace.reportFile,
+      ...options,
+    });
+    const afterIteration = store.segments(runId).at(-1)?.afterIteration ?? 0;
+    workspace.segment = { number, afterIteration };
+  } catch (error) {
+    workspace.storeFault ??= firstLine(error);
+    log.event("store_failed", { step: "segment", error: firstLine(error) });
+  }
+}
+
+/**
+ * When a log was last written to: the timestamp of its last line.
+ *
+ * @param path The JSONL log.
+ * @returns The ISO timestamp, or undefined when the log is missing or unreadable.
+ */
+async function lastLogTime(path: string | null | undefined): Promise<string | undefined> {
+  if (!path) return undefined;
+  try {
+    using file = await Deno.open(path);
+    const size = (await file.stat()).size;
+    const tail = new Uint8Array(Math.min(size, 64 * 1024));
+    await file.seek(size - tail.length, Deno.SeekMode.Start);
+    let read = 0;
+    while (read < tail.length) {
+      const count = await file.read(tail.subarray(read));
+      if (count === null) break;
+      read += count;
+    }
+    const lines = new TextDecoder().decode(tail.subarray(0, read)).trim().split("\n");
+    const ts = JSON.parse(lines.at(-1) ?? "").ts;
+    return typeof ts === "string" ? ts : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -1,5 +1,12 @@
 import assert from "node:assert/strict";
-import { formatLearnings, parseLearnings } from "../../agents/common/learnings.ts";
+import {
+  formatLearnings,
+  learningsFinder,
+  parseLearnings,
+  reportedLearnings,
+} from "../../agents/common/learnings.ts";
+import { emptySummary } from "../../agents/common/summary.ts";
+import { openStore } from "./store/_helpers.ts";
 
 const RUN_ID = "7c1d2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f";
 
@@ -92,11 +99,37 @@ Deno.test("formatLearnings", async (t) => {
     assert.equal(formatLearnings(found, { maxChars: 24 }), `- ${"a".repeat(10)}`);
     assert.ok(formatLearnings(found, { maxChars: 24 }).length <= 24);
     const long = formatLearnings(
-      Array.from({ length: 50 }, () => ({ text: "x".repeat(100) })),
+      Array.from({ length: 50 }, (_, index) => ({
+        text: `${String(index).padStart(2, "0")}${"x".repeat(98)}`,
+      })),
       { count: 50 },
     );
     assert.ok(long.length <= 2000);
     assert.equal(long.split("\n").length, 19);
+  });
+
+  await t.step("never writes the same learning twice, whatever its case or punctuation", () => {
+    const found = [
+      { text: "Pin TZ=UTC in CI", runId: RUN_ID },
+      { text: "pin tz=utc in ci.", runId: "other-run" },
+      { text: "  Pin   TZ=UTC in CI!  " },
+      { text: "- pin TZ=UTC in CI" },
+      { text: "Run the suite twice" },
+      { text: "..." },
+    ];
+    assert.equal(
+      formatLearnings(found),
+      `- Pin TZ=UTC in CI (run ${RUN_ID.slice(0, 8)})\n- Run the suite twice`,
+    );
+    // The repeats do not take the places of distinct learnings.
+    assert.equal(formatLearnings(found, { count: 2 }).split("\n").length, 2);
+  });
+
+  await t.step("says how many runs saw a learning when more than one did", () => {
+    assert.equal(
+      formatLearnings([{ text: "Pin TZ", runId: RUN_ID, seen: 3 }, { text: "Once", seen: 1 }]),
+      `- Pin TZ (run ${RUN_ID.slice(0, 8)}; seen in 3 runs)\n- Once`,
+    );
   });
 
   await t.step("says there are none when nothing fits", () => {
@@ -106,4 +139,41 @@ Deno.test("formatLearnings", async (t) => {
       "(no learnings from earlier runs yet)",
     );
   });
+});
+
+Deno.test("reportedLearnings counts a learning reported again once", () => {
+  const iteration = (number: number, learned: string[]) => ({
+    ...emptySummary(number),
+    completeTask: {
+      status: "partial" as const,
+      original_request_summary: "Fix the build",
+      summary: "Working on it",
+      learned,
+    },
+  });
+  assert.deepEqual(
+    reportedLearnings([
+      iteration(1, ["Run deno fmt first", "Pin TZ in CI"]),
+      iteration(2, ["run deno fmt first.", "Pin TZ in CI"]),
+      iteration(3, ["Pin  TZ in CI!", "Cache the npm folder"]),
+    ], "fixer").map((learning) => learning.text),
+    ["Run deno fmt first", "Pin TZ in CI", "Cache the npm folder"],
+  );
+});
+
+Deno.test("learningsFinder fills {uv-learnings} from the history, each learning once", async () => {
+  await using fixture = await openStore({ runs: ["run-1", "run-2", "run-3", "current"] });
+  const { store } = fixture;
+  store.setLearnings("run-1", "agent", [{ text: "Use dax for shell commands" }]);
+  store.setLearnings("run-2", "agent", [{ text: "use dax for shell commands." }]);
+  store.setLearnings("run-3", "extracted", [{ text: "Use DAX for shell commands!" }]);
+  store.setLearnings("current", "agent", [
+    { text: "Use dax for shell commands" },
+    { text: "Shell commands of the current run only" },
+  ]);
+  const find = learningsFinder(() => store, { runId: "current" });
+  assert.equal(
+    find("a Deno script that runs shell commands"),
+    "- Use dax for shell commands (run run-3; seen in 4 runs)",
+  );
 });

@@ -180,6 +180,8 @@ Deno.test("summary builder records a successful session", () => {
   assert.deepEqual(summary, {
     iteration: 2,
     sessionId: SESSION,
+    // From the init message: the model the session ran on.
+    model: "claude-sonnet-4-5",
     assistantResponses: [
       "I'll run the tests first.",
       "The date parser now handles leap years.",

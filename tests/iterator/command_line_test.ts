@@ -780,6 +780,18 @@ Deno.test("parseCommandLine names the command and reads its flags once", async (
       },
     ],
     [
+      ["learnings", "search", "--limit", "3"],
+      {
+        kind: "learnings search",
+        query: "",
+        json: false,
+        store: undefined,
+        cwd: undefined,
+        agent: undefined,
+        limit: 3,
+      },
+    ],
+    [
       ["finish", "1a2b", "--store", "s.db"],
       {
         kind: "finish",
@@ -825,7 +837,7 @@ Deno.test("parseCommandLine names the command and reads its flags once", async (
     [["runs", "--store"], 'Flag "--store" needs a value: the run history database file'],
     [
       ["runs", "frobnicate"],
-      'Unknown command "runs frobnicate": expected "runs", "runs show RUN_ID", "learnings search QUERY" or "finish RUN_ID"',
+      'Unknown command "runs frobnicate": expected "runs", "runs show RUN_ID", "learnings search [QUERY]" or "finish RUN_ID"',
     ],
     [["--github-actions"], 'Flags "--github-actions" and "--trigger-label" go with --init NAME'],
     [["--trigger-label"], 'Flag "--trigger-label" needs a value: a label name'],

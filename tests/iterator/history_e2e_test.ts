@@ -51,6 +51,11 @@ Deno.test("a run killed with SIGKILL mid-iteration resumes with --resume; iterat
   const [killed] = JSON.parse(runs.stdout);
   assert.equal(killed.status, "running", "the killed run never recorded an end");
   assert.equal(killed.iterations, 1, "iteration 1 was recorded before iteration 2 started");
+  const before = await runCli(["runs", "show", killed.id], { cwd: repo.path });
+  assert.match(
+    before.stdout,
+    new RegExp(`^Resume: +deno run -A \\S+main\\.ts --resume ${killed.id}$`, "m"),
+  );
 
   const resumed = await runCli(["--resume", "--json"], { cwd: repo.path, server });
   assert.equal(resumed.code, 0, resumed.stderr);
@@ -64,6 +69,15 @@ Deno.test("a run killed with SIGKILL mid-iteration resumes with --resume; iterat
   );
   assert.deepEqual(show.iterations.map((row: { number: number }) => row.number), [1, 2, 3]);
   assert.equal(show.run.status, "completed");
+  // The killed process left its segment open; the resume closed it from its log.
+  const [dead, alive] = show.segments;
+  assert.deepEqual([dead.status, alive.status], ["killed", "completed"]);
+  assert.match(dead.reason, /stopped without recording its end/);
+  assert.notEqual(dead.endedAt, null);
+  assert.ok(dead.endedAt >= show.iterations[0].recordedAt, "ended when last heard of");
+  assert.equal(dead.costUsd, show.iterations[0].summary.costUsd);
+  assert.equal(alive.afterIteration, 1);
+  assert.equal(alive.logFile, result.logFile);
   assert.deepEqual(show.finish.steps, ["summary", "learnings", "skills", "persist", "cleanup"]);
   const second = server.requests.find((request) => !request.side && request.sessionIndex === 2)!;
   assert.ok(
@@ -157,7 +171,17 @@ Deno.test("learnings of one run are searchable and reach a later run's first pro
         }),
         textTurn("Done."),
       ],
-      [commitTurn(2), textTurn("Done again.")],
+      // The same learning again, in other case and punctuation: one learning, seen twice.
+      [
+        commitTurn(2),
+        toolTurn(COMPLETE_TASK_TOOL, {
+          status: "success",
+          original_request_summary: "Add another Deno script for shell commands",
+          summary: "Added it",
+          learned: ["use dax for shell commands in Deno scripts: it escapes arguments."],
+        }),
+        textTurn("Done again."),
+      ],
       [commitTurn(3), textTurn("Done a third time.")],
     ],
   });
@@ -198,6 +222,22 @@ Deno.test("learnings of one run are searchable and reach a later run's first pro
     prompt.includes("Use dax for shell commands in Deno scripts"),
     "uv-learnings is filled",
   );
+  const deduplicated = JSON.parse(
+    (await runCli(["learnings", "search", "dax", "--json"], { cwd: repo.path })).stdout,
+  );
+  assert.equal(deduplicated.length, 1, "the second run's repeat is no new learning");
+  assert.equal(deduplicated[0].seen, 2);
+  assert.equal(
+    deduplicated[0].text,
+    "Use dax for shell commands in Deno scripts: it escapes arguments",
+  );
+  const latest = await runCli(["learnings", "search", "--limit", "5"], { cwd: repo.path });
+  assert.equal(latest.code, 0, latest.stderr);
+  assert.match(
+    latest.stdout,
+    /^- Use dax for shell commands .*seen in 2 runs, last \d{4}-\d{2}-\d{2}\)$/m,
+  );
+  assert.equal(latest.stdout.trim().split("\n").length, 1);
 
   const third = await runCli(
     [

@@ -8,7 +8,8 @@ import assert from "node:assert/strict";
 import type { IterationSummary } from "../../agents/common/completion/types.ts";
 import { emptySummary } from "../../agents/common/summary.ts";
 import { createReporter, finalLine } from "../../agents/iterator/progress.ts";
-import { renderReport } from "../../agents/iterator/report.ts";
+import type { RunSegment } from "../../agents/common/store/mod.ts";
+import { renderReport, type ReportInput } from "../../agents/iterator/report.ts";
 import type { RunEvent, RunResult } from "../../agents/iterator/runner.ts";
 
 const SNAPSHOTS = new URL("../fixtures/snapshots/", import.meta.url);
@@ -165,16 +166,149 @@ Deno.test("the live status line shows iteration, elapsed time, cost, tool and ve
   assert.equal(messages.at(-1), "(finished)");
 });
 
-Deno.test("the run report matches its snapshot", async () => {
-  const report = renderReport({
+/** Everything a live run's report holds, for the snapshot. */
+function fullInput(): ReportInput {
+  return {
     result: RESULT,
     agent: "fixer",
     handler: "issue (close issue #42)",
     learnings: ["Run the pagination tests with --filter page to iterate fast"],
     branch: "finishline/fixer/issue-42",
+    worktree: "/repo/.agent/.worktrees/fixer-issue-42",
     pullRequest: "https://github.com/octo/demo/pull/7",
+    task: "GitHub issue #42 in octo/demo",
+    command: "deno run -A /opt/finishline/agents/iterator/main.ts --issue 42 --repo octo/demo",
+    cwd: "/repo",
+    startedAt: "2026-11-22T13:24:20.542Z",
+    model: "claude-sonnet-4-5",
+    changes: {
+      baseline: "0123456789abcdef0123456789abcdef01234567",
+      commits: [{ hash: "9f8e7d6", subject: "fix: pagination off-by-one (#42)" }],
+      files: [
+        { path: "src/page.ts", change: "modified", added: 1, deleted: 1 },
+        { path: "tests/page_test.ts", change: "added", added: 12, deleted: 0 },
+        { path: "docs/logo.png", change: "added", added: null, deleted: null },
+      ],
+      uncommitted: [],
+    },
+    logFile: "/repo/.agent/fixer/logs/2026-11-22T13-24-20-542Z-0f1e2d3c.jsonl",
+    reportFile: "/repo/.agent/fixer/logs/2026-11-22T13-24-20-542Z-0f1e2d3c.md",
+  };
+}
+
+Deno.test("the run report matches its snapshot", async () => {
+  await matchSnapshot("report.md", renderReport(fullInput()));
+});
+
+Deno.test("the report of a resumed run counts every segment and shows how it was resumed", () => {
+  const logs = "/repo/.agent/fixer/logs";
+  const segment = (fields: Partial<RunSegment> & Pick<RunSegment, "number">): RunSegment => ({
+    runId: RESULT.runId,
+    startedAt: "2026-11-22T13:24:20.542Z",
+    endedAt: "2026-11-22T13:24:30.542Z",
+    status: "interrupted",
+    reason: "Interrupted during iteration 2",
+    afterIteration: 0,
+    durationMs: 10_000,
+    costUsd: 0.0123,
+    logFile: `${logs}/a.jsonl`,
+    reportFile: `${logs}/a.md`,
+    ...fields,
   });
-  await matchSnapshot("report.md", report);
+  const report = renderReport({
+    ...fullInput(),
+    // This segment alone took 20.1 s and resumed after iteration 1.
+    result: { ...RESULT, durationMs: 20_100 },
+    segments: [
+      segment({ number: 1 }),
+      segment({
+        number: 2,
+        startedAt: "2026-11-22T14:00:00.000Z",
+        status: "killed",
+        reason: "the process stopped | without recording its end",
+        durationMs: 3_000,
+        costUsd: 0,
+        afterIteration: 1,
+        logFile: `${logs}/b.jsonl`,
+      }),
+      segment({
+        number: 3,
+        startedAt: "2026-11-22T15:00:00.000Z",
+        status: "completed",
+        reason: "Issue #42 closed after iteration 2",
+        durationMs: 20_100,
+        costUsd: 0.0201,
+        afterIteration: 1,
+        logFile: `${logs}/c.jsonl`,
+      }),
+    ],
+    logFile: `${logs}/c.jsonl`,
+    reportFile: `${logs}/c.md`,
+  });
+  // 10 s + 3 s + 20.1 s, and the cost of all three.
+  assert.match(
+    report,
+    /^- Iterations: 2; duration: 33\.1s over 3 segments \(stopped 2 times and resumed\); cost: \$0\.0324$/m,
+  );
+  assert.match(report, /^## Interruptions and resumes$/m);
+  assert.match(
+    report,
+    /^\| 1 \| 2026-11-22 13:24:20 UTC \| 10\.0s \| \$0\.0123 \| 1 \| interrupted: Interrupted during iteration 2 \| \[a\.jsonl\]\(a\.jsonl\) \|$/m,
+  );
+  assert.match(
+    report,
+    /^\| 2 \| 2026-11-22 14:00:00 UTC \| 3\.0s \| \$0\.0000 \| – \| killed: the process stopped \\\| without recording its end \| \[b\.jsonl\]\(b\.jsonl\) \|$/m,
+  );
+  assert.match(report, /^\| 3 \| .* \| 2 \| completed: .* \| \[c\.jsonl\]\(c\.jsonl\) \|$/m);
+  assert.match(report, /^- Log: \[c\.jsonl\]\(c\.jsonl\)$/m);
+});
+
+Deno.test("the report lists every complete_task call, not only the last", () => {
+  const [first, second] = summaries();
+  first.completeTask = {
+    status: "partial",
+    original_request_summary: "Fix the pagination off-by-one in issue #42",
+    summary: "Found the off-by-one in src/page.ts; the fix needs a test",
+    remaining_work: "Write the regression test",
+  };
+  const report = renderReport({
+    ...fullInput(),
+    result: { ...RESULT, summaries: [first, second] },
+  });
+  const section = report.slice(report.indexOf("## The agent's reports (complete_task)"));
+  assert.match(section, /### Iteration 1: partial\n\n- Request: Fix the pagination/);
+  assert.match(section, /- Summary: Found the off-by-one in src\/page\.ts; the fix needs a test/);
+  assert.match(section, /- Remaining work: Write the regression test/);
+  assert.match(section, /### Iteration 2: success\n\n- Summary: Changed `i <= n`/);
+  assert.equal(section.match(/- Request:/g)?.length, 1, "the same request is said once");
+});
+
+Deno.test("an interrupted run's report says how to resume it; a bare run's report stays short", () => {
+  const interrupted = renderReport({
+    ...fullInput(),
+    result: { ...RESULT, status: "interrupted", completionReason: "Interrupted" },
+    resumeCommand: "deno run -A main.ts --resume 0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b",
+  });
+  assert.match(interrupted, /Resume it with:\n\n```sh\ndeno run -A main\.ts --resume 0f1e2d3c/);
+  const bare = renderReport({
+    result: { ...RESULT, summaries: [] },
+    agent: "iterator",
+    handler: "iterate (1 iteration)",
+  });
+  for (const heading of ["## Task", "## Commits", "## Interruptions", "## The agent's reports"]) {
+    assert.ok(!bare.includes(heading), `${heading} without facts for it`);
+  }
+  assert.match(bare, /^- Iterations: 2; duration: 33\.9s; cost: \$0\.0324$/m);
+});
+
+Deno.test("a command with backticks gets a longer fence; a multi-line task stays quoted", () => {
+  const report = renderReport({
+    ...fullInput(),
+    task: "Fix the build\n\nIt fails on `deno check`.",
+    command: "deno run -A main.ts --task 'Fix ```code```'",
+  });
+  assert.match(report, /## Task\n\n> Fix the build\n>\n> It fails on `deno check`\.\n/);
+  assert.match(report, /\n````sh\ndeno run -A main\.ts --task 'Fix ```code```'\n````\n/);
 });
 
 Deno.test("the report lists the failures the agent fixed in the same iteration", () => {

@@ -112,6 +112,8 @@ export interface IterationSummary {
   detectedActions: DetectedAction[];
   /** Tool errors, API errors and result errors. */
   errors: string[];
+  /** The model the agent's session ran on, as the backend reported it. */
+  model?: string;
   /** Cost of the iteration in USD, as reported by the backend. */
   costUsd: number;
   /** Tokens used. */

@@ -7,6 +7,7 @@
 
 import type { DatabaseSync } from "node:sqlite";
 import { transaction } from "./_database.ts";
+import { normalizeLearning } from "./learnings.ts";
 
 /** Forward migrations; `PRAGMA user_version` is the index of the last one applied. */
 export const MIGRATIONS: readonly string[] = [
@@ -87,6 +88,45 @@ export const MIGRATIONS: readonly string[] = [
    );`,
   // 3: the process that runs a run, for display (its lock says whether it is still going)
   `ALTER TABLE runs ADD COLUMN pid INTEGER;`,
+  // 4: one row per distinct learning (same text after normalisation), seen by one or more
+  // runs; the duplicates earlier versions stored are merged into their oldest row.
+  `ALTER TABLE learnings ADD COLUMN norm TEXT NOT NULL DEFAULT '';
+   CREATE TABLE learning_sightings (
+     learning_id INTEGER NOT NULL REFERENCES learnings (id) ON DELETE CASCADE,
+     run_id TEXT NOT NULL REFERENCES runs (id),
+     source TEXT NOT NULL,
+     seen_at TEXT NOT NULL,
+     PRIMARY KEY (learning_id, run_id, source)
+   );
+   CREATE INDEX learning_sightings_run ON learning_sightings (run_id, source);
+   UPDATE learnings SET norm = finishline_normalize_learning(text);
+   INSERT OR IGNORE INTO learning_sightings (learning_id, run_id, source, seen_at)
+     SELECT (SELECT min(keeper.id) FROM learnings keeper WHERE keeper.norm = l.norm),
+       l.run_id, l.source, l.created_at
+     FROM learnings l ORDER BY l.id;
+   DELETE FROM learnings WHERE id NOT IN (SELECT min(id) FROM learnings GROUP BY norm);
+   CREATE UNIQUE INDEX learnings_norm ON learnings (norm);
+   CREATE TRIGGER learnings_au AFTER UPDATE ON learnings BEGIN
+     INSERT INTO learnings_fts (learnings_fts, rowid, text, technique, applicability, tags)
+     VALUES ('delete', old.id, old.text, old.technique, old.applicability, old.tags);
+     INSERT INTO learnings_fts (rowid, text, technique, applicability, tags)
+     VALUES (new.id, new.text, new.technique, new.applicability, new.tags);
+   END;`,
+  // 5: the segments of a run: its first start and each resume, with how each ended
+  `CREATE TABLE run_segments (
+     run_id TEXT NOT NULL REFERENCES runs (id),
+     number INTEGER NOT NULL,
+     started_at TEXT NOT NULL,
+     ended_at TEXT,
+     status TEXT NOT NULL DEFAULT 'running',
+     reason TEXT,
+     after_iteration INTEGER NOT NULL DEFAULT 0,
+     duration_ms INTEGER,
+     cost_usd REAL,
+     log_file TEXT,
+     report_file TEXT,
+     PRIMARY KEY (run_id, number)
+   );`,
 ];
 
 /**
@@ -107,6 +147,12 @@ export function schemaVersion(db: DatabaseSync): number {
  * @param db The database.
  */
 export function migrate(db: DatabaseSync): void {
+  // Migration 4 merges learnings that are the same after normalisation, as the store does.
+  db.function(
+    "finishline_normalize_learning",
+    { deterministic: true },
+    (text) => normalizeLearning(String(text)),
+  );
   const version = schemaVersion(db);
   if (version > MIGRATIONS.length) {
     throw new Error(

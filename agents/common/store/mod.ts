@@ -1,6 +1,7 @@
 /**
- * The run history: runs, iterations, finish records, learnings (full-text
- * indexed) and skills, in one embedded SQLite database per repository.
+ * The run history: runs, their segments (start and resumes), iterations,
+ * finish records, learnings (deduplicated, full-text indexed) and skills,
+ * in one embedded SQLite database per repository.
  *
  * The loop talks to the {@linkcode RunStore} interface, so a server database
  * can replace SQLite for teams later.
@@ -10,5 +11,5 @@
 
 export * from "./types.ts";
 export { MIGRATIONS } from "./migrations.ts";
-export { ftsQuery } from "./learnings.ts";
+export { ftsQuery, normalizeLearning } from "./learnings.ts";
 export { DEFAULT_STORE_PATH, SqliteStore } from "./sqlite_store.ts";

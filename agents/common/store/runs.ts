@@ -6,6 +6,7 @@
  */
 
 import type { SQLInputValue } from "node:sqlite";
+import { roundUsd } from "../format.ts";
 import { type StoreDatabase, transaction } from "./_database.ts";
 import type { NewRun, StoredIteration, StoredRun } from "./types.ts";
 
@@ -242,7 +243,8 @@ function toRun(row: Record<string, SQLInputValue>): StoredRun {
     baseline: row.baseline === null ? null : String(row.baseline),
     branch: row.branch === null ? null : String(row.branch),
     maxIterations: Number(row.max_iterations),
-    costUsd: Number(row.cost_usd),
+    // A sum of floats: rounded, so 0.0024000000000000002 reads 0.0024.
+    costUsd: roundUsd(Number(row.cost_usd)),
     tokensInput: Number(row.tokens_input),
     tokensOutput: Number(row.tokens_output),
     turns: Number(row.turns),

@@ -1,7 +1,7 @@
 /**
  * The run history in one embedded SQLite database per repository
  * (`node:sqlite`, WAL mode, versioned schema), composed of one part per table:
- * runs and iterations, finish records, learnings and skills.
+ * runs and iterations, segments, finish records, learnings and skills.
  *
  * @module
  */
@@ -14,12 +14,16 @@ import { RunRecords } from "./runs.ts";
 import { FinishRecords } from "./finish_records.ts";
 import { LearningRecords } from "./learnings.ts";
 import { SkillRecords } from "./skills.ts";
+import { SegmentRecords } from "./segments.ts";
 import type {
   FinishRecord,
   FoundLearning,
   Learning,
   NewRun,
+  NewSegment,
+  RunSegment,
   RunStore,
+  SegmentEnd,
   SkillRecord,
   StoredIteration,
   StoredRun,
@@ -54,6 +58,7 @@ export class SqliteStore implements RunStore {
   #finish: FinishRecords;
   #learnings: LearningRecords;
   #skills: SkillRecords;
+  #segments: SegmentRecords;
 
   private constructor(path: string, db: DatabaseSync, redactor: Redactor) {
     this.path = path;
@@ -63,6 +68,7 @@ export class SqliteStore implements RunStore {
     this.#finish = new FinishRecords(store);
     this.#learnings = new LearningRecords(store);
     this.#skills = new SkillRecords(store);
+    this.#segments = new SegmentRecords(store);
   }
 
   /**
@@ -130,6 +136,24 @@ export class SqliteStore implements RunStore {
     this.#runs.updateCleanup(runId, cleanup);
   }
 
+  /**
+   * Record the start of a segment (the run's start, or a resume); a resume
+   * first closes a segment whose process died, as `killed`.
+   */
+  startSegment(runId: string, segment: NewSegment): number {
+    return this.#segments.startSegment(runId, segment);
+  }
+
+  /** Record how a segment ended: status, reason, time and cost. */
+  endSegment(runId: string, end: SegmentEnd): void {
+    this.#segments.endSegment(runId, end);
+  }
+
+  /** A run's segments, in order. */
+  segments(runId: string): RunSegment[] {
+    return this.#segments.segments(runId);
+  }
+
   /** A run by id, or by a prefix of its id that no other run shares. */
   getRun(id: string): StoredRun | undefined {
     return this.#runs.getRun(id);
@@ -175,12 +199,23 @@ export class SqliteStore implements RunStore {
     this.#learnings.setLearnings(runId, source, learnings);
   }
 
-  /** Full-text search over every run's learnings, best match first (10 unless `limit`). */
-  searchLearnings(query: string, options: { limit?: number } = {}): FoundLearning[] {
+  /**
+   * Full-text search over every run's learnings, best match first (10 unless
+   * `limit`); `excludeRun` leaves out those no other run saw.
+   */
+  searchLearnings(
+    query: string,
+    options: { limit?: number; excludeRun?: string } = {},
+  ): FoundLearning[] {
     return this.#learnings.searchLearnings(query, options);
   }
 
-  /** A run's learnings, oldest first. */
+  /** The learnings seen most recently, latest first (10 unless `limit`). */
+  recentLearnings(options: { limit?: number } = {}): FoundLearning[] {
+    return this.#learnings.recentLearnings(options);
+  }
+
+  /** What a run learned, in the order it reported it. */
   learningsOf(runId: string): Learning[] {
     return this.#learnings.learningsOf(runId);
   }

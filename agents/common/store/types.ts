@@ -83,14 +83,78 @@ export interface Learning {
 export interface FoundLearning extends Learning {
   /** Row id. */
   id: number;
-  /** The run it came from. */
+  /** The run that saw it last. */
   runId: string;
   /** The agent of that run. */
   agent: string;
-  /** `agent` (from complete_task) or `extracted` (by the finish workflow). */
+  /** Where that run got it: `agent` (from complete_task) or `extracted` (by the finish workflow). */
   source: string;
-  /** bm25 rank (lower is better). */
+  /** How many runs saw it. */
+  seen: number;
+  /** When a run saw it last (ISO timestamp). */
+  lastSeenAt: string;
+  /** bm25 rank (lower is better; 0 when listed by date). */
   rank: number;
+}
+
+/**
+ * One stretch of a run in one process: its start, or a resume. The run's
+ * time and cost are the sums over its segments.
+ */
+export interface RunSegment {
+  /** Run id. */
+  runId: string;
+  /** 1 for the start, 2 for the first resume, ... */
+  number: number;
+  /** When it started (ISO timestamp). */
+  startedAt: string;
+  /** When it ended; null while it runs, or when its process died without a record. */
+  endedAt: string | null;
+  /** How it ended: a run status, `running`, or `killed` (the process stopped without recording). */
+  status: string;
+  /** Why, in one sentence. */
+  reason: string | null;
+  /** The iterations recorded before it started. */
+  afterIteration: number;
+  /** Its wall time. */
+  durationMs: number | null;
+  /** What it spent, in USD. */
+  costUsd: number | null;
+  /** Its JSONL log. */
+  logFile: string | null;
+  /** Its Markdown report. */
+  reportFile: string | null;
+}
+
+/** A segment as it starts. */
+export interface NewSegment {
+  /** When it started (ISO timestamp). */
+  startedAt: string;
+  /** Its JSONL log. */
+  logFile?: string;
+  /** Its Markdown report. */
+  reportFile?: string;
+  /**
+   * A resume: the run's part from before segments were recorded becomes
+   * segment 1, and a segment whose process died is closed as `killed`.
+   */
+  resumed?: boolean;
+  /** With `resumed`: when the process of a segment left open was last heard of (its log's last line). */
+  lastHeardAt?: string;
+}
+
+/** How a segment ended. */
+export interface SegmentEnd {
+  /** The segment, as {@linkcode RunStore.startSegment} numbered it. */
+  number: number;
+  /** The run's status at its end. */
+  status: string;
+  /** Why. */
+  reason: string | null;
+  /** Its wall time. */
+  durationMs: number;
+  /** What it spent, in USD. */
+  costUsd: number;
 }
 
 /** A skill the agent used or needed. */
@@ -147,6 +211,12 @@ export interface RunStore {
   setRunPid(runId: string, pid: number | null): void;
   /** Merge facts into a run's cleanup record. */
   updateCleanup(runId: string, cleanup: Record<string, unknown>): void;
+  /** Record the start of a segment of a run (its start or a resume); returns its number. */
+  startSegment(runId: string, segment: NewSegment): number;
+  /** Record how a segment ended. */
+  endSegment(runId: string, end: SegmentEnd): void;
+  /** A run's segments, in order. */
+  segments(runId: string): RunSegment[];
   /** A run by id (or unique id prefix). */
   getRun(id: string): StoredRun | undefined;
   /** The latest runs, newest first. */
@@ -167,8 +237,13 @@ export interface RunStore {
   setLearnings(runId: string, source: string, learnings: Learning[]): void;
   /** A run's learnings, oldest first. */
   learningsOf(runId: string): Learning[];
-  /** Full-text search over learnings. */
-  searchLearnings(query: string, options?: { limit?: number }): FoundLearning[];
+  /** Full-text search over learnings, best match first, leaving out `excludeRun`'s own. */
+  searchLearnings(
+    query: string,
+    options?: { limit?: number; excludeRun?: string },
+  ): FoundLearning[];
+  /** The learnings seen most recently, latest first. */
+  recentLearnings(options?: { limit?: number }): FoundLearning[];
   /** Replace a run's skills. */
   setSkills(runId: string, skills: SkillRecord[]): void;
   /** A run's skills. */

@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
-import { ftsQuery, type Learning, type SqliteStore } from "../../../agents/common/store/mod.ts";
+import {
+  ftsQuery,
+  type Learning,
+  normalizeLearning,
+  type SqliteStore,
+} from "../../../agents/common/store/mod.ts";
 import { newRun, openStore } from "./_helpers.ts";
 
 Deno.test("store learnings", async (t) => {
@@ -160,6 +165,162 @@ Deno.test("store learnings", async (t) => {
       () => fixture.store.searchLearnings('"login" (flaky)'),
       (error: unknown) => error instanceof Error && !(error instanceof RangeError),
     );
+  });
+});
+
+/** Rows of a table as another connection sees them. */
+function count(path: string, sql: string): number {
+  const db = new DatabaseSync(path, { readOnly: true });
+  try {
+    return Number(db.prepare(sql).get()?.n);
+  } finally {
+    db.close();
+  }
+}
+
+Deno.test("learnings are deduplicated when stored", async (t) => {
+  await t.step(
+    "the same learning from other runs, in other case, spacing or punctuation, is one learning seen by each",
+    async () => {
+      await using fixture = await openStore({ runs: ["run-1", "run-2", "run-3"] });
+      const { store } = fixture;
+      store.setLearnings("run-1", "agent", [{ text: "Pin TZ=UTC in CI" }]);
+      store.setLearnings("run-2", "agent", [{ text: "pin  tz=utc\nin ci." }]);
+      store.setLearnings("run-3", "extracted", [{ text: "- Pin TZ=UTC in CI!" }]);
+      const found = store.searchLearnings("pin");
+      assert.equal(found.length, 1);
+      assert.equal(found[0].text, "Pin TZ=UTC in CI", "the first wording is kept");
+      assert.equal(found[0].seen, 3);
+      assert.equal(found[0].runId, "run-3", "named after the run that saw it last");
+      assert.equal(found[0].source, "extracted");
+      assert.match(found[0].lastSeenAt, /^\d{4}-\d{2}-\d{2}T/);
+      assert.equal(count(fixture.path, "SELECT count(*) AS n FROM learnings"), 1);
+      assert.equal(count(fixture.path, "SELECT count(*) AS n FROM learning_sightings"), 3);
+      for (const run of ["run-1", "run-2", "run-3"]) {
+        assert.deepEqual(store.learningsOf(run).map((learning) => learning.text), [
+          "Pin TZ=UTC in CI",
+        ]);
+      }
+    },
+  );
+
+  await t.step("repeats within one list are stored once", async () => {
+    await using fixture = await openStore({ runs: ["run-1"] });
+    const { store } = fixture;
+    store.setLearnings("run-1", "agent", [
+      { text: "Run deno fmt first" },
+      { text: "run deno fmt first." },
+      { text: "Commit each step" },
+      { text: " ... " },
+    ]);
+    assert.deepEqual(store.learningsOf("run-1").map((learning) => learning.text), [
+      "Run deno fmt first",
+      "Commit each step",
+    ]);
+    assert.equal(store.searchLearnings("deno fmt")[0].seen, 1);
+  });
+
+  await t.step("finishing a run again neither counts it twice nor moves its time", async () => {
+    await using fixture = await openStore({ runs: ["run-1"] });
+    const { store } = fixture;
+    store.setLearnings("run-1", "agent", [{ text: "Pin TZ in CI" }]);
+    const first = store.searchLearnings("pin")[0];
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    store.setLearnings("run-1", "agent", [{ text: "Pin TZ in CI" }]);
+    const again = store.searchLearnings("pin")[0];
+    assert.equal(again.seen, 1);
+    assert.equal(again.lastSeenAt, first.lastSeenAt);
+    assert.equal(again.id, first.id);
+  });
+
+  await t.step(
+    "a repeat fills in the technique, applicability and tags the first lacked",
+    async () => {
+      await using fixture = await openStore({ runs: ["run-1", "run-2"] });
+      const { store } = fixture;
+      store.setLearnings("run-1", "agent", [{ text: "Pin TZ in CI", tags: ["fixer"] }]);
+      store.setLearnings("run-2", "extracted", [{
+        text: "pin tz in ci",
+        technique: "environment pinning",
+        applicability: "date tests",
+        tags: ["ci", "fixer"],
+      }]);
+      const [found] = store.searchLearnings("pinning");
+      assert.equal(found.text, "Pin TZ in CI");
+      assert.equal(found.technique, "environment pinning");
+      assert.equal(found.applicability, "date tests");
+      assert.deepEqual(found.tags, ["fixer", "ci"]);
+      // The full-text index follows the update: the old row is not found twice.
+      assert.equal(store.searchLearnings("pin").length, 1);
+      assert.equal(store.searchLearnings("date tests").length, 1);
+    },
+  );
+
+  await t.step("a learning a run drops is forgotten only when no other run saw it", async () => {
+    await using fixture = await openStore({ runs: ["run-1", "run-2"] });
+    const { store } = fixture;
+    store.setLearnings("run-1", "agent", [{ text: "shared lesson" }, { text: "own lesson" }]);
+    store.setLearnings("run-2", "agent", [{ text: "Shared lesson." }]);
+    store.setLearnings("run-1", "agent", []);
+    assert.deepEqual(store.searchLearnings("own"), []);
+    const [shared] = store.searchLearnings("shared");
+    assert.equal(shared.seen, 1);
+    assert.equal(shared.runId, "run-2");
+    assert.deepEqual(store.learningsOf("run-1"), []);
+  });
+
+  await t.step("excludeRun leaves out what only that run saw, and names another run", async () => {
+    await using fixture = await openStore({ runs: ["run-1", "run-2"] });
+    const { store } = fixture;
+    store.setLearnings("run-1", "agent", [{ text: "lesson from both runs" }]);
+    store.setLearnings("run-2", "agent", [
+      { text: "lesson from both runs" },
+      { text: "lesson of the current run only" },
+    ]);
+    const found = store.searchLearnings("lesson", { excludeRun: "run-2" });
+    assert.deepEqual(found.map((learning) => [learning.text, learning.runId]), [
+      ["lesson from both runs", "run-1"],
+    ]);
+    assert.equal(store.searchLearnings("lesson").length, 2);
+  });
+
+  await t.step("recentLearnings lists the latest seen first, up to the limit", async () => {
+    await using fixture = await openStore({ runs: ["run-1", "run-2"] });
+    const { store } = fixture;
+    store.setLearnings("run-1", "agent", [{ text: "alpha" }, { text: "beta" }, { text: "gamma" }]);
+    store.setLearnings("run-2", "agent", [{ text: "Alpha." }]);
+    assert.deepEqual(store.recentLearnings().map((learning) => learning.text), [
+      "alpha",
+      "gamma",
+      "beta",
+    ]);
+    assert.deepEqual(store.recentLearnings({ limit: 2 }).map((learning) => learning.seen), [2, 1]);
+    assert.equal(store.recentLearnings()[0].runId, "run-2");
+  });
+});
+
+Deno.test("normalizeLearning", async (t) => {
+  await t.step("ignores case, spacing, list markers and trailing punctuation", () => {
+    for (
+      const text of [
+        "Run deno fmt first",
+        "run deno fmt first.",
+        "  RUN   deno\tfmt first!!  ",
+        "- Run deno fmt first",
+        "* run deno fmt first;",
+        "1. Run deno fmt first…",
+        "2) run deno fmt first?",
+      ]
+    ) {
+      assert.equal(normalizeLearning(text), "run deno fmt first", JSON.stringify(text));
+    }
+  });
+
+  await t.step("keeps what changes the meaning", () => {
+    assert.notEqual(normalizeLearning("Run deno fmt"), normalizeLearning("Run deno lint"));
+    assert.equal(normalizeLearning("Use v1.2.3"), "use v1.2.3");
+    assert.equal(normalizeLearning("-x flag matters"), "-x flag matters");
+    assert.equal(normalizeLearning("..."), "");
   });
 });
 

@@ -110,6 +110,90 @@ Deno.test("store migrations", async (t) => {
   );
 
   await t.step(
+    "the duplicate learnings older versions stored are merged into one learning seen by each run",
+    async () => {
+      await using dir = await tempDir("finishline-store-");
+      const path = join(dir.path, "state.db");
+      const old = new DatabaseSync(path);
+      try {
+        for (const migration of MIGRATIONS.slice(0, 3)) old.exec(migration);
+        old.exec("PRAGMA user_version = 3");
+        const run = old.prepare(
+          `INSERT INTO runs (id, agent, handler, argv, cwd, started_at, max_iterations)
+           VALUES (?, 'fixer', 'iterate', '[]', '/old', ?, 3)`,
+        );
+        const learning = old.prepare(
+          `INSERT INTO learnings (run_id, source, text, tags, created_at) VALUES (?, ?, ?, 'fixer', ?)`,
+        );
+        for (let index = 1; index <= 12; index++) {
+          const id = `run-${String(index).padStart(2, "0")}`;
+          const at = `2024-06-${String(index).padStart(2, "0")}T00:00:00.000Z`;
+          run.run(id, at);
+          // The agent reported the same learning in each iteration, worded a little differently.
+          learning.run(id, "agent", "Use dax for shell commands", at);
+          learning.run(
+            id,
+            "agent",
+            index % 2 ? "use dax for shell commands." : "Use dax for shell commands",
+            at,
+          );
+          learning.run(id, "extracted", "- Use  DAX for shell commands!", at);
+        }
+        learning.run("run-01", "agent", "Pin TZ in CI", "2024-06-01T00:00:00.000Z");
+      } finally {
+        old.close();
+      }
+
+      const store = SqliteStore.open(path, { redactor: new Redactor({}) });
+      try {
+        const found = store.searchLearnings("dax shell");
+        assert.equal(found.length, 1, "one learning, not 36");
+        assert.equal(found[0].text, "Use dax for shell commands");
+        assert.equal(found[0].seen, 12);
+        assert.equal(found[0].runId, "run-12");
+        assert.equal(found[0].lastSeenAt, "2024-06-12T00:00:00.000Z");
+        assert.deepEqual(store.recentLearnings().map((learning) => learning.text), [
+          "Use dax for shell commands",
+          "Pin TZ in CI",
+        ]);
+        assert.deepEqual(store.learningsOf("run-01").map((learning) => learning.text), [
+          "Use dax for shell commands",
+          "Pin TZ in CI",
+        ]);
+        // A new run's repeat joins the merged learning.
+        store.createRun({
+          id: "run-13",
+          agent: "fixer",
+          handler: "iterate",
+          argv: [],
+          cwd: "/new",
+          startedAt: "2024-07-01T00:00:00.000Z",
+          baseline: null,
+          branch: null,
+          maxIterations: 1,
+          cleanup: {},
+        });
+        store.setLearnings("run-13", "agent", [{ text: "USE DAX FOR SHELL COMMANDS" }]);
+        assert.equal(store.searchLearnings("dax")[0].seen, 13);
+      } finally {
+        store.close();
+      }
+      const check = new DatabaseSync(path, { readOnly: true });
+      try {
+        const n = (sql: string) => Number(check.prepare(sql).get()?.n);
+        assert.equal(n("SELECT count(*) AS n FROM learnings"), 2);
+        // The full-text index lost the merged rows with them.
+        assert.equal(
+          n("SELECT count(*) AS n FROM learnings_fts WHERE learnings_fts MATCH 'dax'"),
+          1,
+        );
+      } finally {
+        check.close();
+      }
+    },
+  );
+
+  await t.step(
     "a database with a newer schema version is refused with an upgrade hint",
     async () => {
       await using dir = await tempDir("finishline-store-");

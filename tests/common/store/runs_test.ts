@@ -223,3 +223,14 @@ Deno.test("store runs and iterations", async (t) => {
     });
   });
 });
+
+Deno.test("a run's summed cost reads back without float noise", async () => {
+  await using fixture = await openStore({ runs: ["run-1"] });
+  const { store } = fixture;
+  for (const number of [1, 2, 3]) {
+    store.recordIteration(iteration("run-1", number, summary(number, { costUsd: 0.0008 })));
+  }
+  // SQLite sums 0.0008 three times to 0.0024000000000000002.
+  assert.equal(store.getRun("run-1")?.costUsd, 0.0024);
+  assert.match(JSON.stringify(store.listRuns()), /"costUsd":0\.0024,/);
+});
