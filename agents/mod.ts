@@ -133,10 +133,29 @@ export {
   type RunGitEvidence,
   type TaskCompletionChecker,
   type TaskCompletionContext,
-  type TaskCompletionResult,
+  TaskCompletionResult,
   type VerificationRecord,
 } from "./common/checks/types.ts";
-export { CompositeChecker, type CompositeResult } from "./common/checks/composite.ts";
+export {
+  type AskModelOptions,
+  checkerContext,
+  type CheckerContextParts,
+  type CheckerSession,
+  DEFAULT_ASK_SYSTEM,
+  type ModelAdapter,
+  modelAdapter,
+  type SessionIteration,
+  type SessionToolCall,
+  type TentativeOutput,
+  tentativeOutputOf,
+  toolResults,
+} from "./common/checks/context.ts";
+export {
+  type Filesystem,
+  OutsideRepositoryError,
+  RepoFilesystem,
+} from "./common/checks/filesystem.ts";
+export { checkerName, CompositeChecker, type CompositeResult } from "./common/checks/composite.ts";
 export { CommandChecker, type CommandCheckerOptions } from "./common/checks/command.ts";
 export { FilesChecker } from "./common/checks/files.ts";
 export { GitChecker, type GitCheckerOptions } from "./common/checks/git.ts";

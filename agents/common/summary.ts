@@ -171,6 +171,7 @@ function escapeRegExp(text: string): string {
  */
 export class SummaryBuilder {
   #summary: IterationSummary;
+  #messages: AgentMessage[] = [];
   #actions: ActionOptions;
   #toolNames = new Map<string, string>();
   #sawResult = false;
@@ -211,6 +212,25 @@ export class SummaryBuilder {
    */
   get current(): IterationSummary {
     return this.#summary;
+  }
+
+  /**
+   * Every message taken so far, in order (live view; do not mutate): what a
+   * checker reads as `context.session.messages`.
+   *
+   * @returns The messages.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SummaryBuilder } from "@finishline/agents";
+   *
+   * const builder = new SummaryBuilder(1);
+   * builder.add({ type: "system", subtype: "init", session_id: "s1" });
+   * assert.deepEqual(builder.messages.map((message) => message.type), ["system"]);
+   * ```
+   */
+  get messages(): readonly AgentMessage[] {
+    return this.#messages;
   }
 
   /**
@@ -270,6 +290,7 @@ export class SummaryBuilder {
    */
   add(message: AgentMessage): void {
     const summary = this.#summary;
+    this.#messages.push(message);
     if (typeof message.session_id === "string" && message.session_id !== "") {
       summary.sessionId = message.session_id;
     }

@@ -11,8 +11,10 @@
  *    interrupt, a spent budget, a fatal fault or a complete_task `blocked`;
  * 2. `evidence.ts`: new commits since the iteration's start, changed files;
  * 3. `probe.ts`: the status probe, when the evidence is unclear;
- * 4. `verdict.ts`: the handler's `isComplete`; `rescue.ts`: work that looks
- *    done but is uncommitted is committed;
+ * 4. `rescue.ts`: work the agent claims done but left uncommitted is
+ *    committed; then `verdict.ts`: the handler's `isComplete`, asked once per
+ *    iteration, on that final evidence (work only the handler calls done is
+ *    rescued after its answer);
  * 5. `checks.ts`: the checkers and the pull request's checks, when the work
  *    is claimed done;
  * 6. the circuit breaker, which ends a run that makes no progress.
@@ -187,7 +189,7 @@ class Run {
         backend: state.options.backend.name,
         cwd: state.options.cwd,
         baseline: state.git?.baseline ?? null,
-        checks: state.options.verifier?.checkers.map((checker) => checker.name) ?? [],
+        checks: state.options.verifier?.names ?? [],
         repoChecks: state.options.repoChecks?.checks.map((check) => check.command),
         resumedAfter: resume ? resume.summaries.length : undefined,
       },
@@ -264,6 +266,7 @@ class Run {
     const summary = outcome.builder.current;
     const guard = outcome.guard;
     this.#state.summaries.push(summary);
+    this.#state.keepMessages(summary, outcome.builder.messages);
     if (outcome.retries.length > 0) summary.retries = outcome.retries;
     if (guard.lastCall) summary.completeTask = guard.lastCall;
     if (guard.verification) summary.verification = guard.verification;
@@ -272,7 +275,7 @@ class Run {
     return summary;
   }
 
-  /** The evidence decides: probe, handler, rescue, checks, then the circuit breaker. */
+  /** The evidence decides: probe, rescue, the handler (once), checks, then the circuit breaker. */
   async #judge(
     outcome: SessionOutcome,
     repo: IterationRepo,
@@ -297,24 +300,14 @@ class Run {
         }`,
       );
     }
-    const handler = await askHandler(state, summary);
-    let complete = handler.complete;
-    // Rescue before done: work that looks finished must be committed.
-    const claimsDone = complete || summary.completeTask?.status === "success" ||
+    // Rescue before done, and before the handler is asked: it decides once, on the final evidence.
+    const agentClaims = summary.completeTask?.status === "success" ||
       probe.last?.status === "complete";
-    let uncommitted: string[] = [];
-    if (claimsDone && repo.present && (await state.agentChanges()).length > 0) {
-      const commitsBefore = summary.git?.newCommits ?? 0;
-      uncommitted = await rescue(state, this.#sessions, builder, state.definition.git.rescue);
-      await repo.refresh();
-      if (!complete && (summary.git?.newCommits ?? 0) > commitsBefore) {
-        try {
-          complete = await state.handler.isComplete(summary);
-        } catch (error) {
-          state.emit({ type: "handler_failed", iteration, error: firstLine(error) });
-        }
-      }
-    }
+    let uncommitted = agentClaims ? await this.#rescueIfDirty(builder, repo) : [];
+    const handler = await askHandler(state, summary);
+    const complete = handler.complete;
+    // Only the handler says done: its work must be committed too, and it is not asked again.
+    if (complete && !agentClaims) uncommitted = await this.#rescueIfDirty(builder, repo);
     collectHandlerFaults(state, summary);
     finish();
     let label = complete ? "complete" : "continue";
@@ -333,6 +326,15 @@ class Run {
       handlerFault: handler.fault,
       waiting: probe.last?.status === "waiting" && !probe.exhausted,
     });
+  }
+
+  /** The commit rescue, when the agent left changes uncommitted; returns the files still uncommitted. */
+  async #rescueIfDirty(builder: SummaryBuilder, repo: IterationRepo): Promise<string[]> {
+    const state = this.#state;
+    if (!repo.present || (await state.agentChanges()).length === 0) return [];
+    const left = await rescue(state, this.#sessions, builder, state.definition.git.rescue);
+    await repo.refresh();
+    return left;
   }
 
   /** An iteration that did not finish the work: too many faults, no progress, or on to the next. */

@@ -68,6 +68,8 @@ export {
 } from "./script.ts";
 export { ScriptedModelServer, type ScriptedServerOptions } from "./scripted_server.ts";
 export { isSideRequest } from "./side_requests.ts";
+export { type Filesystem, InMemoryFilesystem } from "./in_memory_filesystem.ts";
+export { checkerTestContext } from "./checker_context.ts";
 export {
   projectItemsReply,
   type SampleHandlerOptions,

@@ -49,6 +49,8 @@ export class CompositeChecker implements TaskCompletionChecker {
   readonly checkers: readonly TaskCompletionChecker[];
   /** All must pass, or any may pass. */
   readonly allMustPass: boolean;
+  /** The checkers' names, in order, as feedback labels them ({@linkcode checkerName}). */
+  readonly names: readonly string[];
 
   /**
    * Combine checkers into one.
@@ -59,6 +61,7 @@ export class CompositeChecker implements TaskCompletionChecker {
   constructor(checkers: TaskCompletionChecker[], options: { allMustPass?: boolean } = {}) {
     this.checkers = checkers;
     this.allMustPass = options.allMustPass ?? true;
+    this.names = checkers.map(checkerName);
   }
 
   /**
@@ -84,7 +87,8 @@ export class CompositeChecker implements TaskCompletionChecker {
   async check(context: TaskCompletionContext): Promise<CompositeResult> {
     const notes: string[] = [];
     let faulted = false;
-    for (const checker of this.checkers) {
+    for (const [index, checker] of this.checkers.entries()) {
+      const name = this.names[index];
       let result: TaskCompletionResult;
       try {
         result = await checker.check(context);
@@ -99,15 +103,15 @@ export class CompositeChecker implements TaskCompletionChecker {
       if (this.allMustPass && !result.complete) {
         return {
           ...result,
-          feedback: labelled(checker.name, result.feedback),
-          decidedBy: checker.name,
+          feedback: labelled(name, result.feedback),
+          decidedBy: name,
           ...(faulted ? { faulted } : {}),
         };
       }
       if (!this.allMustPass && result.complete) {
-        return { ...result, decidedBy: checker.name };
+        return { ...result, decidedBy: name };
       }
-      if (result.feedback) notes.push(labelled(checker.name, result.feedback));
+      if (result.feedback) notes.push(labelled(name, result.feedback));
     }
     if (this.allMustPass) {
       return { ...ok(notes.length > 0 ? notes.join("\n") : undefined), decidedBy: "composite" };
@@ -119,6 +123,35 @@ export class CompositeChecker implements TaskCompletionChecker {
       ...(faulted ? { faulted } : {}),
     };
   }
+}
+
+/**
+ * A checker's name for logs and feedback: its own `name`, else its class's
+ * name, else `checker <n>`.
+ *
+ * @param checker The checker.
+ * @param index Its place in the list (0-based).
+ * @returns The name.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { checkerName, ok } from "@finishline/agents";
+ *
+ * class FileExistsChecker {
+ *   check() {
+ *     return ok();
+ *   }
+ * }
+ * assert.equal(checkerName({ name: "tests", check: () => ok() }, 0), "tests");
+ * assert.equal(checkerName(new FileExistsChecker(), 0), "FileExistsChecker");
+ * assert.equal(checkerName({ check: () => ok() }, 1), "checker 2");
+ * ```
+ */
+export function checkerName(checker: TaskCompletionChecker, index: number): string {
+  if (typeof checker.name === "string" && checker.name !== "") return checker.name;
+  const type = (checker as { constructor?: { name?: unknown } }).constructor?.name;
+  if (typeof type === "string" && type !== "" && type !== "Object") return type;
+  return `checker ${index + 1}`;
 }
 
 function labelled(name: string, feedback: string | undefined): string {

@@ -94,6 +94,7 @@ export class JudgeChecker implements TaskCompletionChecker {
    * import assert from "node:assert/strict";
    * import {
    *   type AgentBackend,
+   *   checkerContext,
    *   emptySummary,
    *   JudgeChecker,
    *   parseDefinition,
@@ -118,14 +119,14 @@ export class JudgeChecker implements TaskCompletionChecker {
    *   { displayPath: "agent.json" },
    * );
    * const judge = new JudgeChecker({ criteria: "Every change has a changelog entry" });
-   * const result = await judge.check({
-   *   summary: emptySummary(1),
+   * const result = await judge.check(checkerContext({
+   *   current: { summary: emptySummary(1), messages: [] },
    *   previous: [],
    *   definition,
    *   cwd: Deno.cwd(),
    *   agentDir: new URL("file:///nonexistent/"),
    *   backend,
-   * });
+   * }));
    * assert.equal(result.complete, false);
    * assert.match(result.feedback ?? "", /- a changelog entry/);
    * ```

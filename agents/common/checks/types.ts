@@ -10,6 +10,8 @@ import type { AgentDefinition } from "../definition/types.ts";
 import type { AgentBackend } from "../backends/types.ts";
 import type { CompleteTaskCall, IterationSummary } from "../completion/types.ts";
 import type { GitRepo } from "../git.ts";
+import type { CheckerSession, ModelAdapter, TentativeOutput } from "./context.ts";
+import type { Filesystem } from "./filesystem.ts";
 
 /** The result of a check. */
 export interface TaskCompletionResult {
@@ -54,6 +56,27 @@ export function incomplete(feedback: string): TaskCompletionResult {
   return { complete: false, feedback };
 }
 
+/**
+ * The result helpers under the design's names, so checkers written from it
+ * read as it does: `TaskCompletionResult.ok(...)`, `TaskCompletionResult.incomplete(...)`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { TaskCompletionResult } from "@finishline/agents";
+ *
+ * const result: TaskCompletionResult = TaskCompletionResult.incomplete("Missing: output.txt");
+ * assert.deepEqual(result, { complete: false, feedback: "Missing: output.txt" });
+ * assert.equal(TaskCompletionResult.ok().complete, true);
+ * ```
+ */
+export const TaskCompletionResult: {
+  /** A complete result, with an optional note. */
+  readonly ok: typeof ok;
+  /** An incomplete result, with what is missing. */
+  readonly incomplete: typeof incomplete;
+} = { ok, incomplete };
+
 /** Git evidence for the whole run, for checkers. */
 export interface RunGitEvidence {
   /** The repository. */
@@ -62,11 +85,23 @@ export interface RunGitEvidence {
   baseline: string | null;
 }
 
-/** Everything a checker may look at. */
+/**
+ * Everything a checker may look at: the design's `session`,
+ * `tentativeOutput`, `filesystem`, `adapter` and `stopReason`, and the
+ * run's facts.
+ */
 export interface TaskCompletionContext {
-  /** The current iteration's summary (so far, when checked from complete_task). */
+  /** This iteration's summary and messages, and the earlier iterations'. */
+  session: CheckerSession;
+  /** What the agent is about to hand in: its complete_task report, else its last text. */
+  tentativeOutput?: TentativeOutput;
+  /** The repository's files, read-only; paths are relative to its root (the working directory outside git). */
+  filesystem?: Filesystem;
+  /** Asks the model one question; absent without a backend. */
+  adapter?: ModelAdapter;
+  /** The current iteration's summary (so far, when checked from complete_task); `session.summary`. */
   summary: IterationSummary;
-  /** Every earlier iteration's summary. */
+  /** Every earlier iteration's summary; `session.previous` with their messages. */
   previous: IterationSummary[];
   /** The agent definition. */
   definition: AgentDefinition;
@@ -78,7 +113,7 @@ export interface TaskCompletionContext {
   git?: RunGitEvidence;
   /** The backend, for checkers that ask a model (the judge). */
   backend?: AgentBackend;
-  /** Why the agent is stopping (`complete_task`, `end_turn`, ...). */
+  /** Why the agent is stopping (`complete_task`, `end_turn`, `max_turns`, ...). */
   stopReason?: string;
   /** The complete_task payload, when the agent called it. */
   completeTask?: CompleteTaskCall;
@@ -86,10 +121,13 @@ export interface TaskCompletionContext {
   signal?: AbortSignal;
 }
 
-/** Verifies that a task is complete. */
+/** Verifies that a task is complete: any object with `check`. */
 export interface TaskCompletionChecker {
-  /** Name for logs and feedback (`command`, `git`, ...). */
-  readonly name: string;
+  /**
+   * Name for logs and feedback (`command`, `git`, ...); a custom checker
+   * without one is named after its file, any other after its class.
+   */
+  readonly name?: string;
   /**
    * Check the evidence.
    *

@@ -45,7 +45,7 @@ export const checkSchema = z.discriminatedUnion("type", [
     type: z.literal("custom"),
     path: nonEmptyString().describe("Module path relative to the agent folder."),
     options: z.record(z.string(), z.unknown()).default(() => ({})).describe(
-      "Passed to the module's factory.",
+      "Passed to the module's factory, or to its class's constructor.",
     ),
     name: checkName,
   }).describe("A checker module in the agent folder."),

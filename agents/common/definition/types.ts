@@ -155,9 +155,9 @@ export interface CustomCheckConfig {
   type: "custom";
   /** Module path relative to the agent folder. */
   path: string;
-  /** Passed to the module's factory. @default {} */
+  /** Passed to the module's factory, or to its class's constructor. @default {} */
   options: Record<string, unknown>;
-  /** Name in feedback and logs. @default the checker's own name, else `custom:<path>` */
+  /** Name in feedback and logs. @default the checker's own name, else the file's name without its extension */
   name?: string;
 }
 

@@ -111,7 +111,11 @@ function completionGuard(state: RunState, builder: SummaryBuilder): CompletionGu
       if (!state.hasChecks) return undefined;
       const record = await verify(
         state.options.verifier!,
-        state.checkContext(builder.current, { completeTask: call, stopReason: "complete_task" }),
+        state.checkContext(builder.current, {
+          completeTask: call,
+          stopReason: "complete_task",
+          messages: builder.messages,
+        }),
         "complete_task",
       );
       state.recordChecks(builder.current);

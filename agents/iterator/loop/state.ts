@@ -10,6 +10,9 @@
 import type { AgentDefinition } from "../../common/definition/types.ts";
 import type { BaselineResult } from "../../common/checks/worktree_run.ts";
 import type { RunGitEvidence, TaskCompletionContext } from "../../common/checks/types.ts";
+import { checkerContext } from "../../common/checks/context.ts";
+import type { CompleteTaskCall } from "../../common/complete_task.ts";
+import type { AgentMessage } from "../../common/summary.ts";
 import type { CompletionHandler, IterationSummary } from "../../common/completion/types.ts";
 import { firstLine } from "../../common/errors.ts";
 import type { RunLog } from "../../common/log.ts";
@@ -54,6 +57,8 @@ export class RunState {
   pullRequest: string | undefined;
   /** The repository checks on the starting commit, once they ran. */
   baseline: BaselineResult | undefined;
+  /** Each iteration's messages, for the checkers' session (resumed iterations have none). */
+  readonly #messages = new WeakMap<IterationSummary, readonly AgentMessage[]>();
 
   /**
    * Set the run up from its options.
@@ -160,27 +165,47 @@ export class RunState {
   }
 
   /**
+   * Keep an iteration's messages (a live list: the rescue's and probes'
+   * follow-ups join it) for the checkers' session.
+   *
+   * @param summary The iteration.
+   * @param messages Its messages.
+   */
+  keepMessages(summary: IterationSummary, messages: readonly AgentMessage[]): void {
+    this.#messages.set(summary, messages);
+  }
+
+  /**
    * The evidence a checker sees for an iteration.
    *
    * @param summary The iteration.
-   * @param extra The complete_task call, stop reason.
+   * @param extra The complete_task call and stop reason; the messages of an iteration not kept yet.
    * @returns The context.
    */
   checkContext(
     summary: IterationSummary,
-    extra: Partial<TaskCompletionContext>,
+    extra: {
+      completeTask?: CompleteTaskCall;
+      stopReason?: string;
+      messages?: readonly AgentMessage[];
+    },
   ): TaskCompletionContext {
-    return {
-      summary,
-      previous: this.summaries.filter((earlier) => earlier !== summary),
+    const iteration = (earlier: IterationSummary) => ({
+      summary: earlier,
+      messages: this.#messages.get(earlier) ?? [],
+    });
+    return checkerContext({
+      current: { summary, messages: extra.messages ?? this.#messages.get(summary) ?? [] },
+      previous: this.summaries.filter((earlier) => earlier !== summary).map(iteration),
       definition: this.definition,
       cwd: this.options.cwd,
       agentDir: this.agentDir,
       git: this.git,
       backend: this.options.backend,
+      stopReason: extra.stopReason,
+      completeTask: extra.completeTask,
       signal: this.signal,
-      ...extra,
-    };
+    });
   }
 
   /**

@@ -13,6 +13,7 @@ import type {
 } from "../../../agents/common/checks/types.ts";
 import { parseDefinition } from "../../../agents/common/definition/parse.ts";
 import { emptySummary } from "../../../agents/common/summary.ts";
+import { checkerContext } from "../../../agents/common/checks/context.ts";
 
 /** An agent folder that does not exist (checkers that need none). */
 export const NOWHERE: URL = new URL("file:///nonexistent/finishline-agent/");
@@ -37,20 +38,28 @@ export function definitionOf(extra: Record<string, unknown> = {}): AgentDefiniti
 }
 
 /**
- * A checker context with an empty summary; override what a test needs.
+ * A checker context with an empty summary, built the way the runner builds
+ * it; override what a test needs (`summary`, `previous`, `cwd` and `git`
+ * shape the session and the filesystem too).
  *
  * @param overrides Fields to set.
  * @returns The context.
  */
 export function contextOf(overrides: Partial<TaskCompletionContext> = {}): TaskCompletionContext {
-  return {
-    summary: emptySummary(1),
-    previous: [],
-    definition: definitionOf(),
-    cwd: Deno.cwd(),
-    agentDir: NOWHERE,
-    ...overrides,
-  };
+  const summary = overrides.summary ?? emptySummary(1);
+  const built = checkerContext({
+    current: { summary, messages: [] },
+    previous: (overrides.previous ?? []).map((earlier) => ({ summary: earlier, messages: [] })),
+    definition: overrides.definition ?? definitionOf(),
+    cwd: overrides.cwd ?? Deno.cwd(),
+    agentDir: overrides.agentDir ?? NOWHERE,
+    git: overrides.git,
+    backend: overrides.backend,
+    stopReason: overrides.stopReason,
+    completeTask: overrides.completeTask,
+    signal: overrides.signal,
+  });
+  return { ...built, ...overrides };
 }
 
 /** A checker that counts how often it was asked. */

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { loadCustomChecker } from "../../../agents/common/checks/custom.ts";
 import { UsageError } from "../../../agents/common/errors.ts";
+import { emptySummary } from "../../../agents/common/summary.ts";
 import { tempDir } from "../../_helpers.ts";
 import { contextOf } from "./_helpers.ts";
 
@@ -81,12 +82,76 @@ Deno.test("loadCustomChecker loads a checker module from the agent folder", asyn
     assert.deepEqual(await checker.check(contextOf()), { complete: true, feedback: "{}" });
   });
 
-  await t.step("the configured name wins, then the checker's, then custom:<path>", async () => {
+  await t.step("the configured name wins, then the checker's, then the file's name", async () => {
     assert.equal((await loadCustomChecker("object.ts", { ...base, name: "mine" })).name, "mine");
-    assert.equal(
-      (await loadCustomChecker("async_factory.ts", base)).name,
-      "custom:async_factory.ts",
-    );
+    assert.equal((await loadCustomChecker("async_factory.ts", base)).name, "async_factory");
+  });
+});
+
+Deno.test("loadCustomChecker takes a class, a module's own check, and a factory's check function", async (t) => {
+  await using root = await tempDir();
+  await Deno.writeTextFile(join(root.path, "output.txt"), "done\n");
+  const agentDir = await agentWith(root.path, {
+    "file_exists.ts": `export default class FileExistsChecker {
+      constructor(options) { this.required = options.requiredFiles; }
+      check(context) {
+        const missing = this.required.filter((file) => !context.filesystem.exists(file));
+        return missing.length > 0
+          ? { complete: false, feedback: "Missing required files: " + missing.join(", ") }
+          : { complete: true, feedback: "All required files exist." };
+      }
+    }\n`,
+    "named_class.ts":
+      `export default class { name = "changelog"; check() { return { complete: true }; } }\n`,
+    "module_check.ts": `export const name = "stop-reason";
+    export function check(context) { return { complete: context.stopReason === "complete_task", feedback: String(context.stopReason) }; }\n`,
+    "returns_function.ts":
+      `export default (options) => (context) => ({ complete: context.summary.iteration >= options.after });\n`,
+  });
+  const base = { agentDir, cwd: root.path, field: FIELD };
+  const context = contextOf({ cwd: root.path });
+
+  await t.step("a class is instantiated with the options, named after its file", async () => {
+    const present = await loadCustomChecker("file_exists.ts", {
+      ...base,
+      options: { requiredFiles: ["output.txt"] },
+    });
+    assert.equal(present.name, "file_exists");
+    assert.deepEqual(await present.check(context), {
+      complete: true,
+      feedback: "All required files exist.",
+    });
+    const missing = await loadCustomChecker("file_exists.ts", {
+      ...base,
+      options: { requiredFiles: ["output.txt", "report.md"] },
+    });
+    assert.deepEqual(await missing.check(context), {
+      complete: false,
+      feedback: "Missing required files: report.md",
+    });
+  });
+
+  await t.step("a class instance's own name is kept", async () => {
+    assert.equal((await loadCustomChecker("named_class.ts", base)).name, "changelog");
+  });
+
+  await t.step("a module without a default export may export check and name", async () => {
+    const checker = await loadCustomChecker("module_check.ts", base);
+    assert.equal(checker.name, "stop-reason");
+    assert.deepEqual(await checker.check(contextOf({ stopReason: "complete_task" })), {
+      complete: true,
+      feedback: "complete_task",
+    });
+  });
+
+  await t.step("a factory may return the check function itself", async () => {
+    const checker = await loadCustomChecker("returns_function.ts", {
+      ...base,
+      options: { after: 2 },
+    });
+    assert.equal(checker.name, "returns_function");
+    assert.equal((await checker.check(contextOf())).complete, false);
+    assert.equal((await checker.check(contextOf({ summary: emptySummary(2) }))).complete, true);
   });
 });
 
@@ -102,7 +167,7 @@ Deno.test("loadCustomChecker refuses bad modules with a UsageError naming the fi
   });
   const base = { agentDir, cwd: root.path, field: FIELD };
   const shape =
-    "expected a default export that is a checker ({ check(context) }) or a factory (options) => checker";
+    "expected a default export that is a checker ({ check(context) }), a class, or a factory (options) => checker";
 
   for (const file of ["number.ts", "no_default.ts", "no_check.ts", "factory_bad.ts"]) {
     await t.step(`${file} is not a checker`, async () => {
