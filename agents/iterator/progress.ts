@@ -7,6 +7,7 @@
  * @module
  */
 
+import { COMPLETE_TASK_TOOL } from "../common/complete_task.ts";
 import { countTools, seconds, usd } from "../common/format.ts";
 import { type Field, fitRow, fitRows, joinFields } from "./_fit_line.ts";
 import { LiveCost } from "./_live_cost.ts";
@@ -36,7 +37,9 @@ export function shortToolName(name: string): string {
 
 /**
  * The tools field: short names counted (`tools: Bash×3, complete_task`),
- * shrinking to the first ones and how many more, then dropped.
+ * shrinking to the first ones and how many more, then dropped. When it
+ * shrinks, `complete_task` (the agent's claim that finishline judges) is
+ * the last one left out.
  *
  * @param names Tool names with repeats.
  * @param empty The text when there are none; `""` leaves the field out.
@@ -47,7 +50,11 @@ export function shortToolName(name: string): string {
  * import { toolsField } from "./progress.ts";
  * const field = toolsField(["Bash", "Read", "Bash", "mcp__finishline__complete_task"], "none");
  * assert.equal(field.text, "tools: Bash×2, Read, complete_task");
- * assert.deepEqual(field.shorter, ["tools: Bash×2, Read +1", "tools: Bash×2 +2", ""]);
+ * assert.deepEqual(field.shorter, [
+ *   "tools: complete_task, Bash×2 +1",
+ *   "tools: complete_task +2",
+ *   "",
+ * ]);
  * ```
  */
 export function toolsField(names: string[], empty: string): Field {
@@ -56,9 +63,14 @@ export function toolsField(names: string[], empty: string): Field {
     return { text: empty === "" ? "" : `tools: ${empty}`, shorter: [""], rank: 5 };
   }
   const tools = counted.split(", ");
+  const claim = shortToolName(COMPLETE_TASK_TOOL);
+  const kept = [
+    ...tools.filter((tool) => tool.split("×")[0] === claim),
+    ...tools.filter((tool) => tool.split("×")[0] !== claim),
+  ];
   const shorter: string[] = [];
   for (let shown = tools.length - 1; shown >= 1; shown--) {
-    shorter.push(`tools: ${tools.slice(0, shown).join(", ")} +${tools.length - shown}`);
+    shorter.push(`tools: ${kept.slice(0, shown).join(", ")} +${tools.length - shown}`);
   }
   return { text: `tools: ${counted}`, shorter: [...shorter, ""], rank: 5 };
 }

@@ -56,41 +56,44 @@ Deno.test("iteration lines fit every width and never cut the verdict", async (t)
       }
     });
   }
-  await t.step("fields shrink in order: tools, duration, cost, the word iteration", () => {
-    const event = finished("continue (verification failed: command)", tools);
-    assert.equal(
-      iterationLine(event, 140),
-      "[finishline] iteration 2/10 · 20.1s · $0.0201 · tools: Read, Bash×2, Edit, complete_task · continue (verification failed: command)",
-    );
-    assert.equal(
-      iterationLine(event, 120),
-      "[finishline] iteration 2/10 · 20.1s · $0.0201 · tools: Read, Bash×2, Edit +1 · continue (verification failed: command)",
-    );
-    assert.equal(
-      iterationLine(event, 114),
-      "[finishline] iteration 2/10 · 20.1s · $0.0201 · tools: Read, Bash×2 +2 · continue (verification failed: command)",
-    );
-    assert.equal(
-      iterationLine(event, 100),
-      "[finishline] iteration 2/10 · 20.1s · $0.0201 · continue (verification failed: command)",
-    );
-    assert.equal(
-      iterationLine(event, 80),
-      "[finishline] iteration 2/10 · $0.0201 · continue (verification failed: command)",
-    );
-    assert.equal(
-      iterationLine(event, 72),
-      "[finishline] iteration 2/10 · continue (verification failed: command)",
-    );
-    assert.equal(
-      iterationLine(event, 60),
-      "[finishline] 2/10 · continue (verification failed: command)",
-    );
-    assert.equal(
-      iterationLine(event, 40),
-      "[finishline] 2/10\n  continue (verification failed:\n  command)",
-    );
-  });
+  await t.step(
+    "fields shrink in order: tools (complete_task last), duration, cost, the word iteration",
+    () => {
+      const event = finished("continue (verification failed: command)", tools);
+      assert.equal(
+        iterationLine(event, 140),
+        "[finishline] iteration 2/10 · 20.1s · $0.0201 · tools: Read, Bash×2, Edit, complete_task · continue (verification failed: command)",
+      );
+      assert.equal(
+        iterationLine(event, 120),
+        "[finishline] iteration 2/10 · 20.1s · $0.0201 · tools: complete_task, Read +2 · continue (verification failed: command)",
+      );
+      assert.equal(
+        iterationLine(event, 114),
+        "[finishline] iteration 2/10 · 20.1s · $0.0201 · tools: complete_task +3 · continue (verification failed: command)",
+      );
+      assert.equal(
+        iterationLine(event, 100),
+        "[finishline] iteration 2/10 · 20.1s · $0.0201 · continue (verification failed: command)",
+      );
+      assert.equal(
+        iterationLine(event, 80),
+        "[finishline] iteration 2/10 · $0.0201 · continue (verification failed: command)",
+      );
+      assert.equal(
+        iterationLine(event, 72),
+        "[finishline] iteration 2/10 · continue (verification failed: command)",
+      );
+      assert.equal(
+        iterationLine(event, 60),
+        "[finishline] 2/10 · continue (verification failed: command)",
+      );
+      assert.equal(
+        iterationLine(event, 40),
+        "[finishline] 2/10\n  continue (verification failed:\n  command)",
+      );
+    },
+  );
   await t.step("without a width (a pipe) nothing is fitted", () => {
     const line = iterationLine(finished("complete", tools));
     assert.equal(
