@@ -7,7 +7,24 @@
  */
 
 /**
- * Count tool names: `Bash×2, Read`.
+ * A tool's name as people read it: an MCP tool without its server prefix.
+ *
+ * @param name The tool name Claude Code reports.
+ * @returns The short name.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { shortToolName } from "./format.ts";
+ * assert.equal(shortToolName("mcp__finishline__complete_task"), "complete_task");
+ * assert.equal(shortToolName("Bash"), "Bash");
+ * ```
+ */
+export function shortToolName(name: string): string {
+  return /^mcp__.+?__(.+)$/.exec(name)?.[1] ?? name;
+}
+
+/**
+ * Count tool names: `Bash×2, Read`, MCP tools by their short name.
  *
  * @param names Tool names with repeats.
  * @returns A compact list, empty when there are no names.
@@ -17,12 +34,13 @@
  * import { countTools } from "./format.ts";
  *
  * assert.equal(countTools(["Bash", "Read", "Bash"]), "Bash×2, Read");
+ * assert.equal(countTools(["mcp__finishline__complete_task"]), "complete_task");
  * assert.equal(countTools([]), "");
  * ```
  */
 export function countTools(names: string[]): string {
   const counts = new Map<string, number>();
-  for (const name of names) counts.set(name, (counts.get(name) ?? 0) + 1);
+  for (const name of names.map(shortToolName)) counts.set(name, (counts.get(name) ?? 0) + 1);
   return [...counts].map(([name, count]) => count > 1 ? `${name}×${count}` : name).join(", ");
 }
 

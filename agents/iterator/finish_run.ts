@@ -38,14 +38,15 @@ export interface FinishIO {
  * @param plan The prepared run.
  * @param workspace Its workspace.
  * @param result How the loop ended.
- * @param options Backend, output and whether progress is quiet.
+ * @param options Backend, output, whether progress is quiet, the terminal's
+ * columns (the final line fits them) when stderr is one.
  * @returns The exit code.
  */
 export async function finishRun(
   plan: RunPlan,
   workspace: Workspace,
   result: RunResult,
-  options: { backend: AgentBackend; io: FinishIO; quiet: boolean },
+  options: { backend: AgentBackend; io: FinishIO; quiet: boolean; columns?: number },
 ): Promise<number> {
   const { store, log } = workspace;
   const { io } = options;
@@ -126,7 +127,7 @@ export async function finishRun(
     // a history that failed is closed with the process
   }
   log.close();
-  io.stderr(`${finalLine(result)}\n`);
+  io.stderr(`${finalLine(result, options.columns)}\n`);
   if (!options.quiet) io.stderr(`[finishline] report: ${workspace.reportFile}\n`);
   if (plan.flags.json) {
     io.stdout(`${jsonWithCosts(resultJson(workspace, result, worktreeReport))}\n`);

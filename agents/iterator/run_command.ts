@@ -17,7 +17,8 @@ import { FINISH_STEPS } from "./finish.ts";
 import { finishRun } from "./finish_run.ts";
 import { preflight } from "./preflight.ts";
 import { GitHubPullRequestGate } from "./pull_request_gate.ts";
-import { createReporter, progressMode } from "./progress.ts";
+import { createReporter, progressMode, type ProgressReporter } from "./progress.ts";
+import { stderrColumns, stderrLine } from "./_terminal_line.ts";
 import { EXIT_CODES, runIterations, type RunResult } from "./runner.ts";
 import { dryRunOutput, prepareRun, type RunPlan } from "./run_plan.ts";
 import { lockRunAndIssue } from "./run_locks.ts";
@@ -85,17 +86,29 @@ export async function runCommand(
       terminal: io.stderrIsTerminal ?? false,
       ci: /^(1|true|yes)$/i.test(Deno.env.get("CI") ?? ""),
     });
-    const signals = io.signal ? undefined : listenForSignals(io.stderr);
+    const columns = io.stderrIsTerminal ? stderrColumns : () => undefined;
+    const reporter = createReporter(mode, {
+      write: (line) => io.stderr(`${line}\n`),
+      live: mode === "live" ? () => stderrLine(io.stderr) : undefined,
+      columns,
+    });
+    // Lines written while the live line shows go above it.
+    const signals = io.signal ? undefined : listenForSignals((text) => reporter.stderr(text));
     try {
       const result = await runLoop(plan, workspace, {
         backend,
         io,
-        mode,
+        reporter,
         signal: io.signal ?? signals!.signal,
       });
       // A second interrupt during the finish exits at once, saying what is left to finish.
       signals?.finishing(() => finishLeft(workspace.store, plan.runId, result));
-      return await finishRun(plan, workspace, result, { backend, io, quiet: mode === "quiet" });
+      return await finishRun(plan, workspace, result, {
+        backend,
+        io,
+        quiet: mode === "quiet",
+        columns: columns(),
+      });
     } finally {
       signals?.dispose();
     }
@@ -111,17 +124,11 @@ async function runLoop(
   options: {
     backend: AgentBackend;
     io: CommandIO;
-    mode: ReturnType<typeof progressMode>;
+    reporter: ProgressReporter;
     signal: AbortSignal;
   },
 ): Promise<RunResult> {
-  const { io, mode } = options;
-  // dax draws the live status line; only a terminal run pays for importing it.
-  const $ = mode === "live" ? (await import("dax")).default : undefined;
-  const reporter = createReporter(mode, {
-    write: (line) => io.stderr(`${line}\n`),
-    live: $ && (() => $.progress({ prefix: "finishline", message: "starting" })),
-  });
+  const { reporter } = options;
   const { store, worktree, git, log } = workspace;
   try {
     return await runIterations({
@@ -143,7 +150,7 @@ async function runLoop(
           github: new GitHubCli({ cwd: workspace.workDir, repo: plan.flags.repo, attempts: 2 }),
           timeoutMs: plan.definition.verify.prChecksTimeoutSeconds * 1000,
           log,
-          stderr: io.stderr,
+          stderr: (text) => reporter.stderr(text),
         })
         : undefined,
       git,

@@ -140,32 +140,6 @@ Deno.test("verbose adds the agent's text and tools; quiet shows none of the line
   assert.deepEqual(quiet, []);
 });
 
-Deno.test("the live status line shows iteration, elapsed time, cost, tool and verdict", () => {
-  const messages: string[] = [];
-  let clock = 0;
-  const reporter = createReporter("live", {
-    write: () => {},
-    live: () => ({
-      message: (text: string) => messages.push(text),
-      finish: () => messages.push("(finished)"),
-    }),
-    now: () => clock,
-  });
-  reporter.onEvent({ type: "iteration_started", iteration: 1, maxIterations: 3 });
-  clock = 4200;
-  reporter.onEvent({ type: "tool", iteration: 1, name: "Bash" });
-  reporter.onEvent({
-    type: "iteration_finished",
-    iteration: 1,
-    maxIterations: 3,
-    summary: RESULT.summaries[0],
-    verdict: "continue",
-  });
-  reporter.stop();
-  assert.equal(messages.at(-2), "iteration 1/3 · 4.2s · $0.0123 · tool: Bash · last: continue");
-  assert.equal(messages.at(-1), "(finished)");
-});
-
 /** Everything a live run's report holds, for the snapshot. */
 function fullInput(): ReportInput {
   return {
