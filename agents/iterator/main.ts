@@ -29,9 +29,9 @@ import { EXIT_CODES } from "./runner.ts";
 import { type CommandIO, runCommand } from "./run_command.ts";
 import { lockRun } from "./run_locks.ts";
 import { openStore, workingDirectory } from "./workspace.ts";
+import { VERSION } from "../common/version.ts";
 
-/** finishline's version (kept equal to deno.json's). */
-export const VERSION = "0.1.0";
+export { VERSION } from "../common/version.ts";
 
 /** Where the CLI writes and what it runs on; tests replace parts of it. */
 export interface MainIO {
