@@ -12,6 +12,7 @@
  * @module
  */
 
+import process from "node:process";
 import type { AgentBackend } from "../common/backends/types.ts";
 import { listAgents, loadDefinition } from "../common/definition/load.ts";
 import { UsageError } from "../common/errors.ts";
@@ -169,5 +170,8 @@ async function resume(command: ResumeCommand, io: CommandIO): Promise<number> {
 }
 
 if (import.meta.main) {
-  Deno.exit(await main(Deno.args));
+  // node's exit, not Deno.exit: only it runs the SDK's exit hook, which
+  // stops Claude Code processes still running (a session stopped mid-retry
+  // would otherwise go on calling the API after finishline has exited).
+  process.exit(await main(Deno.args));
 }
