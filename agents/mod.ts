@@ -118,9 +118,13 @@ export {
 } from "./common/summary.ts";
 export type {
   AgentBackend,
+  AgentConversation,
   CommandRefusal,
+  ConversationTurn,
+  ProcessSettings,
   SessionPermissionMode,
   SessionRequest,
+  SessionSettings,
   StopDecision,
   StopEvent,
 } from "./common/backends/types.ts";
@@ -250,5 +254,6 @@ export {
   type RunOptions,
   type RunResult,
   type RunStatus,
+  type SessionFaultFacts,
 } from "./iterator/runner.ts";
 export type { ProbeState, ProbeStatus } from "./iterator/status_probe.ts";

@@ -20,7 +20,8 @@ export interface TempDir extends AsyncDisposable {
 }
 
 /**
- * A temp folder, removed with `await using`.
+ * A temp folder, removed with `await using` once no process uses it any more
+ * (see {@linkcode processesGone}).
  *
  * @param prefix Folder name prefix.
  * @returns The folder.
@@ -29,8 +30,79 @@ export async function tempDir(prefix = "finishline-test-"): Promise<TempDir> {
   const path = await Deno.makeTempDir({ prefix });
   return {
     path,
-    [Symbol.asyncDispose]: () => Deno.remove(path, { recursive: true }).catch(() => {}),
+    [Symbol.asyncDispose]: async () => {
+      await processesGone(path);
+      await Deno.remove(path, { recursive: true }).catch(() => {});
+    },
   };
+}
+
+/**
+ * Wait until no other process works in `path` or names it in its environment
+ * (`HOME`, `CLAUDE_CONFIG_DIR`, ...). A Claude Code process can outlive the
+ * CLI or session that started it, and it writes its transcript and settings
+ * into its `HOME` as it exits: removed any earlier, the folder comes back. A
+ * process still there after `graceMs` (such as the Claude Code child of a
+ * runner a test SIGKILLed, retrying a server that is gone) was started by
+ * the test, since only its processes know the folder: it is stopped, with
+ * SIGTERM and then SIGKILL. Reads `/proc`, so elsewhere it returns at once.
+ *
+ * @param path The folder.
+ * @param graceMs How long processes get to exit on their own.
+ */
+export async function processesGone(path: string, graceMs = 10_000): Promise<void> {
+  const real = await Deno.realPath(path).catch(() => path);
+  if (await waitUnused(real, graceMs)) return;
+  for (const signal of ["SIGTERM", "SIGKILL"] as const) {
+    for (const pid of await processesUsing(real)) {
+      try {
+        Deno.kill(pid, signal);
+      } catch {
+        // it exited meanwhile
+      }
+    }
+    if (await waitUnused(real, 5_000)) return;
+  }
+}
+
+/** Polls until no process uses `path`; false if some still do after `limitMs`. */
+async function waitUnused(path: string, limitMs: number): Promise<boolean> {
+  const deadline = Date.now() + limitMs;
+  for (;;) {
+    if ((await processesUsing(path)).length === 0) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/**
+ * The processes (not this one) whose working directory is in `path`, or whose
+ * environment holds `path` or a path inside it.
+ */
+async function processesUsing(path: string): Promise<number[]> {
+  const names: string[] = [];
+  try {
+    for await (const entry of Deno.readDir("/proc")) names.push(entry.name);
+  } catch {
+    return [];
+  }
+  const inside = (value: string) => value === path || value.startsWith(`${path}/`);
+  const found: number[] = [];
+  for (const name of names) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || pid === Deno.pid) continue;
+    const [cwd, environ] = await Promise.all([
+      Deno.readLink(`/proc/${pid}/cwd`).catch(() => ""),
+      Deno.readTextFile(`/proc/${pid}/environ`).catch(() => ""),
+    ]);
+    if (
+      inside(cwd) ||
+      environ.split("\0").some((entry) => inside(entry.slice(entry.indexOf("=") + 1)))
+    ) {
+      found.push(pid);
+    }
+  }
+  return found;
 }
 
 /**

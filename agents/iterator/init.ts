@@ -7,6 +7,7 @@
 
 import { join } from "node:path";
 import { UsageError } from "../common/errors.ts";
+import { VERSION } from "../common/version.ts";
 
 const NAME = /^[a-z][a-z0-9-]*$/;
 
@@ -99,7 +100,7 @@ function templates(name: string): Record<string, string> {
   return {
     "agent.json": `{
   // Agent definition for finishline. Reference: README.md, "agent.json reference".
-  "$schema": "https://jsr.io/@finishline/agents/0.1.0/agents/schemas/agent.schema.json",
+  "$schema": "https://jsr.io/@finishline/agents/${VERSION}/agents/schemas/agent.schema.json",
   "version": "1",
   "name": "${name}",
   "displayName": "${name}",

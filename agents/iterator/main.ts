@@ -12,6 +12,7 @@
  * @module
  */
 
+import process from "node:process";
 import type { AgentBackend } from "../common/backends/types.ts";
 import { listAgents, loadDefinition } from "../common/definition/load.ts";
 import { UsageError } from "../common/errors.ts";
@@ -29,9 +30,9 @@ import { EXIT_CODES } from "./runner.ts";
 import { type CommandIO, runCommand } from "./run_command.ts";
 import { lockRun } from "./run_locks.ts";
 import { openStore, workingDirectory } from "./workspace.ts";
+import { VERSION } from "../common/version.ts";
 
-/** finishline's version (kept equal to deno.json's). */
-export const VERSION = "0.1.0";
+export { VERSION } from "../common/version.ts";
 
 /** Where the CLI writes and what it runs on; tests replace parts of it. */
 export interface MainIO {
@@ -169,5 +170,8 @@ async function resume(command: ResumeCommand, io: CommandIO): Promise<number> {
 }
 
 if (import.meta.main) {
-  Deno.exit(await main(Deno.args));
+  // node's exit, not Deno.exit: only it runs the SDK's exit hook, which
+  // stops Claude Code processes still running (a session stopped mid-retry
+  // would otherwise go on calling the API after finishline has exited).
+  process.exit(await main(Deno.args));
 }

@@ -18,7 +18,6 @@ export type { LiveLine } from "./_terminal_line.ts";
 
 const PREFIX: Field = { text: "[finishline]" };
 
-
 /**
  * The tools field: short names counted (`tools: Bash×3, complete_task`),
  * shrinking to the first ones and how many more, then dropped. When it

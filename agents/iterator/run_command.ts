@@ -7,6 +7,7 @@
  * @module
  */
 
+import process from "node:process";
 import { ClaudeBackend } from "../common/backends/claude.ts";
 import type { AgentBackend } from "../common/backends/types.ts";
 import { GitHubCli } from "../common/github.ts";
@@ -221,7 +222,8 @@ function listenForSignals(
       stderr(
         `[finishline] second interrupt: exiting now${finishLeft ? `; ${finishLeft()}` : ""}\n`,
       );
-      Deno.exit(EXIT_CODES.interrupted);
+      // node's exit runs the SDK's hook that stops the Claude Code processes.
+      process.exit(EXIT_CODES.interrupted);
     }
     stderr(
       "[finishline] interrupted: stopping the agent (press Ctrl-C again to exit at once)\n",

@@ -55,6 +55,7 @@ export {
   type RunOptions,
   type RunResult,
   type RunStatus,
+  type SessionFaultFacts,
 } from "./loop/types.ts";
 export { backoffMs, classifyFault, type SessionFault } from "./loop/faults.ts";
 export { RESCUE_PROMPT } from "./loop/rescue.ts";

@@ -197,9 +197,12 @@ export class ScriptedModelServer implements AsyncDisposable {
    * environment first.
    *
    * @param home A temporary directory to use as `HOME`; Claude Code keeps its
-   *   configuration and session transcripts in `<home>/.claude`.
+   *   configuration and session transcripts in `<home>/.claude`, and its
+   *   temporary files (`claude-<uid>/`, `cc-socks/`) in `<home>/tmp`, so that
+   *   removing `home` removes everything it wrote.
    * @returns `ANTHROPIC_BASE_URL`, `ANTHROPIC_API_KEY`,
-   *   `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC`, `HOME` and `CLAUDE_CONFIG_DIR`.
+   *   `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC`, `HOME`, `CLAUDE_CONFIG_DIR` and
+   *   `CLAUDE_CODE_TMPDIR`.
    *
    * @example
    * ```ts
@@ -210,15 +213,18 @@ export class ScriptedModelServer implements AsyncDisposable {
    * const env = { ...Deno.env.toObject(), ...server.env("/tmp/home") };
    * assert.equal(env.ANTHROPIC_BASE_URL, server.url);
    * assert.equal(env.CLAUDE_CONFIG_DIR, "/tmp/home/.claude");
+   * assert.equal(env.CLAUDE_CODE_TMPDIR, "/tmp/home/tmp");
    * ```
    */
   env(home: string): Record<string, string> {
+    const root = home.replace(/[\\/]+$/, "");
     return {
       ANTHROPIC_BASE_URL: this.url,
       ANTHROPIC_API_KEY: "sk-test",
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
       HOME: home,
-      CLAUDE_CONFIG_DIR: `${home.replace(/[\\/]+$/, "")}/.claude`,
+      CLAUDE_CONFIG_DIR: `${root}/.claude`,
+      CLAUDE_CODE_TMPDIR: `${root}/tmp`,
     };
   }
 

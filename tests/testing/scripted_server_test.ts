@@ -130,6 +130,7 @@ Deno.test("env points Claude Code at the server with a private home", async () =
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
     HOME: "/tmp/h/",
     CLAUDE_CONFIG_DIR: "/tmp/h/.claude",
+    CLAUDE_CODE_TMPDIR: "/tmp/h/tmp",
   });
   assert.match(server.url, /^http:\/\/127\.0\.0\.1:\d+$/);
 });

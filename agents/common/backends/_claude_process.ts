@@ -21,6 +21,7 @@ import type {
   StopDecision,
   StopEvent,
 } from "./types.ts";
+import { VERSION } from "../version.ts";
 
 // The SDK's `core` entry: the same query() without the 1.4 MB bundle of its
 // dependencies, so it imports in about 120 ms instead of 210 ms.
@@ -59,7 +60,7 @@ export type McpServer = ReturnType<Sdk["createSdkMcpServer"]>;
 export function completeTaskServer(sdk: Sdk, routes: Routes): McpServer {
   return sdk.createSdkMcpServer({
     name: COMPLETE_TASK_SERVER,
-    version: "0.1.0",
+    version: VERSION,
     alwaysLoad: true,
     tools: [
       sdk.tool(
