@@ -41,23 +41,16 @@ export async function scaffoldAgent(
   const dir = join(options.cwd, ".agent", name);
   const workflowFile = join(options.cwd, ".github", "workflows", "finishline.yml");
   if (options.githubActions) {
-    try {
-      await Deno.stat(workflowFile);
-      throw new UsageError(
-        `Cannot write ".github/workflows/finishline.yml": it already exists; nothing was written`,
-      );
-    } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound)) throw error;
-    }
-  }
-  try {
-    await Deno.stat(dir);
-    throw new UsageError(
-      `Cannot scaffold agent "${name}": ".agent/${name}" already exists; nothing was written`,
+    checkTriggerLabel(options.triggerLabel ?? "finishline");
+    await refuseExisting(
+      workflowFile,
+      `Cannot write ".github/workflows/finishline.yml": it already exists; nothing was written`,
     );
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
+  await refuseExisting(
+    dir,
+    `Cannot scaffold agent "${name}": ".agent/${name}" already exists; nothing was written`,
+  );
   const files = templates(name);
   const created: string[] = [];
   try {
@@ -80,20 +73,33 @@ export async function scaffoldAgent(
     );
     created.push(".github/workflows/finishline.yml");
   }
-  // The run history (state.db) and worktrees live in .agent/.finishline/: keep them out of git.
-  const ignoreFile = join(options.cwd, ".agent", ".gitignore");
+  if (await ignoreStore(options.cwd)) created.push(".agent/.gitignore");
+  return created;
+}
+
+async function refuseExisting(path: string, message: string): Promise<void> {
+  try {
+    await Deno.stat(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return;
+    throw error;
+  }
+  throw new UsageError(message);
+}
+
+/** Keep the run history (state.db) and worktrees, in .agent/.finishline/, out of git. */
+async function ignoreStore(cwd: string): Promise<boolean> {
+  const ignoreFile = join(cwd, ".agent", ".gitignore");
   let ignore = "";
   try {
     ignore = await Deno.readTextFile(ignoreFile);
   } catch {
     // no .agent/.gitignore yet
   }
-  if (!ignore.split("\n").some((line) => line.trim() === ".finishline/")) {
-    const prefix = ignore === "" || ignore.endsWith("\n") ? "" : "\n";
-    await Deno.writeTextFile(ignoreFile, `${prefix}.finishline/\n`, { append: true });
-    created.push(".agent/.gitignore");
-  }
-  return created;
+  if (ignore.split("\n").some((line) => line.trim() === ".finishline/")) return false;
+  const prefix = ignore === "" || ignore.endsWith("\n") ? "" : "\n";
+  await Deno.writeTextFile(ignoreFile, `${prefix}.finishline/\n`, { append: true });
+  return true;
 }
 
 function templates(name: string): Record<string, string> {
@@ -119,10 +125,11 @@ function templates(name: string): Record<string, string> {
     "registry": "prompts/registry.json"
   },
   "parameters": {
+    // Required by the custom handler (completion/handler.ts) only: a run with
+    // --issue N takes its goal from the issue.
     "goal": {
       "type": "string",
-      "description": "What the agent should achieve",
-      "required": true,
+      "description": "What the agent should achieve (not needed with --issue N)",
       "cli": "--goal"
     }
   }
@@ -182,7 +189,9 @@ export default function createHandler(
   args: Record<string, unknown>,
   context: Context,
 ) {
-  const goal = String(args.goal ?? "");
+  const goal = String(args.goal ?? "").trim();
+  // With --issue N, --project N or --keyword the built-in handlers run instead.
+  if (goal === "") throw new Error('Flag "--goal" is required: say what the agent should achieve');
   const variables = (iteration: number) => ({
     "uv-goal": goal,
     "uv-iteration": iteration,
@@ -212,10 +221,44 @@ export default function createHandler(
   };
 }
 
+/** The Deno the workflow installs: the version finishline's own CI runs on (`.ci/run`). */
+const WORKFLOW_DENO_VERSION = "2.9.6";
+
+/** The finishline the workflow runs: this package, at this version. */
+const WORKFLOW_FINISHLINE: string = `jsr:@finishline/agents@${VERSION}/iterator`;
+
 /**
- * The GitHub Actions workflow that runs the agent on issues: one job per
- * issue (a matrix), started by an issue label or by hand with a list of
- * issues; each job uploads its run report and posts it on the issue.
+ * Check a `--trigger-label` value: GitHub labels are 1 to 50 characters, on
+ * one line; `${{` is refused, as the workflow would evaluate it.
+ *
+ * @param label The label name.
+ * @throws {UsageError} When GitHub would not accept it as a label name.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { checkTriggerLabel } from "./init.ts";
+ * checkTriggerLabel("agent:go");
+ * assert.throws(() => checkTriggerLabel(""), /--trigger-label/);
+ * ```
+ */
+export function checkTriggerLabel(label: string): void {
+  // deno-lint-ignore no-control-regex
+  const control = /[\u0000-\u001f\u007f]/.test(label);
+  if (label.trim() === "" || [...label].length > 50 || control || label.includes("${{")) {
+    throw new UsageError(
+      `Flag "--trigger-label" expects a GitHub label name (1 to 50 characters, one line, no "\${{"), got ${
+        JSON.stringify(label)
+      }`,
+    );
+  }
+}
+
+/**
+ * The GitHub Actions workflow that runs the agent on issues, one job per
+ * issue: a `plan` job lists the issues (the one just labelled, or by hand
+ * every open issue with the label), and a `run` job, a matrix over them with
+ * one concurrency group per issue, runs the pinned finishline with
+ * `--issue N`, uploads the report and log, and comments the outcome.
  *
  * @param agent The agent name.
  * @param triggerLabel The label that starts a run.
@@ -228,11 +271,22 @@ export default function createHandler(
  * ```
  */
 export function githubWorkflow(agent: string, triggerLabel: string): string {
-  const label = JSON.stringify(triggerLabel);
+  checkTriggerLabel(triggerLabel);
+  return [workflowHeader(agent, triggerLabel), planJob(triggerLabel), runJob(agent)].join("\n");
+}
+
+/** A string literal of a workflow expression (single quotes, doubled inside). */
+function expressionString(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
+function workflowHeader(agent: string, label: string): string {
   return `# Runs the finishline agent "${agent}" on GitHub issues, one job per issue.
-# Start it by adding the label ${label} to an issue, or by hand (Actions > finishline >
-# Run workflow) with a comma-separated list of issue numbers.
-# Needs the repository secret ANTHROPIC_API_KEY.
+# Starts when an open issue gets the label ${JSON.stringify(label)} (that issue), or by hand
+# (Actions > finishline > Run workflow: every open issue with the label).
+# Needs the repository secret ANTHROPIC_API_KEY, and for the pull requests the setting
+# Settings > Actions > General > "Allow GitHub Actions to create and approve pull requests".
+# Written by finishline ${VERSION} (--init ${agent} --github-actions).
 name: finishline
 
 on:
@@ -240,42 +294,61 @@ on:
     types: [labeled]
   workflow_dispatch:
     inputs:
-      issues:
-        description: "Issue numbers, comma-separated (e.g. 12,15)"
-        required: true
+      limit:
+        description: "At most this many issues"
+        required: false
+        default: "20"
         type: string
 
 permissions:
   contents: write
   issues: write
   pull-requests: write
+`;
+}
 
-jobs:
+function planJob(label: string): string {
+  const condition = `github.event_name == 'workflow_dispatch' || ` +
+    `(github.event.label.name == ${expressionString(label)} && github.event.issue.state == 'open')`;
+  return `jobs:
   plan:
     name: Pick the issues
-    if: github.event_name == 'workflow_dispatch' || github.event.label.name == ${label}
+    if: ${JSON.stringify(condition)}
     runs-on: ubuntu-latest
     outputs:
       issues: \${{ steps.pick.outputs.issues }}
     steps:
-      - id: pick
+      - name: List the open issues with the label
+        id: pick
         env:
+          GH_TOKEN: \${{ secrets.GITHUB_TOKEN }}
+          GH_REPO: \${{ github.repository }}
           EVENT: \${{ github.event_name }}
           LABELED: \${{ github.event.issue.number }}
-          REQUESTED: \${{ inputs.issues }}
+          LABEL: ${JSON.stringify(label)}
+          LIMIT: \${{ inputs.limit }}
         run: |
-          if [ "$EVENT" = "issues" ]; then list="$LABELED"; else list="$REQUESTED"; fi
-          json=$(echo "$list" | tr ', ' '\\n\\n' | grep -E '^[0-9]+$' | sort -un | jq -R 'tonumber' | jq -sc '.')
-          echo "issues=$json" >> "$GITHUB_OUTPUT"
+          set -o pipefail
+          if [ "$EVENT" = "issues" ]; then
+            issues="[$LABELED]"
+          else
+            issues=$(gh issue list --label "$LABEL" --state open --limit "\${LIMIT:-20}" \\
+              --json number | jq -c '[.[].number]')
+          fi
+          echo "issues=$issues" >> "$GITHUB_OUTPUT"
+`;
+}
 
-  run:
-    name: Issue #\${{ matrix.issue }}
+function runJob(agent: string): string {
+  return `  run:
+    name: "Issue #\${{ matrix.issue }}"
     needs: plan
     if: needs.plan.outputs.issues != '[]'
     runs-on: ubuntu-latest
     timeout-minutes: 120
     strategy:
       fail-fast: false
+      max-parallel: 10
       matrix:
         issue: \${{ fromJSON(needs.plan.outputs.issues) }}
     concurrency:
@@ -287,31 +360,55 @@ jobs:
           fetch-depth: 0
       - uses: denoland/setup-deno@v2
         with:
-          deno-version: v2.x
-      - name: Run the agent
+          deno-version: v${WORKFLOW_DENO_VERSION}
+${agentStep(agent)}${reportSteps(agent)}`;
+}
+
+function agentStep(agent: string): string {
+  return `      - name: Run the agent
         env:
           ANTHROPIC_API_KEY: \${{ secrets.ANTHROPIC_API_KEY }}
-          GH_TOKEN: \${{ github.token }}
-          CI: "true"
+          GH_TOKEN: \${{ secrets.GITHUB_TOKEN }}
+          ISSUE: \${{ matrix.issue }}
         run: |
           git config user.name "finishline"
           git config user.email "finishline@users.noreply.github.com"
-          deno run -A jsr:@finishline/agents/iterator --agent ${agent} --issue \${{ matrix.issue }} \\
-            --worktree --create-pr --json > result.json
-      - name: Upload the run report
+          code=0
+          deno run -A ${WORKFLOW_FINISHLINE} --agent ${agent} --issue "$ISSUE" \\
+            --worktree --create-pr --json > finishline-result.json 2> finishline.log || code=$?
+          cat finishline.log >&2
+          exit "$code"
+`;
+}
+
+function reportSteps(agent: string): string {
+  return `      - name: Upload the run report and log
         if: always()
         uses: actions/upload-artifact@v4
         with:
           name: finishline-issue-\${{ matrix.issue }}
           path: |
-            result.json
+            finishline-result.json
+            finishline.log
             .agent/${agent}/logs/
-      - name: Post the report on the issue
+          include-hidden-files: true
+          if-no-files-found: warn
+      - name: Comment the outcome on the issue
         if: always()
         env:
-          GH_TOKEN: \${{ github.token }}
+          GH_TOKEN: \${{ secrets.GITHUB_TOKEN }}
+          ISSUE: \${{ matrix.issue }}
+          RUN_URL: \${{ github.server_url }}/\${{ github.repository }}/actions/runs/\${{ github.run_id }}
         run: |
-          report=$(ls -t .agent/${agent}/logs/*.md 2>/dev/null | head -n 1)
-          if [ -n "$report" ]; then gh issue comment \${{ matrix.issue }} --body-file "$report"; fi
+          field() { jq -r "$1 // empty" finishline-result.json 2>/dev/null || true; }
+          status=$(field .status)
+          body="finishline: **\${status:-no result}**"
+          reason=$(field .completionReason)
+          if [ -n "$reason" ]; then body="$body: $reason"; fi
+          body="$body (iterations: $(field .iterations), cost: \\$$(field .costUsd))"
+          pr=$(field '.worktree.pullRequest // .pullRequest')
+          if [ -n "$pr" ]; then body="$body"$'\\n\\n'"Pull request: $pr"; fi
+          body="$body"$'\\n\\n'"Report and log: artifact finishline-issue-$ISSUE of $RUN_URL"
+          gh issue comment "$ISSUE" --body "$body"
 `;
 }

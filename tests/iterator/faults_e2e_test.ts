@@ -162,7 +162,13 @@ for (
     assert.equal(result.status, "failed");
     assert.match(result.completionReason, reason);
     assert.match(run.stderr, /\[finishline\] failed: /);
-    assert.equal(failedRequests(server), 1, "no retry by Claude Code, nor by the runner");
+    // The first api_retry report stops the session; Claude Code's first retry, due
+    // about 0.5 s later, may still go out on a loaded machine. Without the watch it
+    // would make 11 requests over minutes, and the runner would retry them all again.
+    assert.ok(
+      failedRequests(server) <= 2,
+      `no more than one retry slipped through: ${failedRequests(server)} requests`,
+    );
     catalogueLine(
       `${status}`,
       "failed with what to do, exit 1",
