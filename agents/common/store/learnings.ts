@@ -126,6 +126,8 @@ export class LearningRecords {
    */
   setLearnings(runId: string, source: string, learnings: Learning[]): void {
     const { db } = this.#store;
+    // Learnings stored before vectors were on are compared by meaning too.
+    this.#vectors?.backfill();
     // Embedding may ask a server: it happens before the write lock is taken.
     const incoming = this.#prepare(learnings);
     transaction(db, () => {
@@ -249,7 +251,8 @@ export class LearningRecords {
     vectors.backfill();
     const pool = Math.max(limit * 3, 30);
     const keyword = this.#keyword(query, { ...options, limit: pool });
-    const [vector] = vectors.embed([query], "query") ?? [];
+    // The query may go to a provider: secrets out first, as from everything stored.
+    const [vector] = vectors.embed([this.#store.redactor.redact(query)], "query") ?? [];
     if (!vector) return keyword.slice(0, limit);
     const matches = vectors.nearest(vector, {
       limit: pool,

@@ -126,6 +126,21 @@ Deno.test("learnings stored before vectors were on get theirs at the next search
   } finally {
     after.close();
   }
+  // A reworded repeat of an old learning is recognised once the old one has its vector.
+  const again = SqliteStore.open(path, {
+    redactor: new Redactor({}),
+    embedder: new LexicalEmbedder(),
+  });
+  try {
+    again.createRun(newRun("run-2"));
+    again.setLearnings("run-2", "agent", [{ text: "Use dax for the shell call" }]);
+    assert.deepEqual(again.recentLearnings().map((f) => [f.text, f.seen]).sort(), [
+      [TIMEZONES, 1],
+      ["Use dax for shell calls", 2],
+    ]);
+  } finally {
+    again.close();
+  }
   // Another embedder keeps its own vectors beside them.
   const other = SqliteStore.open(path, {
     redactor: new Redactor({}),
@@ -198,7 +213,7 @@ Deno.test("a provider that fails: a note, keyword results, and vectors once it a
   ]);
 });
 
-Deno.test("an HTTP provider: learnings deduplicated and found by meaning; the key stays out of the store", async () => {
+Deno.test("an HTTP provider: learnings deduplicated and found by meaning; no key or secret stored or sent", async () => {
   await using server = await EmbeddingsServer.start();
   const key = "sk-test-embeddings-store-0123456789";
   Deno.env.set("FINISHLINE_TEST_EMBEDDINGS_KEY", key);
@@ -217,6 +232,10 @@ Deno.test("an HTTP provider: learnings deduplicated and found by meaning; the ke
         { text: "Resize images on the client" },
       ]);
       store.setLearnings("run-2", "agent", [{ text: "the sign-in spec is intermittent" }]);
+      store.setLearnings("run-3", "agent", [
+        { text: "Never paste sk-ant-api03-abcdefghijkl into a prompt" },
+      ]);
+      store.searchLearnings("why was sk-ant-api03-abcdefghijkl revoked", { limit: 1 });
       const found = store.searchLearnings("unreliable signin tests", { limit: 1 });
       assert.deepEqual(found.map((f) => [f.text, f.seen]), [["The login test is flaky", 2]]);
       for (const file of [path, `${path}-wal`]) {
@@ -228,6 +247,8 @@ Deno.test("an HTTP provider: learnings deduplicated and found by meaning; the ke
       assert.deepEqual(requests.map((request) => request.body.input), [
         ["The login test is flaky", "Resize images on the client"],
         ["the sign-in spec is intermittent"],
+        ["Never paste [REDACTED] into a prompt"],
+        ["why was [REDACTED] revoked"],
         ["unreliable signin tests"],
       ]);
     });
