@@ -40,12 +40,14 @@ export type {
   CompletionType,
   CustomCheckConfig,
   DefinitionPermissionMode,
+  EmbeddingsConfig,
   FilesCheckConfig,
   FinishConfig,
   GitCheckConfig,
   GitConfig,
   GithubConfig,
   JudgeCheckConfig,
+  LearningsConfig,
   LoadedDefinition,
   LoggingConfig,
   ParameterSpec,
@@ -244,7 +246,18 @@ export {
   SqliteStore,
   type StoredIteration,
   type StoredRun,
+  type StoreOptions,
+  type VectorOptions,
 } from "./common/store/mod.ts";
+export {
+  createEmbedder,
+  type Embedder,
+  type EmbeddingPurpose,
+  HttpEmbedder,
+  type HttpEmbedderOptions,
+  LexicalEmbedder,
+  type LexicalOptions,
+} from "./common/embeddings/mod.ts";
 export { type FinishOptions, type FinishReport, runFinish } from "./iterator/finish.ts";
 export {
   EXIT_CODES,

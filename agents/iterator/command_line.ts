@@ -106,7 +106,10 @@ export interface HistoryOptions {
   store?: string;
   /** `--cwd`. */
   cwd?: string;
-  /** `--agent`: only its runs (for `runs`). */
+  /**
+   * `--agent`: only its runs (for `runs`); the agent whose `learnings.embeddings`
+   * `learnings search` uses.
+   */
   agent?: string;
   /** `--limit`. @default 20 */
   limit: number;

@@ -9,6 +9,8 @@
 import { countTools, jsonWithCosts, seconds, shortId, usd } from "../common/format.ts";
 import { UsageError } from "../common/errors.ts";
 import { GitRepo } from "../common/git.ts";
+import { loadDefinition } from "../common/definition/load.ts";
+import type { EmbeddingsConfig } from "../common/definition/types.ts";
 import type {
   FoundLearning,
   RunSegment,
@@ -35,7 +37,12 @@ import { type CleanupFacts, openStore, workingDirectory } from "./workspace.ts";
 export async function historyCommand(command: HistoryCommand, io: CommandIO): Promise<number> {
   const cwd = await workingDirectory(command.cwd);
   const repo = await GitRepo.open(cwd);
-  const store = openStore(command.store, repo?.root ?? cwd);
+  const store = openStore(command.store, repo?.root ?? cwd, {
+    embeddings: command.kind === "learnings search"
+      ? await searchSettings(command, cwd)
+      : undefined,
+    stderr: io.stderr,
+  });
   try {
     const { json, limit } = command;
     switch (command.kind) {
@@ -50,6 +57,24 @@ export async function historyCommand(command: HistoryCommand, io: CommandIO): Pr
     }
   } finally {
     store.close();
+  }
+}
+
+/**
+ * The `learnings.embeddings` that `learnings search` uses: those of `--agent`,
+ * else of the default agent, iterator (when its definition loads; keyword search when not).
+ */
+async function searchSettings(
+  command: HistoryCommand,
+  cwd: string,
+): Promise<EmbeddingsConfig | undefined> {
+  if (command.agent) {
+    return (await loadDefinition(command.agent, { cwd })).definition.learnings.embeddings;
+  }
+  try {
+    return (await loadDefinition("iterator", { cwd })).definition.learnings.embeddings;
+  } catch {
+    return undefined;
   }
 }
 

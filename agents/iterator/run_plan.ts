@@ -113,7 +113,12 @@ export async function prepareRun(
   );
   // An existing history is read for {uv-learnings}; a new one is created only after validation.
   const history: { store?: SqliteStore } = {
-    store: await pathExists(storeFile) ? openStore(storeFile, cwd) : undefined,
+    store: await pathExists(storeFile)
+      ? openStore(storeFile, cwd, {
+        embeddings: definition.learnings.embeddings,
+        stderr: options.stderr,
+      })
+      : undefined,
   };
   const maxIterations = iterationCap(definition);
   const resolver = await PromptResolver.create({

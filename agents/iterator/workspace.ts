@@ -10,6 +10,8 @@ import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { firstLine, UsageError } from "../common/errors.ts";
 import { type GitFault, GitRepo } from "../common/git.ts";
 import { RunLog } from "../common/log.ts";
+import type { EmbeddingsConfig } from "../common/definition/types.ts";
+import { createEmbedder } from "../common/embeddings/mod.ts";
 import { DEFAULT_STORE_PATH, SqliteStore } from "../common/store/mod.ts";
 import { createWorktree, type Worktree, WORKTREES_DIR } from "../common/worktree.ts";
 import type { RunPlan } from "./run_plan.ts";
@@ -69,7 +71,8 @@ export async function openWorkspace(
   stderr: (text: string) => void,
 ): Promise<Workspace> {
   const { definition, mainRepo, cwd, runId } = plan;
-  const store = plan.store ?? openStore(plan.storeFile, cwd);
+  const store = plan.store ??
+    openStore(plan.storeFile, cwd, { embeddings: definition.learnings.embeddings, stderr });
   plan.store = store;
   checkWritable(store);
   const logDir = isAbsolute(definition.logging.directory)
@@ -278,12 +281,22 @@ export function resolveStorePath(flag: string | undefined, root: string): string
  *
  * @param flag The `--store` flag.
  * @param root The repository root or working directory.
+ * @param options The agent's `learnings.embeddings` (hybrid search and deduplication by
+ *   meaning), and where the notes go that say why vectors are not used.
  * @returns The store.
  */
-export function openStore(flag: string | undefined, root: string): SqliteStore {
+export function openStore(
+  flag: string | undefined,
+  root: string,
+  options: { embeddings?: EmbeddingsConfig; stderr?: (text: string) => void } = {},
+): SqliteStore {
   const path = resolveStorePath(flag, root);
+  const { stderr } = options;
   try {
-    return SqliteStore.open(path);
+    return SqliteStore.open(path, {
+      embedder: createEmbedder(options.embeddings),
+      onNote: stderr && ((note) => stderr(`[finishline] ${note}\n`)),
+    });
   } catch (error) {
     const reason = firstLine(error);
     // SQLite's words for a file or folder it may not write (the WAL files live beside it).

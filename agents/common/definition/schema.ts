@@ -137,6 +137,54 @@ const finishSchema = strictObject({
   ),
 });
 
+const embeddingsSchema = strictObject({
+  provider: z.enum(["lexical", "openai", "voyage", "http"]).describe(
+    "`lexical`: local, no network and no model: hashed words and word pieces, similar when texts share words (not meaning); `openai`, `voyage`, or `http` (any OpenAI-compatible embeddings endpoint): a model's semantic vectors.",
+  ),
+  url: z.url({ protocol: /^https?$/, error: "expected an http(s) URL" }).optional().describe(
+    "The embeddings endpoint; required for `http`.",
+  ),
+  model: nonEmptyString().optional().describe(
+    "The model; required for `http` (default `text-embedding-3-small` for openai, `voyage-3.5-lite` for voyage).",
+  ),
+  apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
+    error: "expected an environment variable name",
+  }).optional().describe(
+    "Environment variable holding the API key, never stored or logged (default `OPENAI_API_KEY` for openai, `VOYAGE_API_KEY` for voyage, none for http).",
+  ),
+  dimensions: positiveInt().optional().describe(
+    "Vector size: the lexical vectors' (default 512), or the size asked of the model.",
+  ),
+  minSimilarity: z.number().min(-1).max(1, { error: "expected a number from -1 to 1" })
+    .optional().describe(
+      "A learning found by its vector alone must be this similar (cosine) to the query (default 0.15 for lexical, 0.3 otherwise).",
+    ),
+  duplicateSimilarity: z.number().min(0).max(1, { error: "expected a number from 0 to 1" })
+    .optional().describe(
+      "A new learning this similar (cosine) to a stored one is that learning, seen again (default 0.9 for lexical, 0.92 otherwise).",
+    ),
+  timeoutSeconds: positiveNumber().default(30).describe(
+    "Time limit of one request to the endpoint in seconds.",
+  ),
+}).superRefine((embeddings, context) => {
+  if (embeddings.provider !== "http") return;
+  for (const field of ["url", "model"] as const) {
+    if (embeddings[field] === undefined) {
+      context.addIssue({
+        code: "custom",
+        path: [field],
+        message: `required when "provider" is "http"`,
+      });
+    }
+  }
+});
+
+const learningsSchema = strictObject({
+  embeddings: embeddingsSchema.optional().describe(
+    "Vectors for hybrid search (keyword and vector results fused) and for deduplication by meaning; without it, keyword search (FTS5) only.",
+  ),
+});
+
 const retrySchema = strictObject({
   maxAttempts: positiveInt().default(3).describe(
     "Attempts of one iteration (the first and the retries).",
@@ -195,6 +243,9 @@ const rawDefinitionSchema = strictObject({
     "The finish workflow: summary, learnings, skills, persistence, cleanup.",
   ),
   retry: retrySchema.prefault({}).describe("Retrying iterations that hit API faults."),
+  learnings: learningsSchema.prefault({}).describe(
+    "How learnings of earlier runs are searched and deduplicated.",
+  ),
 });
 
 /** Fills the defaults that depend on other fields. */

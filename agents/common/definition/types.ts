@@ -332,6 +332,42 @@ export interface FinishConfig {
   maxLearningsChars: number;
 }
 
+/** Where learning vectors come from (`learnings.embeddings`). */
+export interface EmbeddingsConfig {
+  /**
+   * `lexical`: local, no network and no model: hashed words and word pieces,
+   * similar when texts share words (not meaning); `openai`, `voyage`, or `http`
+   * (any OpenAI-compatible embeddings endpoint): a model's semantic vectors.
+   */
+  provider: "lexical" | "openai" | "voyage" | "http";
+  /** The embeddings endpoint; required for `http`. @default the provider's */
+  url?: string;
+  /** The model; required for `http`. @default `text-embedding-3-small` (openai), `voyage-3.5-lite` (voyage) */
+  model?: string;
+  /**
+   * Environment variable holding the API key (never stored or logged).
+   * @default `OPENAI_API_KEY` (openai), `VOYAGE_API_KEY` (voyage), none (http)
+   */
+  apiKeyEnv?: string;
+  /** Vector size: the lexical vectors' (default 512), or the size asked of the model. */
+  dimensions?: number;
+  /** A learning found by its vector alone must be this similar to the query. @default 0.15 (lexical), 0.3 */
+  minSimilarity?: number;
+  /** A new learning this similar to a stored one is that learning, seen again. @default 0.9 (lexical), 0.92 */
+  duplicateSimilarity?: number;
+  /** Time limit of one request to the endpoint in seconds. @default 30 */
+  timeoutSeconds: number;
+}
+
+/** Learnings of earlier runs: how they are searched and told apart. */
+export interface LearningsConfig {
+  /**
+   * Vectors for hybrid search (keyword and vector results fused) and for
+   * deduplication by meaning; without it, keyword search (FTS5) only.
+   */
+  embeddings?: EmbeddingsConfig;
+}
+
 /** A validated agent definition with every default filled in. */
 export interface AgentDefinition {
   /** Editor schema reference; ignored. */
@@ -366,6 +402,8 @@ export interface AgentDefinition {
   probe: ProbeConfig;
   /** The finish workflow. */
   finish: FinishConfig;
+  /** How learnings of earlier runs are searched and deduplicated. */
+  learnings: LearningsConfig;
   /** Retrying iterations that hit API faults. */
   retry: RetryConfig;
 }

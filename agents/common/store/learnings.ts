@@ -1,8 +1,13 @@
 /**
- * What runs learned: one row per distinct learning (the same text after
- * {@linkcode normalizeLearning} is the same learning), with the runs that saw
- * it (its sightings, per run and source), searchable across runs through an
- * FTS5 index ranked by bm25.
+ * What runs learned: one row per distinct learning, with the runs that saw
+ * it (its sightings, per run and source), searchable across runs.
+ *
+ * - The same text after {@linkcode normalizeLearning} is the same learning;
+ *   with an embedder, so is a text whose vector is at least the embedder's
+ *   `duplicateSimilarity` like a stored learning's.
+ * - Search is keyword search through an FTS5 index ranked by bm25; with an
+ *   embedder it is hybrid: the keyword ranking and the vector ranking are
+ *   fused by reciprocal rank fusion (see {@linkcode fuseRankings}).
  *
  * @module
  */
@@ -10,6 +15,10 @@
 import type { SQLInputValue } from "node:sqlite";
 import { type StoreDatabase, transaction } from "./_database.ts";
 import type { FoundLearning, Learning } from "./types.ts";
+import type { LearningVectors } from "./vectors.ts";
+
+/** The k of reciprocal rank fusion: a result at rank r scores 1 / (k + r). */
+const RRF_K = 60;
 
 const STOP_WORDS = new Set(
   "the and for with that this from into your you are was were has have had not but all any can will should would its our out use using add make when then than what which who how why"
@@ -80,40 +89,52 @@ export interface SearchOptions {
   excludeRun?: string;
 }
 
-/** The `learnings` table, its sightings and its full-text index in an open store. */
+/** A learning about to be stored: redacted, with its normal form and, when new, its vector. */
+interface Incoming {
+  learning: Learning;
+  norm: string;
+  vector?: Float32Array;
+}
+
+/** The `learnings` table, its sightings, its full-text index and its vectors in an open store. */
 export class LearningRecords {
   #store: StoreDatabase;
+  #vectors: LearningVectors | undefined;
 
   /**
    * Work on the table of an open store.
    *
    * @param store The connection and redactor.
+   * @param vectors The learnings' vectors, for hybrid search and deduplication by meaning.
    */
-  constructor(store: StoreDatabase) {
+  constructor(store: StoreDatabase, vectors?: LearningVectors) {
     this.#store = store;
+    this.#vectors = vectors;
   }
 
   /**
    * Replace what a run learned from one source (`agent` or `extracted`). Each
    * learning is redacted; one the history holds already (the same after
-   * {@linkcode normalizeLearning}) gains a sighting instead of a copy, and
-   * fills in the technique, applicability and tags it lacked. A learning no
-   * run sees any more is forgotten.
+   * {@linkcode normalizeLearning}, or, with an embedder, as similar as its
+   * `duplicateSimilarity`) gains a sighting instead of a copy, and fills in
+   * the technique, applicability and tags it lacked. A learning no run sees
+   * any more is forgotten.
    *
    * @param runId The run.
    * @param source Where they came from.
    * @param learnings The learnings.
    */
   setLearnings(runId: string, source: string, learnings: Learning[]): void {
-    const { db, redactor } = this.#store;
+    const { db } = this.#store;
+    // Learnings stored before vectors were on are compared by meaning too.
+    this.#vectors?.backfill();
+    // Embedding may ask a server: it happens before the write lock is taken.
+    const incoming = this.#prepare(learnings);
     transaction(db, () => {
       const now = new Date().toISOString();
       const kept = new Set<number>();
-      for (const raw of learnings) {
-        const learning = redactor.redactValue(raw);
-        const norm = normalizeLearning(learning.text);
-        if (!norm) continue;
-        const id = this.#upsert(learning, { norm, runId, source, now });
+      for (const item of incoming) {
+        const id = this.#upsert(item, { runId, source, now });
         kept.add(id);
         db.prepare(
           `INSERT INTO learning_sightings (learning_id, run_id, source, seen_at) VALUES (?, ?, ?, ?)
@@ -135,38 +156,72 @@ export class LearningRecords {
     });
   }
 
-  /** The id of the learning with this normal form: merged into, or inserted. */
-  #upsert(
-    learning: Learning,
-    where: { norm: string; runId: string; source: string; now: string },
-  ): number {
+  /** Redact and normalise; embed those whose text the history does not hold yet. */
+  #prepare(learnings: Learning[]): Incoming[] {
+    const { db, redactor } = this.#store;
+    const incoming = learnings.map((raw) => {
+      const learning = redactor.redactValue(raw);
+      return { learning, norm: normalizeLearning(learning.text) } as Incoming;
+    }).filter((item) => item.norm);
+    const known = db.prepare(`SELECT 1 FROM learnings WHERE norm = ?`);
+    const fresh = incoming.filter((item) => !known.get(item.norm));
+    const vectors = this.#vectors?.embed(fresh.map((item) => item.learning.text), "document");
+    fresh.forEach((item, index) => item.vector = vectors?.[index]);
+    return incoming;
+  }
+
+  /** The id of the learning this one repeats (by text, then by meaning), merged into, or inserted. */
+  #upsert(item: Incoming, where: { runId: string; source: string; now: string }): number {
+    const { db } = this.#store;
+    const existing = db.prepare(`SELECT id FROM learnings WHERE norm = ?`).get(item.norm) ??
+      this.#repeated(item.vector);
+    if (existing) {
+      const id = Number(existing.id);
+      this.#merge(id, item.learning);
+      return id;
+    }
+    const { learning } = item;
+    const id = Number(
+      db.prepare(
+        `INSERT INTO learnings (run_id, source, text, technique, applicability, tags, created_at, norm)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(
+        where.runId,
+        where.source,
+        learning.text,
+        learning.technique ?? "",
+        learning.applicability ?? "",
+        [...new Set(learning.tags ?? [])].join(" "),
+        where.now,
+        item.norm,
+      ).lastInsertRowid,
+    );
+    if (item.vector) this.#vectors?.put(id, item.vector);
+    return id;
+  }
+
+  /** The stored learning a vector is a repeat of: the most similar, when similar enough. */
+  #repeated(vector: Float32Array | undefined): { id: number } | undefined {
+    const embedder = this.#vectors?.embedder;
+    if (!vector || !embedder) return undefined;
+    return this.#vectors!.nearest(vector, {
+      limit: 1,
+      minSimilarity: embedder.duplicateSimilarity,
+    })[0];
+  }
+
+  /** Fill in the technique, applicability and tags a stored learning lacks. */
+  #merge(id: number, learning: Learning): void {
     const { db } = this.#store;
     const existing = db.prepare(
-      `SELECT id, technique, applicability, tags FROM learnings WHERE norm = ?`,
-    ).get(where.norm);
-    const tags = learning.tags ?? [];
-    if (!existing) {
-      return Number(
-        db.prepare(
-          `INSERT INTO learnings (run_id, source, text, technique, applicability, tags, created_at, norm)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-        ).run(
-          where.runId,
-          where.source,
-          learning.text,
-          learning.technique ?? "",
-          learning.applicability ?? "",
-          [...new Set(tags)].join(" "),
-          where.now,
-          where.norm,
-        ).lastInsertRowid,
-      );
-    }
-    const id = Number(existing.id);
+      `SELECT technique, applicability, tags FROM learnings WHERE id = ?`,
+    ).get(id)!;
     const merged = {
       technique: String(existing.technique) || learning.technique || "",
       applicability: String(existing.applicability) || learning.applicability || "",
-      tags: [...new Set([...String(existing.tags).split(" ").filter(Boolean), ...tags])].join(" "),
+      tags: [
+        ...new Set([...String(existing.tags).split(" ").filter(Boolean), ...learning.tags ?? []]),
+      ].join(" "),
     };
     if (
       merged.technique !== existing.technique || merged.applicability !== existing.applicability ||
@@ -175,18 +230,52 @@ export class LearningRecords {
       db.prepare(`UPDATE learnings SET technique = ?, applicability = ?, tags = ? WHERE id = ?`)
         .run(merged.technique, merged.applicability, merged.tags, id);
     }
-    return id;
   }
 
   /**
-   * Full-text search over every run's learnings, best match first; the query
-   * may be FTS5 syntax or free text (an issue body), searched word by word.
+   * Search every run's learnings, best match first. Keyword search (FTS5,
+   * bm25): the query may be FTS5 syntax or free text (an issue body), searched
+   * word by word. With an embedder it is hybrid: the keyword ranking and the
+   * ranking by vector similarity (those at least `minSimilarity` like the
+   * query) are fused by {@linkcode fuseRankings}; learnings stored before
+   * vectors were on are embedded first.
    *
    * @param query The query.
    * @param options At most `limit` results (default 10), without a run's own.
    * @returns The learnings found, with the run that saw each last and how often they were seen.
    */
   searchLearnings(query: string, options: SearchOptions = {}): FoundLearning[] {
+    const limit = options.limit ?? 10;
+    const vectors = this.#vectors;
+    if (!vectors?.embedder || !query.trim()) return this.#keyword(query, { ...options, limit });
+    vectors.backfill();
+    const pool = Math.max(limit * 3, 30);
+    const keyword = this.#keyword(query, { ...options, limit: pool });
+    // The query may go to a provider: secrets out first, as from everything stored.
+    const [vector] = vectors.embed([this.#store.redactor.redact(query)], "query") ?? [];
+    if (!vector) return keyword.slice(0, limit);
+    const matches = vectors.nearest(vector, {
+      limit: pool,
+      minSimilarity: vectors.embedder!.minSimilarity,
+      excludeRun: options.excludeRun,
+    });
+    const similarity = new Map(matches.map((match) => [match.id, match.similarity]));
+    const fused = fuseRankings([keyword.map((found) => found.id), matches.map((m) => m.id)])
+      .slice(0, limit);
+    const rows = new Map(keyword.map((found) => [found.id, found]));
+    for (const found of this.#byIds(fused.map((entry) => entry.id).filter((id) => !rows.has(id)))) {
+      rows.set(found.id, found);
+    }
+    return fused.flatMap(({ id, score }) => {
+      const found = rows.get(id);
+      if (!found) return [];
+      const match = similarity.get(id);
+      return [{ ...found, rank: -score, ...(match === undefined ? {} : { similarity: match }) }];
+    });
+  }
+
+  /** Keyword search: FTS5 syntax first when the query looks like it, else its words. */
+  #keyword(query: string, options: SearchOptions): FoundLearning[] {
     const words = ftsQuery(query);
     // Free text (an issue body) often holds quotes, parentheses or colons: when it is
     // no valid FTS5 query, or finds nothing as one (implicit AND), search its words.
@@ -199,6 +288,15 @@ export class LearningRecords {
       }
     }
     return words ? this.#match(words, options) : [];
+  }
+
+  /** Learnings by id (those still seen by some run), in no particular order. */
+  #byIds(ids: number[]): FoundLearning[] {
+    if (ids.length === 0) return [];
+    return this.#store.db.prepare(
+      `SELECT ${FOUND_COLUMNS}, 0 AS rank FROM learnings l ${LAST_SIGHTING}
+       WHERE l.id IN (SELECT value FROM json_each(:ids))`,
+    ).all({ exclude: null, ids: JSON.stringify(ids) }).map(toFound);
   }
 
   /**
@@ -237,6 +335,33 @@ export class LearningRecords {
       toFound,
     );
   }
+}
+
+/**
+ * Reciprocal rank fusion: each ranking gives the item at rank r (1 for the
+ * best) a score of 1 / (60 + r), and the items are ordered by their summed
+ * score. An item both rankings hold comes before one only one holds, at
+ * like ranks; the scores of bm25 and cosine never need to be made
+ * comparable. Ties keep the order of first appearance (the keyword ranking
+ * first).
+ *
+ * @param rankings Rankings of ids, best first.
+ * @returns Every id once, with its fused score, best first.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { fuseRankings } from "./learnings.ts";
+ *
+ * const fused = fuseRankings([[1, 2, 3], [3, 4]]);
+ * assert.deepEqual(fused.map((entry) => entry.id), [3, 1, 2, 4]);
+ * ```
+ */
+export function fuseRankings(rankings: number[][]): Array<{ id: number; score: number }> {
+  const scores = new Map<number, number>();
+  for (const ranking of rankings) {
+    ranking.forEach((id, index) => scores.set(id, (scores.get(id) ?? 0) + 1 / (RRF_K + index + 1)));
+  }
+  return [...scores].map(([id, score]) => ({ id, score })).sort((a, b) => b.score - a.score);
 }
 
 function toFound(row: Record<string, SQLInputValue>): FoundLearning {

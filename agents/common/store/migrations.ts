@@ -127,6 +127,15 @@ export const MIGRATIONS: readonly string[] = [
      report_file TEXT,
      PRIMARY KEY (run_id, number)
    );`,
+  // 6: learning vectors for hybrid search and deduplication by meaning: float32 blobs, one
+  // per learning and embedder, compared with sqlite-vec when it loads (see vectors.ts)
+  `CREATE TABLE learning_vectors (
+     model TEXT NOT NULL,
+     learning_id INTEGER NOT NULL REFERENCES learnings (id) ON DELETE CASCADE,
+     vector BLOB NOT NULL,
+     PRIMARY KEY (model, learning_id)
+   );
+   CREATE INDEX learning_vectors_learning ON learning_vectors (learning_id);`,
 ];
 
 /**

@@ -15,6 +15,7 @@ import { FinishRecords } from "./finish_records.ts";
 import { LearningRecords } from "./learnings.ts";
 import { SkillRecords } from "./skills.ts";
 import { SegmentRecords } from "./segments.ts";
+import { LearningVectors, type VectorOptions } from "./vectors.ts";
 import type {
   FinishRecord,
   FoundLearning,
@@ -28,6 +29,12 @@ import type {
   StoredIteration,
   StoredRun,
 } from "./types.ts";
+
+/** Options of {@linkcode SqliteStore.open}. */
+export interface StoreOptions extends VectorOptions {
+  /** Removes secrets from everything stored. @default a Redactor over the process environment */
+  redactor?: Redactor;
+}
 
 /** Where the store lives by default, relative to the repository root. */
 export const DEFAULT_STORE_PATH = ".agent/.finishline/state.db";
@@ -60,13 +67,18 @@ export class SqliteStore implements RunStore {
   #skills: SkillRecords;
   #segments: SegmentRecords;
 
-  private constructor(path: string, db: DatabaseSync, redactor: Redactor) {
+  private constructor(
+    path: string,
+    db: DatabaseSync,
+    redactor: Redactor,
+    vectors: VectorOptions,
+  ) {
     this.path = path;
     this.#db = db;
     const store = { db, redactor };
     this.#runs = new RunRecords(store);
     this.#finish = new FinishRecords(store);
-    this.#learnings = new LearningRecords(store);
+    this.#learnings = new LearningRecords(store, new LearningVectors(store, vectors));
     this.#skills = new SkillRecords(store);
     this.#segments = new SegmentRecords(store);
   }
@@ -75,19 +87,22 @@ export class SqliteStore implements RunStore {
    * Open (creating it and its folder when needed) and migrate a store.
    *
    * @param path The database file, or `:memory:`.
-   * @param options `redactor` removes secrets from everything stored; a Redactor over the
-   *   process environment when absent.
+   * @param options `redactor` removes secrets from everything stored (a Redactor over the
+   *   process environment when absent); `embedder` turns on hybrid search and deduplication
+   *   by meaning (sqlite-vec is loaded when first needed, from `extensionPath` or its npm
+   *   package); `onNote` is told why vectors are not used, when they are not.
    * @returns The store.
    */
-  static open(path: string, options: { redactor?: Redactor } = {}): SqliteStore {
+  static open(path: string, options: StoreOptions = {}): SqliteStore {
     if (path !== ":memory:") Deno.mkdirSync(dirname(path), { recursive: true });
     const db = new DatabaseSync(
       path,
-      { timeout: 5_000 } as ConstructorParameters<typeof DatabaseSync>[1],
+      { timeout: 5_000, allowExtension: true } as ConstructorParameters<typeof DatabaseSync>[1],
     );
     db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;");
     migrate(db);
-    return new SqliteStore(path, db, options.redactor ?? new Redactor());
+    const { redactor, ...vectors } = options;
+    return new SqliteStore(path, db, redactor ?? new Redactor(), vectors);
   }
 
   /**
@@ -200,8 +215,9 @@ export class SqliteStore implements RunStore {
   }
 
   /**
-   * Full-text search over every run's learnings, best match first (10 unless
-   * `limit`); `excludeRun` leaves out those no other run saw.
+   * Search every run's learnings, best match first (10 unless `limit`):
+   * keyword search, fused with vector similarity when the store has an
+   * embedder; `excludeRun` leaves out those no other run saw.
    */
   searchLearnings(
     query: string,

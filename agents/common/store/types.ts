@@ -93,8 +93,13 @@ export interface FoundLearning extends Learning {
   seen: number;
   /** When a run saw it last (ISO timestamp). */
   lastSeenAt: string;
-  /** bm25 rank (lower is better; 0 when listed by date). */
+  /**
+   * Lower is better: the bm25 rank of a keyword search, minus the fused score
+   * of a hybrid one; 0 when listed by date.
+   */
   rank: number;
+  /** Cosine similarity to the query, when the vector search found it. */
+  similarity?: number;
 }
 
 /**
@@ -237,7 +242,10 @@ export interface RunStore {
   setLearnings(runId: string, source: string, learnings: Learning[]): void;
   /** A run's learnings, oldest first. */
   learningsOf(runId: string): Learning[];
-  /** Full-text search over learnings, best match first, leaving out `excludeRun`'s own. */
+  /**
+   * Search over learnings, best match first, leaving out `excludeRun`'s own:
+   * keyword (FTS5), fused with vector similarity when the store has an embedder.
+   */
   searchLearnings(
     query: string,
     options?: { limit?: number; excludeRun?: string },

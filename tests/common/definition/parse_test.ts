@@ -164,7 +164,40 @@ Deno.test("invalid definitions are rejected at the field that is wrong", async (
   await t.step("unknown top-level key names the key and the known ones", () => {
     assertRejects(
       `{ "nmae": "x", "behavior": { "completionType": "issue" } }`,
-      `${PREFIX}"nmae": unknown key, expected one of "$schema", "version", "name", "displayName", "description", "behavior", "prompts", "parameters", "actions", "github", "logging", "verify", "git", "circuitBreaker", "probe", "finish", "retry"`,
+      `${PREFIX}"nmae": unknown key, expected one of "$schema", "version", "name", "displayName", "description", "behavior", "prompts", "parameters", "actions", "github", "logging", "verify", "git", "circuitBreaker", "probe", "finish", "retry", "learnings"`,
+    );
+  });
+
+  await t.step("learnings.embeddings: the http provider needs its url and model", () => {
+    const embeddings = (value: unknown) =>
+      JSON.stringify({
+        name: "x",
+        behavior: { completionType: "issue" },
+        learnings: { embeddings: value },
+      });
+    assertRejects(
+      embeddings({ provider: "http", model: "m" }),
+      `${PREFIX}"learnings.embeddings.url": required when "provider" is "http"`,
+    );
+    assertRejects(
+      embeddings({ provider: "bert" }),
+      `${PREFIX}"learnings.embeddings.provider": expected one of "lexical", "openai", "voyage", "http"`,
+    );
+    assertRejects(
+      embeddings({ provider: "openai", apiKeyEnv: "sk-abc" }),
+      `${PREFIX}"learnings.embeddings.apiKeyEnv": expected an environment variable name`,
+    );
+    assertRejects(
+      embeddings({ provider: "http", url: "ftp://host/x", model: "m" }),
+      `${PREFIX}"learnings.embeddings.url": expected an http(s) URL`,
+    );
+    assertRejects(
+      embeddings({ provider: "lexical", duplicateSimilarity: 1.5 }),
+      `${PREFIX}"learnings.embeddings.duplicateSimilarity": expected a number from 0 to 1`,
+    );
+    assert.equal(
+      parse(embeddings({ provider: "lexical" })).learnings.embeddings?.timeoutSeconds,
+      30,
     );
   });
 

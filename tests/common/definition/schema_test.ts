@@ -52,6 +52,7 @@ Deno.test("a minimal definition gets every default filled in", () => {
       iterationTimeoutSeconds: 1200,
       maxWaitSeconds: 900,
     },
+    learnings: {},
   };
   assert.deepEqual(definition, expected);
 });
@@ -192,6 +193,18 @@ Deno.test("a full definition keeps every value it sets", () => {
       maxDelaySeconds: 30,
       iterationTimeoutSeconds: 600,
       maxWaitSeconds: 60,
+    },
+    learnings: {
+      embeddings: {
+        provider: "http",
+        url: "http://127.0.0.1:11434/v1/embeddings",
+        model: "nomic-embed-text",
+        apiKeyEnv: "LOCAL_EMBEDDINGS_KEY",
+        dimensions: 256,
+        minSimilarity: 0.4,
+        duplicateSimilarity: 0.95,
+        timeoutSeconds: 10,
+      },
     },
   };
   assert.deepEqual(parse(JSON.stringify(full)), full);
