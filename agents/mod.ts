@@ -202,6 +202,7 @@ export {
   type GhComment,
   type GhFault,
   type GhIssue,
+  type GhListedIssue,
   type GhProject,
   type GhProjectItem,
   GitHubCli,
