@@ -50,7 +50,8 @@ async function fleetOnce(parallel: number): Promise<Sample> {
   let sampler: TreeSampler | undefined;
   let fleetPeakKiB = 0;
   const started = performance.now();
-  const run = await runCli(["fleet", "--label", "agent:go", "--parallel", String(parallel), "--json"], {
+  const args = ["fleet", "--label", "agent:go", "--parallel", String(parallel), "--json"];
+  const run = await runCli(args, {
     cwd: fleet.repo.path,
     server,
     home: home.path,
@@ -90,7 +91,9 @@ for (let round = 0; round < rounds; round++) {
     samples.push(sample);
     log(
       `  round ${round + 1}, --parallel ${parallel}: ${(sample.wallMs / 1000).toFixed(1)} s, ` +
-        `peak ${sample.peakMiB.toFixed(0)} MiB (the fleet process ${sample.fleetMiB.toFixed(0)} MiB)`,
+        `peak ${sample.peakMiB.toFixed(0)} MiB (the fleet process ${
+          sample.fleetMiB.toFixed(0)
+        } MiB)`,
     );
   }
 }
@@ -107,4 +110,6 @@ for (const parallel of [1, 2, 3]) {
   );
 }
 const ratio = wall(3) / wall(1);
-console.log(`\n--parallel 3 takes ${ratio.toFixed(2)}× the time of --parallel 1 (target: under 0.6×)`);
+console.log(
+  `\n--parallel 3 takes ${ratio.toFixed(2)}× the time of --parallel 1 (target: under 0.6×)`,
+);

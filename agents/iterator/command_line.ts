@@ -173,7 +173,10 @@ const CHECKS_FLAGS = flagsNamed("cwd", "agent");
  */
 export function parseCommandLine(argv: readonly string[]): Command {
   if (HISTORY_WORDS.includes(argv[0])) return parseHistory(argv);
-  if (argv[0] === "fleet") return parseFleetCommand(argv.slice(1));
+  if (argv[0] === "fleet") {
+    const help = argv.includes("--help") || argv.includes("-h");
+    return help ? { kind: "help" } : parseFleetCommand(argv.slice(1));
+  }
   if (argv[0] === "checks") return parseChecks(argv.slice(1));
   const resumeAt = argv.indexOf("--resume");
   if (resumeAt !== -1) return parseResume(argv, resumeAt);

@@ -354,3 +354,39 @@ Deno.test("Ctrl-C stops every run of a fleet cleanly (exit 130), and fleet --res
   );
   assert.equal((await fleet.gh.state()).pullRequests?.length, 3);
 });
+
+Deno.test("fleet: an issue a plain --issue N run is working on is skipped as busy, by its lock", async () => {
+  await using fleet = await fleetRepo([goIssue(1), goIssue(2)]);
+  const arrived = latch();
+  await using server = await ScriptedModelServer.start({
+    scripts: scriptsByPrompt({
+      // The plain run hangs in its first turn; the fleet's only session is on issue 2.
+      [issueKey(1)]: [[() => {
+        arrived.open();
+        return { text: "never delivered", delayMs: 120_000 };
+      }]],
+      [issueKey(2)]: [fixIssue(2)],
+    }, [textTurn("This session was not expected.")]),
+  });
+  const options = { cwd: fleet.repo.path, server, env: fleet.gh.env() };
+  let result: ReturnType<typeof parseFleet> | undefined;
+  let fleetRun: CliRun | undefined;
+  const plain = await runCli(["--issue", "1", "--json"], {
+    ...options,
+    onSpawn: async (child) => {
+      await arrived.promise;
+      fleetRun = await runCli(["fleet", "--issues", "1,2", "--json"], options);
+      result = parseFleet(fleetRun);
+      child.kill("SIGKILL");
+    },
+  });
+  assert.equal(plain.code, 137, plain.stderr);
+  assert.equal(fleetRun?.code, 0, fleetRun?.stderr);
+  const [busy, done] = result!.issues;
+  assert.equal(busy.status, "busy");
+  assert.match(busy.reason ?? "", /^a run is going on it \(run [0-9a-f]{8}\)$/);
+  assert.equal(busy.attempts, 0, "no run was started on it");
+  assert.equal(done.status, "completed");
+  assert.ok(done.pullRequest);
+  assert.deepEqual(sessionsByIssue(server, [1, 2]), [1, 1]);
+});

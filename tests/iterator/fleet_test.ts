@@ -6,6 +6,8 @@
 
 import assert from "node:assert/strict";
 import { fitRow } from "../../agents/iterator/_fit_line.ts";
+import { parseCommandLine } from "../../agents/iterator/command_line.ts";
+import { type FleetCommand, parseFleetFlags } from "../../agents/iterator/fleet/flags.ts";
 import { FleetView, runRowText } from "../../agents/iterator/fleet/view.ts";
 import { git, runCli } from "../_helpers.ts";
 import { type FleetRepo, fleetRepo, goIssue } from "./_fleet.ts";
@@ -214,4 +216,24 @@ Deno.test("the live view: one row per run, fitted to the width, redrawn in place
   plain.line("[finishline] #7 done");
   assert.deepEqual(lines, ["[finishline] #7 done\n"]);
   assert.equal(fitRow([{ text: "x" }], 20), "x");
+});
+
+Deno.test("the fleet command line: fleet, fleet --resume, fleet --help", () => {
+  assert.equal(parseCommandLine(["fleet", "--label", "x"]).kind, "fleet");
+  assert.equal(parseCommandLine(["fleet", "--help"]).kind, "help");
+  assert.deepEqual(parseCommandLine(["fleet", "--resume", "1a2b", "--parallel", "3"]), {
+    kind: "fleet resume",
+    fleetId: "1a2b",
+    parallel: 3,
+    json: false,
+    quiet: false,
+    cwd: undefined,
+    store: undefined,
+  });
+  const command = parseCommandLine(["fleet", "--issues", "#4, 7", "--no-learnings", "--mode", "x"]);
+  const parameters = new Map([["mode", ["mode", { type: "string" }]]]) as never;
+  const flags = parseFleetFlags(command as FleetCommand, parameters);
+  assert.deepEqual(flags.issues, [4, 7]);
+  assert.deepEqual(flags.runArgs, ["--no-learnings", "--mode", "x"], "run flags, then parameters");
+  assert.equal(flags.parallel, 2);
 });

@@ -30,7 +30,7 @@ import type { FleetCommand, FleetFlags, FleetResumeCommand } from "./flags.ts";
 import { parseFleetFlags } from "./flags.ts";
 import { availableMemory, parallelLimit } from "./memory.ts";
 import { type FleetRecord, fleetToResume, lockFleet, UNFINISHED, writeRecord } from "./record.ts";
-import { fleetJson, type FleetTotals, fleetTotals, renderFleetReport } from "./report.ts";
+import { fleetJson, type FleetTotals, fleetTotals, plural, renderFleetReport } from "./report.ts";
 import { FleetRunner } from "./runner.ts";
 import { selectIssues } from "./select.ts";
 import { FleetView } from "./view.ts";
@@ -63,7 +63,7 @@ export async function fleetCommand(command: FleetCommand, io: CommandIO): Promis
   await excludeFromGit((await GitRepo.open(record.cwd))!, ownPaths(record));
   view.line([
     { text: `[finishline] fleet ${record.id.slice(0, 8)}:` },
-    { text: `${record.entries.length} issues, ${record.parallel} at once:`, join: " " },
+    { text: `${plural(record.entries.length, "issue")}, ${record.parallel} at once:`, join: " " },
     { text: record.entries.map((entry) => `#${entry.number}`).join(", "), join: " ", elide: 12 },
   ]);
   return await goOn(record, { github, view, io, lock, json: flags.json });
@@ -147,7 +147,7 @@ async function goOn(
 function endLines(record: FleetRecord, totals: FleetTotals, view: FleetView): void {
   view.line([
     { text: `[finishline] fleet ${record.id.slice(0, 8)} ${record.status}:` },
-    { text: `${totals.pullRequests} pull requests`, join: " " },
+    { text: plural(totals.pullRequests, "pull request"), join: " " },
     { text: `${totals.labelledBlocked} labelled blocked`, join: ", " },
     { text: `${totals.skipped} skipped`, join: ", " },
     { text: `${totals.unfinished} unfinished`, join: ", " },

@@ -68,6 +68,17 @@ export function fleetTotals(record: FleetRecord, wallMs: number): FleetTotals {
   };
 }
 
+/**
+ * A count and a noun, plural unless the count is 1.
+ *
+ * @param count The count.
+ * @param noun The noun, singular.
+ * @returns `1 issue`, `3 issues`.
+ */
+export function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
+}
+
 /** A table cell: no pipes or line breaks. */
 function cell(text: string): string {
   return text.replaceAll("|", "\\|").replace(/\s*\n\s*/g, " ");
@@ -115,13 +126,15 @@ export function renderFleetReport(record: FleetRecord, totals: FleetTotals): str
     }`,
     `- Issues: ${chosen}${selection.limit ? ` (at most ${selection.limit})` : ""}`,
     `- Agent \`${record.agent}\`, ${record.parallel} runs at once, worktrees from \`${record.baseBranch}\``,
-    ...selection.notes.map((note) => `- Left out: ${note}`),
+    ...selection.notes.map((note) => `- ${note}`),
     "",
     "| issue | title | status | pull request or label | iterations | cost | time | run |",
     "| ----- | ----- | ------ | --------------------- | ---------- | ---- | ---- | --- |",
     ...record.entries.map(entryRow),
     "",
-    `**Totals:** ${totals.issues} issues: ${totals.pullRequests} pull requests, ${totals.labelledBlocked} labelled blocked, ${totals.skipped} skipped, ${totals.unfinished} unfinished; cost $${
+    `**Totals:** ${plural(totals.issues, "issue")}: ${
+      plural(totals.pullRequests, "pull request")
+    }, ${totals.labelledBlocked} labelled blocked, ${totals.skipped} skipped, ${totals.unfinished} unfinished; cost $${
       totals.costUsd.toFixed(4)
     }; run time ${clock(totals.runMs)} in ${clock(totals.wallMs)} of wall time.`,
     "",

@@ -442,6 +442,7 @@ export class FleetRunner {
 
   #redraw(): void {
     const { record, view } = this.#ctx;
+    if (!view.live) return;
     const rows = [...this.#going.values()].map((going) => {
       const run = going.entry.runId ? safeRun(this.#ctx.store, going.entry.runId) : undefined;
       return {

@@ -159,6 +159,15 @@ export class FleetView {
   }
 
   /**
+   * Whether live rows are drawn (a terminal).
+   *
+   * @returns True in live mode.
+   */
+  get live(): boolean {
+    return this.#options.mode === "live";
+  }
+
+  /**
    * Print a line (above the live rows, which are redrawn under it). Given as
    * fields, it is fitted to the terminal's width in live mode, flowing onto
    * indented rows rather than cutting a field that cannot shrink.
