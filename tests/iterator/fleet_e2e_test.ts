@@ -127,6 +127,10 @@ Deno.test("fleet --parallel 2: three issues, three pull requests, three issues c
 
 Deno.test("fleet: an issue whose run ends blocked is labelled blocked, and the others still finish", async () => {
   await using fleet = await fleetRepo([goIssue(1), goIssue(2), goIssue(3)]);
+  // The repository has no "blocked" label yet: the fleet creates it.
+  await fleet.gh.update((state) =>
+    state.labels = state.labels.filter((name) => name !== "blocked")
+  );
   await using server = await ScriptedModelServer.start({
     scripts: scriptsByPrompt({
       [issueKey(1)]: [blockIssue(1)],
@@ -156,6 +160,7 @@ Deno.test("fleet: an issue whose run ends blocked is labelled blocked, and the o
   const [one, two, three] = state.issues;
   assert.equal(one.state ?? "OPEN", "OPEN");
   assert.ok(one.labels?.includes("blocked"), "the blocked issue is labelled");
+  assert.ok(state.labels.includes("blocked"), "the label was created");
   assert.match(one.comments?.at(-1)?.body ?? "", /ended without a pull request: it ended blocked/);
   assert.deepEqual([two.state, three.state], ["CLOSED", "CLOSED"]);
   assert.equal(state.pullRequests?.length, 2);

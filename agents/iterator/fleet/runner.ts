@@ -14,7 +14,7 @@
 
 import { join } from "node:path";
 import { firstLine } from "../../common/errors.ts";
-import type { GitHubCli } from "../../common/github.ts";
+import { GitHubCli } from "../../common/github.ts";
 import { RunLock } from "../../common/run_lock.ts";
 import type { SqliteStore, StoredRun } from "../../common/store/mod.ts";
 import { locksDir } from "../run_locks.ts";
@@ -356,8 +356,12 @@ export class FleetRunner {
     const why = entry.status === "completed"
       ? "it completed, but its pull request could not be opened"
       : `it ended ${entry.status}${entry.reason ? ` (${entry.reason})` : ""}`;
-    await github.ensureLabel(label);
-    const added = await github.editLabel(entry.number, { add: label });
+    // An existing label is used as it is (one attempt); a missing one is created first.
+    const once = new GitHubCli({ cwd: record.cwd, repo: record.repo, attempts: 1 });
+    let added = await once.editLabel(entry.number, { add: label });
+    if (!added && await github.ensureLabel(label)) {
+      added = await github.editLabel(entry.number, { add: label });
+    }
     await github.comment(
       entry.number,
       `**finishline** fleet \`${record.id.slice(0, 8)}\`: run \`${
