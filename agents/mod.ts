@@ -208,6 +208,7 @@ export {
   type GhComment,
   type GhFault,
   type GhIssue,
+  type GhListedIssue,
   type GhProject,
   type GhProjectItem,
   GitHubCli,

@@ -23,6 +23,78 @@ const issueSchema = z.object({
 
 const stateSchema = z.object({ state: z.enum(["OPEN", "CLOSED"]) }).loose();
 
+const statusSchema = z.object({
+  state: z.enum(["OPEN", "CLOSED"]),
+  labels: z.array(labelSchema).default([]),
+}).loose();
+
+const listedSchema = z.array(
+  z.object({
+    number: z.number().int(),
+    title: z.string(),
+    labels: z.array(labelSchema).default([]),
+    createdAt: z.string(),
+    url: z.string(),
+  }).loose(),
+);
+
+/** An open issue as `gh issue list` shows it. */
+export interface GhListedIssue {
+  /** Issue number. */
+  number: number;
+  /** Title. */
+  title: string;
+  /** Label names. */
+  labels: string[];
+  /** When it was opened (ISO timestamp). */
+  createdAt: string;
+  /** Web URL. */
+  url: string;
+}
+
+/**
+ * The open issues with a label, before any run (`gh issue list`).
+ *
+ * @param calls The port's gh calls.
+ * @param options The label (none: every open issue) and how many to fetch at most.
+ * @returns The issues, as gh lists them (newest first).
+ * @throws {UsageError} When gh fails or answers unexpected JSON.
+ */
+export async function listIssues(
+  calls: GhCalls,
+  options: { label?: string; limit: number },
+): Promise<GhListedIssue[]> {
+  const args = ["issue", "list", ...calls.repoArgs(), "--state", "open"];
+  if (options.label !== undefined) args.push("--label", options.label);
+  args.push("--limit", String(options.limit), "--json", "number,title,labels,createdAt,url");
+  const where = calls.options.repo ? ` of "${calls.options.repo}"` : "";
+  const data = await calls.strictJson(
+    args,
+    listedSchema,
+    () =>
+      `Cannot list the open issues${where}${options.label ? ` labelled "${options.label}"` : ""}`,
+  );
+  return data.map((issue) => ({ ...issue, labels: issue.labels.map((label) => label.name) }));
+}
+
+/**
+ * An issue's state and labels now (retried; `undefined` when gh keeps failing).
+ *
+ * @param calls The port's gh calls.
+ * @param number Issue number.
+ * @returns Its state and label names, or undefined.
+ */
+export async function issueStatus(
+  calls: GhCalls,
+  number: number,
+): Promise<{ state: "OPEN" | "CLOSED"; labels: string[] } | undefined> {
+  const data = await calls.retryJson(
+    ["issue", "view", String(number), ...calls.repoArgs(), "--json", "state,labels"],
+    statusSchema,
+  );
+  return data && { state: data.state, labels: data.labels.map((label) => label.name) };
+}
+
 const commentSchema = z.object({
   id: z.string(),
   author: z.object({ login: z.string() }).loose().nullable().default(null),

@@ -20,9 +20,12 @@ import {
   ensureLabel,
   type GhComment,
   type GhIssue,
+  type GhListedIssue,
   issue,
   issueComments,
   issueState,
+  issueStatus,
+  listIssues,
   setIssueState,
 } from "./_github_issues.ts";
 import { type GhProject, type GhProjectItem, project, projectItems } from "./_github_projects.ts";
@@ -36,7 +39,7 @@ import {
 } from "./_github_pull_requests.ts";
 
 export type { GhFault, GitHubOptions } from "./_github_calls.ts";
-export type { GhComment, GhIssue } from "./_github_issues.ts";
+export type { GhComment, GhIssue, GhListedIssue } from "./_github_issues.ts";
 export type { GhProject, GhProjectItem } from "./_github_projects.ts";
 export type {
   PullRequestCheck,
@@ -179,6 +182,58 @@ export class GitHubCli {
    */
   async issue(number: number): Promise<GhIssue> {
     return await issue(this.#gh, number);
+  }
+
+  /**
+   * The open issues with a label, before any run: `gh issue list`, the
+   * newest first as gh lists them.
+   *
+   * @param options `label` (none: every open issue) and `limit`, the most to fetch.
+   * @returns The issues.
+   * @throws {UsageError} When gh fails or answers unexpected JSON.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { standInGh } from "@finishline/agents/testing";
+   *
+   * const issue = {
+   *   number: 4,
+   *   title: "Fix the login test",
+   *   labels: [{ name: "agent:go" }],
+   *   createdAt: "2026-01-02T10:00:00Z",
+   *   url: "https://github.com/octo/demo/issues/4",
+   * };
+   * await using gh = await standInGh(JSON.stringify([issue]));
+   * const issues = await gh.port().listIssues({ label: "agent:go", limit: 100 });
+   * assert.deepEqual(issues.map((issue) => [issue.number, issue.labels]), [[4, ["agent:go"]]]);
+   * assert.deepEqual(await gh.calls(), [
+   *   "issue list --repo octo/demo --state open --label agent:go --limit 100 --json number,title,labels,createdAt,url",
+   * ]);
+   * ```
+   */
+  async listIssues(options: { label?: string; limit: number }): Promise<GhListedIssue[]> {
+    return await listIssues(this.#gh, options);
+  }
+
+  /**
+   * An issue's state and labels during the run (retried; `undefined` when gh keeps failing).
+   *
+   * @param number Issue number.
+   * @returns Its state and label names, or undefined.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { standInGh } from "@finishline/agents/testing";
+   *
+   * await using gh = await standInGh('{"state": "OPEN", "labels": [{"name": "blocked"}]}');
+   * assert.deepEqual(await gh.port().issueStatus(7), { state: "OPEN", labels: ["blocked"] });
+   * assert.deepEqual(await gh.calls(), ["issue view 7 --repo octo/demo --json state,labels"]);
+   * ```
+   */
+  async issueStatus(
+    number: number,
+  ): Promise<{ state: "OPEN" | "CLOSED"; labels: string[] } | undefined> {
+    return await issueStatus(this.#gh, number);
   }
 
   /**

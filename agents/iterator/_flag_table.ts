@@ -9,7 +9,14 @@
 import type { FlagKind } from "./_flag_values.ts";
 
 /** The sections of `--help`, in order. */
-export type FlagGroup = "handler" | "run" | "worktrees" | "history" | "output" | "other";
+export type FlagGroup =
+  | "handler"
+  | "run"
+  | "worktrees"
+  | "fleet"
+  | "history"
+  | "output"
+  | "other";
 
 /**
  * When a flag is read: `base` before the agent's definition is loaded, `run`
@@ -89,7 +96,7 @@ export const FLAGS: readonly FlagSpec[] = [
     kind: "nonEmpty",
     what: "a label name",
     placeholder: "NAME",
-    help: ["only project items with this label count"],
+    help: ["only project items with this label count; with fleet: the issues to take"],
     group: "handler",
     pass: "run",
   },
@@ -229,6 +236,25 @@ export const FLAGS: readonly FlagSpec[] = [
     pass: "run",
   },
   {
+    name: "issues",
+    key: "issues",
+    kind: "issueList",
+    placeholder: "LIST",
+    help: ["with fleet: these issues (e.g. 4,7,9), in this order, instead of --label"],
+    group: "fleet",
+    pass: "own",
+  },
+  {
+    name: "parallel",
+    key: "parallel",
+    kind: "positiveInteger",
+    what: "the number of runs at once",
+    placeholder: "N",
+    help: ["with fleet: at most N runs at once (default 2; capped by free memory)"],
+    group: "fleet",
+    pass: "own",
+  },
+  {
     name: "resume",
     key: "resume",
     kind: "text",
@@ -261,7 +287,9 @@ export const FLAGS: readonly FlagSpec[] = [
     key: "limit",
     kind: "positiveInteger",
     placeholder: "N",
-    help: ["with runs and learnings search: show at most N (default 20)"],
+    help: [
+      "with runs and learnings search: show at most N (default 20); with fleet: take at most N issues",
+    ],
     pass: "own",
   },
   {
@@ -376,6 +404,14 @@ const GROUPS: ReadonlyArray<{ group: FlagGroup; title: string; rows?: string[][]
   },
   { group: "run", title: "Run:" },
   { group: "worktrees", title: "Worktrees:" },
+  {
+    group: "fleet",
+    title: "Fleet (several issues at once, each in its own worktree, ending in a pull request):",
+    rows: [
+      ["fleet --label L | --issues LIST", "work on open issues in parallel (and the run flags)"],
+      ["fleet --resume [FLEET_ID]", "continue the unfinished runs of a fleet"],
+    ],
+  },
   {
     group: "history",
     title: "History:",

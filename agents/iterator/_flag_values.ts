@@ -18,7 +18,8 @@ export type FlagKind =
   | "positiveNumber"
   | "seconds"
   | "repo"
-  | "permissionMode";
+  | "permissionMode"
+  | "issueList";
 
 /** A permission mode a flag may set (bypass has its own flag). */
 export type FlagPermissionMode = "default" | "acceptEdits" | "plan";
@@ -46,6 +47,7 @@ const KIND_TEXT: Record<FlagKind, string> = {
   seconds: "a number of seconds (0 or more)",
   repo: 'owner/name (e.g. "octo/demo")',
   permissionMode: '"default", "acceptEdits" or "plan"',
+  issueList: 'issue numbers separated by commas (e.g. "4,7,9")',
 };
 
 /**
@@ -97,7 +99,25 @@ export function readValue(spec: ValueSpec, raw: RawValue): unknown {
       return repository(raw, flag);
     case "permissionMode":
       return permissionMode(raw, flag);
+    case "issueList":
+      return issueList(raw, flag);
   }
+}
+
+function issueList(raw: string, flag: string): number[] {
+  const items = raw.split(",").map((item) => item.trim().replace(/^#/, ""));
+  const bad = items.find((item) => !/^\d+$/.test(item) || Number(item) < 1);
+  if (bad !== undefined || items.length === 0) {
+    throw new UsageError(
+      `Flag "${flag}" expects ${KIND_TEXT.issueList}, got "${raw}"`,
+    );
+  }
+  const numbers = items.map(Number);
+  const repeated = numbers.find((number, index) => numbers.indexOf(number) !== index);
+  if (repeated !== undefined) {
+    throw new UsageError(`Flag "${flag}" names issue ${repeated} twice, in "${raw}"`);
+  }
+  return numbers;
 }
 
 function nonEmpty(raw: string, flag: string, what: string): string {

@@ -15,8 +15,9 @@ import { UsageError } from "../common/errors.ts";
 import { lenientParse, readFlags, strictParse } from "./_flag_parse.ts";
 import { FLAGS, type FlagSpec, helpText } from "./_flag_table.ts";
 import { type FlagPermissionMode, parameterValue } from "./_flag_values.ts";
+import { type FleetCommand, type FleetResumeCommand, parseFleetCommand } from "./fleet/flags.ts";
 
-export { FLAGS, type FlagSpec };
+export { FLAGS, type FlagSpec, type FleetCommand, type FleetResumeCommand };
 
 /** Flags read before the agent definition is loaded. */
 export interface BaseFlags {
@@ -129,6 +130,8 @@ export type HistoryCommand =
 export type Command =
   | RunCommand
   | ResumeCommand
+  | FleetCommand
+  | FleetResumeCommand
   | HistoryCommand
   | { kind: "checks"; agent: string; cwd?: string }
   | { kind: "init"; name: string; cwd?: string; githubActions: boolean; triggerLabel?: string }
@@ -173,6 +176,10 @@ const CHECKS_FLAGS = flagsNamed("cwd", "agent");
  */
 export function parseCommandLine(argv: readonly string[]): Command {
   if (HISTORY_WORDS.includes(argv[0])) return parseHistory(argv);
+  if (argv[0] === "fleet") {
+    const help = argv.includes("--help") || argv.includes("-h");
+    return help ? { kind: "help" } : parseFleetCommand(argv.slice(1));
+  }
   if (argv[0] === "checks") return parseChecks(argv.slice(1));
   const resumeAt = argv.indexOf("--resume");
   if (resumeAt !== -1) return parseResume(argv, resumeAt);
@@ -300,8 +307,17 @@ export function parameterFlag(name: string, spec: ParameterSpec): string {
   return `--${name.replace(/([a-z0-9])([A-Z])/g, "$1-$2").replace(/_/g, "-").toLowerCase()}`;
 }
 
-/** The definition's parameters by flag name; refuses reserved and shared flags. */
-function parameterFlags(definition: AgentDefinition): Map<string, [string, ParameterSpec]> {
+/**
+ * The definition's parameters by flag name (without dashes); refuses
+ * reserved and shared flags.
+ *
+ * @param definition The loaded agent definition.
+ * @returns Parameter name and spec by flag name.
+ * @throws {UsageError} When a parameter's flag is reserved or shared.
+ */
+export function parameterFlags(
+  definition: AgentDefinition,
+): Map<string, [string, ParameterSpec]> {
   const byFlag = new Map<string, [string, ParameterSpec]>();
   for (const [name, spec] of Object.entries(definition.parameters)) {
     const flag = parameterFlag(name, spec).replace(/^--/, "");

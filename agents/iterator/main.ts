@@ -7,6 +7,7 @@
  * deno run -A agents/iterator/main.ts --iterate-max 3 --task "Tidy the README"
  * deno run -A agents/iterator/main.ts --resume
  * deno run -A agents/iterator/main.ts runs show 1a2b3c4d
+ * deno run -A agents/iterator/main.ts fleet --label agent:go --parallel 3
  * ```
  *
  * @module
@@ -23,6 +24,7 @@ import {
   parseRunCommand,
   type ResumeCommand,
 } from "./command_line.ts";
+import { fleetCommand, fleetResumeCommand } from "./fleet/command.ts";
 import { historyCommand } from "./history.ts";
 import { listAndRunChecks } from "./run_checks.ts";
 import { scaffoldAgent } from "./init.ts";
@@ -99,6 +101,10 @@ async function dispatch(argv: string[], io: CommandIO): Promise<number> {
       return await resume(command, io);
     case "run":
       return await runCommand(command, io);
+    case "fleet":
+      return await fleetCommand(command, io);
+    case "fleet resume":
+      return await fleetResumeCommand(command, io);
     default:
       return await historyCommand(command, io);
   }

@@ -67,6 +67,7 @@ export {
   type TurnContext,
 } from "./script.ts";
 export { ScriptedModelServer, type ScriptedServerOptions } from "./scripted_server.ts";
+export { scriptsByPrompt } from "./prompt_scripts.ts";
 export { isSideRequest } from "./side_requests.ts";
 export { type Filesystem, InMemoryFilesystem } from "./in_memory_filesystem.ts";
 export { checkerTestContext } from "./checker_context.ts";

@@ -32,6 +32,22 @@ export const GH_CALLS: readonly GhCall[] = [
     args: ["1", "--repo", "o/r", "--json", "number,title,body,state,labels,url,comments"],
   },
   {
+    command: "issue list",
+    flags: ["--repo", "--state", "--label", "--limit", "--json"],
+    args: [
+      "--repo",
+      "o/r",
+      "--state",
+      "open",
+      "--label",
+      "bug",
+      "--limit",
+      "500",
+      "--json",
+      "number,title,labels,createdAt,url",
+    ],
+  },
+  {
     command: "pr create",
     flags: ["--repo", "--base", "--head", "--title", "--body"],
     args: [
