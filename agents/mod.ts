@@ -57,7 +57,11 @@ export type {
   SettingSource,
   VerifyConfig,
 } from "./common/definition/mod.ts";
-export { COMPLETION_TYPES, DEFAULT_PROTECTED_GLOBS } from "./common/definition/mod.ts";
+export {
+  COMPLETION_TYPES,
+  DEFAULT_FINISH_MODEL,
+  DEFAULT_PROTECTED_GLOBS,
+} from "./common/definition/mod.ts";
 export type {
   CheckEvidence,
   ChecksEvidence,
@@ -210,6 +214,8 @@ export {
 export { type LockHolder, RunLock } from "./common/run_lock.ts";
 export {
   type FinishRecord,
+  type FinishStepData,
+  type FinishUsage,
   type FoundLearning,
   type Learning,
   type NewRun,
@@ -217,12 +223,18 @@ export {
   type RunSegment,
   type RunStore,
   type SegmentEnd,
+  type SkillLifecycle,
   type SkillRecord,
   SqliteStore,
   type StoredIteration,
   type StoredRun,
 } from "./common/store/mod.ts";
-export { type FinishOptions, type FinishReport, runFinish } from "./iterator/finish.ts";
+export {
+  type FinishOptions,
+  type FinishReport,
+  type FinishSettings,
+  runFinish,
+} from "./iterator/finish.ts";
 export {
   EXIT_CODES,
   type PullRequestGate,

@@ -17,6 +17,8 @@ import { SkillRecords } from "./skills.ts";
 import { SegmentRecords } from "./segments.ts";
 import type {
   FinishRecord,
+  FinishStepData,
+  FinishUsage,
   FoundLearning,
   Learning,
   NewRun,
@@ -180,8 +182,13 @@ export class SqliteStore implements RunStore {
   }
 
   /** Checkpoint a finish step once and clear the workflow's error. */
-  finishStep(runId: string, step: string, data: { summary?: Record<string, unknown> } = {}): void {
+  finishStep(runId: string, step: string, data: FinishStepData = {}): void {
     this.#finish.finishStep(runId, step, data);
+  }
+
+  /** Add what a model request of the finish workflow cost to its running total. */
+  addFinishUsage(runId: string, usage: FinishUsage): void {
+    this.#finish.addFinishUsage(runId, usage);
   }
 
   /** Record the error that stopped the finish workflow, or clear it with null. */
