@@ -59,7 +59,11 @@ export type {
   SettingSource,
   VerifyConfig,
 } from "./common/definition/mod.ts";
-export { COMPLETION_TYPES, DEFAULT_PROTECTED_GLOBS } from "./common/definition/mod.ts";
+export {
+  COMPLETION_TYPES,
+  DEFAULT_FINISH_MODEL,
+  DEFAULT_PROTECTED_GLOBS,
+} from "./common/definition/mod.ts";
 export type {
   CheckEvidence,
   ChecksEvidence,
@@ -236,6 +240,8 @@ export {
 export { type LockHolder, RunLock } from "./common/run_lock.ts";
 export {
   type FinishRecord,
+  type FinishStepData,
+  type FinishUsage,
   type FoundLearning,
   type Learning,
   type NewRun,
@@ -243,6 +249,7 @@ export {
   type RunSegment,
   type RunStore,
   type SegmentEnd,
+  type SkillLifecycle,
   type SkillRecord,
   SqliteStore,
   type StoredIteration,
@@ -259,7 +266,12 @@ export {
   LexicalEmbedder,
   type LexicalOptions,
 } from "./common/embeddings/mod.ts";
-export { type FinishOptions, type FinishReport, runFinish } from "./iterator/finish.ts";
+export {
+  type FinishOptions,
+  type FinishReport,
+  type FinishSettings,
+  runFinish,
+} from "./iterator/finish.ts";
 export {
   EXIT_CODES,
   type PullRequestGate,

@@ -128,12 +128,17 @@ async function findReport(repo: string): Promise<string | undefined> {
   return undefined;
 }
 
-/** How many model requests were served, against the turns the script has. */
+/**
+ * How many main-loop model requests were served, against the turns the script has, and
+ * the side requests besides (the finish workflow's questions, answered "OK." here).
+ */
 function requestLine(server: ScriptedModelServer): string {
   const turns = SCRIPTS.reduce((sum, script) => sum + script.length, 0);
   const side = server.requests.filter((request) => request.side).length;
-  return `Model requests: ${server.requests.length} for ${turns} scripted turns in ${server.sessionIds().length} sessions${
-    side > 0 ? ` (${side} of them side requests)` : ""
+  return `Model requests: ${
+    server.requests.length - side
+  } for ${turns} scripted turns in ${server.sessionIds().length} sessions${
+    side > 0 ? `, plus ${side} side requests` : ""
   }`;
 }
 

@@ -1,44 +1,22 @@
 /**
  * Learnings: what a run found worth remembering, captured from the agent's
- * complete_task reports (and, on request, extracted by a tool-less model
- * session), kept in the run history, and put into the next runs' first
- * prompt as `{uv-learnings}`.
+ * complete_task reports and extracted by the finish workflow's model (see
+ * `agents/iterator/finish_steps.ts`), kept in the run history, and put into
+ * the next runs' first prompt as `{uv-learnings}`.
  *
  * @module
  */
 
-import { ask } from "./ask.ts";
-import type { AgentBackend } from "./backends/types.ts";
 import type { IterationSummary } from "./completion/types.ts";
-import { firstLine } from "./errors.ts";
 import { shortId } from "./format.ts";
 import { normalizeLearning } from "./store/learnings.ts";
-import type { FoundLearning, Learning, RunStore, StoredRun } from "./store/mod.ts";
+import type { FoundLearning, Learning, RunStore } from "./store/mod.ts";
 
 /** `{uv-learnings}` when there are none: no history, nothing found, or nothing fits. */
 export const NO_LEARNINGS_TEXT = "(no learnings from earlier runs yet)";
 
-/** Marks the learning-extraction prompt, so scripted models can tell it apart. */
+/** Marks the learning-extraction question, so scripted models can tell it apart. */
 export const EXTRACT_MARKER = "FINISHLINE LEARNINGS";
-
-/** How long the extraction session may take. */
-const EXTRACT_TIMEOUT_MS = 120_000;
-
-/** Options of {@linkcode captureLearnings}. */
-export interface CaptureOptions {
-  /** The run history the learnings are stored in. */
-  store: RunStore;
-  /** Ask a tool-less model session to extract learnings too. @default false */
-  extractLearnings?: boolean;
-  /** The backend for the extraction. */
-  backend?: AgentBackend;
-  /** Model for the extraction. */
-  model?: string;
-  /** Working directory for the extraction session; the run's when absent. */
-  cwd?: string;
-  /** Records events. */
-  onEvent?: (kind: string, data: Record<string, unknown>) => void;
-}
 
 /**
  * The learnings the agent reported through complete_task, tagged with the
@@ -76,64 +54,8 @@ export function reportedLearnings(summaries: IterationSummary[], agent: string):
 }
 
 /**
- * Store a run's learnings: those the agent reported, then, when asked for,
- * those a tool-less model session extracts from the iterations. A failed or
- * unreadable extraction is an event, not an error.
- *
- * @param options Store, extraction settings and events.
- * @param input The run, its iterations and how it ended.
- */
-export async function captureLearnings(
-  options: CaptureOptions,
-  { run, summaries, outcomeStatus }: {
-    run: StoredRun;
-    summaries: IterationSummary[];
-    outcomeStatus: string;
-  },
-): Promise<void> {
-  options.store.setLearnings(run.id, "agent", reportedLearnings(summaries, run.agent));
-  // After an interrupt the user wants out quickly: no model session then.
-  if (!options.extractLearnings || !options.backend || outcomeStatus === "interrupted") return;
-  let reply: string;
-  try {
-    reply = await ask(options.backend, extractionPrompt(summaries), {
-      system:
-        "You extract learnings from coding sessions. You have no tools. Reply with JSON only.",
-      cwd: options.cwd ?? run.cwd,
-      model: options.model,
-      signal: AbortSignal.timeout(EXTRACT_TIMEOUT_MS),
-    });
-  } catch (error) {
-    options.onEvent?.("learnings_extraction_failed", { error: firstLine(error) });
-    return;
-  }
-  const extracted = parseLearnings(reply);
-  if (extracted.length === 0 && reply.trim() && !/^\s*\[\s*\]\s*$/.test(reply)) {
-    options.onEvent?.("learnings_extraction_skipped", {
-      reason: "the reply was not a JSON array of learnings",
-    });
-  }
-  options.store.setLearnings(run.id, "extracted", extracted);
-}
-
-function extractionPrompt(summaries: IterationSummary[]): string {
-  return [
-    `${EXTRACT_MARKER}: extract what is worth remembering from this coding run, for future runs on the same repository.`,
-    "",
-    ...summaries.map((summary) =>
-      `Iteration ${summary.iteration}: ${
-        (summary.completeTask?.summary ?? summary.assistantResponses.at(-1) ?? "").slice(0, 800)
-      }${summary.errors.length ? ` (errors: ${summary.errors.slice(-2).join("; ")})` : ""}`
-    ),
-    "",
-    'Reply with a JSON array only: [{"learning": "...", "tool_or_technique": "...", "applicability": "...", "tags": ["..."]}]. ' +
-    "An empty array is fine when nothing is worth keeping.",
-  ].join("\n");
-}
-
-/**
- * Parse the extraction session's reply: a JSON array of learnings (or an
- * object holding one under `learnings`). Entries without text are skipped;
+ * Parse the extraction's reply: a JSON array of learnings (or an object
+ * holding one under `learnings`). Entries without text are skipped;
  * anything unparseable gives none.
  *
  * @param text The reply.

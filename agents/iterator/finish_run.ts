@@ -1,6 +1,6 @@
 /**
  * Finish once: after the loop, the outcome is recorded, the finish workflow
- * runs (summary, learnings, skills, persist, cleanup), and the report and the
+ * runs (summary, learnings, skills, next actions, persist, cleanup), and the report and the
  * result are written. The cleanup is one path, whether the run just ended or
  * is finished later with `finish RUN_ID` from its recorded facts.
  *
@@ -72,9 +72,10 @@ export async function finishRun(
     store,
     runId: plan.runId,
     outcome: { status: result.status, reason: result.completionReason },
-    extractLearnings: plan.definition.finish.extractLearnings,
+    ...workspace.cleanup.finish,
+    // After an interrupt the user wants out quickly: no model session then.
+    skipModel: result.status === "interrupted" ? "the run was interrupted" : undefined,
     backend: options.backend,
-    model: plan.definition.behavior.model,
     cwd: workspace.workDir,
     onEvent: (kind, data) => log.event(kind, data),
     cleanup: async () => {

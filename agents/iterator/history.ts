@@ -1,20 +1,25 @@
 /**
  * The history subcommands: `runs`, `runs show RUN_ID`, `learnings search
- * [QUERY]` and `finish RUN_ID`, all with `--json` (costs rounded to a
+ * [QUERY]` and `finish RUN_ID` (its model steps on the model the run
+ * recorded), all with `--json` (costs rounded to a
  * millionth of a dollar there, to four decimals in text).
  *
  * @module
  */
 
+import { ClaudeBackend } from "../common/backends/claude.ts";
 import { countTools, jsonWithCosts, seconds, shortId, usd } from "../common/format.ts";
 import { UsageError } from "../common/errors.ts";
 import { GitRepo } from "../common/git.ts";
 import { loadDefinition } from "../common/definition/load.ts";
 import type { EmbeddingsConfig } from "../common/definition/types.ts";
 import type {
+  FinishRecord,
+  FinishUsage,
   FoundLearning,
   RunSegment,
   RunStore,
+  SkillRecord,
   SqliteStore,
   StoredIteration,
   StoredRun,
@@ -136,22 +141,47 @@ function showRun(store: RunStore, id: string, json: boolean, io: CommandIO): num
     }, ${run.tokensInput} input / ${run.tokensOutput} output tokens, ${run.turns} turns`,
     `Finish:     ${finish.steps.join(", ") || "not run"}${
       finish.error ? ` (stopped: ${finish.error})` : ""
-    }`,
+    }${finishCost(finish.usage)}`,
     "",
     " #  verdict                          duration  cost     commits  tools",
   ];
   lines.push(...iterationLines(iterations));
+  lines.push(...finishLines(finish, skills));
+  io.stdout(`${lines.join("\n")}\n`);
+  return 0;
+}
+
+/** What the finish workflow found: the outcome, what remains, the skills, the next actions. */
+function finishLines(finish: FinishRecord, skills: SkillRecord[]): string[] {
+  const lines: string[] = [];
   if (finish.summary) {
     lines.push("", `Outcome:    ${finish.summary.outcome}: ${finish.summary.reason}`);
     if (finish.summary.remainingWork) lines.push(`Remaining:  ${finish.summary.remainingWork}`);
   }
   if (skills.length > 0) {
     lines.push(
-      `Skills:     ${skills.map((skill) => `${skill.name} (${skill.status})`).join(", ")}`,
+      `Skills:     ${
+        skills.map((skill) =>
+          `${skill.name} (${
+            skill.kind === "update" ? "to update" : skill.kind
+          }, ${skill.lifecycle})`
+        ).join(", ")
+      }`,
     );
   }
-  io.stdout(`${lines.join("\n")}\n`);
-  return 0;
+  finish.nextActions.forEach((action, index) =>
+    lines.push(`${index === 0 ? "Next:      " : "           "} - ${action}`)
+  );
+  return lines;
+}
+
+/** What the finish's model steps cost, after the steps. */
+function finishCost(usage: FinishUsage | null): string {
+  if (!usage) return "";
+  const tokens = usage.tokens.input + usage.tokens.cacheRead + usage.tokens.cacheCreation;
+  return `; model ${usage.model}: ${usage.requests} request${
+    usage.requests === 1 ? "" : "s"
+  }, ${tokens} input / ${usage.tokens.output} output tokens, ${usd(usage.costUsd)}`;
 }
 
 /** One line per iteration, with its failed verification and complete_task report. */
@@ -247,16 +277,23 @@ async function finishRun(
   const run = findRun(store, id);
   // Never while the run is still going: its own finish holds this lock too.
   const lock = await lockRun(store.path, run.id);
+  const facts = run.cleanup as CleanupFacts;
+  // A run recorded before the finish had model steps has no settings for them: they fall back.
+  const backend = facts.finish ? io.backend ?? new ClaudeBackend() : undefined;
   let report;
   try {
     report = await runFinish({
       store,
       runId: run.id,
+      ...facts.finish,
+      backend,
+      cwd: run.cwd,
       cleanup: async () => {
-        await cleanUpRun(run.cleanup as CleanupFacts, { cwd: run.cwd, stderr: io.stderr });
+        await cleanUpRun(facts, { cwd: run.cwd, stderr: io.stderr });
       },
     });
   } finally {
+    await backend?.release?.();
     await lock.release();
   }
   if (json) {

@@ -4,7 +4,7 @@
  * model and branch, the iterations, the commits and changed files, the
  * interruptions and resumes, the verification failures (those the agent
  * fixed in the same session too) and evidence, every
- * complete_task report, and the learnings captured.
+ * complete_task report, the learnings captured and the next actions.
  *
  * @module
  */
@@ -60,6 +60,8 @@ export interface ReportInput {
   handler: string;
   /** Learnings captured by the finish workflow. */
   learnings?: string[];
+  /** What to do next, from the finish workflow. */
+  nextActions?: string[];
   /** The branch the work is on. */
   branch?: string;
   /** The worktree the run worked in, with `--worktree`. */
@@ -150,6 +152,10 @@ export function renderReport(input: ReportInput): string {
     for (const learning of input.learnings) lines.push(`- ${oneLine(learning)}`);
   } else {
     lines.push("(none)");
+  }
+  if (input.nextActions?.length) {
+    lines.push("", "## Next actions", "");
+    for (const action of input.nextActions) lines.push(`- ${oneLine(action)}`);
   }
   return `${lines.join("\n")}\n`;
 }

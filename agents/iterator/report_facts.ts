@@ -212,6 +212,7 @@ export function reportInput(
     agent: plan.definition.name,
     handler: `${plan.handler.type} (${plan.criteria.short})`,
     learnings: recorded.learnings,
+    nextActions: recorded.nextActions,
     branch: facts.branch,
     worktree: workspace.worktree?.path,
     checks: plan.checksText,
@@ -232,12 +233,13 @@ export function reportInput(
   };
 }
 
-/** The run's record, segments and learnings; what cannot be read is left out. */
+/** The run's record, segments, learnings and next actions; what cannot be read is left out. */
 function readHistory(store: RunStore, runId: string): {
   argv?: string[];
   startedAt?: string;
   segments?: RunSegment[];
   learnings: string[];
+  nextActions: string[];
 } {
   const read = <T>(work: () => T): T | undefined => {
     try {
@@ -252,5 +254,6 @@ function readHistory(store: RunStore, runId: string): {
     startedAt: run?.startedAt,
     segments: read(() => store.segments(runId)),
     learnings: read(() => store.learningsOf(runId).map((learning) => learning.text)) ?? [],
+    nextActions: read(() => store.getFinish(runId).nextActions) ?? [],
   };
 }

@@ -14,9 +14,13 @@ import type { EmbeddingsConfig } from "../common/definition/types.ts";
 import { createEmbedder } from "../common/embeddings/mod.ts";
 import { DEFAULT_STORE_PATH, SqliteStore } from "../common/store/mod.ts";
 import { createWorktree, type Worktree, WORKTREES_DIR } from "../common/worktree.ts";
+import type { FinishSettings } from "./finish.ts";
 import type { RunPlan } from "./run_plan.ts";
 
-/** What the finish needs to clean up, recorded at the start so a later `finish RUN_ID` can too. */
+/**
+ * What the finish needs to clean up and to ask its model, recorded at the
+ * start so a later `finish RUN_ID` can too.
+ */
 export type CleanupFacts = {
   /** The issue of an issue run. */
   issue?: number;
@@ -30,6 +34,8 @@ export type CleanupFacts = {
   worktreeBranch?: string;
   /** The repository the worktree belongs to. */
   mainRepo?: string;
+  /** The finish workflow's model settings (agent.json's `finish`) and the run's budget. */
+  finish?: FinishSettings;
 };
 
 /** Where a run works and what it writes to. */
@@ -108,6 +114,12 @@ export async function openWorkspace(
     worktreePath: worktree?.path,
     worktreeBranch: worktree?.branch,
     mainRepo: mainRepo?.root,
+    finish: {
+      model: definition.finish.model,
+      extractLearnings: definition.finish.extractLearnings,
+      maxCostUsd: definition.finish.maxCostUsd,
+      budgetUsd: definition.behavior.maxBudgetUsd,
+    },
   };
   const workspace: Workspace = {
     store,

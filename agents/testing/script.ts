@@ -95,7 +95,10 @@ export interface ScriptedTurn {
 export interface TurnContext {
   /** The Claude Code session id (`""` when the request carried none). */
   sessionId: string;
-  /** The session's arrival order on this server, from 0. */
+  /**
+   * The session's arrival order on this server, from 0, counting sessions from
+   * their first main-loop request; -1 for a session that asked only side requests.
+   */
   sessionIndex: number;
   /** The step index in the session's script; -1 for side requests. */
   turnIndex: number;
@@ -166,7 +169,10 @@ export type SessionScript = ScriptStep[];
 export interface SessionContext {
   /** The Claude Code session id. */
   sessionId: string;
-  /** The session's arrival order on this server, from 0. */
+  /**
+   * The session's arrival order on this server, from 0, counting sessions from
+   * their first main-loop request; -1 for a session that asked only side requests.
+   */
   sessionIndex: number;
   /** The session's first main-loop request. */
   request: RecordedRequest;
@@ -176,7 +182,10 @@ export interface SessionContext {
 export interface RecordedRequest {
   /** The Claude Code session id (`""` when the request carried none). */
   sessionId: string;
-  /** The session's arrival order on this server; -1 when there is no session. */
+  /**
+   * The session's arrival order on this server (see {@linkcode TurnContext.sessionIndex});
+   * -1 when there is no session, or it asked only side requests.
+   */
   sessionIndex: number;
   /** The step index in the session's script; -1 for side requests. */
   turnIndex: number;

@@ -164,7 +164,8 @@ export class ScriptedModelServer implements AsyncDisposable {
   }
 
   /**
-   * Lists the distinct session ids seen, in arrival order (index = `sessionIndex`).
+   * Lists the distinct session ids seen with a main-loop request, in arrival order
+   * (index = `sessionIndex`); sessions that asked only side requests are not listed.
    *
    * @returns The session ids.
    *
@@ -313,8 +314,14 @@ export class ScriptedModelServer implements AsyncDisposable {
     const headers = recordHeaders(request.headers);
     const isMessages = request.method === "POST" && path === "/v1/messages";
     const sessionId = sessionIdOf(body, headers);
-    const session = isMessages || sessionId !== "" ? this.#session(sessionId) : undefined;
     const side = !isMessages || this.#isSide(body, headers);
+    // A session gets its index with its first main-loop request: one that only asks side
+    // questions (a tool-less judge or finish step) takes no script and shifts no index.
+    const session = isMessages || sessionId !== ""
+      ? side
+        ? this.#sessions.get(sessionId) ?? { index: -1, nextTurn: 0 }
+        : this.#session(sessionId)
+      : undefined;
     const record: RecordedRequest = {
       sessionId,
       sessionIndex: session?.index ?? -1,

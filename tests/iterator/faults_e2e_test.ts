@@ -33,6 +33,11 @@ async function faultAgent(repo: string, retry: Record<string, unknown> = {}): Pr
       },
       probe: { enabled: false },
       retry: { baseDelaySeconds: 0, ...retry },
+      // No finish model steps (tests/iterator/finish_model_e2e_test.ts has them): the CLI ends
+      // as soon as the run does, as the catalogue times it. With them, the Claude Code process
+      // of a session stopped at its first 401 lives on while the finish asks its questions (the
+      // SDK's close ends its stdin first) and gets one retry out.
+      finish: { maxCostUsd: 0 },
     }),
   );
   await git(repo, "add", ".agent");

@@ -17,7 +17,7 @@ import { catalogueLine } from "./_fault_catalogue.ts";
 
 const STORE = ".agent/.finishline/state.db";
 
-/** An agent that completes after one iteration and asks a model for learnings at the finish. */
+/** An agent that completes after one iteration; its finish asks the model for learnings. */
 async function writeAgent(root: string): Promise<void> {
   await Deno.mkdir(`${root}/.agent/slow`, { recursive: true });
   await Deno.writeTextFile(
@@ -25,7 +25,6 @@ async function writeAgent(root: string): Promise<void> {
     JSON.stringify({
       name: "slow",
       behavior: { completionType: "iterate", completionConfig: { maxIterations: 1 } },
-      finish: { extractLearnings: true },
     }),
   );
 }
@@ -136,7 +135,7 @@ Deno.test({
     assert.match(
       run.stderr,
       new RegExp(
-        `second interrupt: exiting now; the outcome \\(completed\\) is recorded; finish steps left: learnings, skills, persist, cleanup; run "finish ${id}" to complete them\\n`,
+        `second interrupt: exiting now; the outcome \\(completed\\) is recorded; finish steps left: learnings, skills, next_actions, persist, cleanup; run "finish ${id}" to complete them\\n`,
       ),
     );
 
@@ -149,7 +148,11 @@ Deno.test({
 
     const finished = await runCli(["finish", id], { cwd: repo.path, server });
     assert.equal(finished.code, 0, finished.stderr);
-    assert.equal(finished.stdout, `Finished run ${id}: learnings, skills, persist, cleanup\n`);
+    assert.equal(
+      finished.stdout,
+      `Finished run ${id}: learnings, skills, next_actions, persist, cleanup\n`,
+    );
+    assert.equal(extractions, 2, "finish RUN_ID asked for the learnings again");
     assert.equal(storedRun(repo.path).status, "completed");
   },
 });

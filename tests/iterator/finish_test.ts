@@ -5,7 +5,8 @@ import type { CompleteTaskCall, IterationSummary } from "../../agents/common/com
 import { Redactor } from "../../agents/common/redact.ts";
 import { type RunStore, SqliteStore, type StoredRun } from "../../agents/common/store/mod.ts";
 import { type AgentMessage, emptySummary } from "../../agents/common/summary.ts";
-import { EXTRACT_MARKER } from "../../agents/common/learnings.ts";
+import { FINISH_SYSTEM_PROMPT } from "../../agents/iterator/finish_model.ts";
+import { STEP_MARKERS } from "../../agents/iterator/finish_steps.ts";
 import { assessSkills, FINISH_STEPS, runFinish, runSummary } from "../../agents/iterator/finish.ts";
 import { tempDir } from "../_helpers.ts";
 
@@ -62,6 +63,14 @@ function twoIterations(): IterationSummary[] {
     }),
   ];
 }
+
+/** The skills {@linkcode twoIterations} reported, as the fallback records them. */
+const REPORTED_SKILLS = [
+  { name: "deno-testing", kind: "used", description: "", lifecycle: "implemented" },
+  { name: "git-bisect", kind: "used", description: "", lifecycle: "implemented" },
+  { name: "ci-config", kind: "missing", description: "", lifecycle: "proposed" },
+  { name: "timezone-audit", kind: "missing", description: "", lifecycle: "proposed" },
+];
 
 interface Fixture extends AsyncDisposable {
   store: SqliteStore;
@@ -131,36 +140,71 @@ function failingOnce(store: SqliteStore, method: keyof RunStore, message: string
   });
 }
 
-/** A backend replying with one text, recording each request. */
+type Step = keyof typeof STEP_MARKERS;
+
+/** The step a prompt asks about, from its marker. */
+function stepOf(prompt: string): Step | undefined {
+  return (Object.keys(STEP_MARKERS) as Step[]).find((step) => prompt.includes(STEP_MARKERS[step]));
+}
+
+/** A backend without conversations replying per step, recording each request. */
 class ReplyingBackend implements AgentBackend {
   readonly name = "fake";
   readonly requests: SessionRequest[] = [];
-  #reply: string | Error;
+  #reply: (step: Step | undefined) => string | Error;
 
-  constructor(reply: string | Error) {
-    this.#reply = reply;
+  constructor(reply: string | Error | ((step: Step | undefined) => string | Error)) {
+    this.#reply = typeof reply === "function" ? reply : () => reply;
   }
 
   async *session(request: SessionRequest): AsyncIterable<AgentMessage> {
     this.requests.push(request);
-    yield { type: "system", subtype: "init", session_id: "extract-session" };
-    if (this.#reply instanceof Error) throw this.#reply;
+    yield { type: "system", subtype: "init", session_id: "finish-session" };
+    const reply = this.#reply(stepOf(request.prompt));
+    if (reply instanceof Error) throw reply;
     yield {
       type: "assistant",
-      session_id: "extract-session",
+      session_id: "finish-session",
       parent_tool_use_id: null,
-      message: { content: [{ type: "text", text: this.#reply }] },
+      message: { content: [{ type: "text", text: reply }] },
     };
     yield {
       type: "result",
       subtype: "success",
-      session_id: "extract-session",
-      total_cost_usd: 0,
+      session_id: "finish-session",
+      total_cost_usd: 0.001,
       num_turns: 1,
-      usage: {},
+      usage: { input_tokens: 1000, output_tokens: 50 },
     };
   }
+
+  /** The steps asked, in order. */
+  get steps(): Array<Step | undefined> {
+    return this.requests.map((request) => stepOf(request.prompt));
+  }
 }
+
+/** Good answers to every step. */
+const GOOD_ANSWERS: Record<Step, string> = {
+  summary: JSON.stringify({
+    task: "Fix the flaky login test",
+    done: ["Pinned TZ"],
+    files: [".github/workflows/ci.yml"],
+    remaining: [],
+    approaches_tried: ["bisecting: too slow", "pinning TZ: worked"],
+    lessons: ["CI has no TZ"],
+    challenges: ["only failed at night"],
+  }),
+  learnings: 'Here you go:\n[{"learning": "Pin TZ in CI workflows", ' +
+    '"tool_or_technique": "env pinning", "applicability": "date-dependent tests", ' +
+    '"tags": ["ci", "timezone"]}]',
+  skills: JSON.stringify({
+    used: [{ name: "deno-testing", description: "ran the login test" }],
+    missing: [{ name: "ci-config", description: "edit CI workflows" }],
+    update: [{ name: "git-bisect", description: "skip merge commits" }],
+  }),
+  next_actions: '```json\n{"next_actions": ["Watch two nightly CI runs"]}\n```',
+};
 
 function events(): {
   list: Array<[string, Record<string, unknown>]>;
@@ -189,11 +233,28 @@ Deno.test("runFinish", async (t) => {
           return Promise.resolve();
         },
       });
-      assert.deepEqual(FINISH_STEPS, ["summary", "learnings", "skills", "persist", "cleanup"]);
+      assert.deepEqual(FINISH_STEPS, [
+        "summary",
+        "learnings",
+        "skills",
+        "next_actions",
+        "persist",
+        "cleanup",
+      ]);
       assert.deepEqual(result, { steps: [...FINISH_STEPS], ran: [...FINISH_STEPS] });
-      assert.deepEqual(seen.list, FINISH_STEPS.map((step) => ["finish_step", { step }]));
+      const fallbacks = seen.list.filter(([kind]) => kind === "finish_fallback");
+      assert.deepEqual(
+        seen.list.filter(([kind]) => kind !== "finish_fallback"),
+        FINISH_STEPS.map((step) => ["finish_step", { step }]),
+      );
       // Cleanup runs last: the earlier steps are checkpointed and the outcome persisted.
-      assert.deepEqual(stepsAtCleanup, [["summary", "learnings", "skills", "persist"]]);
+      assert.deepEqual(stepsAtCleanup, [[
+        "summary",
+        "learnings",
+        "skills",
+        "next_actions",
+        "persist",
+      ]]);
       assert.equal(statusAtCleanup, "completed");
 
       const record = f.store.getFinish(RUN_ID);
@@ -206,12 +267,17 @@ Deno.test("runFinish", async (t) => {
       assert.equal(run?.status, "completed");
       assert.equal(run?.reason, "All checks passed");
       assert.ok(run?.endedAt);
-      assert.deepEqual(f.store.skills(RUN_ID), [
-        { name: "deno-testing", kind: "used", status: "used" },
-        { name: "git-bisect", kind: "used", status: "used" },
-        { name: "ci-config", kind: "needed", status: "placeholder" },
-        { name: "timezone-audit", kind: "needed", status: "placeholder" },
-      ]);
+      assert.deepEqual(f.store.skills(RUN_ID), REPORTED_SKILLS);
+      // Without a backend every model step fell back, and said so.
+      assert.deepEqual(
+        fallbacks.map(([, data]) => data),
+        ["summary", "learnings", "skills", "next_actions"].map((step) => ({
+          step,
+          reason: "no model backend",
+        })),
+      );
+      assert.deepEqual(record.nextActions, ["Follow up: Watch the next CI runs"]);
+      assert.equal(record.usage, null);
     },
   );
 
@@ -237,7 +303,7 @@ Deno.test("runFinish", async (t) => {
     });
     assert.deepEqual(again, { steps: [...FINISH_STEPS], ran: [] });
     assert.equal(cleanups, 1);
-    assert.deepEqual(seen.list, []);
+    assert.deepEqual(seen.list, [], "no step ran, no model step fell back");
     assert.equal(f.store.getRun(RUN_ID)?.status, "completed");
     assert.equal(f.store.getRun(RUN_ID)?.endedAt, endedAt);
   });
@@ -279,7 +345,10 @@ Deno.test("runFinish", async (t) => {
 
       // `history finish RUN_ID` resumes with the real store and no outcome.
       const second = await runFinish({ store: f.store, runId: RUN_ID, cleanup });
-      assert.deepEqual(second, { steps: [...FINISH_STEPS], ran: ["skills", "persist", "cleanup"] });
+      assert.deepEqual(second, {
+        steps: [...FINISH_STEPS],
+        ran: ["skills", "next_actions", "persist", "cleanup"],
+      });
       assert.equal(cleanups, 1);
       assert.equal(f.store.getFinish(RUN_ID).error, null);
       assert.equal(f.store.skills(RUN_ID).length, 4);
@@ -474,13 +543,8 @@ Deno.test("runSummary", async (t) => {
 });
 
 Deno.test("assessSkills", async (t) => {
-  await t.step("lists used skills, then needed ones as placeholders, each once", () => {
-    assert.deepEqual(assessSkills(twoIterations()), [
-      { name: "deno-testing", kind: "used", status: "used" },
-      { name: "git-bisect", kind: "used", status: "used" },
-      { name: "ci-config", kind: "needed", status: "placeholder" },
-      { name: "timezone-audit", kind: "needed", status: "placeholder" },
-    ]);
+  await t.step("lists used skills as implemented, then missing ones as proposed, each once", () => {
+    assert.deepEqual(assessSkills(twoIterations()), REPORTED_SKILLS);
   });
 
   await t.step("drops blank names and iterations without a report", () => {
@@ -496,144 +560,241 @@ Deno.test("assessSkills", async (t) => {
   });
 });
 
-Deno.test("learning extraction", async (t) => {
+Deno.test("finish model steps", async (t) => {
+  const finish = (f: Fixture, backend: AgentBackend | undefined, extra = {}) => {
+    const seen = events();
+    const result = runFinish({
+      store: f.store,
+      runId: RUN_ID,
+      outcome: { status: "completed", reason: "done" },
+      backend,
+      onEvent: seen.onEvent,
+      ...extra,
+    });
+    return { seen, result };
+  };
+
   await t.step(
-    "a JSON array reply is stored with source extracted, from a tool-less session",
+    "each step asks the finish model once, tool-less, with its own system prompt, and stores the answer",
     async () => {
       await using f = await fixture();
-      const backend = new ReplyingBackend(
-        'Here you go:\n[{"learning": "Pin TZ in CI workflows", "tool_or_technique": "env pinning", ' +
-          '"applicability": "date-dependent tests", "tags": ["ci", "timezone"]}]',
-      );
-      const result = await runFinish({
-        store: f.store,
-        runId: RUN_ID,
-        outcome: { status: "completed", reason: "done" },
-        extractLearnings: true,
-        backend,
-        model: "claude-haiku-4-5",
-      });
-      assert.equal(result.failed, undefined);
-      assert.equal(backend.requests.length, 1);
-      const request = backend.requests[0];
-      assert.deepEqual(request.tools, []);
-      assert.deepEqual(request.allowedTools, []);
-      assert.equal(request.maxTurns, 1);
-      assert.equal(request.model, "claude-haiku-4-5");
-      assert.equal(request.cwd, "/repo");
-      assert.ok(request.prompt.includes(EXTRACT_MARKER));
-      assert.ok(
-        request.prompt.includes("Iteration 1: Found the cause: the timezone is not pinned"),
-      );
-      assert.ok(request.prompt.includes("Iteration 2: Pinned TZ=UTC in the CI workflow"));
+      const backend = new ReplyingBackend((step) => step ? GOOD_ANSWERS[step] : "?");
+      const { seen, result } = finish(f, backend, { cwd: "/worktree" });
+      assert.deepEqual((await result).ran, [...FINISH_STEPS]);
+      assert.deepEqual(backend.steps, ["summary", "learnings", "skills", "next_actions"]);
+      for (const request of backend.requests) {
+        assert.deepEqual(request.tools, []);
+        assert.deepEqual(request.allowedTools, []);
+        assert.equal(request.maxTurns, 1);
+        assert.equal(request.model, "claude-haiku-4-5");
+        assert.equal(request.systemPrompt, FINISH_SYSTEM_PROMPT);
+        assert.equal(request.cwd, "/worktree");
+        // Without conversations, each question carries the run's record.
+        assert.ok(request.prompt.includes("Iteration 2: Pinned TZ=UTC in the CI workflow"));
+      }
+      assert.ok(!backend.requests[0].prompt.includes("Summary so far"));
+      assert.ok(backend.requests[1].prompt.includes('Summary so far: {"task"'));
+      assert.ok(!seen.list.some(([kind]) => kind === "finish_fallback"), "no step fell back");
 
-      const found = f.store.searchLearnings("workflows");
-      assert.equal(found.length, 1);
-      assert.equal(found[0].text, "Pin TZ in CI workflows");
-      assert.equal(found[0].source, "extracted");
-      assert.equal(found[0].technique, "env pinning");
-      assert.equal(found[0].applicability, "date-dependent tests");
-      assert.deepEqual(found[0].tags, ["ci", "timezone"]);
-      // The agent's own learnings are kept beside the extracted ones.
-      assert.deepEqual(
-        f.store.searchLearnings("depend default workflows").map((learning) => learning.source)
-          .sort(),
-        ["agent", "agent", "extracted"],
-      );
+      const record = f.store.getFinish(RUN_ID);
+      assert.equal(record.summary?.summarySource, "model");
+      assert.deepEqual(record.summary?.structured, {
+        task: "Fix the flaky login test",
+        done: ["Pinned TZ"],
+        files: [".github/workflows/ci.yml"],
+        remaining: [],
+        approachesTried: ["bisecting: too slow", "pinning TZ: worked"],
+        lessons: ["CI has no TZ"],
+        challenges: ["only failed at night"],
+      });
+      // The recorded facts stay beside the structured summary.
+      assert.equal(record.summary?.iterations, 2);
+      const [found] = f.store.searchLearnings("workflows");
+      assert.equal(found.text, "Pin TZ in CI workflows");
+      assert.equal(found.source, "extracted");
+      assert.equal(found.technique, "env pinning");
+      assert.deepEqual(found.tags, ["ci", "timezone"]);
+      assert.deepEqual(f.store.skills(RUN_ID), [
+        {
+          name: "deno-testing",
+          kind: "used",
+          description: "ran the login test",
+          lifecycle: "implemented",
+        },
+        { name: "git-bisect", kind: "used", description: "", lifecycle: "implemented" },
+        {
+          name: "ci-config",
+          kind: "missing",
+          description: "edit CI workflows",
+          lifecycle: "proposed",
+        },
+        { name: "timezone-audit", kind: "missing", description: "", lifecycle: "proposed" },
+        {
+          name: "git-bisect",
+          kind: "update",
+          description: "skip merge commits",
+          lifecycle: "proposed",
+        },
+      ]);
+      assert.deepEqual(record.nextActions, ["Watch two nightly CI runs"]);
+      assert.deepEqual(record.usage, {
+        model: "claude-haiku-4-5",
+        requests: 4,
+        costUsd: 0.004,
+        tokens: { input: 4000, output: 200, cacheRead: 0, cacheCreation: 0 },
+      });
     },
   );
+
+  await t.step("the run record carries each iteration's report fields and errors", async () => {
+    await using f = await fixture([
+      iterationSummary(1, {
+        assistantResponses: ["Tried the build"],
+        toolsUsed: ["Bash", "Bash", "Read"],
+        errors: ["Bash: exit 1", "Bash: exit 2", "Bash: cannot find module", "Bash: exit 3"],
+      }),
+      ...twoIterations().slice(1).map((summary) => ({ ...summary, iteration: 2 })),
+    ]);
+    const backend = new ReplyingBackend("[]");
+    await finish(f, backend).result;
+    const prompt = backend.requests[0].prompt;
+    assert.ok(prompt.includes("Iteration 1: Tried the build\n  tools: Bash, Read\n"), prompt);
+    assert.ok(
+      prompt.includes("  errors: Bash: exit 2; Bash: cannot find module; Bash: exit 3"),
+      prompt,
+    );
+    assert.ok(prompt.includes("  skills wished for: ci-config; timezone-audit"), prompt);
+    assert.ok(prompt.includes("  next steps: Watch the next CI runs"), prompt);
+  });
+
+  await t.step("a reply that is not the JSON asked for falls back, step by step", async () => {
+    await using f = await fixture();
+    const backend = new ReplyingBackend((step) =>
+      step === "summary" ? '{"done": ["no task field"]}' : "I found nothing noteworthy, sorry."
+    );
+    const { seen, result } = finish(f, backend);
+    assert.deepEqual((await result).ran, [...FINISH_STEPS]);
+    assert.deepEqual(
+      seen.list.filter(([kind]) => kind === "finish_fallback").map(([, data]) => data),
+      ["summary", "learnings", "skills", "next_actions"].map((step) => ({
+        step,
+        reason: "the reply was not the JSON asked for",
+      })),
+    );
+    const record = f.store.getFinish(RUN_ID);
+    assert.equal(record.summary?.summarySource, "aggregation");
+    assert.deepEqual(record.summary?.structured, {
+      task: "Fix the flaky login test",
+      done: ["Found the cause: the timezone is not pinned", "Pinned TZ=UTC in the CI workflow"],
+      files: ["tests/login_test.ts", ".github/workflows/ci.yml"],
+      remaining: [],
+      approachesTried: [],
+      lessons: ["Login tests depend on TZ", "CI sets no TZ by default"],
+      challenges: [],
+    });
+    assert.ok(f.store.searchLearnings("fixer").every((learning) => learning.source === "agent"));
+    assert.deepEqual(f.store.skills(RUN_ID), REPORTED_SKILLS);
+    assert.deepEqual(record.nextActions, ["Follow up: Watch the next CI runs"]);
+  });
+
+  await t.step("an empty list of learnings is an answer, not a fallback", async () => {
+    await using f = await fixture();
+    for (const empty of [" [ ] ", '{"learnings": []}']) {
+      f.store.clearFinish(RUN_ID);
+      const { seen, result } = finish(
+        f,
+        new ReplyingBackend((step) => step === "learnings" ? empty : GOOD_ANSWERS[step!]),
+      );
+      await result;
+      assert.ok(!seen.list.some(([kind]) => kind === "finish_fallback"), empty);
+    }
+  });
+
+  await t.step("a failing session stops the model steps; the rest fall back at once", async () => {
+    await using f = await fixture();
+    const backend = new ReplyingBackend(new Error("API overloaded\nretry later"));
+    const { seen, result } = finish(f, backend);
+    assert.deepEqual((await result).ran, [...FINISH_STEPS]);
+    assert.equal(backend.requests.length, 1, "asked once, not once per step");
+    assert.deepEqual(seen.list.find(([kind]) => kind === "finish_model_failed"), [
+      "finish_model_failed",
+      { step: "summary", error: "API overloaded" },
+    ]);
+    assert.deepEqual(
+      seen.list.filter(([kind]) => kind === "finish_fallback").map(([, data]) => data.reason),
+      [
+        "the finish model failed (API overloaded)",
+        ...Array(3).fill("the finish model failed earlier (API overloaded)"),
+      ],
+    );
+    assert.equal(f.store.searchLearnings("fixer").length, 2, "the agent's learnings are kept");
+  });
+
+  await t.step("extractLearnings false asks no learnings question", async () => {
+    await using f = await fixture();
+    const backend = new ReplyingBackend((step) => GOOD_ANSWERS[step!]);
+    await finish(f, backend, { extractLearnings: false, model: "claude-sonnet-4-5" }).result;
+    assert.deepEqual(backend.steps, ["summary", "skills", "next_actions"]);
+    assert.ok(backend.requests.every((request) => request.model === "claude-sonnet-4-5"));
+    assert.equal(f.store.searchLearnings("workflows").length, 0);
+  });
+
+  await t.step("a spent budget skips the extraction only", async () => {
+    for (
+      const extra of [{ budgetUsd: 0.75 }, { outcome: { status: "budget_exhausted", reason: "$" } }]
+    ) {
+      await using f = await fixture();
+      const backend = new ReplyingBackend((step) => GOOD_ANSWERS[step!]);
+      const { seen, result } = finish(f, backend, extra);
+      await result;
+      assert.deepEqual(backend.steps, ["summary", "skills", "next_actions"], JSON.stringify(extra));
+      assert.deepEqual(seen.list.find(([kind]) => kind === "learnings_extraction_skipped"), [
+        "learnings_extraction_skipped",
+        { reason: "the run's budget is spent" },
+      ]);
+    }
+    // Under the budget, it runs.
+    await using f = await fixture();
+    const backend = new ReplyingBackend((step) => GOOD_ANSWERS[step!]);
+    await finish(f, backend, { budgetUsd: 0.76 }).result;
+    assert.equal(backend.steps.length, 4);
+  });
+
+  await t.step("the cost cap, checked before each step, stops the steps left", async () => {
+    await using f = await fixture();
+    const backend = new ReplyingBackend((step) => GOOD_ANSWERS[step!]);
+    // Each answer costs $0.001: two fit under $0.0015, the third would start over it.
+    const { seen, result } = finish(f, backend, { maxCostUsd: 0.0015 });
+    await result;
+    assert.deepEqual(backend.steps, ["summary", "learnings"]);
+    assert.deepEqual(
+      seen.list.filter(([kind]) => kind === "finish_fallback").map(([, data]) => data),
+      ["skills", "next_actions"].map((step) => ({
+        step,
+        reason: "the finish cost cap of $0.0015 is reached ($0.0020 spent)",
+      })),
+    );
+  });
 
   await t.step(
-    "the prompt carries each iteration's errors and the session's cwd option",
+    "no model step runs without a backend, with a cap of 0, or when told to skip it",
     async () => {
-      await using f = await fixture([
-        iterationSummary(1, {
-          assistantResponses: ["Tried the build"],
-          errors: ["Bash: exit 1", "Bash: exit 2", "Bash: cannot find module"],
-        }),
-      ]);
-      const backend = new ReplyingBackend("[]");
-      await runFinish({
-        store: f.store,
-        runId: RUN_ID,
-        outcome: { status: "failed", reason: "cap" },
-        extractLearnings: true,
-        backend,
-        cwd: "/worktree",
-      });
-      const request = backend.requests[0];
-      assert.ok(
-        request.prompt.includes(
-          "Iteration 1: Tried the build (errors: Bash: exit 2; Bash: cannot find module)",
-        ),
-        request.prompt,
-      );
-      assert.equal(request.cwd, "/worktree");
+      for (
+        const [extra, reason] of [
+          [{ backend: undefined }, "no model backend"],
+          [{ maxCostUsd: 0 }, "finish.maxCostUsd is 0"],
+          [{ skipModel: "the run was interrupted" }, "the run was interrupted"],
+        ] as const
+      ) {
+        await using f = await fixture();
+        const backend = new ReplyingBackend((step) => GOOD_ANSWERS[step!]);
+        const { seen, result } = finish(f, backend, extra);
+        assert.deepEqual((await result).ran, [...FINISH_STEPS]);
+        assert.equal(backend.requests.length, 0, reason);
+        const reasons = seen.list.filter(([kind]) => kind === "finish_fallback")
+          .map(([, data]) => data.reason);
+        assert.deepEqual(reasons, Array(4).fill(reason));
+      }
     },
   );
-
-  await t.step("a garbage reply stores nothing and the workflow still completes", async () => {
-    await using f = await fixture();
-    const seen = events();
-    const result = await runFinish({
-      store: f.store,
-      runId: RUN_ID,
-      outcome: { status: "completed", reason: "done" },
-      extractLearnings: true,
-      backend: new ReplyingBackend("I could not find anything noteworthy, sorry."),
-      onEvent: seen.onEvent,
-    });
-    assert.deepEqual(result, { steps: [...FINISH_STEPS], ran: [...FINISH_STEPS] });
-    assert.ok(seen.list.some(([kind]) => kind === "learnings_extraction_skipped"));
-    const learnings = f.store.searchLearnings("fixer");
-    assert.ok(learnings.length > 0);
-    assert.ok(learnings.every((learning) => learning.source === "agent"));
-  });
-
-  await t.step("an empty array reply is no warning", async () => {
-    await using f = await fixture();
-    const seen = events();
-    await runFinish({
-      store: f.store,
-      runId: RUN_ID,
-      outcome: { status: "completed", reason: "done" },
-      extractLearnings: true,
-      backend: new ReplyingBackend(" [ ] "),
-      onEvent: seen.onEvent,
-    });
-    assert.ok(!seen.list.some(([kind]) => kind.startsWith("learnings_extraction")));
-  });
-
-  await t.step("a backend that throws does not fail the workflow", async () => {
-    await using f = await fixture();
-    const seen = events();
-    const backend = new ReplyingBackend(new Error("API overloaded\nretry later"));
-    const result = await runFinish({
-      store: f.store,
-      runId: RUN_ID,
-      outcome: { status: "completed", reason: "done" },
-      extractLearnings: true,
-      backend,
-      onEvent: seen.onEvent,
-    });
-    assert.deepEqual(result, { steps: [...FINISH_STEPS], ran: [...FINISH_STEPS] });
-    assert.equal(backend.requests.length, 1);
-    assert.deepEqual(seen.list.find(([kind]) => kind === "learnings_extraction_failed"), [
-      "learnings_extraction_failed",
-      { error: "API overloaded" },
-    ]);
-    assert.equal(f.store.searchLearnings("fixer").length, 2);
-  });
-
-  await t.step("no session is started unless extraction is asked for", async () => {
-    await using f = await fixture();
-    const backend = new ReplyingBackend("[]");
-    await runFinish({
-      store: f.store,
-      runId: RUN_ID,
-      outcome: { status: "completed", reason: "done" },
-      backend,
-    });
-    assert.equal(backend.requests.length, 0);
-  });
 });

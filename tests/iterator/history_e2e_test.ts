@@ -78,7 +78,14 @@ Deno.test("a run killed with SIGKILL mid-iteration resumes with --resume; iterat
   assert.equal(dead.costUsd, show.iterations[0].summary.costUsd);
   assert.equal(alive.afterIteration, 1);
   assert.equal(alive.logFile, result.logFile);
-  assert.deepEqual(show.finish.steps, ["summary", "learnings", "skills", "persist", "cleanup"]);
+  assert.deepEqual(show.finish.steps, [
+    "summary",
+    "learnings",
+    "skills",
+    "next_actions",
+    "persist",
+    "cleanup",
+  ]);
   const second = server.requests.find((request) => !request.side && request.sessionIndex === 2)!;
   assert.ok(
     JSON.stringify(second.body).includes("iteration 2 of 3"),
@@ -135,24 +142,32 @@ Deno.test("the finish workflow is checkpointed; after a failure in step 3, `fini
   assert.equal(store.getRun(runId)?.status, "running", "persist did not run");
   store.close();
 
-  const finish = await runCli(["finish", runId], { cwd: repo.path });
+  // The model steps left ask the scripted model (its default side reply is no JSON: they fall back).
+  const finish = await runCli(["finish", runId], { cwd: repo.path, server });
   assert.equal(finish.code, 0, finish.stderr);
-  assert.match(finish.stdout, /Finished run .*: skills, persist, cleanup/);
-  const again = await runCli(["finish", runId], { cwd: repo.path });
+  assert.match(finish.stdout, /Finished run .*: skills, next_actions, persist, cleanup/);
+  const again = await runCli(["finish", runId], { cwd: repo.path, server });
   assert.match(again.stdout, /already finished/);
 
   const show = JSON.parse(
     (await runCli(["runs", "show", runId, "--json"], { cwd: repo.path })).stdout,
   );
-  assert.deepEqual(show.finish.steps, ["summary", "learnings", "skills", "persist", "cleanup"]);
+  assert.deepEqual(show.finish.steps, [
+    "summary",
+    "learnings",
+    "skills",
+    "next_actions",
+    "persist",
+    "cleanup",
+  ]);
   assert.equal(
     show.run.status,
     "completed",
     "the outcome the summary step recorded is the one persisted",
   );
   assert.deepEqual(show.skills, [
-    { name: "git", kind: "used", status: "used" },
-    { name: "changelog-writer", kind: "needed", status: "placeholder" },
+    { name: "git", kind: "used", description: "", lifecycle: "implemented" },
+    { name: "changelog-writer", kind: "missing", description: "", lifecycle: "proposed" },
   ]);
   assert.equal(show.finish.summary.task, "Add step 1");
 });

@@ -269,10 +269,32 @@ Deno.test("an interrupted run's report says how to resume it; a bare run's repor
     agent: "iterator",
     handler: "iterate (1 iteration)",
   });
-  for (const heading of ["## Task", "## Commits", "## Interruptions", "## The agent's reports"]) {
+  for (
+    const heading of [
+      "## Task",
+      "## Commits",
+      "## Interruptions",
+      "## The agent's reports",
+      "## Next actions",
+    ]
+  ) {
     assert.ok(!bare.includes(heading), `${heading} without facts for it`);
   }
   assert.match(bare, /^- Iterations: 2; duration: 33\.9s; cost: \$0\.0324$/m);
+});
+
+Deno.test("the next actions of the finish workflow close the report, one line each", () => {
+  const report = renderReport({
+    ...fullInput(),
+    nextActions: ["Pin TZ=UTC in the CI workflow", "Re-run the login tests\nwith --filter login"],
+  });
+  assert.ok(
+    report.endsWith(
+      "\n## Next actions\n\n- Pin TZ=UTC in the CI workflow\n- Re-run the login tests with --filter login\n",
+    ),
+    report.slice(-300),
+  );
+  assert.ok(report.indexOf("## Learnings captured") < report.indexOf("## Next actions"));
 });
 
 Deno.test("a command with backticks gets a longer fence; a multi-line task stays quoted", () => {

@@ -42,9 +42,13 @@ async function agent(
   await git(repo, "commit", "-qm", "chore: agent");
 }
 
-/** Runs the CLI and collects the pids of the Claude Code processes it starts. */
+/**
+ * Runs the CLI and collects the pids of the Claude Code processes it starts for the
+ * agent, and of the tool-less ones (`--tools=`) of the finish workflow's questions.
+ */
 async function runWatched(repo: string, server: ScriptedModelServer) {
   const claudes = new Set<number>();
+  const toolless = new Set<number>();
   let timer: ReturnType<typeof setInterval> | undefined;
   const run = await runCli(["--agent", "modes", "--json"], {
     cwd: repo,
@@ -60,7 +64,9 @@ async function runWatched(repo: string, server: ScriptedModelServer) {
             if (
               parent === child.pid && Deno.readTextFileSync(`/proc/${pid}/comm`).trim() === "claude"
             ) {
-              claudes.add(pid);
+              // An exiting process has an empty command line: it was seen before.
+              const args = Deno.readTextFileSync(`/proc/${pid}/cmdline`).split("\0");
+              if (args.length > 1) (args.includes("--tools=") ? toolless : claudes).add(pid);
             }
           } catch {
             // gone
@@ -70,7 +76,7 @@ async function runWatched(repo: string, server: ScriptedModelServer) {
     },
   });
   clearInterval(timer);
-  return { run, claudes };
+  return { run, claudes, toolless };
 }
 
 async function logRecords(file: string): Promise<Array<Record<string, unknown>>> {
@@ -83,13 +89,14 @@ Deno.test("continue: one Claude Code process serves every iteration, costs per i
   await using server = await ScriptedModelServer.start({
     scripts: [[...step(1), ...step(2), ...step(3)]],
   });
-  const { run, claudes } = await runWatched(repo.path, server);
+  const { run, claudes, toolless } = await runWatched(repo.path, server);
   assert.equal(run.code, 0, run.stderr);
   const result = JSON.parse(run.stdout);
   assert.equal(result.status, "completed");
   assert.equal(result.sessionIds.length, 1);
   assert.deepEqual(server.sessionIds(), result.sessionIds);
   assert.equal(claudes.size, 1, "one Claude Code process for three iterations");
+  assert.equal(toolless.size, 1, "and one for the finish workflow's four questions");
   // Each iteration's prompt reached the same session as a new user turn.
   const prompts = server.requests.filter((request) => !request.side && request.turnIndex % 2 === 0);
   assert.equal(prompts.length, 3);

@@ -57,6 +57,7 @@ function spareKey(settings: ProcessSettings): string {
     settings.completeTask,
     settings.stopHook,
     settings.refuseCommands ?? null,
+    settings.systemPrompt ?? null,
   ]);
 }
 
@@ -162,7 +163,7 @@ export class ClaudeBackend implements AgentBackend {
       maxBudgetUsd: settings.maxBudgetUsd,
       resume: settings.resume,
       settingSources: settings.settingSources,
-      systemPrompt: {
+      systemPrompt: settings.systemPrompt ?? {
         type: "preset",
         preset: "claude_code",
         append: settings.systemPromptAppend,
@@ -196,7 +197,10 @@ export class ClaudeBackend implements AgentBackend {
         controller,
       );
       return sdk.prewarm({
-        options: { ...options, systemPrompt: { type: "preset", preset: "claude_code" } },
+        options: {
+          ...options,
+          systemPrompt: settings.systemPrompt ?? { type: "preset", preset: "claude_code" },
+        },
       });
     });
     ready.catch(() => {

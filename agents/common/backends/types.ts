@@ -46,6 +46,11 @@ export interface SessionRequest {
   prompt: string;
   /** Text appended to the agent's own system prompt. */
   systemPromptAppend: string;
+  /**
+   * Replaces the agent's own system prompt (then `systemPromptAppend` is
+   * unused): for tool-less questions, which need none of it.
+   */
+  systemPrompt?: string;
   /** Working directory of the agent. */
   cwd: string;
   /** Built-in tools the agent has at all; `[]` gives it none (the judge). @default Claude Code's full set */

@@ -7,7 +7,7 @@
  */
 
 import { z } from "zod";
-import { type AgentDefinition, DEFAULT_PROTECTED_GLOBS } from "./types.ts";
+import { type AgentDefinition, DEFAULT_FINISH_MODEL, DEFAULT_PROTECTED_GLOBS } from "./types.ts";
 import { behaviorSchema } from "./_behavior_schema.ts";
 import { checkSchema } from "./_check_schema.ts";
 import {
@@ -126,8 +126,14 @@ const probeSchema = strictObject({
 });
 
 const finishSchema = strictObject({
-  extractLearnings: z.boolean().default(false).describe(
-    "Ask a tool-less model session to extract learnings when a run ends.",
+  model: nonEmptyString().default(DEFAULT_FINISH_MODEL).describe(
+    "The lightweight model of the finish workflow's model steps (summary, learnings, skills, next actions), instead of the run's model.",
+  ),
+  extractLearnings: z.boolean().default(true).describe(
+    "Ask the finish model to extract learnings when a run ends (skipped when the run's budget is spent).",
+  ),
+  maxCostUsd: nonNegativeNumber().default(0.05).describe(
+    "Cost cap of the finish workflow's model steps in USD: once reached, the steps left fall back to what the run recorded; 0 runs no model step.",
   ),
   maxLearnings: nonNegativeInt().default(5).describe(
     "Learnings of earlier runs put into `{uv-learnings}`.",

@@ -322,10 +322,28 @@ export interface RetryConfig {
   maxWaitSeconds: number;
 }
 
+/** The model of the finish workflow's model steps unless `finish.model` says otherwise. */
+export const DEFAULT_FINISH_MODEL = "claude-haiku-4-5";
+
 /** The finish workflow. */
 export interface FinishConfig {
-  /** Ask a tool-less model session to extract learnings when a run ends. @default false */
+  /**
+   * The lightweight model of the finish workflow's model steps (summary,
+   * learnings, skills, next actions), instead of the run's model.
+   * @default "claude-haiku-4-5"
+   */
+  model: string;
+  /**
+   * Ask the finish model to extract learnings when a run ends (skipped when
+   * the run's budget is spent). @default true
+   */
   extractLearnings: boolean;
+  /**
+   * Cost cap of the finish workflow's model steps in USD: once reached, the
+   * steps left fall back to what the run recorded; 0 runs no model step.
+   * @default 0.05
+   */
+  maxCostUsd: number;
   /** Learnings of earlier runs put into `{uv-learnings}`. @default 5 */
   maxLearnings: number;
   /** Characters of learnings at most in `{uv-learnings}`. @default 2000 */

@@ -69,6 +69,45 @@ export function normalizeLearning(text: string): string {
     .replace(/[\s.,;:!?…]+$/u, "");
 }
 
+/**
+ * A learning's tags as stored: a JSON list, each tag once. Older histories
+ * joined them with spaces; those are read, and migrated, as lists too.
+ *
+ * @param tags The tags: a list, a stored JSON list, or space-joined text.
+ * @returns The JSON list.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseTags, tagsJson } from "./learnings.ts";
+ *
+ * assert.equal(tagsJson("ci  timezone ci"), '["ci","timezone"]');
+ * assert.equal(tagsJson(["flaky tests", "ci"]), '["flaky tests","ci"]');
+ * assert.deepEqual(parseTags('["flaky tests","ci"]'), ["flaky tests", "ci"]);
+ * ```
+ */
+export function tagsJson(tags: string | string[]): string {
+  const list = Array.isArray(tags) ? tags : parseTags(tags);
+  return JSON.stringify([...new Set(list.map((tag) => tag.trim()).filter(Boolean))]);
+}
+
+/**
+ * The tags of a stored learning: its JSON list, or older space-joined text.
+ *
+ * @param stored The `tags` column.
+ * @returns The tags.
+ */
+export function parseTags(stored: string): string[] {
+  if (stored.trimStart().startsWith("[")) {
+    try {
+      const value = JSON.parse(stored);
+      if (Array.isArray(value)) return value.map(String);
+    } catch {
+      // not a list after all: read it as words
+    }
+  }
+  return stored.split(" ").filter(Boolean);
+}
+
 /** The columns of a found learning: the learning, its last sighting and how often it was seen. */
 const FOUND_COLUMNS = `l.id, l.text, l.technique, l.applicability, l.tags, last.run_id, last.source,
   last.seen_at AS last_seen_at, r.agent,
@@ -191,7 +230,7 @@ export class LearningRecords {
         learning.text,
         learning.technique ?? "",
         learning.applicability ?? "",
-        [...new Set(learning.tags ?? [])].join(" "),
+        tagsJson(learning.tags ?? []),
         where.now,
         item.norm,
       ).lastInsertRowid,
@@ -219,9 +258,7 @@ export class LearningRecords {
     const merged = {
       technique: String(existing.technique) || learning.technique || "",
       applicability: String(existing.applicability) || learning.applicability || "",
-      tags: [
-        ...new Set([...String(existing.tags).split(" ").filter(Boolean), ...learning.tags ?? []]),
-      ].join(" "),
+      tags: tagsJson([...parseTags(String(existing.tags)), ...learning.tags ?? []]),
     };
     if (
       merged.technique !== existing.technique || merged.applicability !== existing.applicability ||
@@ -382,6 +419,6 @@ function toLearning(row: Record<string, SQLInputValue>): Learning {
     text: String(row.text),
     technique: String(row.technique) || undefined,
     applicability: String(row.applicability) || undefined,
-    tags: String(row.tags) ? String(row.tags).split(" ") : [],
+    tags: parseTags(String(row.tags)),
   };
 }

@@ -7,7 +7,7 @@
 
 import type { DatabaseSync } from "node:sqlite";
 import { transaction } from "./_database.ts";
-import { normalizeLearning } from "./learnings.ts";
+import { normalizeLearning, tagsJson } from "./learnings.ts";
 
 /** Forward migrations; `PRAGMA user_version` is the index of the last one applied. */
 export const MIGRATIONS: readonly string[] = [
@@ -136,6 +136,17 @@ export const MIGRATIONS: readonly string[] = [
      PRIMARY KEY (model, learning_id)
    );
    CREATE INDEX learning_vectors_learning ON learning_vectors (learning_id);`,
+  // 7: the finish workflow's model steps: skills with a description and a lifecycle
+  // (proposed, implemented, reviewed), kinds used, missing and update; the next actions
+  // and what the model steps cost; learning tags as a JSON list, not space-joined.
+  `ALTER TABLE skills ADD COLUMN description TEXT NOT NULL DEFAULT '';
+   ALTER TABLE skills ADD COLUMN lifecycle TEXT NOT NULL DEFAULT 'proposed';
+   UPDATE skills SET lifecycle = CASE status WHEN 'used' THEN 'implemented' ELSE 'proposed' END,
+     kind = CASE kind WHEN 'needed' THEN 'missing' ELSE kind END;
+   ALTER TABLE skills DROP COLUMN status;
+   ALTER TABLE finish ADD COLUMN next_actions TEXT NOT NULL DEFAULT '[]';
+   ALTER TABLE finish ADD COLUMN usage TEXT NOT NULL DEFAULT '{}';
+   UPDATE learnings SET tags = finishline_tags_json(tags);`,
 ];
 
 /**
@@ -162,6 +173,8 @@ export function migrate(db: DatabaseSync): void {
     { deterministic: true },
     (text) => normalizeLearning(String(text)),
   );
+  // Migration 6 turns space-joined tags into JSON lists.
+  db.function("finishline_tags_json", { deterministic: true }, (text) => tagsJson(String(text)));
   const version = schemaVersion(db);
   if (version > MIGRATIONS.length) {
     throw new Error(

@@ -1,11 +1,12 @@
 /**
- * The skills a run used or found missing, recorded by the finish workflow.
+ * The skills a run used, found missing or found in need of an update, with a
+ * description and a lifecycle, recorded by the finish workflow.
  *
  * @module
  */
 
 import { type StoreDatabase, transaction } from "./_database.ts";
-import type { SkillRecord } from "./types.ts";
+import type { SkillLifecycle, SkillRecord } from "./types.ts";
 
 /** The `skills` table of an open store. */
 export class SkillRecords {
@@ -21,21 +22,29 @@ export class SkillRecords {
   }
 
   /**
-   * Replace a run's skills; their names are redacted.
+   * Replace a run's skills; their names and descriptions are redacted.
    *
    * @param runId The run.
-   * @param skills The skills used and needed.
+   * @param skills The skills used, missing and to update.
    */
   setSkills(runId: string, skills: SkillRecord[]): void {
     const { db, redactor } = this.#store;
     transaction(db, () => {
       db.prepare(`DELETE FROM skills WHERE run_id = ?`).run(runId);
       const insert = db.prepare(
-        `INSERT INTO skills (run_id, name, kind, status, created_at) VALUES (?, ?, ?, ?, ?)`,
+        `INSERT INTO skills (run_id, name, kind, description, lifecycle, created_at)
+         VALUES (?, ?, ?, ?, ?, ?)`,
       );
       const now = new Date().toISOString();
       for (const skill of skills) {
-        insert.run(runId, redactor.redact(skill.name), skill.kind, skill.status, now);
+        insert.run(
+          runId,
+          redactor.redact(skill.name),
+          skill.kind,
+          redactor.redact(skill.description),
+          skill.lifecycle,
+          now,
+        );
       }
     });
   }
@@ -48,11 +57,15 @@ export class SkillRecords {
    */
   skills(runId: string): SkillRecord[] {
     return this.#store.db.prepare(
-      `SELECT name, kind, status FROM skills WHERE run_id = ? ORDER BY id`,
+      `SELECT name, kind, description, lifecycle FROM skills WHERE run_id = ? ORDER BY id`,
     ).all(runId).map((row) => ({
       name: String(row.name),
-      kind: row.kind === "needed" ? "needed" : "used",
-      status: String(row.status),
+      kind: SKILL_KINDS.find((kind) => kind === row.kind) ?? "used",
+      description: String(row.description),
+      lifecycle: SKILL_LIFECYCLES.find((lifecycle) => lifecycle === row.lifecycle) ?? "proposed",
     }));
   }
 }
+
+const SKILL_KINDS: readonly SkillRecord["kind"][] = ["used", "missing", "update"];
+const SKILL_LIFECYCLES: readonly SkillLifecycle[] = ["proposed", "implemented", "reviewed"];

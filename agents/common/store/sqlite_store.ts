@@ -18,6 +18,8 @@ import { SegmentRecords } from "./segments.ts";
 import { LearningVectors, type VectorOptions } from "./vectors.ts";
 import type {
   FinishRecord,
+  FinishStepData,
+  FinishUsage,
   FoundLearning,
   Learning,
   NewRun,
@@ -195,8 +197,13 @@ export class SqliteStore implements RunStore {
   }
 
   /** Checkpoint a finish step once and clear the workflow's error. */
-  finishStep(runId: string, step: string, data: { summary?: Record<string, unknown> } = {}): void {
+  finishStep(runId: string, step: string, data: FinishStepData = {}): void {
     this.#finish.finishStep(runId, step, data);
+  }
+
+  /** Add what a model request of the finish workflow cost to its running total. */
+  addFinishUsage(runId: string, usage: FinishUsage): void {
+    this.#finish.addFinishUsage(runId, usage);
   }
 
   /** Record the error that stopped the finish workflow, or clear it with null. */

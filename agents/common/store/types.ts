@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { IterationSummary } from "../completion/types.ts";
+import type { IterationSummary, TokenUsage } from "../completion/types.ts";
 
 /** A run as stored. */
 export interface StoredRun {
@@ -162,14 +162,31 @@ export interface SegmentEnd {
   costUsd: number;
 }
 
-/** A skill the agent used or needed. */
+/** Where a skill stands: proposed by a run, implemented, or reviewed by a person. */
+export type SkillLifecycle = "proposed" | "implemented" | "reviewed";
+
+/** A skill the run used, found missing, or found in need of an update. */
 export interface SkillRecord {
   /** Skill name. */
   name: string;
-  /** `used` or `needed`. */
-  kind: "used" | "needed";
-  /** `used`, or `placeholder` for a needed skill nobody wrote yet. */
-  status: string;
+  /** `used`, `missing` (the run wished it had it) or `update` (it should change). */
+  kind: "used" | "missing" | "update";
+  /** What the skill does, or why it is missing, or what to change. */
+  description: string;
+  /** `implemented` for a skill that exists; `proposed` for one to write or change. */
+  lifecycle: SkillLifecycle;
+}
+
+/** What the finish workflow's model steps cost, over every attempt. */
+export interface FinishUsage {
+  /** The model they ran on. */
+  model: string;
+  /** Model requests made. */
+  requests: number;
+  /** Their cost in USD, as Claude Code reported it. */
+  costUsd: number;
+  /** Their tokens. */
+  tokens: TokenUsage;
 }
 
 /** The finish workflow's record of a run. */
@@ -180,8 +197,20 @@ export interface FinishRecord {
   steps: string[];
   /** The run summary (step 1). */
   summary: Record<string, unknown> | null;
+  /** What to do next (the `next_actions` step). */
+  nextActions: string[];
+  /** What the model steps cost; null before any ran. */
+  usage: FinishUsage | null;
   /** The last error of the workflow, if it stopped. */
   error: string | null;
+}
+
+/** What a finish step checkpoints besides its name. */
+export interface FinishStepData {
+  /** The run summary (redacted), for the `summary` step. */
+  summary?: Record<string, unknown>;
+  /** The next actions (redacted), for the `next_actions` step. */
+  nextActions?: string[];
 }
 
 /** A run as recorded when it starts: no outcome or totals yet. */
@@ -233,7 +262,9 @@ export interface RunStore {
   /** The finish record. */
   getFinish(runId: string): FinishRecord;
   /** Checkpoint a finish step. */
-  finishStep(runId: string, step: string, data?: { summary?: Record<string, unknown> }): void;
+  finishStep(runId: string, step: string, data?: FinishStepData): void;
+  /** Add what a model request of the finish workflow cost. */
+  addFinishUsage(runId: string, usage: FinishUsage): void;
   /** Record the finish workflow's error. */
   finishError(runId: string, error: string | null): void;
   /** Forget the finish steps (a resumed run finishes again). */

@@ -44,7 +44,13 @@ Deno.test("a minimal definition gets every default filled in", () => {
     git: { rescue: true, autoCommit: false, timeoutSeconds: 10 },
     circuitBreaker: { noProgressThreshold: 3, sameErrorThreshold: 5 },
     probe: { enabled: true, maxProbes: 3, probeIntervalSeconds: 30, probeTimeoutSeconds: 120 },
-    finish: { extractLearnings: false, maxLearnings: 5, maxLearningsChars: 2000 },
+    finish: {
+      model: "claude-haiku-4-5",
+      extractLearnings: true,
+      maxCostUsd: 0.05,
+      maxLearnings: 5,
+      maxLearningsChars: 2000,
+    },
     retry: {
       maxAttempts: 3,
       baseDelaySeconds: 2,
@@ -186,7 +192,13 @@ Deno.test("a full definition keeps every value it sets", () => {
     git: { rescue: false, autoCommit: true, timeoutSeconds: 30 },
     circuitBreaker: { noProgressThreshold: 4, sameErrorThreshold: 2 },
     probe: { enabled: false, maxProbes: 1, probeIntervalSeconds: 0, probeTimeoutSeconds: 10 },
-    finish: { extractLearnings: true, maxLearnings: 3, maxLearningsChars: 500 },
+    finish: {
+      model: "claude-sonnet-4-5",
+      extractLearnings: false,
+      maxCostUsd: 0,
+      maxLearnings: 3,
+      maxLearningsChars: 500,
+    },
     retry: {
       maxAttempts: 5,
       baseDelaySeconds: 1,

@@ -8,6 +8,8 @@ Deno.test("store finish records", async (t) => {
       runId: "run-1",
       steps: [],
       summary: null,
+      nextActions: [],
+      usage: null,
       error: null,
     });
   });
@@ -23,6 +25,8 @@ Deno.test("store finish records", async (t) => {
       runId: "run-1",
       steps: ["summary", "learnings"],
       summary: { outcome: "completed", iterations: 2 },
+      nextActions: [],
+      usage: null,
       error: null,
     });
   });
@@ -51,6 +55,8 @@ Deno.test("store finish records", async (t) => {
       runId: "run-1",
       steps: [],
       summary: null,
+      nextActions: [],
+      usage: null,
       error: "summary: boom",
     });
     store.finishError("run-1", null);
@@ -68,10 +74,49 @@ Deno.test("store finish records", async (t) => {
       runId: "run-1",
       steps: [],
       summary: null,
+      nextActions: [],
+      usage: null,
       error: null,
     });
     assert.deepEqual(store.getFinish("run-2").steps, ["summary"]);
     store.finishStep("run-1", "summary", { summary: { outcome: "interrupted" } });
     assert.deepEqual(store.getFinish("run-1").summary, { outcome: "interrupted" });
+  });
+
+  await t.step("finishStep keeps the next actions, and later steps leave them alone", async () => {
+    await using fixture = await openStore({ runs: ["run-1"] });
+    const { store } = fixture;
+    store.finishStep("run-1", "summary", { summary: { outcome: "completed" } });
+    store.finishStep("run-1", "next_actions", { nextActions: ["Pin TZ in CI", "Watch CI"] });
+    store.finishStep("run-1", "persist");
+    const record = store.getFinish("run-1");
+    assert.deepEqual(record.nextActions, ["Pin TZ in CI", "Watch CI"]);
+    assert.deepEqual(record.summary, { outcome: "completed" });
+    assert.deepEqual(record.steps, ["summary", "next_actions", "persist"]);
+  });
+
+  await t.step("addFinishUsage adds up requests, cost and tokens over attempts", async () => {
+    await using fixture = await openStore({ runs: ["run-1"] });
+    const { store } = fixture;
+    const usage = (costUsd: number, input: number) => ({
+      model: "claude-haiku-4-5",
+      requests: 1,
+      costUsd,
+      tokens: { input, output: 10, cacheRead: 5, cacheCreation: 0 },
+    });
+    store.addFinishUsage("run-1", usage(0.001, 900));
+    store.finishStep("run-1", "summary", { summary: { outcome: "completed" } });
+    // A later attempt (finish RUN_ID) adds to the same total.
+    store.addFinishUsage("run-1", usage(0.0002, 100));
+    assert.deepEqual(store.getFinish("run-1").usage, {
+      model: "claude-haiku-4-5",
+      requests: 2,
+      costUsd: 0.0012,
+      tokens: { input: 1000, output: 20, cacheRead: 10, cacheCreation: 0 },
+    });
+    assert.deepEqual(store.getFinish("run-1").steps, ["summary"]);
+    // A resumed run finishes afresh: its finish record, cost included, is forgotten.
+    store.clearFinish("run-1");
+    assert.equal(store.getFinish("run-1").usage, null);
   });
 });

@@ -194,6 +194,67 @@ Deno.test("store migrations", async (t) => {
   );
 
   await t.step(
+    "migration 6 gives skills a description and a lifecycle and turns space-joined tags into JSON lists",
+    async () => {
+      await using dir = await tempDir("finishline-store-");
+      const path = join(dir.path, "state.db");
+      const old = new DatabaseSync(path);
+      try {
+        old.function("finishline_normalize_learning", (text) => String(text).toLowerCase());
+        for (const migration of MIGRATIONS.slice(0, 5)) old.exec(migration);
+        old.exec("PRAGMA user_version = 5");
+        old.exec(
+          `INSERT INTO runs (id, agent, handler, argv, cwd, started_at, max_iterations)
+           VALUES ('run-1', 'fixer', 'iterate', '[]', '/old', '2024-06-01T00:00:00.000Z', 3);
+           INSERT INTO skills (run_id, name, kind, status, created_at) VALUES
+             ('run-1', 'git', 'used', 'used', '2024-06-01T00:00:00.000Z'),
+             ('run-1', 'ci-config', 'needed', 'placeholder', '2024-06-01T00:00:00.000Z');
+           INSERT INTO learnings (run_id, source, text, tags, created_at, norm) VALUES
+             ('run-1', 'agent', 'Pin TZ in CI', 'fixer timezone  fixer', '2024-06-01T00:00:00.000Z', 'pin tz in ci'),
+             ('run-1', 'agent', 'No tags here', '', '2024-06-01T00:00:00.000Z', 'no tags here');
+           INSERT INTO learning_sightings (learning_id, run_id, source, seen_at)
+             SELECT id, run_id, source, created_at FROM learnings;
+           INSERT INTO finish (run_id, steps, updated_at)
+             VALUES ('run-1', '["summary"]', '2024-06-01T00:00:00.000Z');`,
+        );
+      } finally {
+        old.close();
+      }
+
+      const store = SqliteStore.open(path, { redactor: new Redactor({}) });
+      try {
+        assert.deepEqual(store.skills("run-1"), [
+          { name: "git", kind: "used", description: "", lifecycle: "implemented" },
+          { name: "ci-config", kind: "missing", description: "", lifecycle: "proposed" },
+        ]);
+        assert.deepEqual(store.learningsOf("run-1").map((learning) => learning.tags), [
+          ["fixer", "timezone"],
+          [],
+        ]);
+        // The full-text index follows the rewritten tags.
+        assert.equal(store.searchLearnings("timezone")[0]?.text, "Pin TZ in CI");
+        const finish = store.getFinish("run-1");
+        assert.deepEqual(finish.steps, ["summary"]);
+        assert.deepEqual(finish.nextActions, []);
+        assert.equal(finish.usage, null);
+      } finally {
+        store.close();
+      }
+      const check = new DatabaseSync(path, { readOnly: true });
+      try {
+        assert.deepEqual(
+          check.prepare("SELECT tags FROM learnings ORDER BY id").all().map((row) => row.tags),
+          ['["fixer","timezone"]', "[]"],
+        );
+        const columns = check.prepare("PRAGMA table_info(skills)").all().map((row) => row.name);
+        assert.ok(!columns.includes("status"), "the status column became the lifecycle");
+      } finally {
+        check.close();
+      }
+    },
+  );
+
+  await t.step(
     "a database with a newer schema version is refused with an upgrade hint",
     async () => {
       await using dir = await tempDir("finishline-store-");

@@ -140,7 +140,7 @@ Deno.test("store keeps secrets out of the database file", async (t) => {
   );
 
   await t.step(
-    "run reasons, finish errors, cleanup facts and skill names are redacted too",
+    "run reasons, finish errors, next actions, cleanup facts and skills are redacted too",
     async () => {
       await using fixture = await openStore({ redactor: redactor() });
       const { store } = fixture;
@@ -149,8 +149,14 @@ Deno.test("store keeps secrets out of the database file", async (t) => {
       );
       store.updateCleanup("run-1", { note: `key ${apiKey}` });
       store.setRunStatus("run-1", "failed", `gh failed: bad credentials ${ghToken}`);
+      store.finishStep("run-1", "next_actions", { nextActions: [`rotate ${ghToken}`] });
       store.finishError("run-1", `cleanup: curl -H "x-api-key: ${apiKey}" failed`);
-      store.setSkills("run-1", [{ name: `deploy with ${ghToken}`, kind: "used", status: "used" }]);
+      store.setSkills("run-1", [{
+        name: `deploy with ${ghToken}`,
+        kind: "used",
+        description: `pushed with ${apiKey}`,
+        lifecycle: "implemented",
+      }]);
 
       const run = store.getRun("run-1");
       assert.equal(run?.reason, `gh failed: bad credentials ${REDACTED}`);
@@ -158,6 +164,8 @@ Deno.test("store keeps secrets out of the database file", async (t) => {
       assert.equal(run?.cleanup.note, `key ${REDACTED}`);
       assert.ok(store.getFinish("run-1").error?.includes(REDACTED));
       assert.equal(store.skills("run-1")[0].name, `deploy with ${REDACTED}`);
+      assert.equal(store.skills("run-1")[0].description, `pushed with ${REDACTED}`);
+      assert.deepEqual(store.getFinish("run-1").nextActions, [`rotate ${REDACTED}`]);
 
       store.close();
       assert.ok(await assertFilesClean(join(fixture.dir, ".agent", ".finishline")) > 0);
