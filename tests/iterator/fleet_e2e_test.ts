@@ -258,7 +258,10 @@ Deno.test("a fleet killed outright (SIGKILL) resumes with fleet --resume: its ru
       [issueKey(3)]: [fixIssue(3)],
     }, [textTurn("This session was not expected.")]),
   });
-  const options = { cwd: fleet.repo.path, server, env: fleet.gh.env() };
+  // One home for both fleets, kept until the test ends: the killed fleet's runs go on
+  // without it, and a home removed with its CLI call would stop them (see tempDir).
+  await using home = await tempDir("finishline-home-");
+  const options = { cwd: fleet.repo.path, server, env: fleet.gh.env(), home: home.path };
   const killed = await runCli(["fleet", "--label", "agent:go", "--parallel", "2", "--json"], {
     ...options,
     onSpawn: async (child) => {
