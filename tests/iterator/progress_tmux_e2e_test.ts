@@ -13,22 +13,10 @@ import { COMPLETE_TASK_TOOL } from "../../agents/common/complete_task.ts";
 import { ScriptedModelServer, type SessionScript, toolTurn } from "../../agents/testing/mod.ts";
 import { displayWidth } from "../../agents/iterator/_fit_line.ts";
 import { denoDir, MAIN, tempDir, tempRepo } from "../_helpers.ts";
+import { HAS_TMUX, shellQuote, Tmux } from "../_tmux.ts";
 
-const TMUX = hasTmux();
 const DONE = "__finishline_tmux_done__";
 const COMMAND = "$ finishline --iterate-max 3 --task 'Write three notes'";
-/** Generous bounds: a run takes about 10 s; on a loaded machine several times that. */
-const RUN_WAIT_MS = 180_000;
-const POLL_MS = 100;
-
-function hasTmux(): boolean {
-  try {
-    return new Deno.Command("tmux", { args: ["-V"], stdout: "null", stderr: "null" }).outputSync()
-      .success;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * Each session commits a file, waits for a slow reply (so the live line is
@@ -52,53 +40,6 @@ function script(index: number): SessionScript {
     }),
     { text: `Iteration ${n} done.` },
   ];
-}
-
-/** A tmux server of its own (socket in a temp folder), one session running one command. */
-class Tmux implements AsyncDisposable {
-  #env: Record<string, string>;
-  constructor(readonly dir: string) {
-    this.#env = { TMUX_TMPDIR: dir, LANG: "C.UTF-8" };
-  }
-
-  async run(...args: string[]): Promise<string> {
-    const output = await new Deno.Command("tmux", {
-      args: ["-L", "finishline-test", "-f", `${this.dir}/tmux.conf`, ...args],
-      env: this.#env,
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const text = new TextDecoder();
-    if (!output.success) throw new Error(`tmux ${args[0]}: ${text.decode(output.stderr)}`);
-    return text.decode(output.stdout);
-  }
-
-  /** The pane's text, scrollback included, wrapped rows joined, trailing blanks cut. */
-  async capture(): Promise<string[]> {
-    const text = await this.run("capture-pane", "-p", "-J", "-S", "-", "-t", "run");
-    return text.split("\n").map((line) => line.trimEnd());
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.run("kill-server").catch(() => {});
-  }
-}
-
-/** Poll the pane until a line passes the test; fail with the pane after the bound. */
-async function waitFor(
-  tmux: Tmux,
-  found: (lines: string[]) => string | undefined,
-  what: string,
-): Promise<string> {
-  const end = Date.now() + RUN_WAIT_MS;
-  let lines: string[] = [];
-  while (Date.now() < end) {
-    lines = await tmux.capture();
-    const hit = found(lines);
-    if (hit !== undefined) return hit;
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-  }
-  throw new Error(`no ${what} within ${RUN_WAIT_MS / 1000}s; the pane:\n${lines.join("\n")}`);
 }
 
 const LIVE = /^finishline (iteration )?\d\/3 · it \d+:\d\d(?: · run \d+:\d\d)?(?: · .*)?$/;
@@ -129,43 +70,27 @@ async function runInTmux(
     NO_COLOR: "1",
     LANG: "C.UTF-8",
   };
-  const quote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
-  await Deno.writeTextFile(
-    `${dir.path}/run.sh`,
-    [
-      "unset CI",
-      ...Object.entries(env).map(([name, value]) => `export ${name}=${quote(value)}`),
-      `cd ${quote(repo.path)}`,
+  await using tmux = await Tmux.start(dir.path, {
+    width,
+    height: 40,
+    env,
+    commands: [
+      `cd ${shellQuote(repo.path)}`,
       // What a shell shows above the run: the command line.
-      `echo ${quote(COMMAND)}`,
-      `${quote(Deno.execPath())} run -A ${quote(MAIN)} --iterate-max 3 --task 'Write three notes'`,
+      `echo ${shellQuote(COMMAND)}`,
+      `${shellQuote(Deno.execPath())} run -A ${
+        shellQuote(MAIN)
+      } --iterate-max 3 --task 'Write three notes'`,
       `echo "${DONE} $?"`,
-    ].join("\n"),
-  );
-  await Deno.writeTextFile(
-    `${dir.path}/tmux.conf`,
-    "set -g remain-on-exit on\nset -g history-limit 10000\nset -g status off\n",
-  );
-  await using tmux = new Tmux(dir.path);
-  await tmux.run(
-    "new-session",
-    "-d",
-    "-x",
-    String(width),
-    "-y",
-    "40",
-    "-s",
-    "run",
-    `sh ${dir.path}/run.sh`,
-  );
+    ],
+  });
   const liveWhen = options.liveWhen ?? (() => true);
-  const live = await waitFor(
-    tmux,
+  const live = await tmux.waitFor(
     (lines) => lines.find((line) => LIVE.test(line) && !line.includes(" 3/3 ") && liveWhen(line)),
     "live status line in iteration 1 or 2",
   );
   await options.onLive?.(tmux);
-  await waitFor(tmux, (lines) => lines.find((line) => line.startsWith(DONE)), "end of the run");
+  await tmux.waitFor((lines) => lines.find((line) => line.startsWith(DONE)), "end of the run");
   return { lines: await tmux.capture(), live };
 }
 
@@ -205,7 +130,7 @@ function assertVerdicts(lines: string[], width: number, from = 1): void {
 
 Deno.test({
   name: "under tmux at 60, 80 and 120 columns every verdict shows whole and no live line is left",
-  ignore: !TMUX,
+  ignore: !HAS_TMUX,
   async fn(t) {
     for (const width of [60, 80, 120]) {
       await t.step(`${width} columns`, async () => {
@@ -242,7 +167,7 @@ Deno.test({
 
 Deno.test({
   name: "under tmux, narrowing the terminal while the live line shows leaves no fragment",
-  ignore: !TMUX,
+  ignore: !HAS_TMUX,
   async fn() {
     // A live line wider than the new width: the terminal wraps it onto two rows.
     const { lines, live } = await runInTmux(120, {
