@@ -15,16 +15,45 @@ export const ROOT = new URL("../../", import.meta.url).pathname;
 /** The command that runs the Codex CLI, before its arguments. */
 export const CODEX = ["deno", "run", "-A", "npm:@openai/codex@0.169.0"];
 
-/** The command that runs codex-acp, the ACP adapter of Codex. */
-export const CODEX_ACP = ["deno", "run", "-A", "npm:@zed-industries/codex-acp@0.16.0"];
+/** The version of codex-acp pinned in deno.json. */
+export const CODEX_ACP_VERSION = "0.16.0";
+
+/**
+ * The path of codex-acp's native binary, cached by Deno from the pinned npm package.
+ *
+ * Its npm wrapper (`bin/codex-acp.js`) runs the binary with `spawnSync` and inherited
+ * stdio, which under `deno run` does not pass a piped stdin through (the ACP
+ * `initialize` request is never answered), so the tests spawn the binary itself.
+ * Deno's npm cache keeps the file without its execute bit; this sets it.
+ */
+export async function codexAcpBinary(): Promise<string> {
+  const spec = `npm:@zed-industries/codex-acp@${CODEX_ACP_VERSION}`;
+  const cache = await new Deno.Command("deno", { args: ["cache", spec], cwd: ROOT }).output();
+  if (!cache.success) {
+    throw new Error(`deno cache ${spec}: ${new TextDecoder().decode(cache.stderr)}`);
+  }
+  const info = await new Deno.Command("deno", { args: ["info", "--json"], cwd: ROOT }).output();
+  const { npmCache } = JSON.parse(new TextDecoder().decode(info.stdout));
+  const arch = Deno.build.arch === "aarch64" ? "arm64" : "x64";
+  const os = Deno.build.os === "windows" ? "win32" : Deno.build.os;
+  const exe = os === "win32" ? "codex-acp.exe" : "codex-acp";
+  const path =
+    `${npmCache}/registry.npmjs.org/@zed-industries/codex-acp-${os}-${arch}/${CODEX_ACP_VERSION}/bin/${exe}`;
+  if (os !== "win32" && (((await Deno.stat(path)).mode ?? 0o755) & 0o100) === 0) {
+    await Deno.chmod(path, 0o755);
+  }
+  return path;
+}
 
 /**
  * The `config.toml` that points Codex at a scripted server: a custom model
- * provider speaking the Responses API, its key read from `SCRIPTED_API_KEY`.
+ * provider speaking the Responses API, its key read from `SCRIPTED_API_KEY`. The
+ * model is a slug Codex knows (`gpt-5.4`), so that it finds the model's metadata;
+ * with an unknown slug it warns, and codex-acp sends that warning as agent text.
  */
 export function codexConfig(server: ScriptedResponsesServer): string {
   return [
-    'model = "scripted"',
+    'model = "gpt-5.4"',
     'model_provider = "scripted"',
     "check_for_update_on_startup = false",
     "",
