@@ -41,6 +41,20 @@ export interface ScriptedResponsesServerOptions {
    */
   fallback?: ScriptStep;
   /**
+   * Tells side requests, which get `sideReply` and do not advance the script, from
+   * main-loop ones. opencode 1.18 asks for a session title with a request that has
+   * no `tools`: `(body) => !Array.isArray(body.tools)` tells it apart.
+   *
+   * @default {() => false}
+   */
+  isSideRequest?: (body: Record<string, unknown>, headers: Record<string, string>) => boolean;
+  /**
+   * The reply to side requests.
+   *
+   * @default {textTurn("OK.")}
+   */
+  sideReply?: ScriptStep;
+  /**
    * The port to listen on; 0 picks a free one.
    *
    * @default {0}
@@ -227,11 +241,12 @@ export class ScriptedResponsesServer implements AsyncDisposable {
       session = { index: this.#sessions.size, nextTurn: 0 };
       this.#sessions.set(sessionId, session);
     }
+    const side = !isModel || (this.#options.isSideRequest?.(body, headers) ?? false);
     const record: RecordedRequest = {
       sessionId,
       sessionIndex: session?.index ?? -1,
-      turnIndex: isModel && session ? session.nextTurn++ : -1,
-      side: !isModel,
+      turnIndex: !side && session ? session.nextTurn++ : -1,
+      side,
       method: request.method,
       path,
       headers,
@@ -251,7 +266,9 @@ export class ScriptedResponsesServer implements AsyncDisposable {
       lastUserText: lastInputText(record.body),
     };
     const script = this.#options.scripts?.[record.sessionIndex] ?? [];
-    const step = script[record.turnIndex] ?? this.#options.fallback ?? FALLBACK;
+    const step = record.side
+      ? this.#options.sideReply ?? SIDE_REPLY
+      : script[record.turnIndex] ?? this.#options.fallback ?? FALLBACK;
     return typeof step === "function" ? await step(ctx) : step;
   }
 
@@ -353,3 +370,4 @@ const SSE_HEADERS = {
 };
 
 const FALLBACK: ScriptedTurn = { text: "Done." };
+const SIDE_REPLY: ScriptedTurn = { text: "OK." };

@@ -170,3 +170,26 @@ Deno.test("an http fault answers with its status; unknown routes get 404 and are
     ["/v1/embeddings", true],
   ]);
 });
+
+Deno.test("side requests get the side reply and leave the script where it was", async () => {
+  await using server = await ScriptedResponsesServer.start({
+    scripts: [[textTurn("main 0"), textTurn("main 1")]],
+    isSideRequest: (body) => !Array.isArray(body.tools),
+    sideReply: textTurn("A title"),
+  });
+  const ask = async (body: Record<string, unknown>) => {
+    const reply = await (await post(server, "/v1/chat/completions", body)).json();
+    return reply.choices[0].message.content;
+  };
+  const main = { messages: [], tools: [] };
+  assert.deepEqual(
+    [await ask({ messages: [] }), await ask(main), await ask({ messages: [] }), await ask(main)],
+    ["A title", "main 0", "A title", "main 1"],
+  );
+  assert.deepEqual(server.requests.map((r) => [r.side, r.turnIndex]), [
+    [true, -1],
+    [false, 0],
+    [true, -1],
+    [false, 1],
+  ]);
+});
