@@ -13,6 +13,10 @@
  * {@linkcode isSideRequest}). A session resumed with the SDK's `resume` option keeps
  * its session id, so its script continues where it stopped.
  *
+ * {@linkcode ScriptedResponsesServer} answers from the same scripts over the OpenAI
+ * Responses API and Chat Completions API, for agents such as Codex (a custom model
+ * provider whose `base_url` is `${server.url}/v1`).
+ *
  * @example
  * ```ts ignore
  * import assert from "node:assert/strict";
@@ -67,6 +71,10 @@ export {
   type TurnContext,
 } from "./script.ts";
 export { ScriptedModelServer, type ScriptedServerOptions } from "./scripted_server.ts";
+export {
+  ScriptedResponsesServer,
+  type ScriptedResponsesServerOptions,
+} from "./scripted_responses_server.ts";
 export { scriptsByPrompt } from "./prompt_scripts.ts";
 export { isSideRequest } from "./side_requests.ts";
 export { type Filesystem, InMemoryFilesystem } from "./in_memory_filesystem.ts";
