@@ -14,10 +14,14 @@ import type { ScriptedResponsesServer } from "../../agents/testing/mod.ts";
 /** The opencode version the tests run. */
 export const OPENCODE_VERSION = "1.18.33";
 
-/** Installs opencode with npm (once) and returns the path of its native binary. */
+/**
+ * Installs opencode with npm (once, into the user's cache folder, kept
+ * between runs like Deno's own cache, never in the tests' temp folder) and
+ * returns the path of its native binary.
+ */
 export async function opencodeBinary(): Promise<string> {
-  const tmp = Deno.env.get("TMPDIR") ?? "/tmp";
-  const prefix = `${tmp}/finishline-agents/opencode-${OPENCODE_VERSION}`;
+  const cache = Deno.env.get("XDG_CACHE_HOME") ?? `${Deno.env.get("HOME") ?? "/tmp"}/.cache`;
+  const prefix = `${cache}/finishline-test-agents/opencode-${OPENCODE_VERSION}`;
   const arch = Deno.build.arch === "aarch64" ? "arm64" : "x64";
   const binary = `${prefix}/node_modules/opencode-${Deno.build.os}-${arch}/bin/opencode`;
   if (await exists(binary)) return binary;
@@ -69,6 +73,8 @@ export function opencodeEnv(home: string): Record<string, string> {
     XDG_DATA_HOME: `${home}/.local/share`,
     XDG_CACHE_HOME: `${home}/.cache`,
     XDG_STATE_HOME: `${home}/.local/state`,
+    // opencode keeps a folder in the temp directory: keep it in the home, removed with it.
+    TMPDIR: home,
     OPENCODE_DISABLE_AUTOUPDATE: "1",
     OPENCODE_DISABLE_MODELS_FETCH: "1",
     GIT_AUTHOR_NAME: "opencode",
