@@ -1,0 +1,185 @@
+/**
+ * End to end through the Agent Client Protocol: the CLI as a subprocess, the
+ * real claude-agent-acp adapter driving the real Claude Code, the scripted
+ * model server, real git in temp repositories.
+ */
+
+import assert from "node:assert/strict";
+import {
+  ScriptedModelServer,
+  type ScriptStep,
+  textTurn,
+  toolTurn,
+} from "../../agents/testing/mod.ts";
+import { CONTINUATION_MESSAGE } from "../../agents/iterator/completion_guard.ts";
+import { COMPLETE_TASK_TOOL } from "../../agents/common/complete_task.ts";
+import { git, runCli, tempRepo } from "../_helpers.ts";
+
+/**
+ * claude-agent-acp as deno.json pins it, run by Deno. IS_SANDBOX: it passes
+ * --allow-dangerously-skip-permissions, which Claude Code refuses as root
+ * outside a sandbox (tests may run as root in a container).
+ */
+const CLAUDE_ACP = [Deno.execPath(), "run", "-A", "npm:@zed-industries/claude-agent-acp@0.23.1"];
+
+async function acpAgent(
+  repo: string,
+  behavior: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+): Promise<void> {
+  await Deno.mkdir(`${repo}/.agent/acp`, { recursive: true });
+  await Deno.writeTextFile(
+    `${repo}/.agent/acp/agent.json`,
+    JSON.stringify({
+      name: "acp",
+      behavior: {
+        backend: { acp: { command: CLAUDE_ACP, env: { IS_SANDBOX: "1" } } },
+        ...behavior,
+      },
+      probe: { enabled: false },
+      ...extra,
+    }),
+  );
+  await git(repo, "add", ".agent");
+  await git(repo, "commit", "-qm", "chore: agent");
+}
+
+Deno.test("acp: iterate runs N sessions through claude-agent-acp, each running its Bash call", async () => {
+  await using repo = await tempRepo();
+  await acpAgent(repo.path, {
+    completionType: "iterate",
+    completionConfig: { maxIterations: 2 },
+    requireCompleteTask: false,
+  });
+  await using server = await ScriptedModelServer.start({
+    scripts: ({ sessionIndex }) => [
+      toolTurn("Bash", {
+        command:
+          `echo "iteration ${sessionIndex + 1}" >> progress.txt && git add progress.txt && ` +
+          `git commit -qm "docs: progress ${sessionIndex + 1}"`,
+      }),
+      textTurn(`Iteration ${sessionIndex + 1} done.`),
+    ],
+  });
+  const run = await runCli(["--agent", "acp", "--json", "--task", "Write progress notes"], {
+    cwd: repo.path,
+    server,
+  });
+  assert.equal(run.code, 0, run.stderr);
+  const progress = await Deno.readTextFile(`${repo.path}/progress.txt`);
+  assert.equal(progress, "iteration 1\niteration 2\n");
+  const result = JSON.parse(run.stdout);
+  assert.equal(result.status, "completed");
+  assert.equal(result.iterations, 2);
+  assert.match(run.stderr, /tools: Bash/);
+  const firstPrompt = JSON.stringify(server.requests.find((request) => !request.side)?.body);
+  assert.ok(firstPrompt.includes("Write progress notes"), "the task reaches the model");
+});
+
+function completeTask(summary: string) {
+  return toolTurn(COMPLETE_TASK_TOOL, {
+    status: "success",
+    original_request_summary: "Ship the feature",
+    summary,
+  });
+}
+
+/** A step that checks what the agent was last told, then replies. */
+function expecting(text: string, reply: ScriptStep): ScriptStep {
+  return async (ctx) => {
+    if (!ctx.lastUserText.includes(text)) {
+      return textTurn(`SCRIPT ERROR: expected the last user message to include ${text}`);
+    }
+    return typeof reply === "function" ? await reply(ctx) : reply;
+  };
+}
+
+function noScriptErrors(server: ScriptedModelServer): void {
+  assert.ok(
+    !server.requests.some((request) => JSON.stringify(request.body).includes("SCRIPT ERROR")),
+    "the model was told what it expected at each step",
+  );
+}
+
+const MANUAL = {
+  completionType: "manual",
+  completionConfig: { completionKeyword: "SHIPPED", maxIterations: 3 },
+  allowedTools: ["Bash"],
+};
+
+Deno.test("acp: a turn that ends without complete_task gets the continuation prompt in the same session", async () => {
+  await using repo = await tempRepo();
+  await acpAgent(repo.path, MANUAL);
+  await using server = await ScriptedModelServer.start({
+    scripts: [[
+      textTurn("All done. SHIPPED"),
+      expecting(CONTINUATION_MESSAGE.slice(0, 40), completeTask("Shipped the feature")),
+      expecting("Recorded: success", textTurn("Finished. SHIPPED")),
+    ]],
+  });
+  const run = await runCli(["--agent", "acp", "--json"], { cwd: repo.path, server });
+  assert.equal(run.code, 0, run.stderr);
+  noScriptErrors(server);
+  const result = JSON.parse(run.stdout);
+  assert.equal(result.iterations, 1);
+  const main = server.requests.filter((request) => !request.side);
+  assert.equal(new Set(main.map((request) => request.sessionId)).size, 1, "one session");
+  const tools = (main[0].body.tools as Array<{ name: string }>).map((tool) => tool.name);
+  assert.ok(tools.includes(COMPLETE_TASK_TOOL), "the model sees complete_task from the MCP server");
+  const finished = (await Deno.readTextFile(result.logFile)).trim().split("\n")
+    .map((line) => JSON.parse(line))
+    .find((record) => record.kind === "iteration_finished");
+  assert.equal(finished.summary.completeTask.status, "success");
+  assert.equal(finished.summary.continuations, 1);
+});
+
+Deno.test("acp: complete_task with a failing check gets the failure as its tool result, and the fix completes", async () => {
+  await using repo = await tempRepo();
+  await acpAgent(repo.path, MANUAL, {
+    verify: { checks: [{ type: "command", command: "grep -q fixed status.txt", name: "status" }] },
+  });
+  await using server = await ScriptedModelServer.start({
+    scripts: [[
+      toolTurn("Bash", { command: "echo broken > status.txt" }),
+      completeTask("Wrote the status file"),
+      expecting(
+        "did NOT pass (status)",
+        toolTurn("Bash", {
+          command: "echo fixed > status.txt && git add status.txt && git commit -qm 'fix: status'",
+        }),
+      ),
+      completeTask("Fixed the status file"),
+      expecting("the checks passed", textTurn("Now it is right. SHIPPED")),
+    ]],
+  });
+  const run = await runCli(["--agent", "acp", "--json"], { cwd: repo.path, server });
+  assert.equal(run.code, 0, run.stderr);
+  noScriptErrors(server);
+  assert.equal(JSON.parse(run.stdout).iterations, 1);
+});
+
+Deno.test("acp: uncommitted work gets the commit rescue prompt in the same ACP session", async () => {
+  await using repo = await tempRepo();
+  await acpAgent(repo.path, {
+    completionType: "iterate",
+    completionConfig: { maxIterations: 1 },
+    requireCompleteTask: false,
+  });
+  await using server = await ScriptedModelServer.start({
+    scripts: [[
+      toolTurn("Bash", { command: "printf 'draft' > draft.txt" }),
+      textTurn("Wrote a draft."),
+      expecting(
+        "COMMIT RESCUE",
+        toolTurn("Bash", { command: "git add draft.txt && git commit -qm 'docs: draft'" }),
+      ),
+      textTurn("Committed the draft."),
+    ]],
+  });
+  const run = await runCli(["--agent", "acp", "--json"], { cwd: repo.path, server });
+  assert.equal(run.code, 0, run.stderr);
+  noScriptErrors(server);
+  assert.equal(await git(repo.path, "log", "-1", "--format=%s"), "docs: draft");
+  const main = server.requests.filter((request) => !request.side);
+  assert.equal(new Set(main.map((request) => request.sessionId)).size, 1, "one session");
+});
