@@ -183,3 +183,14 @@ Deno.test("acp: uncommitted work gets the commit rescue prompt in the same ACP s
   const main = server.requests.filter((request) => !request.side);
   assert.equal(new Set(main.map((request) => request.sessionId)).size, 1, "one session");
 });
+
+Deno.test("acp: --backend codex --dry-run shows the resolved command; a bad name is one line, exit 2", async () => {
+  await using repo = await tempRepo();
+  const dry = await runCli(["--backend", "codex", "--dry-run", "--task", "x"], { cwd: repo.path });
+  assert.equal(dry.code, 0, dry.stderr);
+  assert.match(dry.stdout, /^Backend: +codex \(ACP: npx -y @zed-industries\/codex-acp\)$/m);
+  const bad = await runCli(["--backend", "nope", "--task", "x"], { cwd: repo.path });
+  assert.equal(bad.code, 2);
+  assert.equal(bad.stderr.trim().split("\n").length, 1);
+  assert.match(bad.stderr, /--backend.*"nope"/);
+});

@@ -120,7 +120,10 @@ export const behaviorSchema = strictObject({
         env: z.record(z.string(), z.string()).optional(),
       }).strict(),
     }).strict(),
-  ]).default("claude").describe(
+  ], {
+    error:
+      'expected "claude", "codex", "gemini", "opencode", "claude-acp" or { "acp": { "command": [...] } }',
+  }).default("claude").describe(
     'The agent backend: `claude` (the Claude Agent SDK), an ACP preset (`codex`, `gemini`, `opencode`, `claude-acp`), or `{ "acp": { "command": [...], "env": {...} } }`.',
   ),
   session: z.enum(["fresh", "continue"]).default("fresh").describe(
