@@ -71,6 +71,7 @@ Deno.test("acp: iterate runs N sessions through claude-agent-acp, each running i
   const result = JSON.parse(run.stdout);
   assert.equal(result.status, "completed");
   assert.equal(result.iterations, 2);
+  assert.ok(result.costUsd > 0, "the cost the agent reports over ACP is counted");
   assert.match(run.stderr, /tools: Bash/);
   const firstPrompt = JSON.stringify(server.requests.find((request) => !request.side)?.body);
   assert.ok(firstPrompt.includes("Write progress notes"), "the task reaches the model");
