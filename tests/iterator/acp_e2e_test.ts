@@ -12,6 +12,7 @@ import {
   toolTurn,
 } from "../../agents/testing/mod.ts";
 import { CONTINUATION_MESSAGE } from "../../agents/iterator/completion_guard.ts";
+import { PROBE_MARKER } from "../../agents/iterator/status_probe.ts";
 import { COMPLETE_TASK_TOOL } from "../../agents/common/complete_task.ts";
 import { git, runCli, tempRepo } from "../_helpers.ts";
 
@@ -194,4 +195,30 @@ Deno.test("acp: --backend codex --dry-run shows the resolved command; a bad name
   assert.equal(bad.code, 2);
   assert.equal(bad.stderr.trim().split("\n").length, 1);
   assert.match(bad.stderr, /--backend.*"nope"/);
+});
+
+Deno.test("acp: the status probe is a follow-up prompt in the same ACP session", async () => {
+  await using repo = await tempRepo();
+  await Deno.mkdir(`${repo.path}/.agent/acp/completion`, { recursive: true });
+  await Deno.copyFile(
+    new URL("../fixtures/scenarios/commits_handler.ts", import.meta.url),
+    `${repo.path}/.agent/acp/completion/commits.ts`,
+  );
+  await acpAgent(repo.path, {
+    completionType: "custom",
+    completionConfig: { handlerPath: "completion/commits.ts", maxIterations: 1 },
+    requireCompleteTask: false,
+  }, { probe: { maxProbes: 1, probeIntervalSeconds: 0, probeTimeoutSeconds: 60 } });
+  await using server = await ScriptedModelServer.start({
+    scripts: [[
+      textTurn("Not sure where I am."),
+      expecting(PROBE_MARKER, textTurn('{"status": "blocked", "message": "needs a token"}')),
+    ]],
+  });
+  const run = await runCli(["--agent", "acp", "--json"], { cwd: repo.path, server });
+  assert.equal(run.code, 5, run.stderr);
+  noScriptErrors(server);
+  assert.match(JSON.parse(run.stdout).completionReason, /needs a token/);
+  const main = server.requests.filter((request) => !request.side);
+  assert.equal(new Set(main.map((request) => request.sessionId)).size, 1, "one session");
 });
