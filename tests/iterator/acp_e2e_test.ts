@@ -222,3 +222,26 @@ Deno.test("acp: the status probe is a follow-up prompt in the same ACP session",
   const main = server.requests.filter((request) => !request.side);
   assert.equal(new Set(main.map((request) => request.sessionId)).size, 1, "one session");
 });
+
+Deno.test("acp: an agent command that exits at once fails the iteration, never hangs", async () => {
+  await using repo = await tempRepo();
+  await Deno.mkdir(`${repo.path}/.agent/gone`, { recursive: true });
+  await Deno.writeTextFile(
+    `${repo.path}/.agent/gone/agent.json`,
+    JSON.stringify({
+      name: "gone",
+      behavior: {
+        completionType: "iterate",
+        completionConfig: { maxIterations: 1 },
+        requireCompleteTask: false,
+        backend: { acp: { command: ["false"] } },
+      },
+      probe: { enabled: false },
+    }),
+  );
+  await using server = await ScriptedModelServer.start({ scripts: [[textTurn("unused")]] });
+  const run = await runCli(["--agent", "gone", "--task", "x"], { cwd: repo.path, server });
+  assert.notEqual(run.code, 0);
+  assert.match(run.stderr, /the agent process ended/);
+  assert.equal(server.requests.length, 0);
+});

@@ -24,6 +24,12 @@ export interface AcpCommand {
 
 type Routes = Pick<SessionRequest, "onCompleteTask">;
 
+/** Where a process's session updates go, as the current prompt says. */
+interface Holder {
+  sink: (message: AgentMessage) => void;
+  translator?: UpdateTranslator;
+}
+
 /** One live agent process with its session, kept for follow-up prompts. */
 interface Live {
   child: Deno.ChildProcess;
@@ -117,10 +123,13 @@ export class AcpBackend implements AgentBackend {
     for (;;) {
       turns++;
       lastText = "";
-      const response = await live.connection.prompt({
-        sessionId: live.sessionId,
-        prompt: [{ type: "text", text: prompt }],
-      });
+      const response = await orClosed(
+        live.connection,
+        live.connection.prompt({
+          sessionId: live.sessionId,
+          prompt: [{ type: "text", text: prompt }],
+        }),
+      );
       live.flush();
       usage.input_tokens += response.usage?.inputTokens ?? 0;
       usage.output_tokens += response.usage?.outputTokens ?? 0;
@@ -153,7 +162,7 @@ export class AcpBackend implements AgentBackend {
     if (request.stderr) pipeText(child.stderr, request.stderr);
     const routes: Routes = {};
     const callback = callbackServer(routes);
-    const holder: { sink: (message: AgentMessage) => void; translator?: UpdateTranslator } = {
+    const holder: Holder = {
       sink: () => {},
     };
     const stream = acp.ndJsonStream(child.stdin, child.stdout);
@@ -169,15 +178,38 @@ export class AcpBackend implements AgentBackend {
       requestPermission: (params) => Promise.resolve(permissionAnswer(params, request)),
     }), stream);
     request.signal.addEventListener("abort", () => killQuietly(child), { once: true });
-    await connection.initialize({ protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
-    const session = await connection.newSession({
-      cwd: request.cwd,
-      mcpServers: request.onCompleteTask ? [completeTaskMcp(callback)] : [],
-      _meta: {
-        systemPrompt: { append: request.systemPromptAppend },
-        claudeCode: { options: { allowedTools: request.allowedTools, model: request.model } },
-      },
-    });
+    try {
+      return await this.#open(connection, request, { child, routes, callback, holder });
+    } catch (error) {
+      killQuietly(child);
+      await child.status;
+      await callback.shutdown();
+      throw error;
+    }
+  }
+
+  /** `initialize` and `session/new`; the session is kept for follow-ups. */
+  async #open(
+    connection: acp.ClientSideConnection,
+    request: SessionRequest,
+    parts: Pick<Live, "child" | "routes" | "callback"> & { holder: Holder },
+  ): Promise<Live> {
+    const { child, routes, callback, holder } = parts;
+    await orClosed(
+      connection,
+      connection.initialize({ protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} }),
+    );
+    const session = await orClosed(
+      connection,
+      connection.newSession({
+        cwd: request.cwd,
+        mcpServers: request.onCompleteTask ? [completeTaskMcp(callback)] : [],
+        _meta: {
+          systemPrompt: { append: request.systemPromptAppend },
+          claudeCode: { options: { allowedTools: request.allowedTools, model: request.model } },
+        },
+      }),
+    );
     const live: Live = {
       child,
       connection,
@@ -273,4 +305,17 @@ function errorText(error: unknown): string {
   return typeof record.message === "string"
     ? `${record.message}${record.data ? `: ${JSON.stringify(record.data)}` : ""}`
     : JSON.stringify(error);
+}
+
+/**
+ * A request's answer, or an error once the agent process has gone: the SDK
+ * leaves requests pending when the connection closes.
+ */
+function orClosed<T>(connection: acp.ClientSideConnection, request: Promise<T>): Promise<T> {
+  return Promise.race([
+    request,
+    connection.closed.then(() => {
+      throw new Error("the agent process ended");
+    }),
+  ]);
 }
