@@ -44,7 +44,19 @@ interface Live {
   callback: Deno.HttpServer;
 }
 
-/** Runs agent sessions over the Agent Client Protocol. */
+/**
+ * Runs agent sessions over the Agent Client Protocol.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { AcpBackend } from "@finishline/agents";
+ *
+ * const backend = new AcpBackend({ command: ["opencode", "acp"] }, "opencode");
+ * assert.equal(backend.name, "opencode");
+ * await backend.release(); // nothing started yet
+ * ```
+ */
 export class AcpBackend implements AgentBackend {
   /** Backend name for logs. */
   readonly name: string;
@@ -52,6 +64,8 @@ export class AcpBackend implements AgentBackend {
   readonly #live = new Map<string, Live>();
 
   /**
+   * A backend that starts `agent.command` for each new session.
+   *
    * @param agent How to start the agent.
    * @param name Backend name for logs. @default "acp"
    */
