@@ -220,7 +220,16 @@ export class AcpBackend implements AgentBackend {
         mcpServers: request.onCompleteTask ? [completeTaskMcp(callback)] : [],
         _meta: {
           systemPrompt: { append: request.systemPromptAppend },
-          claudeCode: { options: { allowedTools: request.allowedTools, model: request.model } },
+          // claude-agent-acp reads Claude Code options here; other agents ignore it.
+          claudeCode: {
+            options: {
+              allowedTools: request.allowedTools,
+              disallowedTools: request.disallowedTools,
+              model: request.model,
+              maxTurns: request.maxTurns,
+              ...(request.tools ? { tools: request.tools } : {}),
+            },
+          },
         },
       }),
     );
