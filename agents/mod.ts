@@ -135,6 +135,13 @@ export type {
   StopEvent,
 } from "./common/backends/types.ts";
 export { ClaudeBackend, type ClaudeBackendOptions } from "./common/backends/claude.ts";
+export { AcpBackend, type AcpCommand } from "./common/backends/acp.ts";
+export {
+  ACP_PRESETS,
+  BACKEND_NAMES,
+  type BackendSetting,
+  resolveBackend,
+} from "./common/backends/presets.ts";
 export { RunLog } from "./common/log.ts";
 export { Redactor } from "./common/redact.ts";
 export {

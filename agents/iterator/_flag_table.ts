@@ -154,6 +154,16 @@ export const FLAGS: readonly FlagSpec[] = [
     pass: "run",
   },
   {
+    name: "backend",
+    key: "backend",
+    kind: "backend",
+    what: "a backend name",
+    placeholder: "NAME",
+    help: ["agent backend: claude, codex, gemini, opencode or claude-acp"],
+    group: "run",
+    pass: "run",
+  },
+  {
     name: "max-turns",
     key: "maxTurns",
     kind: "positiveInteger",

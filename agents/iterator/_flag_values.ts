@@ -8,6 +8,7 @@
 
 import type { ParameterSpec } from "../common/definition/types.ts";
 import { UsageError } from "../common/errors.ts";
+import { BACKEND_NAMES } from "../common/backends/presets.ts";
 
 /** The kinds of flag values, each read by one parser. */
 export type FlagKind =
@@ -19,6 +20,7 @@ export type FlagKind =
   | "seconds"
   | "repo"
   | "permissionMode"
+  | "backend"
   | "issueList";
 
 /** A permission mode a flag may set (bypass has its own flag). */
@@ -47,6 +49,7 @@ const KIND_TEXT: Record<FlagKind, string> = {
   seconds: "a number of seconds (0 or more)",
   repo: 'owner/name (e.g. "octo/demo")',
   permissionMode: '"default", "acceptEdits" or "plan"',
+  backend: '"claude", "codex", "gemini", "opencode" or "claude-acp"',
   issueList: 'issue numbers separated by commas (e.g. "4,7,9")',
 };
 
@@ -99,6 +102,8 @@ export function readValue(spec: ValueSpec, raw: RawValue): unknown {
       return repository(raw, flag);
     case "permissionMode":
       return permissionMode(raw, flag);
+    case "backend":
+      return backend(raw, flag);
     case "issueList":
       return issueList(raw, flag);
   }
@@ -157,6 +162,11 @@ function repository(raw: string, flag: string): string {
     throw new UsageError(`Flag "${flag}" expects ${KIND_TEXT.repo}, got "${raw}"`);
   }
   return raw;
+}
+
+function backend(raw: string, flag: string): string {
+  if (BACKEND_NAMES.includes(raw)) return raw;
+  throw new UsageError(`Flag "${flag}" expects one of ${KIND_TEXT.backend}, got "${raw}"`);
 }
 
 function permissionMode(raw: string, flag: string): FlagPermissionMode {

@@ -9,7 +9,7 @@
  * @module
  */
 
-import type { AgentDefinition, ParameterSpec } from "../common/definition/types.ts";
+import type { AgentBehavior, AgentDefinition, ParameterSpec } from "../common/definition/types.ts";
 import type { RunInputs } from "../common/completion/run_inputs.ts";
 import { UsageError } from "../common/errors.ts";
 import { lenientParse, readFlags, strictParse } from "./_flag_parse.ts";
@@ -51,6 +51,8 @@ export interface RunFlags extends BaseFlags, RunInputs {
   maxWait?: number;
   /** `--permission-mode M`. */
   permissionMode?: FlagPermissionMode;
+  /** `--backend NAME`. */
+  backend?: string;
   /** `--dangerously-skip-permissions`. */
   dangerouslySkipPermissions: boolean;
   /** `--dry-run`. */
@@ -451,6 +453,7 @@ export function applyFlags(
     behavior.completionConfig.maxIterations = flags.iterateMax;
   }
   if (flags.model !== undefined) behavior.model = flags.model;
+  if (flags.backend !== undefined) behavior.backend = flags.backend as AgentBehavior["backend"];
   if (flags.maxTurns !== undefined) behavior.maxTurns = flags.maxTurns;
   if (flags.maxBudgetUsd !== undefined) {
     behavior.maxBudgetUsd = flags.maxBudgetUsd;

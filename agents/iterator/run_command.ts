@@ -7,6 +7,8 @@
  * @module
  */
 
+import { AcpBackend } from "../common/backends/acp.ts";
+import { type BackendSetting, resolveBackend } from "../common/backends/presets.ts";
 import process from "node:process";
 import { ClaudeBackend } from "../common/backends/claude.ts";
 import type { AgentBackend } from "../common/backends/types.ts";
@@ -53,10 +55,11 @@ export async function runCommand(
   io: CommandIO,
   options: { resume?: StoredRun; json?: boolean; storePath?: string; runLock?: RunLock } = {},
 ): Promise<number> {
-  const backend = io.backend ?? new ClaudeBackend();
+  const claude = io.backend ? undefined : new ClaudeBackend();
   // The SDK loads while the definition, handler and store are prepared.
-  if (backend instanceof ClaudeBackend && !command.dryRun) backend.preload();
+  if (claude && !command.dryRun) claude.preload();
   const plan = await prepareRun(command, { ...options, stderr: io.stderr });
+  const backend = io.backend ?? chooseBackend(plan.definition.behavior.backend, claude!);
   if (plan.flags.dryRun) {
     plan.store?.close();
     io.stdout(dryRunOutput(plan));
@@ -238,4 +241,10 @@ function listenForSignals(
       for (const signal of signals) Deno.removeSignalListener(signal, onSignal);
     },
   };
+}
+
+/** The backend a definition names: the SDK one, or an ACP agent. */
+function chooseBackend(setting: BackendSetting, claude: ClaudeBackend): AgentBackend {
+  const resolved = resolveBackend(setting);
+  return resolved === "claude" ? claude : new AcpBackend(resolved.acp, resolved.name);
 }

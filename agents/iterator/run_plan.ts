@@ -7,6 +7,7 @@
  * @module
  */
 
+import { type BackendSetting, resolveBackend } from "../common/backends/presets.ts";
 import type { CommandRefusal, SessionPermissionMode } from "../common/backends/types.ts";
 import { CompositeChecker } from "../common/checks/composite.ts";
 import { GitChecker } from "../common/checks/git.ts";
@@ -239,6 +240,7 @@ export function dryRunOutput(plan: RunPlan): string {
         criteria: criteria.short,
         maxIterations: plan.maxIterations,
         permissionMode: plan.permissionMode,
+        backend: backendText(definition.behavior.backend),
         checks: {
           detected: checks.detection?.checks ?? [],
           hints: checks.detection?.hints ?? [],
@@ -257,6 +259,7 @@ export function dryRunOutput(plan: RunPlan): string {
     }: ${loaded.displayPath})`,
     `Handler:     ${handler.type} (${criteria.short})`,
     `Iterations:  at most ${plan.maxIterations}`,
+    `Backend:     ${backendText(definition.behavior.backend)}`,
     `Permissions: ${plan.permissionMode}; allowed tools: ${
       definition.behavior.allowedTools.join(", ")
     }`,
@@ -271,4 +274,11 @@ export function dryRunOutput(plan: RunPlan): string {
     plan.initialPrompt,
     "",
   ].join("\n");
+}
+
+/** The backend as the dry run shows it: `claude`, or the name and the resolved ACP command. */
+function backendText(setting: BackendSetting): string {
+  const resolved = resolveBackend(setting);
+  if (resolved === "claude") return "claude (Claude Agent SDK)";
+  return `${resolved.name} (ACP: ${resolved.acp.command.join(" ")})`;
 }

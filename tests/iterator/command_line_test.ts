@@ -110,6 +110,7 @@ const DEFAULT_FLAGS: RunFlags = {
   owner: undefined,
   label: undefined,
   model: undefined,
+  backend: undefined,
   maxTurns: undefined,
   maxBudgetUsd: undefined,
   maxWait: undefined,
@@ -133,6 +134,7 @@ Deno.test("parseRunFlags accepts valid command lines", async (t) => {
   });
 
   const cases: Array<[string[], Partial<RunFlags>]> = [
+    [["--backend", "codex"], { backend: "codex" }],
     [["--issue", "12"], { issue: 12 }],
     [["-i", "12"], { issue: 12 }],
     [["--issue=12"], { issue: 12 }],

@@ -112,6 +112,20 @@ export const behaviorSchema = strictObject({
   maxBudgetUsd: positiveNumber().optional().describe(
     "Cost cap in USD for the whole run.",
   ),
+  backend: z.union([
+    z.enum(["claude", "codex", "gemini", "opencode", "claude-acp"]),
+    z.object({
+      acp: z.object({
+        command: z.array(nonEmptyString()).min(1),
+        env: z.record(z.string(), z.string()).optional(),
+      }).strict(),
+    }).strict(),
+  ], {
+    error:
+      'expected "claude", "codex", "gemini", "opencode", "claude-acp" or { "acp": { "command": [...] } }',
+  }).default("claude").describe(
+    'The agent backend: `claude` (the Claude Agent SDK), an ACP preset (`codex`, `gemini`, `opencode`, `claude-acp`), or `{ "acp": { "command": [...], "env": {...} } }`.',
+  ),
   session: z.enum(["fresh", "continue"]).default("fresh").describe(
     "`fresh` starts a new session per iteration; `continue` keeps one Claude Code session (and process) for the whole run.",
   ),

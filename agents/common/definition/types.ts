@@ -73,6 +73,17 @@ export interface AgentBehavior {
   /** Cost cap in USD for the whole run. */
   maxBudgetUsd?: number;
   /**
+   * The agent backend: `claude` (the Claude Agent SDK), an ACP preset name, or
+   * an explicit ACP command. @default "claude"
+   */
+  backend:
+    | "claude"
+    | "codex"
+    | "gemini"
+    | "opencode"
+    | "claude-acp"
+    | { acp: { command: string[]; env?: Record<string, string> } };
+  /**
    * `fresh` starts a new session per iteration; `continue` keeps one Claude
    * Code session (and process) for the whole run. @default "fresh"
    */

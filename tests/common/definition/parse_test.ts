@@ -207,7 +207,7 @@ Deno.test("invalid definitions are rejected at the field that is wrong", async (
       // The typo leaves completionType at "iterate", which would also miss maxIterations.
       assertRejects(
         `{ "name": "x", "behavior": { "completionTyp": "issue" } }`,
-        `${PREFIX}"behavior.completionTyp": unknown key, expected one of "systemPromptPath", "completionType", "completionConfig", "allowedTools", "disallowedTools", "permissionMode", "model", "maxTurns", "maxBudgetUsd", "session", "prewarm", "settingSources", "maxDurationSeconds", "requireCompleteTask", "maxContinuationAttempts"`,
+        `${PREFIX}"behavior.completionTyp": unknown key, expected one of "systemPromptPath", "completionType", "completionConfig", "allowedTools", "disallowedTools", "permissionMode", "model", "maxTurns", "maxBudgetUsd", "backend", "session", "prewarm", "settingSources", "maxDurationSeconds", "requireCompleteTask", "maxContinuationAttempts"`,
       );
       assertRejects(
         withBehavior({}, { github: { labels: { in_progress: "wip" } } }),

@@ -1,0 +1,344 @@
+/**
+ * The Agent Client Protocol backend: drives any agent that speaks ACP (Claude
+ * through claude-agent-acp, Codex through codex-acp, Gemini CLI, opencode).
+ * It spawns the agent's command, offers complete_task as a stdio MCP server
+ * the agent starts, and emulates the Stop hook at the end of each prompt turn:
+ * the stop callback may send a continuation prompt into the same session.
+ *
+ * @module
+ */
+
+import * as acp from "@agentclientprotocol/sdk";
+import { COMPLETE_TASK_NOT_NOW, COMPLETE_TASK_SERVER } from "../complete_task.ts";
+import type { AgentBackend, AgentMessage, CompleteTaskCall, SessionRequest } from "./types.ts";
+import { permissionAnswer, UpdateTranslator } from "./_acp_updates.ts";
+import { CALLBACK_URL_ENV } from "./complete_task_mcp.ts";
+
+/** How an ACP agent is started. */
+export interface AcpCommand {
+  /** The command and its arguments (`["opencode", "acp"]`). */
+  command: string[];
+  /** Extra environment for the agent, over the parent's and the session's. */
+  env?: Record<string, string>;
+}
+
+type Routes = Pick<SessionRequest, "onCompleteTask">;
+
+/** Where a process's session updates go, as the current prompt says. */
+interface Holder {
+  sink: (message: AgentMessage) => void;
+  translator?: UpdateTranslator;
+}
+
+/** One live agent process with its session, kept for follow-up prompts. */
+interface Live {
+  child: Deno.ChildProcess;
+  connection: acp.ClientSideConnection;
+  sessionId: string;
+  routes: Routes;
+  sink: (message: AgentMessage) => void;
+  /** Report text and tool calls still gathered. */
+  flush: () => void;
+  /** The session's cost so far in USD, as the agent reports it. */
+  cost: () => number;
+  callback: Deno.HttpServer;
+}
+
+/**
+ * Runs agent sessions over the Agent Client Protocol.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { AcpBackend } from "@finishline/agents";
+ *
+ * const backend = new AcpBackend({ command: ["opencode", "acp"] }, "opencode");
+ * assert.equal(backend.name, "opencode");
+ * await backend.release(); // nothing started yet
+ * ```
+ */
+export class AcpBackend implements AgentBackend {
+  /** Backend name for logs. */
+  readonly name: string;
+  readonly #agent: AcpCommand;
+  readonly #live = new Map<string, Live>();
+
+  /**
+   * A backend that starts `agent.command` for each new session.
+   *
+   * @param agent How to start the agent.
+   * @param name Backend name for logs. @default "acp"
+   */
+  constructor(agent: AcpCommand, name = "acp") {
+    this.#agent = agent;
+    this.name = name;
+  }
+
+  /**
+   * Run one prompt and yield its messages, ending with a result message. A
+   * request that resumes the session this backend still holds sends its
+   * prompt into that session; any other starts a new agent process and ends
+   * the one before.
+   *
+   * @param request The session's prompt and settings.
+   * @returns The messages.
+   */
+  async *session(request: SessionRequest): AsyncIterable<AgentMessage> {
+    const queue: AgentMessage[] = [];
+    let wake: (() => void) | undefined;
+    const sink = (message: AgentMessage) => {
+      queue.push(message);
+      wake?.();
+    };
+    const held = request.resume ? this.#live.get(request.resume) : undefined;
+    // Only the latest session is followed up (rescue, probe, `continue`).
+    if (!held) await this.release();
+    const live = held ||
+      await this.#start(request).catch((error) => {
+        throw new Error(`ACP agent ${this.name}: ${errorText(error)}`);
+      });
+    live.sink = sink;
+    live.routes.onCompleteTask = request.onCompleteTask;
+    let done = false;
+    const turn = this.#turn(live, request).then(sink, (error) =>
+      sink({
+        type: "result",
+        subtype: "error_during_execution",
+        is_error: true,
+        errors: [errorText(error)],
+        session_id: live.sessionId,
+      })).finally(() => {
+        done = true;
+        wake?.();
+      });
+    while (!done || queue.length > 0) {
+      if (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+      while (queue.length > 0) yield queue.shift()!;
+    }
+    await turn;
+  }
+
+  /** The prompt, then continuation prompts while the stop callback sends the agent back. */
+  async #turn(live: Live, request: SessionRequest): Promise<AgentMessage> {
+    const started = performance.now();
+    const costBefore = live.cost();
+    let prompt = request.prompt;
+    let turns = 0;
+    const usage = { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0 };
+    let lastText = "";
+    const sink = live.sink;
+    live.sink = (message) => {
+      const content = (message.message as { content?: Array<{ text?: string }> })?.content;
+      if (message.type === "assistant" && typeof content?.[0]?.text === "string") {
+        lastText += content[0].text;
+      }
+      sink(message);
+    };
+    for (;;) {
+      turns++;
+      lastText = "";
+      const response = await orClosed(
+        live.connection,
+        live.connection.prompt({
+          sessionId: live.sessionId,
+          prompt: [{ type: "text", text: prompt }],
+        }),
+      );
+      live.flush();
+      usage.input_tokens += response.usage?.inputTokens ?? 0;
+      usage.output_tokens += response.usage?.outputTokens ?? 0;
+      usage.cache_read_input_tokens += response.usage?.cachedReadTokens ?? 0;
+      if (response.stopReason !== "end_turn" || !request.onStop || request.signal.aborted) {
+        return result(live, response.stopReason, { turns, usage, started, costBefore });
+      }
+      const decision = await request.onStop({
+        stopHookActive: turns > 1,
+        lastAssistantMessage: lastText,
+        backgroundTasks: [],
+      });
+      if (!decision.block) {
+        return result(live, response.stopReason, { turns, usage, started, costBefore });
+      }
+      prompt = decision.reason;
+    }
+  }
+
+  async #start(request: SessionRequest): Promise<Live> {
+    const [program, ...args] = this.#agent.command;
+    const child = new Deno.Command(program, {
+      args,
+      cwd: request.cwd,
+      env: { ...request.env, ...this.#agent.env },
+      stdin: "piped",
+      stdout: "piped",
+      stderr: request.stderr ? "piped" : "null",
+    }).spawn();
+    if (request.stderr) pipeText(child.stderr, request.stderr);
+    const routes: Routes = {};
+    const callback = callbackServer(routes);
+    const holder: Holder = {
+      sink: () => {},
+    };
+    const stream = acp.ndJsonStream(child.stdin, child.stdout);
+    const connection = new acp.ClientSideConnection(() => ({
+      sessionUpdate: (params) => {
+        holder.translator ??= new UpdateTranslator(
+          params.sessionId,
+          (message) => holder.sink(message),
+        );
+        holder.translator.add(params.update);
+        return Promise.resolve();
+      },
+      requestPermission: (params) => Promise.resolve(permissionAnswer(params, request)),
+    }), stream);
+    request.signal.addEventListener("abort", () => killQuietly(child), { once: true });
+    try {
+      return await this.#open(connection, request, { child, routes, callback, holder });
+    } catch (error) {
+      killQuietly(child);
+      await child.status;
+      await callback.shutdown();
+      throw error;
+    }
+  }
+
+  /** `initialize` and `session/new`; the session is kept for follow-ups. */
+  async #open(
+    connection: acp.ClientSideConnection,
+    request: SessionRequest,
+    parts: Pick<Live, "child" | "routes" | "callback"> & { holder: Holder },
+  ): Promise<Live> {
+    const { child, routes, callback, holder } = parts;
+    await orClosed(
+      connection,
+      connection.initialize({ protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} }),
+    );
+    const session = await orClosed(
+      connection,
+      connection.newSession({
+        cwd: request.cwd,
+        mcpServers: request.onCompleteTask ? [completeTaskMcp(callback)] : [],
+        _meta: {
+          systemPrompt: { append: request.systemPromptAppend },
+          // claude-agent-acp reads Claude Code options here; other agents ignore it.
+          claudeCode: {
+            options: {
+              allowedTools: request.allowedTools,
+              disallowedTools: request.disallowedTools,
+              model: request.model,
+              maxTurns: request.maxTurns,
+              ...(request.tools ? { tools: request.tools } : {}),
+            },
+          },
+        },
+      }),
+    );
+    const live: Live = {
+      child,
+      connection,
+      sessionId: session.sessionId,
+      routes,
+      callback,
+      flush: () => holder.translator?.flush(),
+      cost: () => holder.translator?.costUsd ?? 0,
+      get sink() {
+        return holder.sink;
+      },
+      set sink(value) {
+        holder.sink = value;
+      },
+    };
+    this.#live.set(session.sessionId, live);
+    return live;
+  }
+
+  /**
+   * End every agent process this backend holds.
+   *
+   * @returns Resolves once they have exited.
+   */
+  async release(): Promise<void> {
+    const all = [...this.#live.values()];
+    this.#live.clear();
+    await Promise.all(all.map(async (live) => {
+      killQuietly(live.child);
+      await live.child.status;
+      await live.callback.shutdown();
+    }));
+  }
+}
+
+function result(
+  live: Live,
+  stopReason: string,
+  facts: { turns: number; usage: Record<string, number>; started: number; costBefore: number },
+): AgentMessage {
+  const subtype = stopReason === "cancelled"
+    ? "error_during_execution"
+    : stopReason === "max_turn_requests"
+    ? "error_max_turns"
+    : "success";
+  return {
+    type: "result",
+    subtype,
+    stop_reason: stopReason,
+    num_turns: facts.turns,
+    usage: facts.usage,
+    total_cost_usd: Math.max(0, live.cost() - facts.costBefore),
+    duration_ms: Math.round(performance.now() - facts.started),
+    session_id: live.sessionId,
+  };
+}
+
+/** The local HTTP endpoint the complete_task MCP server posts calls to. */
+function callbackServer(routes: Routes): Deno.HttpServer {
+  return Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
+    const call = await request.json() as CompleteTaskCall;
+    const text = routes.onCompleteTask ? await routes.onCompleteTask(call) : COMPLETE_TASK_NOT_NOW;
+    return new Response(text);
+  });
+}
+
+function completeTaskMcp(callback: Deno.HttpServer): acp.McpServerStdio {
+  const address = callback.addr as Deno.NetAddr;
+  const script = new URL("./complete_task_mcp.ts", import.meta.url).href;
+  return {
+    name: COMPLETE_TASK_SERVER,
+    command: Deno.execPath(),
+    args: ["run", "--quiet", "--allow-net", "--allow-env", "--allow-read", script],
+    env: [{ name: CALLBACK_URL_ENV, value: `http://127.0.0.1:${address.port}/` }],
+  };
+}
+
+async function pipeText(stream: ReadableStream<Uint8Array>, to: (text: string) => void) {
+  for await (const text of stream.pipeThrough(new TextDecoderStream())) to(text);
+}
+
+function killQuietly(child: Deno.ChildProcess): void {
+  try {
+    child.kill("SIGTERM");
+  } catch {
+    // Already gone.
+  }
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  const record = (error ?? {}) as { message?: unknown; data?: unknown };
+  return typeof record.message === "string"
+    ? `${record.message}${record.data ? `: ${JSON.stringify(record.data)}` : ""}`
+    : JSON.stringify(error);
+}
+
+/**
+ * A request's answer, or an error once the agent process has gone: the SDK
+ * leaves requests pending when the connection closes.
+ */
+function orClosed<T>(connection: acp.ClientSideConnection, request: Promise<T>): Promise<T> {
+  return Promise.race([
+    request,
+    connection.closed.then(() => {
+      throw new Error("the agent process ended");
+    }),
+  ]);
+}

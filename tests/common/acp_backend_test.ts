@@ -1,0 +1,168 @@
+/**
+ * The ACP backend's pieces without an agent: permission answers, session
+ * updates turned into summary messages, backend presets, and the stdio
+ * complete_task MCP server (spawned for real, calling back to a local port).
+ */
+
+import assert from "node:assert/strict";
+import type * as acp from "@agentclientprotocol/sdk";
+import { permissionAnswer, UpdateTranslator } from "../../agents/common/backends/_acp_updates.ts";
+import { resolveBackend } from "../../agents/common/backends/presets.ts";
+import { CALLBACK_URL_ENV } from "../../agents/common/backends/complete_task_mcp.ts";
+import { COMPLETE_TASK_TOOL } from "../../agents/common/complete_task.ts";
+import { SummaryBuilder } from "../../agents/common/summary.ts";
+import type { AgentMessage } from "../../agents/common/backends/types.ts";
+
+const OPTIONS: acp.PermissionOption[] = [
+  { optionId: "yes", name: "Allow", kind: "allow_once" },
+  { optionId: "no", name: "Reject", kind: "reject_once" },
+];
+
+function ask(toolName: string, rawInput: unknown = {}, kind?: acp.ToolKind) {
+  return {
+    sessionId: "s",
+    options: OPTIONS,
+    toolCall: {
+      toolCallId: "t",
+      title: toolName,
+      kind,
+      rawInput,
+      _meta: { claudeCode: { toolName } },
+    },
+  };
+}
+
+function chosen(response: acp.RequestPermissionResponse): string {
+  return response.outcome.outcome === "selected" ? response.outcome.optionId : "cancelled";
+}
+
+Deno.test("permission requests are answered from allowed tools, permission mode and refusals", () => {
+  const settings = {
+    allowedTools: ["Bash", "Read"],
+    disallowedTools: ["WebFetch"],
+    permissionMode: "default" as const,
+    refuseCommands: [{ pattern: "git push", reason: "no pushing" }],
+  };
+  assert.equal(chosen(permissionAnswer(ask("Bash", { command: "ls" }), settings)), "yes");
+  assert.equal(chosen(permissionAnswer(ask("Bash", { command: "git push" }), settings)), "no");
+  assert.equal(chosen(permissionAnswer(ask("Write", {}, "edit"), settings)), "no");
+  assert.equal(
+    chosen(
+      permissionAnswer(ask("Write", {}, "edit"), { ...settings, permissionMode: "acceptEdits" }),
+    ),
+    "yes",
+  );
+  assert.equal(
+    chosen(permissionAnswer(ask("WebFetch"), { ...settings, permissionMode: "bypassPermissions" })),
+    "no",
+    "a disallowed tool stays disallowed",
+  );
+  assert.equal(chosen(permissionAnswer(ask("mcp__finishline__complete_task"), settings)), "yes");
+});
+
+Deno.test("session updates become one text block per run of chunks, tool calls with their input, and plan entries", () => {
+  const messages: AgentMessage[] = [];
+  const translator = new UpdateTranslator("s1", (message) => messages.push(message));
+  translator.add({
+    sessionUpdate: "agent_message_chunk",
+    content: { type: "text", text: "All do" },
+  });
+  translator.add({
+    sessionUpdate: "agent_message_chunk",
+    content: { type: "text", text: "ne. SHIP" },
+  });
+  translator.add({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "PED" } });
+  translator.add({
+    sessionUpdate: "tool_call",
+    toolCallId: "c1",
+    title: "complete_task",
+    rawInput: {},
+  });
+  translator.add({
+    sessionUpdate: "tool_call_update",
+    toolCallId: "c1",
+    rawInput: { status: "success", original_request_summary: "x", summary: "y" },
+  });
+  translator.add({
+    sessionUpdate: "plan",
+    entries: [{ content: "step one", priority: "high", status: "pending" }],
+  });
+  translator.add({ sessionUpdate: "tool_call", toolCallId: "c2", title: "Terminal", rawInput: {} });
+  translator.add({
+    sessionUpdate: "tool_call_update",
+    toolCallId: "c2",
+    status: "failed",
+    rawOutput: "boom",
+  });
+  translator.add({
+    sessionUpdate: "usage_update",
+    size: 10,
+    used: 1,
+    cost: { amount: 0.25, currency: "USD" },
+  });
+  translator.flush();
+  const builder = new SummaryBuilder(1);
+  for (const message of messages) builder.add(message);
+  const summary = builder.current;
+  assert.deepEqual(summary.assistantResponses, ["All done. SHIPPED"]);
+  assert.deepEqual(summary.toolsUsed, [COMPLETE_TASK_TOOL, "plan", "Terminal"]);
+  assert.equal(summary.completeTask?.status, "success");
+  assert.deepEqual(summary.errors, ["Terminal: boom"]);
+  assert.equal(translator.costUsd, 0.25);
+});
+
+Deno.test("backend presets resolve to their ACP commands; unknown names are refused", () => {
+  assert.equal(resolveBackend("claude"), "claude");
+  assert.deepEqual(resolveBackend("opencode"), {
+    name: "opencode",
+    acp: { command: ["opencode", "acp"] },
+  });
+  assert.deepEqual(resolveBackend({ acp: { command: ["x"] } }), {
+    name: "acp",
+    acp: { command: ["x"] },
+  });
+  assert.throws(() => resolveBackend("nope"), /unknown backend "nope"/);
+});
+
+Deno.test("the stdio complete_task MCP server lists the tool and passes calls to the runner's port", async () => {
+  const calls: unknown[] = [];
+  await using callback = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    async (request) => {
+      calls.push(await request.json());
+      return new Response("Recorded: success; the checks passed");
+    },
+  );
+  const script = new URL("../../agents/common/backends/complete_task_mcp.ts", import.meta.url);
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--quiet", "--allow-net", "--allow-env", "--allow-read", script.href],
+    env: { [CALLBACK_URL_ENV]: `http://127.0.0.1:${callback.addr.port}/` },
+    stdin: "piped",
+    stdout: "piped",
+  }).spawn();
+  const requests = [
+    { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18" } },
+    { jsonrpc: "2.0", method: "notifications/initialized" },
+    { jsonrpc: "2.0", id: 2, method: "tools/list" },
+    {
+      jsonrpc: "2.0",
+      id: 3,
+      method: "tools/call",
+      params: { name: "complete_task", arguments: { status: "success", summary: "done" } },
+    },
+  ];
+  const writer = child.stdin.getWriter();
+  await writer.write(
+    new TextEncoder().encode(requests.map((r) => JSON.stringify(r)).join("\n") + "\n"),
+  );
+  await writer.close();
+  const output = new TextDecoder().decode((await child.output()).stdout);
+  const replies = output.trim().split("\n").map((line) => JSON.parse(line));
+  assert.deepEqual(replies.map((reply) => reply.id), [1, 2, 3], "no reply to a notification");
+  assert.equal(replies[0].result.serverInfo.name, "finishline");
+  const tool = replies[1].result.tools[0];
+  assert.equal(tool.name, "complete_task");
+  assert.deepEqual(tool.inputSchema.required, ["status", "original_request_summary", "summary"]);
+  assert.equal(replies[2].result.content[0].text, "Recorded: success; the checks passed");
+  assert.deepEqual(calls, [{ status: "success", summary: "done" }]);
+});
