@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import { ScriptedResponsesServer, textTurn, toolTurn } from "../../agents/testing/mod.ts";
 import { codexAcpBinary, codexPlace, git, ROOT } from "./_codex.ts";
