@@ -22,6 +22,7 @@ export type OutputItem =
     id: string;
     call_id: string;
     name: string;
+    namespace?: string;
     arguments: string;
     status: "completed";
   };
@@ -53,6 +54,7 @@ export function outputItems(turn: ScriptedTurn, nextId: NextId): OutputItem[] {
       id: nextId("fc"),
       call_id: use.id ?? nextId("call"),
       name: use.name,
+      ...(use.namespace ? { namespace: use.namespace } : {}),
       arguments: JSON.stringify(use.input ?? {}),
       status: "completed",
     });

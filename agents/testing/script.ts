@@ -20,6 +20,12 @@ export interface ScriptedToolUse {
    * @default {"toolu_scripted_<server nonce>_<counter>"}, unique per server
    */
   id?: string;
+  /**
+   * The Responses API only: the namespace of the called function. Codex lists an
+   * MCP server's tools in the namespace `mcp__<server>` and calls them by their bare
+   * name in it.
+   */
+  namespace?: string;
 }
 
 /** Token counts reported for a scripted reply. */

@@ -88,6 +88,21 @@ Deno.test("a tool turn streams a function call whose arguments are the input as 
   });
 });
 
+Deno.test("a tool use with a namespace calls the function in that namespace (Codex's MCP tools)", async () => {
+  await using server = await ScriptedResponsesServer.start({
+    scripts: [[{
+      toolUses: [{ name: "complete_task", namespace: "mcp__finishline", input: {} }],
+    }]],
+  });
+  const reply = await (await post(server, "/v1/responses", { input: "x", stream: false })).json();
+  const [call] = reply.output;
+  assert.deepEqual([call.type, call.namespace, call.name], [
+    "function_call",
+    "mcp__finishline",
+    "complete_task",
+  ]);
+});
+
 Deno.test("sessions are told apart by the session-id header and each follows its own script", async () => {
   await using server = await ScriptedResponsesServer.start({
     scripts: [[textTurn("a0"), textTurn("a1")], [textTurn("b0")]],

@@ -20,6 +20,11 @@ export interface AcpCommand {
   command: string[];
   /** Extra environment for the agent, over the parent's and the session's. */
   env?: Record<string, string>;
+  /**
+   * A session mode to switch to after `session/new` (codex-acp: `full-access`),
+   * when the agent advertises it.
+   */
+  mode?: string;
 }
 
 type Routes = Pick<SessionRequest, "onCompleteTask">;
@@ -233,6 +238,7 @@ export class AcpBackend implements AgentBackend {
         },
       }),
     );
+    await this.#setMode(connection, session);
     const live: Live = {
       child,
       connection,
@@ -250,6 +256,17 @@ export class AcpBackend implements AgentBackend {
     };
     this.#live.set(session.sessionId, live);
     return live;
+  }
+
+  /** `session/set_mode` to the configured mode, when the agent offers it. */
+  async #setMode(connection: acp.ClientSideConnection, session: acp.NewSessionResponse) {
+    const mode = this.#agent.mode;
+    if (!mode || !session.modes?.availableModes.some((m) => m.id === mode)) return;
+    if (session.modes.currentModeId === mode) return;
+    await orClosed(
+      connection,
+      connection.setSessionMode({ sessionId: session.sessionId, modeId: mode }),
+    );
   }
 
   /**

@@ -13,7 +13,7 @@ export type BackendSetting = string | { acp: AcpCommand };
 
 /** The ACP commands of the named presets. */
 export const ACP_PRESETS: Readonly<Record<string, AcpCommand>> = {
-  codex: { command: ["npx", "-y", "@zed-industries/codex-acp"] },
+  codex: { command: ["npx", "-y", "@zed-industries/codex-acp"], mode: "full-access" },
   gemini: { command: ["gemini", "--experimental-acp"] },
   opencode: { command: ["opencode", "acp"] },
   "claude-acp": { command: ["npx", "-y", "@zed-industries/claude-agent-acp"] },

@@ -118,13 +118,14 @@ export const behaviorSchema = strictObject({
       acp: z.object({
         command: z.array(nonEmptyString()).min(1),
         env: z.record(z.string(), z.string()).optional(),
+        mode: nonEmptyString().optional(),
       }).strict(),
     }).strict(),
   ], {
     error:
       'expected "claude", "codex", "gemini", "opencode", "claude-acp" or { "acp": { "command": [...] } }',
   }).default("claude").describe(
-    'The agent backend: `claude` (the Claude Agent SDK), an ACP preset (`codex`, `gemini`, `opencode`, `claude-acp`), or `{ "acp": { "command": [...], "env": {...} } }`.',
+    'The agent backend: `claude` (the Claude Agent SDK), an ACP preset (`codex`, `gemini`, `opencode`, `claude-acp`), or `{ "acp": { "command": [...], "env": {...}, "mode": "..." } }` (`mode`: the ACP session mode to switch to when the agent offers it, e.g. codex-acp\'s `full-access`).',
   ),
   session: z.enum(["fresh", "continue"]).default("fresh").describe(
     "`fresh` starts a new session per iteration; `continue` keeps one Claude Code session (and process) for the whole run.",
