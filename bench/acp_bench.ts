@@ -44,6 +44,7 @@ async function runOnce(kind: Kind): Promise<number> {
       behavior: {
         completionType: "iterate",
         completionConfig: { maxIterations: iterations },
+        // Both backends run the same bare loop, as in bench/main.ts: the stop hook would add turns.
         requireCompleteTask: false,
         prewarm: false,
         backend,

@@ -50,6 +50,7 @@ Deno.test("acp: iterate runs N sessions through claude-agent-acp, each running i
   await acpAgent(repo.path, {
     completionType: "iterate",
     completionConfig: { maxIterations: 2 },
+    // Sessions and tool calls through ACP are under test; enforcement has its own test.
     requireCompleteTask: false,
   });
   await using server = await ScriptedModelServer.start({
@@ -165,6 +166,7 @@ Deno.test("acp: uncommitted work gets the commit rescue prompt in the same ACP s
   await acpAgent(repo.path, {
     completionType: "iterate",
     completionConfig: { maxIterations: 1 },
+    // The rescue is under test: without complete_task the agent is not sent back first.
     requireCompleteTask: false,
   });
   await using server = await ScriptedModelServer.start({
@@ -207,6 +209,7 @@ Deno.test("acp: the status probe is a follow-up prompt in the same ACP session",
   await acpAgent(repo.path, {
     completionType: "custom",
     completionConfig: { handlerPath: "completion/commits.ts", maxIterations: 1 },
+    // The probe is under test; complete_task enforcement has its own test.
     requireCompleteTask: false,
   }, { probe: { maxProbes: 1, probeIntervalSeconds: 0, probeTimeoutSeconds: 60 } });
   await using server = await ScriptedModelServer.start({
@@ -233,6 +236,7 @@ Deno.test("acp: an agent command that exits at once fails the iteration, never h
       behavior: {
         completionType: "iterate",
         completionConfig: { maxIterations: 1 },
+        // The agent dies before any turn: no complete_task to wait for.
         requireCompleteTask: false,
         backend: { acp: { command: ["false"] } },
       },

@@ -55,6 +55,7 @@ Deno.test("codex: iterate runs 2 sessions through codex-acp, each committing wit
   await codexAgent(repo.path, place.home, {
     completionType: "iterate",
     completionConfig: { maxIterations: 2 },
+    // Sessions and commits through Codex are under test; complete_task has its own test.
     requireCompleteTask: false,
   });
   const run = await runCli(["--agent", "codex", "--json", "--task", "Write progress notes"], {

@@ -115,6 +115,7 @@ async function runWith(claim: boolean) {
       behavior: {
         completionType: "custom",
         completionConfig: { handlerPath: "handler.ts", maxIterations: 4 },
+        // The handler's call order is under test, not the stop hook's extra turns.
         requireCompleteTask: false,
         prewarm: false,
       },
