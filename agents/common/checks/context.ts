@@ -9,12 +9,11 @@
 
 import type { AgentBackend } from "../backends/types.ts";
 import type { CompleteTaskCall } from "../complete_task.ts";
-import type { AgentDefinition } from "../definition/types.ts";
 import type { IterationSummary } from "../completion/types.ts";
 import type { AgentMessage } from "../summary.ts";
 import { ask } from "../ask.ts";
 import { type Filesystem, RepoFilesystem } from "./filesystem.ts";
-import type { RunGitEvidence, TaskCompletionContext } from "./types.ts";
+import type { TaskCompletionContext } from "./types.ts";
 
 /** One iteration as a checker sees it. */
 export interface SessionIteration {
@@ -186,28 +185,16 @@ export function toolResults(messages: readonly AgentMessage[]): SessionToolCall[
   return calls;
 }
 
-/** What {@linkcode checkerContext} puts together. */
-export interface CheckerContextParts {
+/** What {@linkcode checkerContext} puts together: the context's own facts, and the iterations. */
+export interface CheckerContextParts extends
+  Pick<
+    TaskCompletionContext,
+    "definition" | "cwd" | "agentDir" | "git" | "backend" | "stopReason" | "completeTask" | "signal"
+  > {
   /** The iteration being checked, with its messages. */
   current: SessionIteration;
   /** The earlier iterations, oldest first. */
   previous: readonly SessionIteration[];
-  /** The agent definition. */
-  definition: AgentDefinition;
-  /** The working directory. */
-  cwd: string;
-  /** The agent folder. */
-  agentDir: URL;
-  /** Git evidence; absent outside a repository (the filesystem is then the working directory). */
-  git?: RunGitEvidence;
-  /** The backend; without it there is no adapter. */
-  backend?: AgentBackend;
-  /** Why the agent is stopping. */
-  stopReason?: string;
-  /** The complete_task call being checked. */
-  completeTask?: CompleteTaskCall;
-  /** Aborts long checks and the adapter's questions. */
-  signal?: AbortSignal;
   /** The filesystem. @default {a RepoFilesystem on the repository's root, else on `cwd`} */
   filesystem?: Filesystem;
 }
