@@ -11,6 +11,7 @@
 import { fileURLToPath } from "node:url";
 import { shellQuote } from "../common/format.ts";
 import type { GitRepo } from "../common/git.ts";
+import type { BackendSetting } from "../common/backends/presets.ts";
 import type { RunSegment, RunStore } from "../common/store/mod.ts";
 import type { RunFlags } from "./command_line.ts";
 import type { ChangedFile, ReportInput, RunChanges } from "./report.ts";
@@ -153,19 +154,25 @@ async function changedFiles(git: GitRepo, baseline: string): Promise<ChangedFile
 }
 
 /**
- * The model the agent ran on: as Claude Code reported it, else as configured.
+ * The model the agent ran on: as the agent reported it, else as configured.
  *
  * @param summaries The run's iterations.
  * @param configured The definition's or `--model`'s model.
- * @returns The models, in order of first use, or a note that Claude Code chose.
+ * @param backend The backend setting, to name whose default it was.
+ * @returns The models, in order of first use, or a note that the agent chose.
  */
 export function modelOf(
   summaries: ReadonlyArray<{ model?: string }>,
   configured: string | undefined,
+  backend: BackendSetting = "claude",
 ): string {
   const used = [...new Set(summaries.flatMap((summary) => summary.model ? [summary.model] : []))];
-  if (used.length > 0) return used.join(", ");
-  return configured ?? "Claude Code's default";
+  const agent = backend === "claude" ? "Claude Code" : typeof backend === "string" ? backend : "";
+  const model = used.length > 0
+    ? used.join(", ")
+    : configured ?? (agent ? `${agent}'s default` : "the agent's default");
+  if (backend === "claude") return model;
+  return `${model} (ACP backend${agent ? ` ${agent}` : ""})`;
 }
 
 /** The facts of a live run's report gathered before the finish: git, branch, model. */
@@ -222,7 +229,11 @@ export function reportInput(
     command: recorded.argv ? commandLine(recorded.argv) : undefined,
     cwd: plan.cwd,
     startedAt: recorded.startedAt,
-    model: modelOf(result.summaries, plan.definition.behavior.model),
+    model: modelOf(
+      result.summaries,
+      plan.definition.behavior.model,
+      plan.definition.behavior.backend,
+    ),
     changes: facts.changes,
     segments: recorded.segments,
     logFile: workspace.log.path,

@@ -28,7 +28,8 @@ import type {
 export interface ScriptedResponsesServerOptions {
   /**
    * Scripts by session arrival order (0 = first session seen). Sessions are told
-   * apart by the `session-id` header (Codex 0.169 sends it; `session_id` also counts), else
+   * apart by the `session-id` header (Codex 0.169 sends it; `session_id` also counts), the
+   * `x-session-id` header (opencode 1.18 sends it), else
    * the body's `prompt_cache_key`, else they all share the session `""`.
    *
    * @default {[]}
@@ -234,7 +235,7 @@ export class ScriptedResponsesServer implements AsyncDisposable {
     isModel: boolean,
   ): RecordedRequest {
     const headers = recordHeaders(request.headers);
-    const sessionId = headers["session-id"] ?? headers["session_id"] ??
+    const sessionId = headers["session-id"] ?? headers["session_id"] ?? headers["x-session-id"] ??
       (typeof body.prompt_cache_key === "string" ? body.prompt_cache_key : "");
     let session = this.#sessions.get(sessionId);
     if (isModel && !session) {

@@ -6,7 +6,11 @@
 
 import assert from "node:assert/strict";
 import type * as acp from "@agentclientprotocol/sdk";
-import { permissionAnswer, UpdateTranslator } from "../../agents/common/backends/_acp_updates.ts";
+import {
+  permissionAnswer,
+  toolName,
+  UpdateTranslator,
+} from "../../agents/common/backends/_acp_updates.ts";
 import { resolveBackend } from "../../agents/common/backends/presets.ts";
 import { CALLBACK_URL_ENV } from "../../agents/common/backends/complete_task_mcp.ts";
 import { COMPLETE_TASK_TOOL } from "../../agents/common/complete_task.ts";
@@ -58,6 +62,50 @@ Deno.test("permission requests are answered from allowed tools, permission mode 
     "a disallowed tool stays disallowed",
   );
   assert.equal(chosen(permissionAnswer(ask("mcp__finishline__complete_task"), settings)), "yes");
+});
+
+Deno.test("other agents' tools are matched by their ACP kind: execute is Bash, edit is Edit and Write", () => {
+  const settings = {
+    allowedTools: ["Bash", "Read"],
+    disallowedTools: [] as string[],
+    permissionMode: "default" as const,
+    refuseCommands: [{ pattern: "git push", reason: "no pushing" }],
+  };
+  function other(title: string, rawInput: unknown, kind: acp.ToolKind) {
+    return {
+      sessionId: "s",
+      options: OPTIONS,
+      toolCall: { toolCallId: "t", title, kind, rawInput },
+    };
+  }
+  // opencode names its shell tool `bash`; Codex titles a call with its command.
+  assert.equal(
+    chosen(permissionAnswer(other("bash", { command: "ls" }, "execute"), settings)),
+    "yes",
+  );
+  assert.equal(
+    chosen(permissionAnswer(other("git push", { command: ["git", "push"] }, "execute"), settings)),
+    "no",
+    "a refused command given as an argument list is still refused",
+  );
+  assert.equal(chosen(permissionAnswer(other("cat a", { cmd: "cat a" }, "read"), settings)), "yes");
+  assert.equal(chosen(permissionAnswer(other("write", {}, "edit"), settings)), "no");
+  assert.equal(chosen(permissionAnswer(other("rm a", {}, "delete"), settings)), "no");
+  assert.equal(
+    chosen(permissionAnswer(other("rm a", {}, "delete"), { ...settings, allowedTools: ["Write"] })),
+    "yes",
+  );
+  assert.equal(
+    chosen(
+      permissionAnswer(other("bash", { command: "ls" }, "execute"), {
+        ...settings,
+        disallowedTools: ["Bash"],
+      }),
+    ),
+    "no",
+    "disallowing Bash stops every agent's shell",
+  );
+  assert.equal(chosen(permissionAnswer(other("webfetch", {}, "other"), settings)), "no");
 });
 
 Deno.test("session updates become one text block per run of chunks, tool calls with their input, and plan entries", () => {
@@ -165,4 +213,34 @@ Deno.test("the stdio complete_task MCP server lists the tool and passes calls to
   assert.deepEqual(tool.inputSchema.required, ["status", "original_request_summary", "summary"]);
   assert.equal(replies[2].result.content[0].text, "Recorded: success; the checks passed");
   assert.deepEqual(calls, [{ status: "success", summary: "done" }]);
+});
+
+Deno.test("other agents' tool calls are named by their kind; a command that mentions complete_task is not complete_task", () => {
+  assert.equal(toolName({ title: "git status", kind: "execute" }), "Bash");
+  assert.equal(toolName({ title: "Read a.txt", kind: "read" }), "Read");
+  assert.equal(toolName({ title: "write", kind: "edit" }), "Edit");
+  assert.equal(toolName({ title: "finishline_complete_task", kind: "other" }), COMPLETE_TASK_TOOL);
+  assert.equal(toolName({ title: "Tool: finishline/complete_task" }), COMPLETE_TASK_TOOL);
+  assert.equal(toolName({ title: "grep -r complete_task .", kind: "execute" }), "Bash");
+  assert.equal(toolName({ title: "todowrite", kind: "other" }), "todowrite");
+  assert.equal(
+    toolName({ title: "Bash", kind: "execute", _meta: { claudeCode: { toolName: "Bash" } } }),
+    "Bash",
+  );
+  const settings = {
+    allowedTools: [] as string[],
+    disallowedTools: [] as string[],
+    permissionMode: "default" as const,
+  };
+  const request = {
+    sessionId: "s",
+    options: OPTIONS,
+    toolCall: {
+      toolCallId: "t",
+      title: "echo complete_task",
+      kind: "execute" as const,
+      rawInput: { command: "echo complete_task" },
+    },
+  };
+  assert.equal(chosen(permissionAnswer(request, settings)), "no", "not allowed as complete_task");
 });

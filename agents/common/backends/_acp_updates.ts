@@ -11,13 +11,25 @@ import type * as acp from "@agentclientprotocol/sdk";
 import { COMPLETE_TASK_NAME, COMPLETE_TASK_TOOL } from "../complete_task.ts";
 import type { AgentMessage, SessionSettings } from "./types.ts";
 
-/** The tool name an update names: Claude's own name when given, else the title. */
-export function toolName(call: { title?: string | null; _meta?: unknown }): string {
+/**
+ * The tool name an update names, in Claude Code's terms: Claude's own name
+ * when given; else the Claude tool its ACP kind stands for (Codex titles a
+ * call with its command, "git status" or "Read a.txt"; opencode's `bash` is
+ * `Bash`); else complete_task when the title names it; else the title.
+ */
+export function toolName(
+  call: { title?: string | null; kind?: acp.ToolKind | null; _meta?: unknown },
+): string {
   const meta = (call._meta ?? {}) as { claudeCode?: { toolName?: unknown } };
-  const name = typeof meta.claudeCode?.toolName === "string"
-    ? meta.claudeCode.toolName
-    : call.title ?? "tool";
-  return name.includes(COMPLETE_TASK_NAME) ? COMPLETE_TASK_TOOL : name;
+  const claude = meta.claudeCode?.toolName;
+  if (typeof claude === "string") {
+    return claude.includes(COMPLETE_TASK_NAME) ? COMPLETE_TASK_TOOL : claude;
+  }
+  // By kind first: a shell command that mentions complete_task is still a shell command.
+  const byKind = KIND_TOOLS[call.kind ?? ""]?.[0];
+  if (byKind) return byKind;
+  const title = call.title ?? "tool";
+  return title.includes(COMPLETE_TASK_NAME) ? COMPLETE_TASK_TOOL : title;
 }
 
 /**
@@ -128,14 +140,40 @@ function isFilled(input: unknown): boolean {
 }
 
 /** Whether a tool name is in a list of tool rules (`Bash`, `Bash(git:*)`, `mcp__x__y`). */
-function listed(rules: string[], name: string): boolean {
-  return rules.some((rule) => rule.split("(")[0] === name);
+function listed(rules: string[], names: string[]): boolean {
+  return rules.some((rule) => names.includes(rule.split("(")[0]));
+}
+
+/**
+ * The Claude Code tool names that stand for an ACP tool kind. Definitions name
+ * Claude's tools; other agents name theirs as they like (opencode `bash`,
+ * Codex the command itself), but every ACP agent gives a call its kind.
+ */
+const KIND_TOOLS: Readonly<Record<string, readonly string[]>> = {
+  execute: ["Bash"],
+  edit: ["Edit", "Write", "MultiEdit", "NotebookEdit"],
+  delete: ["Edit", "Write"],
+  move: ["Edit", "Write"],
+  read: ["Read"],
+  search: ["Grep", "Glob"],
+  fetch: ["WebFetch", "WebSearch"],
+};
+
+/** The command a tool call runs: `command` or `cmd`, a string or an argument list. */
+function commandOf(rawInput: unknown): string {
+  const input = (rawInput ?? {}) as { command?: unknown; cmd?: unknown };
+  const command = input.command ?? input.cmd;
+  if (typeof command === "string") return command;
+  return Array.isArray(command) ? command.map(String).join(" ") : "";
 }
 
 /**
  * The option to pick for a permission request: allow when the permission mode
  * or the allowed tools allow the tool, and it is neither disallowed nor a
- * refused command; reject otherwise.
+ * refused command; reject otherwise. A tool is matched by its own name and by
+ * the Claude Code tools its ACP kind stands for (`execute` is `Bash`, `edit`
+ * is `Edit` and `Write`, ...), so `"allowedTools": ["Bash"]` lets opencode's
+ * `bash` run and `"disallowedTools": ["Bash"]` stops Codex's commands.
  *
  * @param request The agent's request.
  * @param settings The session's settings.
@@ -149,16 +187,16 @@ export function permissionAnswer(
   >,
 ): acp.RequestPermissionResponse {
   const name = toolName(request.toolCall);
-  const input = (request.toolCall.rawInput ?? {}) as { command?: unknown };
-  const command = typeof input.command === "string" ? input.command : "";
+  const names = [name, ...(KIND_TOOLS[request.toolCall.kind ?? ""] ?? [])];
+  const command = commandOf(request.toolCall.rawInput);
   const refused = (settings.refuseCommands ?? []).some((refusal) =>
     command !== "" && new RegExp(refusal.pattern).test(command)
   );
-  const edit = request.toolCall.kind === "edit";
-  const allow = !refused && !listed(settings.disallowedTools, name) &&
+  const edit = ["edit", "delete", "move"].includes(request.toolCall.kind ?? "");
+  const allow = !refused && !listed(settings.disallowedTools, names) &&
     (settings.permissionMode === "bypassPermissions" || name === COMPLETE_TASK_TOOL ||
       (settings.permissionMode === "acceptEdits" && edit) ||
-      listed(settings.allowedTools, name));
+      listed(settings.allowedTools, names));
   const kinds = allow ? ["allow_once", "allow_always"] : ["reject_once", "reject_always"];
   const option = request.options.find((candidate) => kinds.includes(candidate.kind));
   return option

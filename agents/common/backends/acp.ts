@@ -10,7 +10,13 @@
 
 import * as acp from "@agentclientprotocol/sdk";
 import { COMPLETE_TASK_NOT_NOW, COMPLETE_TASK_SERVER } from "../complete_task.ts";
-import type { AgentBackend, AgentMessage, CompleteTaskCall, SessionRequest } from "./types.ts";
+import {
+  type AgentBackend,
+  type AgentMessage,
+  AgentSetupError,
+  type CompleteTaskCall,
+  type SessionRequest,
+} from "./types.ts";
 import { permissionAnswer, UpdateTranslator } from "./_acp_updates.ts";
 import { CALLBACK_URL_ENV } from "./complete_task_mcp.ts";
 
@@ -28,6 +34,9 @@ export interface AcpCommand {
 }
 
 type Routes = Pick<SessionRequest, "onCompleteTask">;
+
+/** How long an aborted prompt turn gets to end after `session/cancel` before the agent is killed. */
+const CANCEL_GRACE_MS = 3_000;
 
 /** Where a process's session updates go, as the current prompt says. */
 interface Holder {
@@ -47,6 +56,8 @@ interface Live {
   /** The session's cost so far in USD, as the agent reports it. */
   cost: () => number;
   callback: Deno.HttpServer;
+  /** The model the agent says the session runs on (`session/new`'s current model). */
+  model?: string;
 }
 
 /**
@@ -100,10 +111,24 @@ export class AcpBackend implements AgentBackend {
     if (!held) await this.release();
     const live = held ||
       await this.#start(request).catch((error) => {
-        throw new Error(`ACP agent ${this.name}: ${errorText(error)}`);
+        const message = `ACP agent ${this.name}: ${errorText(error)}`;
+        throw error instanceof AgentSetupError ? new AgentSetupError(message) : new Error(message);
       });
     live.sink = sink;
     live.routes.onCompleteTask = request.onCompleteTask;
+    // A new session says which model the agent chose, as Claude Code's init does.
+    if (!held && live.model) {
+      sink({ type: "system", subtype: "init", session_id: live.sessionId, model: live.model });
+    }
+    // An abort cancels the prompt turn (`session/cancel`), so that the agent
+    // stops its own tools; an agent that has not ended the turn by the grace
+    // is killed.
+    let killer: ReturnType<typeof setTimeout> | undefined;
+    const cancel = () => {
+      live.connection.cancel({ sessionId: live.sessionId }).catch(() => {});
+      killer = setTimeout(() => killQuietly(live.child), CANCEL_GRACE_MS);
+    };
+    request.signal.addEventListener("abort", cancel, { once: true });
     let done = false;
     const turn = this.#turn(live, request).then(sink, (error) =>
       sink({
@@ -113,14 +138,20 @@ export class AcpBackend implements AgentBackend {
         errors: [errorText(error)],
         session_id: live.sessionId,
       })).finally(() => {
+        clearTimeout(killer);
         done = true;
         wake?.();
       });
-    while (!done || queue.length > 0) {
-      if (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve));
-      while (queue.length > 0) yield queue.shift()!;
+    try {
+      if (request.signal.aborted) cancel();
+      while (!done || queue.length > 0) {
+        if (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+        while (queue.length > 0) yield queue.shift()!;
+      }
+      await turn;
+    } finally {
+      request.signal.removeEventListener("abort", cancel);
     }
-    await turn;
   }
 
   /** The prompt, then continuation prompts while the stop callback sends the agent back. */
@@ -170,14 +201,28 @@ export class AcpBackend implements AgentBackend {
 
   async #start(request: SessionRequest): Promise<Live> {
     const [program, ...args] = this.#agent.command;
-    const child = new Deno.Command(program, {
-      args,
-      cwd: request.cwd,
-      env: { ...request.env, ...this.#agent.env },
-      stdin: "piped",
-      stdout: "piped",
-      stderr: request.stderr ? "piped" : "null",
-    }).spawn();
+    let child: Deno.ChildProcess;
+    try {
+      child = new Deno.Command(program, {
+        args,
+        cwd: request.cwd,
+        env: { ...request.env, ...this.#agent.env },
+        stdin: "piped",
+        stdout: "piped",
+        stderr: request.stderr ? "piped" : "null",
+      }).spawn();
+    } catch (error) {
+      if (
+        !(error instanceof Deno.errors.NotFound || error instanceof Deno.errors.PermissionDenied)
+      ) {
+        throw error;
+      }
+      throw new AgentSetupError(
+        `cannot start "${program}" (${
+          error instanceof Deno.errors.NotFound ? "not found" : "not executable"
+        }): install the agent (README, "Backends") or fix behavior.backend's command`,
+      );
+    }
     if (request.stderr) pipeText(child.stderr, request.stderr);
     const routes: Routes = {};
     const callback = callbackServer(routes);
@@ -196,7 +241,9 @@ export class AcpBackend implements AgentBackend {
       },
       requestPermission: (params) => Promise.resolve(permissionAnswer(params, request)),
     }), stream);
-    request.signal.addEventListener("abort", () => killQuietly(child), { once: true });
+    // Aborted while starting: no session to cancel yet.
+    const kill = () => killQuietly(child);
+    request.signal.addEventListener("abort", kill, { once: true });
     try {
       return await this.#open(connection, request, { child, routes, callback, holder });
     } catch (error) {
@@ -204,6 +251,8 @@ export class AcpBackend implements AgentBackend {
       await child.status;
       await callback.shutdown();
       throw error;
+    } finally {
+      request.signal.removeEventListener("abort", kill);
     }
   }
 
@@ -239,12 +288,14 @@ export class AcpBackend implements AgentBackend {
       }),
     );
     await this.#setMode(connection, session);
+    const model = await setModel(connection, session, request.model);
     const live: Live = {
       child,
       connection,
       sessionId: session.sessionId,
       routes,
       callback,
+      model,
       flush: () => holder.translator?.flush(),
       cost: () => holder.translator?.costUsd ?? 0,
       get sink() {
@@ -283,6 +334,49 @@ export class AcpBackend implements AgentBackend {
       await live.callback.shutdown();
     }));
   }
+}
+
+/**
+ * Switch the session to `wanted` through the agent's model config option
+ * (`session/set_config_option`) when it is not already on it.
+ *
+ * @returns The model the session runs on, when known ("default" is not a model).
+ * @throws {Error} When the agent offers models and `wanted` is not one of them.
+ */
+async function setModel(
+  connection: acp.ClientSideConnection,
+  session: acp.NewSessionResponse,
+  wanted: string | undefined,
+): Promise<string | undefined> {
+  const option = session.configOptions?.find((candidate) =>
+    candidate.category === "model" && candidate.type === "select"
+  );
+  const known = (value: string | undefined) => value && value !== "default" ? value : undefined;
+  if (!option || option.type !== "select") {
+    return wanted ?? known(session.models?.currentModelId);
+  }
+  const values = option.options.flatMap((entry) =>
+    "options" in entry ? entry.options.map((inner) => inner.value) : [entry.value]
+  );
+  if (!wanted) return known(option.currentValue);
+  if (!values.includes(wanted)) {
+    throw new AgentSetupError(
+      `the agent does not offer the model "${wanted}" (behavior.model, --model); it offers: ${
+        values.join(", ")
+      }`,
+    );
+  }
+  if (option.currentValue !== wanted) {
+    await orClosed(
+      connection,
+      connection.setSessionConfigOption({
+        sessionId: session.sessionId,
+        configId: option.id,
+        value: wanted,
+      }),
+    );
+  }
+  return wanted;
 }
 
 function result(

@@ -12,6 +12,25 @@ import type { AgentMessage } from "../summary.ts";
 
 export type { AgentMessage, CompleteTaskCall };
 
+/**
+ * A fault of the agent's set-up that no retry fixes (its command is missing,
+ * it does not offer the configured model): a backend throws it from
+ * `session`, and the run ends at once with its message.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { AgentSetupError } from "@finishline/agents";
+ *
+ * const error = new AgentSetupError('cannot start "codex-acp": install it');
+ * assert.equal(error.name, "AgentSetupError");
+ * ```
+ */
+export class AgentSetupError extends Error {
+  /** Always `AgentSetupError`. */
+  override name = "AgentSetupError";
+}
+
 /** What the agent's stop looks like to a stop hook. */
 export interface StopEvent {
   /** True when the agent is already continuing because a stop hook sent it back. */

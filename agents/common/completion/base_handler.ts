@@ -67,6 +67,9 @@ export function formatSummaries(
       lines.push(
         `- complete_task: ${summary.completeTask.status}: ${summary.completeTask.summary}`,
       );
+      // "Recorded: partial" tells the agent the next iteration goes on from here.
+      const remaining = summary.completeTask.remaining_work?.trim();
+      if (remaining) lines.push(`- Remaining work: ${remaining}`);
     }
     if (summary.errors.length > 0) {
       lines.push(`- Errors: ${summary.errors.slice(-3).join("; ")}`);

@@ -10,6 +10,7 @@
 import { firstLine } from "../../common/errors.ts";
 import type { RetryConfig } from "../../common/definition/types.ts";
 import type { ApiRetry, SummaryBuilder } from "../../common/summary.ts";
+import { AgentSetupError } from "../../common/backends/types.ts";
 
 /** A fault of one session attempt. */
 export interface SessionFault {
@@ -140,6 +141,9 @@ export function classifyFault(
   }
   if (apiError && RETRYABLE_API_ERRORS.has(apiError)) {
     return { retryable: true, message: `API error: ${detail || apiError}` };
+  }
+  if (session.error instanceof AgentSetupError) {
+    return { retryable: false, message: firstLine(session.error) };
   }
   if (session.error !== undefined && !builder.sawResult) {
     const message = firstLine(session.error);

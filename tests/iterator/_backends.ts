@@ -1,0 +1,211 @@
+/**
+ * The agents the backend end-to-end suite runs on, each with its scripted
+ * server and its own tool names: Claude Code through the Agent SDK and through
+ * claude-agent-acp (Anthropic Messages API), Codex through codex-acp (OpenAI
+ * Responses API) and opencode through `opencode acp` (Chat Completions).
+ *
+ * @module
+ */
+
+import {
+  type RecordedRequest,
+  ScriptedModelServer,
+  ScriptedResponsesServer,
+  type ScriptedTurn,
+  type SessionScript,
+  toolTurn,
+} from "../../agents/testing/mod.ts";
+import { COMPLETE_TASK_TOOL } from "../../agents/common/complete_task.ts";
+import type { BackendSetting } from "../../agents/common/backends/presets.ts";
+import { codexAcpBinary, codexConfig } from "../agents/_codex.ts";
+import { opencodeBinary, opencodeConfig } from "../agents/_opencode.ts";
+import { tempDir } from "../_helpers.ts";
+
+/** What complete_task takes. */
+export interface CompleteTaskInput {
+  status: "success" | "partial" | "blocked";
+  original_request_summary: string;
+  summary: string;
+  remaining_work?: string;
+}
+
+/** A started scripted server and what the run needs to reach it. */
+export interface Harness extends AsyncDisposable {
+  /** Every request the scripted server received. */
+  requests: RecordedRequest[];
+  /** `behavior.backend` for agent.json; none for the SDK backend. */
+  backend?: BackendSetting;
+  /** The Anthropic server, for `runCli` to point Claude Code at. */
+  server?: ScriptedModelServer;
+}
+
+/** One agent the suite runs on. */
+export interface BackendUnderTest {
+  /** The name tests are titled with. */
+  name: string;
+  /** Whether the agent reports a cost over its protocol. */
+  reportsCost: boolean;
+  /** A turn that runs `command` in the agent's shell tool. */
+  shell(command: string): ScriptedTurn;
+  /** A turn that calls complete_task as the agent names it. */
+  completeTask(input: CompleteTaskInput): ScriptedTurn;
+  /** The tool names a main request offers the model. */
+  toolNames(request: RecordedRequest): string[];
+  /** The name the agent offers complete_task under. */
+  completeTaskName: string;
+  /** Starts the scripted server with these scripts, by session. */
+  start(scripts: SessionScript[]): Promise<Harness>;
+}
+
+/** claude-agent-acp as deno.json pins it, run by Deno. */
+export const CLAUDE_ACP = [
+  Deno.execPath(),
+  "run",
+  "-A",
+  "npm:@zed-industries/claude-agent-acp@0.23.1",
+];
+
+function anthropicToolNames(request: RecordedRequest): string[] {
+  return ((request.body.tools ?? []) as Array<{ name: string }>).map((tool) => tool.name);
+}
+
+async function anthropic(scripts: SessionScript[], backend?: BackendSetting): Promise<Harness> {
+  const server = await ScriptedModelServer.start({ scripts });
+  return {
+    requests: server.requests,
+    backend,
+    server,
+    [Symbol.asyncDispose]: () => server.close(),
+  };
+}
+
+const claudeTools = {
+  reportsCost: true,
+  shell: (command: string) => toolTurn("Bash", { command }),
+  completeTask: (input: CompleteTaskInput) => toolTurn(COMPLETE_TASK_TOOL, { ...input }),
+  toolNames: anthropicToolNames,
+  completeTaskName: COMPLETE_TASK_TOOL,
+};
+
+/** Claude Code through the Claude Agent SDK: the default backend. */
+export const CLAUDE_SDK: BackendUnderTest = {
+  name: "claude (SDK)",
+  ...claudeTools,
+  start: (scripts) => anthropic(scripts),
+};
+
+/**
+ * Claude Code through claude-agent-acp. IS_SANDBOX: the adapter passes
+ * --allow-dangerously-skip-permissions, which Claude Code refuses as root
+ * outside a sandbox (tests may run as root in a container).
+ */
+export const CLAUDE_ACP_BACKEND: BackendUnderTest = {
+  name: "claude-acp",
+  ...claudeTools,
+  start: (scripts) =>
+    anthropic(scripts, { acp: { command: CLAUDE_ACP, env: { IS_SANDBOX: "1" } } }),
+};
+
+/**
+ * Codex through the codex-acp native binary, its CODEX_HOME pointing at the
+ * scripted Responses server. HOME stays the parent's: Codex starts the
+ * complete_task MCP server (`deno run`) without DENO_DIR, so Deno must find
+ * its cache under HOME. Codex calls MCP tools as functions in a namespace.
+ */
+export const CODEX: BackendUnderTest = {
+  name: "codex",
+  reportsCost: false,
+  shell: (cmd) => toolTurn("exec_command", { cmd }),
+  completeTask: (input) => ({
+    toolUses: [{ name: "complete_task", namespace: "mcp__finishline", input: { ...input } }],
+  }),
+  toolNames: (request) =>
+    ((request.body.tools ?? []) as Array<{ name?: string; tools?: Array<{ name: string }> }>)
+      .flatMap((tool) =>
+        tool.tools ? tool.tools.map((inner) => `${tool.name}__${inner.name}`) : [tool.name ?? ""]
+      ),
+  completeTaskName: "mcp__finishline__complete_task",
+  async start(scripts) {
+    const server = await ScriptedResponsesServer.start({ scripts });
+    const home = await tempDir("codex-home-");
+    await Deno.writeTextFile(`${home.path}/config.toml`, codexConfig(server));
+    return {
+      requests: server.requests,
+      backend: {
+        acp: {
+          command: [await codexAcpBinary()],
+          env: { CODEX_HOME: home.path, SCRIPTED_API_KEY: "sk-test" },
+          mode: "full-access",
+        },
+      },
+      async [Symbol.asyncDispose]() {
+        await server.close();
+        await home[Symbol.asyncDispose]();
+      },
+    };
+  },
+};
+
+/**
+ * opencode through `opencode acp`, its config, data and temp folders in a
+ * temp home whose `opencode.json` makes the scripted Chat Completions server
+ * the only model (with a price, so that opencode reports a cost). opencode
+ * asks for a session title with a request without tools: a side request.
+ */
+export const OPENCODE: BackendUnderTest = {
+  name: "opencode",
+  reportsCost: true,
+  shell: (command) => toolTurn("bash", { command, description: "Run the command" }),
+  completeTask: (input) => toolTurn("finishline_complete_task", { ...input }),
+  toolNames: (request) =>
+    ((request.body.tools ?? []) as Array<{ function?: { name: string } }>)
+      .map((tool) => tool.function?.name ?? ""),
+  completeTaskName: "finishline_complete_task",
+  async start(scripts) {
+    const server = await ScriptedResponsesServer.start({
+      scripts,
+      isSideRequest: (body) => !Array.isArray(body.tools),
+    });
+    const home = await tempDir("opencode-home-");
+    const config = JSON.parse(opencodeConfig(server));
+    // opencode reports usage and cost over ACP only for a model with a known context size.
+    Object.assign(config.provider.scripted.models.m, {
+      cost: { input: 3, output: 15 },
+      limit: { context: 200_000, output: 8_192 },
+    });
+    await Deno.mkdir(`${home.path}/.config/opencode`, { recursive: true });
+    await Deno.writeTextFile(
+      `${home.path}/.config/opencode/opencode.json`,
+      JSON.stringify(config),
+    );
+    return {
+      requests: server.requests,
+      backend: {
+        acp: {
+          command: [await opencodeBinary(), "acp"],
+          env: {
+            XDG_CONFIG_HOME: `${home.path}/.config`,
+            XDG_DATA_HOME: `${home.path}/.local/share`,
+            XDG_CACHE_HOME: `${home.path}/.cache`,
+            XDG_STATE_HOME: `${home.path}/.local/state`,
+            TMPDIR: home.path,
+            OPENCODE_DISABLE_AUTOUPDATE: "1",
+            OPENCODE_DISABLE_MODELS_FETCH: "1",
+          },
+        },
+      },
+      async [Symbol.asyncDispose]() {
+        await server.close();
+        await home[Symbol.asyncDispose]();
+      },
+    };
+  },
+};
+
+/** Every agent the suite runs on. */
+export const BACKENDS: readonly BackendUnderTest[] = [
+  CLAUDE_SDK,
+  CLAUDE_ACP_BACKEND,
+  CODEX,
+  OPENCODE,
+];
