@@ -136,7 +136,7 @@ export type {
 } from "./common/backends/types.ts";
 export { ClaudeBackend, type ClaudeBackendOptions } from "./common/backends/claude.ts";
 export { AcpBackend, type AcpCommand } from "./common/backends/acp.ts";
-export { AgentSetupError } from "./common/backends/types.ts";
+export { AgentSetupError, SessionGoneError } from "./common/backends/types.ts";
 export {
   ACP_PRESETS,
   BACKEND_NAMES,

@@ -76,7 +76,7 @@ export function errorResponse(
 }
 
 /** Resolves true after `ms`, or false as soon as `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
+export function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
   if (signal.aborted) return Promise.resolve(false);
   return new Promise((resolve) => {
     const onAbort = () => {

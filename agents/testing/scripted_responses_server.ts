@@ -8,6 +8,7 @@
  */
 
 import { readBody, recordHeaders } from "./_request.ts";
+import { sleep } from "./_reply.ts";
 import {
   chatChunks,
   lastInputText,
@@ -98,6 +99,8 @@ export class ScriptedResponsesServer implements AsyncDisposable {
 
   #server: Deno.HttpServer<Deno.NetAddr> | undefined;
   #closed: Promise<void> | undefined;
+  /** Aborted on close, cutting delayed replies short. */
+  #closing = new AbortController();
   #options: ScriptedResponsesServerOptions;
   #sessions = new Map<string, { index: number; nextTurn: number }>();
   #nonce = crypto.randomUUID().slice(0, 8);
@@ -175,6 +178,7 @@ export class ScriptedResponsesServer implements AsyncDisposable {
     if (this.#closed) return this.#closed;
     const server = this.#server;
     this.#server = undefined;
+    this.#closing.abort();
     this.#closed = server ? server.shutdown() : Promise.resolve();
     return this.#closed;
   }
@@ -220,7 +224,9 @@ export class ScriptedResponsesServer implements AsyncDisposable {
       record.error = `fault kind "${turn.fault.kind}" is not supported here; use "http"`;
       return apiError(400, `Cannot build scripted turn ${record.turnIndex}: ${record.error}`);
     }
-    if (turn.delayMs) await new Promise((done) => setTimeout(done, turn.delayMs));
+    if (turn.delayMs && !(await sleep(turn.delayMs, this.#closing.signal))) {
+      return apiError(503, "The scripted server is closing");
+    }
     if (turn.fault) {
       const { status, message } = turn.fault;
       return apiError(status, message ?? `Scripted error ${status}`);

@@ -37,6 +37,10 @@ export interface Harness extends AsyncDisposable {
   backend?: BackendSetting;
   /** The Anthropic server, for `runCli` to point Claude Code at. */
   server?: ScriptedModelServer;
+  /** The HOME of the runs, kept between them as on the user's machine. */
+  home: string;
+  /** Deletes the sessions the agent keeps, as a cleared history or another machine would. */
+  forgetSessions(): Promise<void>;
 }
 
 /** One agent the suite runs on. */
@@ -71,12 +75,23 @@ function anthropicToolNames(request: RecordedRequest): string[] {
 
 async function anthropic(scripts: SessionScript[], backend?: BackendSetting): Promise<Harness> {
   const server = await ScriptedModelServer.start({ scripts });
+  const home = await tempDir("finishline-home-");
   return {
     requests: server.requests,
     backend,
     server,
-    [Symbol.asyncDispose]: () => server.close(),
+    home: home.path,
+    // Claude Code keeps its transcripts under CLAUDE_CONFIG_DIR (the server's env: HOME/.claude).
+    forgetSessions: () => removeAll([`${home.path}/.claude/projects`]),
+    async [Symbol.asyncDispose]() {
+      await server.close();
+      await home[Symbol.asyncDispose]();
+    },
   };
+}
+
+async function removeAll(paths: string[]): Promise<void> {
+  for (const path of paths) await Deno.remove(path, { recursive: true }).catch(() => {});
 }
 
 const claudeTools = {
@@ -115,7 +130,9 @@ export const CLAUDE_ACP_BACKEND: BackendUnderTest = {
 export const CODEX: BackendUnderTest = {
   name: "codex",
   reportsCost: false,
-  shell: (cmd) => toolTurn("exec_command", { cmd }),
+  // Not a login shell: a profile that runs `pyenv rehash` (as on the CI image)
+  // can stall a login shell behind the lock of Codex's own shell snapshot.
+  shell: (cmd) => toolTurn("exec_command", { cmd, login: false }),
   completeTask: (input) => ({
     toolUses: [{ name: "complete_task", namespace: "mcp__finishline", input: { ...input } }],
   }),
@@ -131,6 +148,14 @@ export const CODEX: BackendUnderTest = {
     await Deno.writeTextFile(`${home.path}/config.toml`, codexConfig(server));
     return {
       requests: server.requests,
+      home: home.path,
+      // Codex keeps a thread's rollout under sessions/ and its index in state_N.sqlite.
+      forgetSessions: async () => {
+        const state = [...Deno.readDirSync(home.path)]
+          .filter((entry) => entry.name.startsWith("state_"))
+          .map((entry) => `${home.path}/${entry.name}`);
+        await removeAll([`${home.path}/sessions`, ...state]);
+      },
       backend: {
         acp: {
           command: [await codexAcpBinary()],
@@ -180,6 +205,9 @@ export const OPENCODE: BackendUnderTest = {
     );
     return {
       requests: server.requests,
+      home: home.path,
+      // opencode keeps its sessions in one SQLite database under its data folder.
+      forgetSessions: () => removeAll([`${home.path}/.local/share/opencode`]),
       backend: {
         acp: {
           command: [await opencodeBinary(), "acp"],

@@ -14,7 +14,7 @@ import type { RecordedRequest, ScriptedTurn, ScriptStep } from "../../agents/tes
 import { textTurn } from "../../agents/testing/mod.ts";
 import { CONTINUATION_MESSAGE } from "../../agents/iterator/completion_guard.ts";
 import { PROBE_MARKER } from "../../agents/iterator/status_probe.ts";
-import { git, runCli, tempRepo } from "../_helpers.ts";
+import { git, runCli, type RunCliOptions, tempRepo } from "../_helpers.ts";
 import { BACKENDS, type BackendUnderTest, type Harness } from "./_backends.ts";
 
 async function writeAgent(
@@ -37,8 +37,18 @@ async function writeAgent(
   await git(repo, "commit", "-qm", "chore: agent");
 }
 
-function run(repo: string, harness: Harness, args: string[] = []) {
-  return runCli(["--agent", "suite", "--json", ...args], { cwd: repo, server: harness.server });
+function run(
+  repo: string,
+  harness: Harness,
+  args: string[] = [],
+  options: Partial<RunCliOptions> = {},
+) {
+  return runCli(["--agent", "suite", "--json", ...args], {
+    cwd: repo,
+    server: harness.server,
+    home: harness.home,
+    ...options,
+  });
 }
 
 /** A step that checks what the agent was last told, then replies. */
@@ -137,6 +147,125 @@ function suite(backend: BackendUnderTest): void {
     assert.ok(
       backend.toolNames(first).includes(backend.completeTaskName),
       `the model is offered complete_task: ${backend.toolNames(first)}`,
+    );
+  });
+
+  Deno.test(`${backend.name}: session "continue" keeps one agent session for the whole run`, async () => {
+    await using repo = await tempRepo();
+    await using harness = await backend.start([[1, 2].flatMap((n) => [
+      backend.shell(
+        `echo "step ${n}" >> steps.txt && git add steps.txt && git commit -qm "feat: step ${n}"`,
+      ),
+      textTurn(`Step ${n} done.`),
+    ])]);
+    await writeAgent(repo.path, harness, {
+      completionType: "iterate",
+      completionConfig: { maxIterations: 2 },
+      session: "continue",
+      // The session mode is under test; complete_task has its own tests below.
+      requireCompleteTask: false,
+    });
+    const result = await run(repo.path, harness, ["--task", "Write the steps"]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(await Deno.readTextFile(`${repo.path}/steps.txt`), "step 1\nstep 2\n");
+    const outcome = JSON.parse(result.stdout);
+    assert.equal(outcome.iterations, 2);
+    assert.equal(new Set(outcome.sessionIds).size, 1, `one session id: ${outcome.sessionIds}`);
+    assert.deepEqual(turnsBySession(harness, 1), [[0, 1, 2, 3]], "both iterations in one session");
+    const second = main(harness)[2];
+    assert.ok(
+      JSON.stringify(second.body).includes("Step 1 done."),
+      "the second iteration's request holds the first one's conversation",
+    );
+  });
+
+  /**
+   * Starts a `continue` run of two iterations that SIGINT stops while the second
+   * one waits for the model. The second step is scripted in the first session
+   * when the resumed run should reopen it, else in a new one.
+   */
+  async function interruptedRun(repo: string, reopened: boolean) {
+    let interrupt!: () => void;
+    const waiting = new Promise<void>((resolve) => (interrupt = resolve));
+    const step = (n: number) =>
+      backend.shell(
+        `echo "step ${n}" >> steps.txt && git add steps.txt && git commit -qm "feat: step ${n}"`,
+      );
+    const hang: ScriptStep = () => {
+      interrupt();
+      return { text: "This reply comes too late.", delayMs: 60_000 };
+    };
+    const rest = [step(2), textTurn("Step 2 done.")];
+    const harness = await backend.start(
+      reopened
+        ? [[step(1), textTurn("Step 1 done."), hang, ...rest]]
+        : [[step(1), textTurn("Step 1 done."), hang], rest],
+    );
+    await writeAgent(repo, harness, {
+      completionType: "iterate",
+      completionConfig: { maxIterations: 2 },
+      session: "continue",
+      // Resuming is under test; complete_task has its own tests below.
+      requireCompleteTask: false,
+    });
+    const first = await run(repo, harness, ["--task", "Write the steps"], {
+      onSpawn: async (child) => {
+        await waiting;
+        child.kill("SIGINT");
+      },
+    });
+    assert.equal(first.code, 130, first.stderr);
+    const interrupted = JSON.parse(first.stdout);
+    const resume = () =>
+      runCli(["--resume", interrupted.runId, "--json"], {
+        cwd: repo,
+        server: harness.server,
+        home: harness.home,
+      });
+    return { harness, interrupted, resume };
+  }
+
+  Deno.test(`${backend.name}: a "continue" run interrupted and resumed goes on in the same agent session`, async () => {
+    await using repo = await tempRepo();
+    const { harness, interrupted, resume } = await interruptedRun(repo.path, true);
+    await using _harness = harness;
+    const resumed = await resume();
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.equal(await Deno.readTextFile(`${repo.path}/steps.txt`), "step 1\nstep 2\n");
+    const outcome = JSON.parse(resumed.stdout);
+    assert.equal(outcome.iterations, 2);
+    assert.deepEqual(
+      new Set(outcome.sessionIds),
+      new Set(interrupted.sessionIds),
+      "the resumed run's session is the interrupted run's",
+    );
+    const stepTwo = main(harness).find((request) => request.turnIndex === 3)!;
+    assert.equal(stepTwo.sessionIndex, 0, "the server sees the same session");
+    assert.ok(
+      JSON.stringify(stepTwo.body).includes("Step 1 done."),
+      "the resumed session holds the first iteration's conversation",
+    );
+  });
+
+  Deno.test(`${backend.name}: a resumed "continue" run whose session the agent lost starts a new one and does the work`, async () => {
+    await using repo = await tempRepo();
+    const { harness, resume } = await interruptedRun(repo.path, false);
+    await using _harness = harness;
+    await harness.forgetSessions();
+    const resumed = await resume();
+    assert.equal(resumed.code, 0, resumed.stderr);
+    if (!harness.backend) {
+      // Claude Code says so (the ACP agents quietly open an empty session under the old id).
+      assert.match(resumed.stderr, /no longer has the session to continue: starting a new one/);
+    }
+    assert.equal(await Deno.readTextFile(`${repo.path}/steps.txt`), "step 1\nstep 2\n");
+    const outcome = JSON.parse(resumed.stdout);
+    assert.equal(outcome.iterations, 2);
+    assert.deepEqual(turnsBySession(harness, 2)[1], [0, 1], "a new session did the second step");
+    const first = main(harness).find((request) => request.sessionIndex === 1)!;
+    assert.ok(
+      JSON.stringify(first.body).includes("Step 1 done."),
+      "its prompt carries what the first iteration did",
     );
   });
 
@@ -292,9 +421,7 @@ function suite(backend: BackendUnderTest): void {
         completionConfig: { maxIterations: 1 },
         requireCompleteTask: false,
       });
-      const result = await runCli(["--agent", "suite", "--json"], {
-        cwd: repo.path,
-        server: harness.server,
+      const result = await run(repo.path, harness, [], {
         onSpawn: async (child) => {
           assert.ok(await until(async () => (await running(sleeper)).length > 0), "it sleeps");
           child.kill("SIGINT");

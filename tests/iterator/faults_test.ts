@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { SummaryBuilder } from "../../agents/common/summary.ts";
 import { classifyFault, fatalApiRetry } from "../../agents/iterator/loop/faults.ts";
+import { SessionGoneError } from "../../agents/common/backends/types.ts";
 
 const RETRY = { iterationTimeoutSeconds: 1200, maxWaitSeconds: 900 };
 
@@ -97,4 +98,59 @@ Deno.test("a hang stays a retryable fault whatever the retries said", () => {
   const fault = classifyFault(builder, { error: undefined, hung: true }, RETRY);
   assert.equal(fault?.retryable, true);
   assert.match(fault!.message, /^No message from the agent for 1200 s/);
+});
+
+Deno.test("a session the agent no longer has is retried at once as a new session; an error before any turn is a fault", () => {
+  const gone = classifyFault(
+    session([]),
+    {
+      error: new SessionGoneError("ACP agent codex: cannot reopen session s1: not found"),
+      hung: false,
+    },
+    RETRY,
+  );
+  assert.equal(gone?.retryable, true);
+  assert.equal(gone?.fresh, true);
+  assert.match(
+    gone!.message,
+    /no longer has the session to continue \(ACP agent codex: cannot reopen/,
+  );
+
+  // Claude Code's answer to a resume of a transcript it does not have.
+  const lost = new SummaryBuilder(2);
+  lost.add({
+    type: "result",
+    subtype: "error_during_execution",
+    is_error: true,
+    num_turns: 0,
+    errors: ["No conversation found with session ID: s1"],
+    session_id: "s1",
+  });
+  const fresh = classifyFault(lost, ended, RETRY);
+  assert.equal(fresh?.fresh, true);
+  assert.equal(
+    fresh?.message,
+    "The agent no longer has the session to continue: starting a new one",
+  );
+
+  const early = new SummaryBuilder(2);
+  early.add({
+    type: "result",
+    subtype: "error_during_execution",
+    is_error: true,
+    num_turns: 0,
+    errors: ["the model is unavailable"],
+    session_id: "s2",
+  });
+  const fault = classifyFault(early, ended, RETRY);
+  assert.equal(fault?.retryable, true, "nothing was done: the iteration must not count");
+  assert.equal(fault?.fresh, undefined);
+  assert.match(
+    fault!.message,
+    /^The agent ended before its first turn: .*the model is unavailable/,
+  );
+
+  const done = new SummaryBuilder(2);
+  done.add({ type: "result", subtype: "success", num_turns: 1, session_id: "s3" });
+  assert.equal(classifyFault(done, ended, RETRY), undefined);
 });

@@ -35,6 +35,8 @@ export interface AcpCommand {
 
 type Routes = Pick<SessionRequest, "onCompleteTask">;
 
+const CLOSED = "the agent process ended";
+
 /** How long an aborted prompt turn gets to end after `session/cancel` before the agent is killed. */
 const CANCEL_GRACE_MS = 3_000;
 
@@ -42,6 +44,8 @@ const CANCEL_GRACE_MS = 3_000;
 interface Holder {
   sink: (message: AgentMessage) => void;
   translator?: UpdateTranslator;
+  /** While `session/load` replays the history: its updates are not this run's. */
+  replaying?: boolean;
 }
 
 /** One live agent process with its session, kept for follow-up prompts. */
@@ -58,6 +62,8 @@ interface Live {
   callback: Deno.HttpServer;
   /** The model the agent says the session runs on (`session/new`'s current model). */
   model?: string;
+  /** Whether the agent process has gone. */
+  closed?: boolean;
 }
 
 /**
@@ -106,7 +112,9 @@ export class AcpBackend implements AgentBackend {
       queue.push(message);
       wake?.();
     };
-    const held = request.resume ? this.#live.get(request.resume) : undefined;
+    const found = request.resume ? this.#live.get(request.resume) : undefined;
+    // A session whose process has died is reopened in a new one (see `reopen`).
+    const held = found?.closed ? undefined : found;
     // Only the latest session is followed up (rescue, probe, `continue`).
     if (!held) await this.release();
     const live = held ||
@@ -232,6 +240,7 @@ export class AcpBackend implements AgentBackend {
     const stream = acp.ndJsonStream(child.stdin, child.stdout);
     const connection = new acp.ClientSideConnection(() => ({
       sessionUpdate: (params) => {
+        if (holder.replaying) return Promise.resolve();
         holder.translator ??= new UpdateTranslator(
           params.sessionId,
           (message) => holder.sink(message),
@@ -263,30 +272,35 @@ export class AcpBackend implements AgentBackend {
     parts: Pick<Live, "child" | "routes" | "callback"> & { holder: Holder },
   ): Promise<Live> {
     const { child, routes, callback, holder } = parts;
-    await orClosed(
+    const { agentCapabilities } = await orClosed(
       connection,
       connection.initialize({ protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} }),
     );
-    const session = await orClosed(
-      connection,
-      connection.newSession({
-        cwd: request.cwd,
-        mcpServers: request.onCompleteTask ? [completeTaskMcp(callback)] : [],
-        _meta: {
-          systemPrompt: { append: request.systemPromptAppend },
-          // claude-agent-acp reads Claude Code options here; other agents ignore it.
-          claudeCode: {
-            options: {
-              allowedTools: request.allowedTools,
-              disallowedTools: request.disallowedTools,
-              model: request.model,
-              maxTurns: request.maxTurns,
-              ...(request.tools ? { tools: request.tools } : {}),
-            },
+    const setup = {
+      cwd: request.cwd,
+      mcpServers: request.onCompleteTask ? [completeTaskMcp(callback)] : [],
+      _meta: {
+        systemPrompt: { append: request.systemPromptAppend },
+        // claude-agent-acp reads Claude Code options here; other agents ignore it.
+        claudeCode: {
+          options: {
+            allowedTools: request.allowedTools,
+            disallowedTools: request.disallowedTools,
+            model: request.model,
+            maxTurns: request.maxTurns,
+            ...(request.tools ? { tools: request.tools } : {}),
           },
         },
-      }),
-    );
+      },
+    };
+    const session = (request.resume &&
+      await reopen(
+        connection,
+        agentCapabilities,
+        { ...setup, sessionId: request.resume },
+        holder,
+      )) ||
+      await orClosed(connection, connection.newSession(setup));
     await this.#setMode(connection, session);
     const model = await setModel(connection, session, request.model);
     const live: Live = {
@@ -305,6 +319,7 @@ export class AcpBackend implements AgentBackend {
         holder.sink = value;
       },
     };
+    connection.closed.then(() => (live.closed = true));
     this.#live.set(session.sessionId, live);
     return live;
   }
@@ -334,6 +349,38 @@ export class AcpBackend implements AgentBackend {
       await live.callback.shutdown();
     }));
   }
+}
+
+/**
+ * Reopen a session the agent kept (a `continue` run resumed with `--resume`,
+ * or a session whose process died): `session/resume` when the agent offers
+ * it, else `session/load` with its replayed history ignored.
+ *
+ * @returns The session, or undefined when the agent cannot reopen it (a new one is started).
+ */
+async function reopen(
+  connection: acp.ClientSideConnection,
+  capabilities: acp.AgentCapabilities | undefined,
+  request: acp.LoadSessionRequest,
+  holder: Holder,
+): Promise<acp.NewSessionResponse | undefined> {
+  try {
+    if (capabilities?.sessionCapabilities?.resume) {
+      const response = await orClosed(connection, connection.unstable_resumeSession(request));
+      return { ...response, sessionId: request.sessionId };
+    }
+    if (capabilities?.loadSession) {
+      holder.replaying = true;
+      const response = await orClosed(connection, connection.loadSession(request));
+      return { ...response, sessionId: request.sessionId };
+    }
+  } catch (error) {
+    if (error instanceof Error && error.message === CLOSED) throw error;
+    // The agent no longer has it (another machine, a cleared history): start anew.
+  } finally {
+    holder.replaying = false;
+  }
+  return undefined;
 }
 
 /**
@@ -449,7 +496,7 @@ function orClosed<T>(connection: acp.ClientSideConnection, request: Promise<T>):
   return Promise.race([
     request,
     connection.closed.then(() => {
-      throw new Error("the agent process ended");
+      throw new Error(CLOSED);
     }),
   ]);
 }

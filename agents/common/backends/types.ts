@@ -31,6 +31,26 @@ export class AgentSetupError extends Error {
   override name = "AgentSetupError";
 }
 
+/**
+ * The session a request asked to resume is gone (another machine, a cleared
+ * history, an agent that cannot reopen sessions): a backend throws it from
+ * `session`, and the runner starts a new session at once, whose prompt
+ * carries what happened so far.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { SessionGoneError } from "@finishline/agents";
+ *
+ * const error = new SessionGoneError("session s-1 is gone");
+ * assert.equal(error.name, "SessionGoneError");
+ * ```
+ */
+export class SessionGoneError extends Error {
+  /** Always `SessionGoneError`. */
+  override name = "SessionGoneError";
+}
+
 /** What the agent's stop looks like to a stop hook. */
 export interface StopEvent {
   /** True when the agent is already continuing because a stop hook sent it back. */

@@ -10,7 +10,7 @@
 import { firstLine } from "../../common/errors.ts";
 import type { RetryConfig } from "../../common/definition/types.ts";
 import type { ApiRetry, SummaryBuilder } from "../../common/summary.ts";
-import { AgentSetupError } from "../../common/backends/types.ts";
+import { AgentSetupError, SessionGoneError } from "../../common/backends/types.ts";
 
 /** A fault of one session attempt. */
 export interface SessionFault {
@@ -20,7 +20,12 @@ export interface SessionFault {
   message: string;
   /** For a rejected rate limit: when it resets (epoch milliseconds). */
   resetsAt?: number;
+  /** The session to resume is gone: the retry starts a new one, at once. */
+  fresh?: boolean;
 }
+
+/** Claude Code's result error for a `resume` of a session it does not have. */
+const NO_CONVERSATION = /No conversation found with session ID/;
 
 const FATAL_API_ERRORS: Record<string, string> = {
   authentication_failed:
@@ -142,6 +147,20 @@ export function classifyFault(
   if (apiError && RETRYABLE_API_ERRORS.has(apiError)) {
     return { retryable: true, message: `API error: ${detail || apiError}` };
   }
+  const current = builder.current;
+  const noTurn = builder.sawResult && current.turns === 0 &&
+    current.stopReason === "error_during_execution";
+  if (
+    session.error instanceof SessionGoneError ||
+    noTurn && current.errors.some((error) => NO_CONVERSATION.test(error))
+  ) {
+    const why = session.error instanceof SessionGoneError ? ` (${firstLine(session.error)})` : "";
+    return {
+      retryable: true,
+      fresh: true,
+      message: `The agent no longer has the session to continue${why}: starting a new one`,
+    };
+  }
   if (session.error instanceof AgentSetupError) {
     return { retryable: false, message: firstLine(session.error) };
   }
@@ -155,6 +174,14 @@ export function classifyFault(
       };
     }
     return { retryable: true, message: `The agent process ended without a result: ${message}` };
+  }
+  if (noTurn) {
+    // An error before the first turn: nothing was done, so the iteration must not count.
+    const error = current.errors.at(-1) ?? "error_during_execution";
+    return {
+      retryable: true,
+      message: `The agent ended before its first turn: ${firstLine(error)}`,
+    };
   }
   return undefined;
 }

@@ -72,12 +72,15 @@ export async function runSession(
 ): Promise<SessionOutcome> {
   const retry = state.definition.retry;
   const retries: string[] = [];
+  let resume = state.behavior.session === "continue"
+    ? state.summaries.at(-1)?.sessionId
+    : undefined;
   for (let attempt = 1;; attempt++) {
     const builder = new SummaryBuilder(iteration, state.definition.actions);
     const guard = completionGuard(state, builder);
     const end = await sessions.run(builder, {
       prompt,
-      resume: state.behavior.session === "continue" ? state.summaries.at(-1)?.sessionId : undefined,
+      resume,
       main: true,
       onCompleteTask: guard.onCompleteTask,
       onStop: guard.onStop,
@@ -90,6 +93,12 @@ export async function runSession(
     state.emit({ type: "session_fault", iteration, attempt, fault });
     if (!fault.retryable || attempt >= retry.maxAttempts) return done(fault);
     let waitMs = backoffMs(attempt, retry.baseDelaySeconds, retry.maxDelaySeconds);
+    if (fault.fresh) {
+      // The prompt carries what happened so far; a new session goes on from it.
+      resume = undefined;
+      await sessions.close();
+      waitMs = 0;
+    }
     if (fault.resetsAt !== undefined) {
       waitMs = Math.max(0, fault.resetsAt - Date.now());
       if (waitMs > retry.maxWaitSeconds * 1000) return done(fault);
