@@ -15,6 +15,7 @@ import {
   type AgentMessage,
   AgentSetupError,
   type CompleteTaskCall,
+  SessionGoneError,
   type SessionRequest,
 } from "./types.ts";
 import { permissionAnswer, UpdateTranslator } from "./_acp_updates.ts";
@@ -100,7 +101,8 @@ export class AcpBackend implements AgentBackend {
    * Run one prompt and yield its messages, ending with a result message. A
    * request that resumes the session this backend still holds sends its
    * prompt into that session; any other starts a new agent process and ends
-   * the one before.
+   * the one before (one that resumes another session reopens it there, or
+   * throws {@linkcode SessionGoneError} when the agent cannot).
    *
    * @param request The session's prompt and settings.
    * @returns The messages.
@@ -119,8 +121,12 @@ export class AcpBackend implements AgentBackend {
     if (!held) await this.release();
     const live = held ||
       await this.#start(request).catch((error) => {
-        const message = `ACP agent ${this.name}: ${errorText(error)}`;
-        throw error instanceof AgentSetupError ? new AgentSetupError(message) : new Error(message);
+        const Kind = error instanceof AgentSetupError
+          ? AgentSetupError
+          : error instanceof SessionGoneError
+          ? SessionGoneError
+          : Error;
+        throw new Kind(`ACP agent ${this.name}: ${errorText(error)}`);
       });
     live.sink = sink;
     live.routes.onCompleteTask = request.onCompleteTask;
@@ -293,14 +299,9 @@ export class AcpBackend implements AgentBackend {
         },
       },
     };
-    const session = (request.resume &&
-      await reopen(
-        connection,
-        agentCapabilities,
-        { ...setup, sessionId: request.resume },
-        holder,
-      )) ||
-      await orClosed(connection, connection.newSession(setup));
+    const session = request.resume
+      ? await reopen(connection, agentCapabilities, { ...setup, sessionId: request.resume }, holder)
+      : await orClosed(connection, connection.newSession(setup));
     await this.#setMode(connection, session);
     const model = await setModel(connection, session, request.model);
     const live: Live = {
@@ -356,14 +357,17 @@ export class AcpBackend implements AgentBackend {
  * or a session whose process died): `session/resume` when the agent offers
  * it, else `session/load` with its replayed history ignored.
  *
- * @returns The session, or undefined when the agent cannot reopen it (a new one is started).
+ * @returns The session.
+ * @throws {SessionGoneError} When the agent cannot reopen it; the runner starts a new one.
  */
 async function reopen(
   connection: acp.ClientSideConnection,
   capabilities: acp.AgentCapabilities | undefined,
   request: acp.LoadSessionRequest,
   holder: Holder,
-): Promise<acp.NewSessionResponse | undefined> {
+): Promise<acp.NewSessionResponse> {
+  const gone = (why: string) =>
+    new SessionGoneError(`cannot reopen session ${request.sessionId}: ${why}`);
   try {
     if (capabilities?.sessionCapabilities?.resume) {
       const response = await orClosed(connection, connection.unstable_resumeSession(request));
@@ -376,11 +380,11 @@ async function reopen(
     }
   } catch (error) {
     if (error instanceof Error && error.message === CLOSED) throw error;
-    // The agent no longer has it (another machine, a cleared history): start anew.
+    throw gone(errorText(error));
   } finally {
     holder.replaying = false;
   }
-  return undefined;
+  throw gone("the agent offers neither session/resume nor session/load");
 }
 
 /**

@@ -82,7 +82,7 @@ export interface AgentBehavior {
     | "gemini"
     | "opencode"
     | "claude-acp"
-    | { acp: { command: string[]; env?: Record<string, string> } };
+    | { acp: { command: string[]; env?: Record<string, string>; mode?: string } };
   /**
    * `fresh` starts a new session per iteration; `continue` keeps one Claude
    * Code session (and process) for the whole run. @default "fresh"
