@@ -11,6 +11,27 @@ import { ScriptedModelServer, textTurn } from "../../agents/testing/mod.ts";
 import { git, runCli, tempRepo } from "../_helpers.ts";
 import { CODEX } from "./_backends.ts";
 
+/**
+ * Writes `.agent/NAME/agent.json`: one `iterate` iteration on `backend`, with
+ * complete_task off (the backend's handling is under test here, not it).
+ */
+async function iterateAgent(repo: string, name: string, backend: unknown): Promise<void> {
+  await Deno.mkdir(`${repo}/.agent/${name}`, { recursive: true });
+  await Deno.writeTextFile(
+    `${repo}/.agent/${name}/agent.json`,
+    JSON.stringify({
+      name,
+      behavior: {
+        completionType: "iterate",
+        completionConfig: { maxIterations: 1 },
+        requireCompleteTask: false,
+        backend,
+      },
+      probe: { enabled: false },
+    }),
+  );
+}
+
 Deno.test("acp: --backend codex --dry-run shows the resolved command; a bad name is one line, exit 2", async () => {
   await using repo = await tempRepo();
   const dry = await runCli(["--backend", "codex", "--dry-run", "--task", "x"], { cwd: repo.path });
@@ -24,38 +45,14 @@ Deno.test("acp: --backend codex --dry-run shows the resolved command; a bad name
 
 Deno.test("acp: an agent command that exits at once fails the iteration, never hangs; a missing one is named, not retried", async () => {
   await using repo = await tempRepo();
-  await Deno.mkdir(`${repo.path}/.agent/gone`, { recursive: true });
-  await Deno.writeTextFile(
-    `${repo.path}/.agent/gone/agent.json`,
-    JSON.stringify({
-      name: "gone",
-      behavior: {
-        completionType: "iterate",
-        completionConfig: { maxIterations: 1 },
-        // The agent dies before any turn: no complete_task to wait for.
-        requireCompleteTask: false,
-        backend: { acp: { command: ["false"] } },
-      },
-      probe: { enabled: false },
-    }),
-  );
+  // The agent dies before any turn.
+  await iterateAgent(repo.path, "gone", { acp: { command: ["false"] } });
   await using server = await ScriptedModelServer.start({ scripts: [[textTurn("unused")]] });
   const run = await runCli(["--agent", "gone", "--task", "x"], { cwd: repo.path, server });
   assert.notEqual(run.code, 0);
   assert.match(run.stderr, /the agent process ended/);
   assert.equal(server.requests.length, 0);
-  await Deno.writeTextFile(
-    `${repo.path}/.agent/gone/agent.json`,
-    JSON.stringify({
-      name: "gone",
-      behavior: {
-        completionType: "iterate",
-        completionConfig: { maxIterations: 1 },
-        requireCompleteTask: false,
-        backend: { acp: { command: ["finishline-no-such-agent", "acp"] } },
-      },
-    }),
-  );
+  await iterateAgent(repo.path, "gone", { acp: { command: ["finishline-no-such-agent", "acp"] } });
   const missing = await runCli(["--agent", "gone", "--task", "x"], { cwd: repo.path, server });
   assert.equal(missing.code, 1, missing.stderr);
   assert.match(
@@ -68,21 +65,7 @@ Deno.test("acp: an agent command that exits at once fails the iteration, never h
 Deno.test("acp: --model switches Codex through its model option; a model it does not offer is named", async () => {
   await using repo = await tempRepo();
   await using harness = await CODEX.start([[textTurn("Done.")]]);
-  await Deno.mkdir(`${repo.path}/.agent/codex`, { recursive: true });
-  await Deno.writeTextFile(
-    `${repo.path}/.agent/codex/agent.json`,
-    JSON.stringify({
-      name: "codex",
-      behavior: {
-        completionType: "iterate",
-        completionConfig: { maxIterations: 1 },
-        // The model is under test, not complete_task.
-        requireCompleteTask: false,
-        backend: harness.backend,
-      },
-      probe: { enabled: false },
-    }),
-  );
+  await iterateAgent(repo.path, "codex", harness.backend);
   await git(repo.path, "add", ".agent");
   await git(repo.path, "commit", "-qm", "chore: agent");
   const args = ["--agent", "codex", "--json", "--task", "x"];
