@@ -85,3 +85,23 @@ Deno.test("acp: --model switches Codex through its model option; a model it does
   assert.doesNotMatch(bad.stderr, /retrying/, "a set-up fault is not retried");
   assert.equal(harness.requests.length, requests, "no model request with a model it lacks");
 });
+
+Deno.test("acp: an agent that ignores SIGTERM is killed at the end of the run, which does not wait on it", async () => {
+  await using repo = await tempRepo();
+  await using harness = await CODEX.start([[textTurn("Done.")]]);
+  const { acp } = harness.backend as { acp: { command: string[] } };
+  // An ignored signal stays ignored across exec: codex-acp itself ignores SIGTERM.
+  const deaf = ["sh", "-c", `trap '' TERM; exec "$0" "$@"`, ...acp.command];
+  await iterateAgent(repo.path, "deaf", { acp: { ...acp, command: deaf } });
+  await git(repo.path, "add", ".agent");
+  await git(repo.path, "commit", "-qm", "chore: agent");
+  let guard: ReturnType<typeof setTimeout> | undefined;
+  const run = await runCli(["--agent", "deaf", "--json", "--task", "x"], {
+    cwd: repo.path,
+    // A run that waits on the agent forever fails here instead of hanging the suite.
+    onSpawn: (child) => void (guard = setTimeout(() => child.kill("SIGKILL"), 120_000)),
+  });
+  clearTimeout(guard);
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(JSON.parse(run.stdout).status, "completed");
+});

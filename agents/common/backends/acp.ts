@@ -41,6 +41,9 @@ const CLOSED = "the agent process ended";
 /** How long an aborted prompt turn gets to end after `session/cancel` before the agent is killed. */
 const CANCEL_GRACE_MS = 3_000;
 
+/** How long an agent process gets to exit on SIGTERM before SIGKILL. */
+const STOP_GRACE_MS = 3_000;
+
 /** Where a process's session updates go, as the current prompt says. */
 interface Holder {
   sink: (message: AgentMessage) => void;
@@ -262,8 +265,7 @@ export class AcpBackend implements AgentBackend {
     try {
       return await this.#open(connection, request, { child, routes, callback, holder });
     } catch (error) {
-      killQuietly(child);
-      await child.status;
+      await stop(child);
       await callback.shutdown();
       throw error;
     } finally {
@@ -345,8 +347,7 @@ export class AcpBackend implements AgentBackend {
     const all = [...this.#live.values()];
     this.#live.clear();
     await Promise.all(all.map(async (live) => {
-      killQuietly(live.child);
-      await live.child.status;
+      await stop(live.child);
       await live.callback.shutdown();
     }));
   }
@@ -476,9 +477,29 @@ async function pipeText(stream: ReadableStream<Uint8Array>, to: (text: string) =
   for await (const text of stream.pipeThrough(new TextDecoderStream())) to(text);
 }
 
-function killQuietly(child: Deno.ChildProcess): void {
+/**
+ * End an agent process: SIGTERM, then SIGKILL when it is still there after
+ * the grace. An agent may wait on its own work before exiting on SIGTERM
+ * (opencode 1.18 waits for a background `npm install` that cannot finish
+ * offline), and a run must not wait with it.
+ */
+async function stop(child: Deno.ChildProcess): Promise<void> {
+  killQuietly(child);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<"late">((
+    resolve,
+  ) => (timer = setTimeout(() => resolve("late"), STOP_GRACE_MS)));
+  const ended = await Promise.race([child.status, late]);
+  clearTimeout(timer);
+  if (ended === "late") {
+    killQuietly(child, "SIGKILL");
+    await child.status;
+  }
+}
+
+function killQuietly(child: Deno.ChildProcess, signal: Deno.Signal = "SIGTERM"): void {
   try {
-    child.kill("SIGTERM");
+    child.kill(signal);
   } catch {
     // Already gone.
   }
