@@ -1,0 +1,75 @@
+/**
+ * Runs the real Gemini CLI (npm `@google/gemini-cli`, pinned in deno.json) in ACP
+ * mode offline against a {@linkcode ScriptedGeminiServer}.
+ *
+ * Deno runs it (`deno run -A npm:@google/gemini-cli@0.61.0`); node-pty's build
+ * script does not run under Deno, so Gemini CLI runs shell commands with
+ * `child_process`, as it does wherever node-pty is missing. Its settings live in a
+ * temp folder named by `GEMINI_CLI_HOME`; HOME stays the parent's, because Gemini
+ * CLI starts the complete_task MCP server (`deno run`) with the parent's
+ * environment, and Deno finds its cache under HOME.
+ *
+ * @module
+ */
+
+import type { ScriptedGeminiServer } from "../../agents/testing/mod.ts";
+
+/** The Gemini CLI version the tests run. */
+export const GEMINI_VERSION = "0.61.0";
+
+/** The command that starts Gemini CLI in ACP mode. */
+export const GEMINI_ACP = [
+  Deno.execPath(),
+  "run",
+  "-A",
+  `npm:@google/gemini-cli@${GEMINI_VERSION}`,
+  "--acp",
+];
+
+/** A model Gemini CLI 0.61 knows; named so that it does not ask its model router. */
+export const GEMINI_MODEL = "gemini-2.5-pro";
+
+/**
+ * The `settings.json` of the temp Gemini CLI home: no telemetry, usage statistics,
+ * auto-update or IDE connection (nothing may reach Google), one fixed model, and
+ * folder trust off, so that every folder is trusted (stdio MCP servers only start
+ * in a trusted folder).
+ */
+export function geminiSettings(): string {
+  return JSON.stringify({
+    general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
+    privacy: { usageStatisticsEnabled: false },
+    telemetry: { enabled: false },
+    ide: { enabled: false },
+    model: { name: GEMINI_MODEL },
+    security: { folderTrust: { enabled: false } },
+  });
+}
+
+/**
+ * Writes the settings into `home/.gemini/settings.json`.
+ *
+ * @param home The folder `GEMINI_CLI_HOME` will name.
+ */
+export async function writeGeminiHome(home: string): Promise<void> {
+  await Deno.mkdir(`${home}/.gemini`, { recursive: true });
+  await Deno.writeTextFile(`${home}/.gemini/settings.json`, geminiSettings());
+}
+
+/**
+ * The environment that points Gemini CLI at the scripted server.
+ *
+ * `GOOGLE_GEMINI_BASE_URL` makes its auth type "gateway" (the key goes out as
+ * `x-goog-api-key`). `GEMINI_CLI_NO_RELAUNCH`: otherwise Gemini CLI relaunches
+ * itself as a child process with a larger heap, and the parent ignores SIGTERM
+ * (and SIGINT, SIGHUP) while it waits, so a runner that stops the agent with
+ * SIGTERM would wait for ever.
+ */
+export function geminiEnv(server: ScriptedGeminiServer, home: string): Record<string, string> {
+  return {
+    GEMINI_CLI_HOME: home,
+    GOOGLE_GEMINI_BASE_URL: server.url,
+    GEMINI_API_KEY: "test-key",
+    GEMINI_CLI_NO_RELAUNCH: "true",
+  };
+}
