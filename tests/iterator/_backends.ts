@@ -2,13 +2,15 @@
  * The agents the backend end-to-end suite runs on, each with its scripted
  * server and its own tool names: Claude Code through the Agent SDK and through
  * claude-agent-acp (Anthropic Messages API), Codex through codex-acp (OpenAI
- * Responses API) and opencode through `opencode acp` (Chat Completions).
+ * Responses API), opencode through `opencode acp` (Chat Completions) and Gemini
+ * CLI through `gemini --acp` (Gemini API).
  *
  * @module
  */
 
 import {
   type RecordedRequest,
+  ScriptedGeminiServer,
   ScriptedModelServer,
   ScriptedResponsesServer,
   type ScriptedTurn,
@@ -18,6 +20,7 @@ import {
 import { COMPLETE_TASK_TOOL } from "../../agents/common/complete_task.ts";
 import type { BackendSetting } from "../../agents/common/backends/presets.ts";
 import { codexAcpBinary, codexConfig } from "../agents/_codex.ts";
+import { GEMINI_ACP, geminiEnv, writeGeminiHome } from "../agents/_gemini.ts";
 import { opencodeBinary, opencodeConfig } from "../agents/_opencode.ts";
 import { tempDir } from "../_helpers.ts";
 
@@ -202,10 +205,41 @@ export const OPENCODE: BackendUnderTest = {
   },
 };
 
+/**
+ * Gemini CLI through `gemini --acp`, its settings in a temp `GEMINI_CLI_HOME`,
+ * pointed at the scripted Gemini API server by `GOOGLE_GEMINI_BASE_URL`. It
+ * offers an MCP tool as `mcp_<server>_<tool>`, and reports tokens but no cost
+ * over ACP.
+ */
+export const GEMINI: BackendUnderTest = {
+  name: "gemini",
+  reportsCost: false,
+  shell: (command) => toolTurn("run_shell_command", { command }),
+  completeTask: (input) => toolTurn("mcp_finishline_complete_task", { ...input }),
+  toolNames: (request) =>
+    ((request.body.tools ?? []) as Array<{ functionDeclarations?: Array<{ name: string }> }>)
+      .flatMap((tool) => (tool.functionDeclarations ?? []).map((declaration) => declaration.name)),
+  completeTaskName: "mcp_finishline_complete_task",
+  async start(scripts) {
+    const server = await ScriptedGeminiServer.start({ scripts });
+    const home = await tempDir("gemini-home-");
+    await writeGeminiHome(home.path);
+    return {
+      requests: server.requests,
+      backend: { acp: { command: GEMINI_ACP, env: geminiEnv(server, home.path) } },
+      async [Symbol.asyncDispose]() {
+        await server.close();
+        await home[Symbol.asyncDispose]();
+      },
+    };
+  },
+};
+
 /** Every agent the suite runs on. */
 export const BACKENDS: readonly BackendUnderTest[] = [
   CLAUDE_SDK,
   CLAUDE_ACP_BACKEND,
   CODEX,
   OPENCODE,
+  GEMINI,
 ];

@@ -14,7 +14,8 @@ export type BackendSetting = string | { acp: AcpCommand };
 /** The ACP commands of the named presets. */
 export const ACP_PRESETS: Readonly<Record<string, AcpCommand>> = {
   codex: { command: ["npx", "-y", "@zed-industries/codex-acp"], mode: "full-access" },
-  gemini: { command: ["gemini", "--experimental-acp"] },
+  // Without GEMINI_CLI_NO_RELAUNCH, Gemini CLI 0.61 runs in a child process and the parent ignores SIGTERM.
+  gemini: { command: ["gemini", "--acp"], env: { GEMINI_CLI_NO_RELAUNCH: "true" } },
   opencode: { command: ["opencode", "acp"] },
   "claude-acp": { command: ["npx", "-y", "@zed-industries/claude-agent-acp"] },
 };
