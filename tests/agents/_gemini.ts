@@ -35,13 +35,13 @@ export const GEMINI_MODEL = "gemini-2.5-pro";
  * folder trust off, so that every folder is trusted (stdio MCP servers only start
  * in a trusted folder).
  */
-export function geminiSettings(): string {
+export function geminiSettings(model: string = GEMINI_MODEL): string {
   return JSON.stringify({
     general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
     privacy: { usageStatisticsEnabled: false },
     telemetry: { enabled: false },
     ide: { enabled: false },
-    model: { name: GEMINI_MODEL },
+    model: { name: model },
     security: { folderTrust: { enabled: false } },
   });
 }
@@ -50,10 +50,11 @@ export function geminiSettings(): string {
  * Writes the settings into `home/.gemini/settings.json`.
  *
  * @param home The folder `GEMINI_CLI_HOME` will name.
+ * @param model The model setting; `auto` lets Gemini CLI's router pick one per prompt.
  */
-export async function writeGeminiHome(home: string): Promise<void> {
+export async function writeGeminiHome(home: string, model?: string): Promise<void> {
   await Deno.mkdir(`${home}/.gemini`, { recursive: true });
-  await Deno.writeTextFile(`${home}/.gemini/settings.json`, geminiSettings());
+  await Deno.writeTextFile(`${home}/.gemini/settings.json`, geminiSettings(model));
 }
 
 /**

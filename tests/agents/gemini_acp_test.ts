@@ -85,3 +85,48 @@ Deno.test("gemini --acp: a prompt turn runs a scripted run_shell_command that co
     "usage statistics are off",
   );
 });
+
+Deno.test("gemini --acp: with the model on auto, the router's JSON request is a side request", async () => {
+  await using server = await ScriptedGeminiServer.start({
+    scripts: [[textTurn("Hello.")]],
+    // What the router parses: a score under its threshold picks the flash model.
+    sideReply: textTurn('{"complexity_reasoning": "a greeting", "complexity_score": 5}'),
+  });
+  await using home = await tempDir("gemini-home-");
+  await using repo = await tempRepo();
+  await writeGeminiHome(home.path, "auto");
+  const [program, ...args] = GEMINI_ACP;
+  const child = new Deno.Command(program, {
+    args,
+    cwd: repo.path,
+    env: geminiEnv(server, home.path),
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const connection = new acp.ClientSideConnection(
+    () => ({
+      requestPermission: () => Promise.resolve({ outcome: { outcome: "cancelled" } }),
+      sessionUpdate: () => Promise.resolve(),
+    }),
+    acp.ndJsonStream(child.stdin, child.stdout),
+  );
+  try {
+    await connection.initialize({ protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+    const { sessionId } = await connection.newSession({ cwd: repo.path, mcpServers: [] });
+    const result = await connection.prompt({ sessionId, prompt: [{ type: "text", text: "Hi" }] });
+    assert.equal(result.stopReason, "end_turn");
+  } finally {
+    child.stdin.close().catch(() => {});
+    child.kill("SIGTERM");
+    await child.status;
+  }
+  const [router, ...rest] = server.requests;
+  assert.equal(router.side, true);
+  assert.match(router.path, /:generateContent$/);
+  const config = router.body.generationConfig as Record<string, unknown>;
+  assert.equal(config.responseMimeType, "application/json");
+  assert.ok(!router.body.tools, "the router offers no tools");
+  assert.deepEqual(rest.map((r) => [r.side, r.sessionIndex, r.turnIndex]), [[false, 0, 0]]);
+  assert.match(rest[0].path, /^\/v1beta\/models\/[\w.-]+:streamGenerateContent$/);
+});

@@ -4,8 +4,8 @@
  * the status probe.
  * Each runs the CLI as a subprocess driving a real agent (Claude Code through
  * the Agent SDK and through claude-agent-acp, Codex through codex-acp,
- * opencode through `opencode acp`) against a scripted server for its API, in
- * a temp git repository.
+ * opencode through `opencode acp`, Gemini CLI through `gemini --acp`) against
+ * a scripted server for its API, in a temp git repository.
  */
 
 import assert from "node:assert/strict";
