@@ -13,17 +13,18 @@
  */
 
 import type { ScriptedGeminiServer } from "../../agents/testing/mod.ts";
+import { ACP_PRESETS } from "../../agents/common/backends/presets.ts";
 
 /** The Gemini CLI version the tests run. */
 export const GEMINI_VERSION = "0.61.0";
 
-/** The command that starts Gemini CLI in ACP mode. */
+/** The command that starts Gemini CLI in ACP mode: the `gemini` preset's flag, run by Deno. */
 export const GEMINI_ACP = [
   Deno.execPath(),
   "run",
   "-A",
   `npm:@google/gemini-cli@${GEMINI_VERSION}`,
-  "--acp",
+  ...ACP_PRESETS.gemini.command.slice(1),
 ];
 
 /** A model Gemini CLI 0.61 knows; named so that it does not ask its model router. */
@@ -31,9 +32,9 @@ export const GEMINI_MODEL = "gemini-2.5-pro";
 
 /**
  * The `settings.json` of the temp Gemini CLI home: no telemetry, usage statistics,
- * auto-update or IDE connection (nothing may reach Google), one fixed model, and
- * folder trust off, so that every folder is trusted (stdio MCP servers only start
- * in a trusted folder).
+ * auto-update or IDE connection (nothing may reach Google), and one fixed model.
+ * Folder trust stays on, as users have it; the `gemini` preset's environment
+ * trusts the workspace.
  */
 export function geminiSettings(model: string = GEMINI_MODEL): string {
   return JSON.stringify({
@@ -42,7 +43,6 @@ export function geminiSettings(model: string = GEMINI_MODEL): string {
     telemetry: { enabled: false },
     ide: { enabled: false },
     model: { name: model },
-    security: { folderTrust: { enabled: false } },
   });
 }
 
@@ -58,19 +58,16 @@ export async function writeGeminiHome(home: string, model?: string): Promise<voi
 }
 
 /**
- * The environment that points Gemini CLI at the scripted server.
- *
- * `GOOGLE_GEMINI_BASE_URL` makes its auth type "gateway" (the key goes out as
- * `x-goog-api-key`). `GEMINI_CLI_NO_RELAUNCH`: otherwise Gemini CLI relaunches
- * itself as a child process with a larger heap, and the parent ignores SIGTERM
- * (and SIGINT, SIGHUP) while it waits, so a runner that stops the agent with
- * SIGTERM would wait for ever.
+ * The environment that points Gemini CLI at the scripted server: the `gemini`
+ * preset's own (no relaunch, a trusted workspace), its home, and
+ * `GOOGLE_GEMINI_BASE_URL`, which makes its auth type "gateway" (the key goes
+ * out as `x-goog-api-key`).
  */
 export function geminiEnv(server: ScriptedGeminiServer, home: string): Record<string, string> {
   return {
+    ...ACP_PRESETS.gemini.env,
     GEMINI_CLI_HOME: home,
     GOOGLE_GEMINI_BASE_URL: server.url,
     GEMINI_API_KEY: "test-key",
-    GEMINI_CLI_NO_RELAUNCH: "true",
   };
 }

@@ -172,7 +172,10 @@ Deno.test("backend presets resolve to their ACP commands; unknown names are refu
   });
   assert.deepEqual(resolveBackend("gemini"), {
     name: "gemini",
-    acp: { command: ["gemini", "--acp"], env: { GEMINI_CLI_NO_RELAUNCH: "true" } },
+    acp: {
+      command: ["gemini", "--acp"],
+      env: { GEMINI_CLI_NO_RELAUNCH: "true", GEMINI_CLI_TRUST_WORKSPACE: "true" },
+    },
   });
   assert.throws(() => resolveBackend("nope"), /unknown backend "nope"/);
 });
