@@ -15,7 +15,8 @@
  *
  * {@linkcode ScriptedResponsesServer} answers from the same scripts over the OpenAI
  * Responses API and Chat Completions API, for agents such as Codex (a custom model
- * provider whose `base_url` is `${server.url}/v1`).
+ * provider whose `base_url` is `${server.url}/v1`), and {@linkcode ScriptedGeminiServer}
+ * over the Gemini API, for Gemini CLI (`GOOGLE_GEMINI_BASE_URL` set to `server.url`).
  *
  * @example
  * ```ts ignore
@@ -75,6 +76,10 @@ export {
   ScriptedResponsesServer,
   type ScriptedResponsesServerOptions,
 } from "./scripted_responses_server.ts";
+export {
+  ScriptedGeminiServer,
+  type ScriptedGeminiServerOptions,
+} from "./scripted_gemini_server.ts";
 export { scriptsByPrompt } from "./prompt_scripts.ts";
 export { isSideRequest } from "./side_requests.ts";
 export { type Filesystem, InMemoryFilesystem } from "./in_memory_filesystem.ts";

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import type * as acp from "@agentclientprotocol/sdk";
 import {
   permissionAnswer,
+  promptUsage,
   toolName,
   UpdateTranslator,
 } from "../../agents/common/backends/_acp_updates.ts";
@@ -169,6 +170,13 @@ Deno.test("backend presets resolve to their ACP commands; unknown names are refu
     name: "acp",
     acp: { command: ["x"] },
   });
+  assert.deepEqual(resolveBackend("gemini"), {
+    name: "gemini",
+    acp: {
+      command: ["gemini", "--acp"],
+      env: { GEMINI_CLI_NO_RELAUNCH: "true", GEMINI_CLI_TRUST_WORKSPACE: "true" },
+    },
+  });
   assert.throws(() => resolveBackend("nope"), /unknown backend "nope"/);
 });
 
@@ -243,4 +251,52 @@ Deno.test("other agents' tool calls are named by their kind; a command that ment
     },
   };
   assert.equal(chosen(permissionAnswer(request, settings)), "no", "not allowed as complete_task");
+});
+
+Deno.test("Gemini CLI's calls: the first update of a call it asked permission for is its end, the title is the command, tokens are in _meta", () => {
+  const settings = {
+    allowedTools: ["Bash"],
+    disallowedTools: [] as string[],
+    permissionMode: "default" as const,
+    refuseCommands: [{ pattern: "git push", reason: "no pushing" }],
+  };
+  // As Gemini CLI 0.61 asks: no rawInput, the command as the title.
+  const gemini = (title: string) => ({
+    sessionId: "s",
+    options: [
+      { optionId: "proceed_always", name: "Allow for this session", kind: "allow_always" as const },
+      { optionId: "proceed_once", name: "Allow", kind: "allow_once" as const },
+      { optionId: "cancel", name: "Reject", kind: "reject_once" as const },
+    ],
+    toolCall: { toolCallId: "t", title, kind: "execute" as const, status: "pending" as const },
+  });
+  assert.equal(chosen(permissionAnswer(gemini("git status"), settings)), "proceed_once");
+  assert.equal(chosen(permissionAnswer(gemini("git push origin main"), settings)), "cancel");
+  const messages: AgentMessage[] = [];
+  const translator = new UpdateTranslator("s1", (message) => messages.push(message));
+  translator.add({
+    sessionUpdate: "tool_call_update",
+    toolCallId: "run_shell_command__1",
+    status: "completed",
+    title: "git status",
+    kind: "execute",
+    content: [],
+  });
+  const builder = new SummaryBuilder(1);
+  for (const message of messages) builder.add(message);
+  assert.deepEqual(builder.current.toolCalls, [{ name: "Bash", input: { command: "git status" } }]);
+  assert.deepEqual(
+    promptUsage({
+      stopReason: "end_turn",
+      _meta: { quota: { token_count: { input_tokens: 200, output_tokens: 40 } } },
+    }),
+    { input: 200, output: 40, cacheRead: 0 },
+  );
+  assert.deepEqual(
+    promptUsage({
+      stopReason: "end_turn",
+      usage: { inputTokens: 1, outputTokens: 2, totalTokens: 3 },
+    }),
+    { input: 1, output: 2, cacheRead: 0 },
+  );
 });

@@ -2,13 +2,15 @@
  * The agents the backend end-to-end suite runs on, each with its scripted
  * server and its own tool names: Claude Code through the Agent SDK and through
  * claude-agent-acp (Anthropic Messages API), Codex through codex-acp (OpenAI
- * Responses API) and opencode through `opencode acp` (Chat Completions).
+ * Responses API), opencode through `opencode acp` (Chat Completions) and Gemini
+ * CLI through `gemini --acp` (Gemini API).
  *
  * @module
  */
 
 import {
   type RecordedRequest,
+  ScriptedGeminiServer,
   ScriptedModelServer,
   ScriptedResponsesServer,
   type ScriptedTurn,
@@ -18,6 +20,7 @@ import {
 import { COMPLETE_TASK_TOOL } from "../../agents/common/complete_task.ts";
 import type { BackendSetting } from "../../agents/common/backends/presets.ts";
 import { codexAcpBinary, codexConfig } from "../agents/_codex.ts";
+import { GEMINI_ACP, geminiEnv, writeGeminiHome } from "../agents/_gemini.ts";
 import { opencodeBinary, opencodeConfig } from "../agents/_opencode.ts";
 import { tempDir } from "../_helpers.ts";
 
@@ -49,6 +52,8 @@ export interface BackendUnderTest {
   name: string;
   /** Whether the agent reports a cost over its protocol. */
   reportsCost: boolean;
+  /** Whether the agent reopens a session it kept, in a new process (`--resume` of a `continue` run). */
+  reopensSessions: boolean;
   /** A turn that runs `command` in the agent's shell tool. */
   shell(command: string): ScriptedTurn;
   /** A turn that calls complete_task as the agent names it. */
@@ -96,6 +101,7 @@ async function removeAll(paths: string[]): Promise<void> {
 
 const claudeTools = {
   reportsCost: true,
+  reopensSessions: true,
   shell: (command: string) => toolTurn("Bash", { command }),
   completeTask: (input: CompleteTaskInput) => toolTurn(COMPLETE_TASK_TOOL, { ...input }),
   toolNames: anthropicToolNames,
@@ -130,6 +136,7 @@ export const CLAUDE_ACP_BACKEND: BackendUnderTest = {
 export const CODEX: BackendUnderTest = {
   name: "codex",
   reportsCost: false,
+  reopensSessions: true,
   // Not a login shell: a profile that runs `pyenv rehash` (as on the CI image)
   // can stall a login shell behind the lock of Codex's own shell snapshot.
   shell: (cmd) => toolTurn("exec_command", { cmd, login: false }),
@@ -180,6 +187,7 @@ export const CODEX: BackendUnderTest = {
 export const OPENCODE: BackendUnderTest = {
   name: "opencode",
   reportsCost: true,
+  reopensSessions: true,
   shell: (command) => toolTurn("bash", { command, description: "Run the command" }),
   completeTask: (input) => toolTurn("finishline_complete_task", { ...input }),
   toolNames: (request) =>
@@ -230,10 +238,47 @@ export const OPENCODE: BackendUnderTest = {
   },
 };
 
+/**
+ * Gemini CLI through `gemini --acp`, its settings in a temp `GEMINI_CLI_HOME`,
+ * pointed at the scripted Gemini API server by `GOOGLE_GEMINI_BASE_URL`. It
+ * offers an MCP tool as `mcp_<server>_<tool>`, and reports tokens but no cost
+ * over ACP.
+ */
+export const GEMINI: BackendUnderTest = {
+  name: "gemini",
+  reportsCost: false,
+  // It offers session/load, but answers it for a session whose chat it keeps with
+  // "No previous sessions found for this project": finishline starts a new one.
+  reopensSessions: false,
+  shell: (command) => toolTurn("run_shell_command", { command }),
+  completeTask: (input) => toolTurn("mcp_finishline_complete_task", { ...input }),
+  toolNames: (request) =>
+    ((request.body.tools ?? []) as Array<{ functionDeclarations?: Array<{ name: string }> }>)
+      .flatMap((tool) => (tool.functionDeclarations ?? []).map((declaration) => declaration.name)),
+  completeTaskName: "mcp_finishline_complete_task",
+  async start(scripts) {
+    const server = await ScriptedGeminiServer.start({ scripts });
+    const home = await tempDir("gemini-home-");
+    await writeGeminiHome(home.path);
+    return {
+      requests: server.requests,
+      home: home.path,
+      // Gemini CLI keeps its chats under GEMINI_CLI_HOME/.gemini/tmp/<project>/.
+      forgetSessions: () => removeAll([`${home.path}/.gemini/tmp`]),
+      backend: { acp: { command: GEMINI_ACP, env: geminiEnv(server, home.path) } },
+      async [Symbol.asyncDispose]() {
+        await server.close();
+        await home[Symbol.asyncDispose]();
+      },
+    };
+  },
+};
+
 /** Every agent the suite runs on. */
 export const BACKENDS: readonly BackendUnderTest[] = [
   CLAUDE_SDK,
   CLAUDE_ACP_BACKEND,
   CODEX,
   OPENCODE,
+  GEMINI,
 ];

@@ -4,8 +4,8 @@
  * the status probe.
  * Each runs the CLI as a subprocess driving a real agent (Claude Code through
  * the Agent SDK and through claude-agent-acp, Codex through codex-acp,
- * opencode through `opencode acp`) against a scripted server for its API, in
- * a temp git repository.
+ * opencode through `opencode acp`, Gemini CLI through `gemini --acp`) against
+ * a scripted server for its API, in a temp git repository.
  */
 
 import assert from "node:assert/strict";
@@ -227,13 +227,23 @@ function suite(backend: BackendUnderTest): void {
 
   Deno.test(`${backend.name}: a "continue" run interrupted and resumed goes on in the same agent session`, async () => {
     await using repo = await tempRepo();
-    const { harness, interrupted, resume } = await interruptedRun(repo.path, true);
+    const reopened = backend.reopensSessions;
+    const { harness, interrupted, resume } = await interruptedRun(repo.path, reopened);
     await using _harness = harness;
     const resumed = await resume();
     assert.equal(resumed.code, 0, resumed.stderr);
     assert.equal(await Deno.readTextFile(`${repo.path}/steps.txt`), "step 1\nstep 2\n");
     const outcome = JSON.parse(resumed.stdout);
     assert.equal(outcome.iterations, 2);
+    if (!reopened) {
+      // The agent refused to reopen it: said, and a new session did the work.
+      assert.match(
+        resumed.stderr,
+        /no longer has the session to continue \(.*cannot reopen session/,
+      );
+      assert.deepEqual(turnsBySession(harness, 2)[1], [0, 1]);
+      return;
+    }
     assert.deepEqual(
       new Set(outcome.sessionIds),
       new Set(interrupted.sessionIds),

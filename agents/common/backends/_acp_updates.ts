@@ -39,7 +39,7 @@ export function toolName(
  */
 export class UpdateTranslator {
   #text = "";
-  readonly #tools = new Map<string, { name: string; input: unknown; sent: boolean }>();
+  readonly #tools = new Map<string, Tool>();
   readonly #emit: (message: AgentMessage) => void;
   readonly #sessionId: string;
 
@@ -64,11 +64,7 @@ export class UpdateTranslator {
     }
     if (update.sessionUpdate === "tool_call") {
       this.flush();
-      this.#tools.set(update.toolCallId, {
-        name: toolName(update),
-        input: update.rawInput ?? {},
-        sent: false,
-      });
+      this.#tools.set(update.toolCallId, newTool(update));
       if (isFilled(update.rawInput)) this.#sendTool(update.toolCallId);
     } else if (update.sessionUpdate === "tool_call_update") {
       this.#flushText();
@@ -96,8 +92,10 @@ export class UpdateTranslator {
   }
 
   #toolUpdate(update: acp.ToolCallUpdate): void {
-    const tool = this.#tools.get(update.toolCallId);
-    if (tool && isFilled(update.rawInput)) tool.input = update.rawInput;
+    // Gemini CLI sends no tool_call for a call it asked permission for: its first update is the end.
+    if (!this.#tools.has(update.toolCallId)) this.#tools.set(update.toolCallId, newTool(update));
+    const tool = this.#tools.get(update.toolCallId)!;
+    if (isFilled(update.rawInput)) tool.input = update.rawInput;
     if (isFilled(update.rawInput) || update.status === "completed" || update.status === "failed") {
       this.#sendTool(update.toolCallId);
     }
@@ -122,7 +120,11 @@ export class UpdateTranslator {
     const tool = this.#tools.get(id);
     if (!tool || tool.sent) return;
     tool.sent = true;
-    this.#assistant({ type: "tool_use", id, name: tool.name, input: tool.input });
+    // Gemini CLI sends no rawInput; its title for a shell call is the command.
+    const input = !isFilled(tool.input) && tool.kind === "execute" && tool.title
+      ? { command: tool.title }
+      : tool.input;
+    this.#assistant({ type: "tool_use", id, name: tool.name, input });
   }
 
   #assistant(block: Record<string, unknown>): void {
@@ -133,6 +135,25 @@ export class UpdateTranslator {
       message: { content: [block] },
     });
   }
+}
+
+/** A tool call as the translator keeps it until it is reported. */
+interface Tool {
+  name: string;
+  input: unknown;
+  kind?: string | null;
+  title?: string | null;
+  sent: boolean;
+}
+
+function newTool(update: acp.ToolCall | acp.ToolCallUpdate): Tool {
+  return {
+    name: toolName(update),
+    input: update.rawInput ?? {},
+    kind: update.kind,
+    title: update.title,
+    sent: false,
+  };
 }
 
 function isFilled(input: unknown): boolean {
@@ -159,12 +180,17 @@ const KIND_TOOLS: Readonly<Record<string, readonly string[]>> = {
   fetch: ["WebFetch", "WebSearch"],
 };
 
-/** The command a tool call runs: `command` or `cmd`, a string or an argument list. */
-function commandOf(rawInput: unknown): string {
-  const input = (rawInput ?? {}) as { command?: unknown; cmd?: unknown };
+/**
+ * The command a tool call runs: `command` or `cmd` of its raw input, a string
+ * or an argument list; else, for a shell call without raw input (Gemini CLI
+ * sends none), its title, which is the command.
+ */
+function commandOf(call: acp.ToolCallUpdate): string {
+  const input = (call.rawInput ?? {}) as { command?: unknown; cmd?: unknown };
   const command = input.command ?? input.cmd;
   if (typeof command === "string") return command;
-  return Array.isArray(command) ? command.map(String).join(" ") : "";
+  if (Array.isArray(command)) return command.map(String).join(" ");
+  return call.kind === "execute" && !isFilled(call.rawInput) ? call.title ?? "" : "";
 }
 
 /**
@@ -188,7 +214,7 @@ export function permissionAnswer(
 ): acp.RequestPermissionResponse {
   const name = toolName(request.toolCall);
   const names = [name, ...(KIND_TOOLS[request.toolCall.kind ?? ""] ?? [])];
-  const command = commandOf(request.toolCall.rawInput);
+  const command = commandOf(request.toolCall);
   const refused = (settings.refuseCommands ?? []).some((refusal) =>
     command !== "" && new RegExp(refusal.pattern).test(command)
   );
@@ -198,8 +224,36 @@ export function permissionAnswer(
       (settings.permissionMode === "acceptEdits" && edit) ||
       listed(settings.allowedTools, names));
   const kinds = allow ? ["allow_once", "allow_always"] : ["reject_once", "reject_always"];
-  const option = request.options.find((candidate) => kinds.includes(candidate.kind));
+  // Once before always: an "always" answer would let later calls (Gemini CLI: later commands) skip
+  // the refusals.
+  const option = kinds.map((kind) => request.options.find((candidate) => candidate.kind === kind))
+    .find((candidate) => candidate !== undefined);
   return option
     ? { outcome: { outcome: "selected", optionId: option.optionId } }
     : { outcome: { outcome: "cancelled" } };
+}
+
+/**
+ * The tokens of a prompt turn: the response's `usage`; else Gemini CLI's
+ * `_meta.quota.token_count` (Gemini CLI 0.61 reports tokens only there).
+ *
+ * @param response The `session/prompt` response.
+ * @returns Input, output and cache-read tokens (0 when not reported).
+ */
+export function promptUsage(
+  response: acp.PromptResponse,
+): { input: number; output: number; cacheRead: number } {
+  if (response.usage) {
+    return {
+      input: response.usage.inputTokens,
+      output: response.usage.outputTokens,
+      cacheRead: response.usage.cachedReadTokens ?? 0,
+    };
+  }
+  const quota = (response._meta?.quota ?? {}) as {
+    token_count?: { input_tokens?: unknown; output_tokens?: unknown };
+  };
+  const count = quota.token_count ?? {};
+  const number = (value: unknown) => typeof value === "number" ? value : 0;
+  return { input: number(count.input_tokens), output: number(count.output_tokens), cacheRead: 0 };
 }

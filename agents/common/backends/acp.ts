@@ -18,7 +18,7 @@ import {
   SessionGoneError,
   type SessionRequest,
 } from "./types.ts";
-import { permissionAnswer, UpdateTranslator } from "./_acp_updates.ts";
+import { permissionAnswer, promptUsage, UpdateTranslator } from "./_acp_updates.ts";
 import { CALLBACK_URL_ENV } from "./complete_task_mcp.ts";
 
 /** How an ACP agent is started. */
@@ -198,9 +198,10 @@ export class AcpBackend implements AgentBackend {
         }),
       );
       live.flush();
-      usage.input_tokens += response.usage?.inputTokens ?? 0;
-      usage.output_tokens += response.usage?.outputTokens ?? 0;
-      usage.cache_read_input_tokens += response.usage?.cachedReadTokens ?? 0;
+      const tokens = promptUsage(response);
+      usage.input_tokens += tokens.input;
+      usage.output_tokens += tokens.output;
+      usage.cache_read_input_tokens += tokens.cacheRead;
       if (response.stopReason !== "end_turn" || !request.onStop || request.signal.aborted) {
         return result(live, response.stopReason, { turns, usage, started, costBefore });
       }

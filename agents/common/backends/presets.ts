@@ -14,7 +14,15 @@ export type BackendSetting = string | { acp: AcpCommand };
 /** The ACP commands of the named presets. */
 export const ACP_PRESETS: Readonly<Record<string, AcpCommand>> = {
   codex: { command: ["npx", "-y", "@zed-industries/codex-acp"], mode: "full-access" },
-  gemini: { command: ["gemini", "--experimental-acp"] },
+  gemini: {
+    command: ["gemini", "--acp"],
+    env: {
+      // Else Gemini CLI 0.61 reruns itself in a child process, and the parent ignores SIGTERM.
+      GEMINI_CLI_NO_RELAUNCH: "true",
+      // Else, in a folder not trusted before, it starts no stdio MCP server: no complete_task.
+      GEMINI_CLI_TRUST_WORKSPACE: "true",
+    },
+  },
   opencode: { command: ["opencode", "acp"] },
   "claude-acp": { command: ["npx", "-y", "@zed-industries/claude-agent-acp"] },
 };
