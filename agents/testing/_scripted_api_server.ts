@@ -151,14 +151,8 @@ export class ScriptedApi<Route> {
     const route = dialect.route(request.method, path, body);
     if (route instanceof Response) return route;
     const headers = recordHeaders(request.headers);
-    const record: RecordedRequest = {
-      ...dialect.place(body, headers, route !== undefined),
-      method: request.method,
-      path,
-      headers,
-      body,
-      receivedAt: Date.now(),
-    };
+    const place = dialect.place(body, headers, route !== undefined);
+    const record = recordOf(request, { path, headers, body }, place);
     this.requests.push(record);
     if (route === undefined) return dialect.error(404, `No route for "${request.method} ${path}"`);
     let turn: ScriptedTurn;
@@ -191,6 +185,22 @@ export class ScriptedApi<Route> {
       : script[record.turnIndex] ?? steps.fallback ?? FALLBACK;
     return typeof step === "function" ? await step(ctx) : step;
   }
+}
+
+/** The record of a request that has just arrived. */
+export function recordOf(
+  request: Request,
+  read: Pick<RecordedRequest, "path" | "headers" | "body">,
+  place: RequestPlace,
+): RecordedRequest {
+  return {
+    ...place,
+    method: request.method,
+    path: read.path,
+    headers: read.headers,
+    body: read.body,
+    receivedAt: Date.now(),
+  };
 }
 
 /** The message of a thrown value. */

@@ -14,7 +14,13 @@
 import { lastUserText, readBody, recordHeaders, sessionIdOf } from "./_request.ts";
 import { ScriptedCut } from "./faults.ts";
 import { errorResponse, replyTo } from "./_reply.ts";
-import { FALLBACK, messageOf, ScriptedListener, turnContext } from "./_scripted_api_server.ts";
+import {
+  FALLBACK,
+  messageOf,
+  recordOf,
+  ScriptedListener,
+  turnContext,
+} from "./_scripted_api_server.ts";
 import type {
   RecordedRequest,
   ScriptedTurn,
@@ -312,17 +318,12 @@ export class ScriptedModelServer implements AsyncDisposable {
         ? this.#sessions.get(sessionId) ?? { index: -1, nextTurn: 0 }
         : this.#session(sessionId)
       : undefined;
-    const record: RecordedRequest = {
+    const record = recordOf(request, { path, headers, body }, {
       sessionId,
       sessionIndex: session?.index ?? -1,
       turnIndex: side || !session ? -1 : session.nextTurn++,
       side,
-      method: request.method,
-      path,
-      headers,
-      body,
-      receivedAt: Date.now(),
-    };
+    });
     this.requests.push(record);
     return { record, session: isMessages ? session : undefined };
   }
