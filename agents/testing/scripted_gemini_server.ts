@@ -7,16 +7,9 @@
  * @module
  */
 
-import { sleep } from "./_reply.ts";
-import { readBody, recordHeaders } from "./_request.ts";
 import { geminiEvents, geminiResponse, isGeminiSideRequest, lastContentsText } from "./_gemini.ts";
-import type {
-  RecordedRequest,
-  ScriptedTurn,
-  ScriptStep,
-  SessionScript,
-  TurnContext,
-} from "./script.ts";
+import { type RequestPlace, ScriptedApi, SSE_HEADERS } from "./_scripted_api_server.ts";
+import type { RecordedRequest, ScriptedTurn, ScriptStep, SessionScript } from "./script.ts";
 
 /** Options of {@linkcode ScriptedGeminiServer.start}. */
 export interface ScriptedGeminiServerOptions {
@@ -100,24 +93,25 @@ export class ScriptedGeminiServer implements AsyncDisposable {
   /** The base URL, `http://HOST:PORT`; the API lives under `/v1beta`. */
   readonly url: string;
   /** Every request received, in arrival order. */
-  readonly requests: RecordedRequest[] = [];
+  readonly requests: RecordedRequest[];
 
-  #server: Deno.HttpServer<Deno.NetAddr> | undefined;
-  /** Aborted on close, cutting delayed replies short. */
-  #closing = new AbortController();
-  #closed: Promise<void> | undefined;
+  #api: ScriptedApi<GeminiRoute>;
   #options: ScriptedGeminiServerOptions;
   #sessions: GeminiSession[] = [];
-  #nonce = crypto.randomUUID().slice(0, 8);
-  #counter = 0;
 
   private constructor(options: ScriptedGeminiServerOptions) {
     this.#options = options;
-    this.#server = Deno.serve(
-      { port: options.port ?? 0, hostname: "127.0.0.1", onListen() {} },
-      (request) => this.#handle(request),
-    );
-    this.url = `http://127.0.0.1:${this.#server.addr.port}`;
+    this.#api = new ScriptedApi(options.port, {
+      steps: options,
+      sideReply: SIDE_REPLY,
+      error: apiError,
+      route: routeOf,
+      place: (body, headers, isModel) => this.#place(body, headers, isModel),
+      lastUserText: lastContentsText,
+      reply: (turn, _body, route) => this.#reply(turn, route),
+    });
+    this.url = this.#api.listener.url;
+    this.requests = this.#api.requests;
   }
 
   /**
@@ -180,12 +174,7 @@ export class ScriptedGeminiServer implements AsyncDisposable {
    * ```
    */
   close(): Promise<void> {
-    if (this.#closed) return this.#closed;
-    const server = this.#server;
-    this.#server = undefined;
-    this.#closing.abort();
-    this.#closed = server ? server.shutdown() : Promise.resolve();
-    return this.#closed;
+    return this.#api.listener.close();
   }
 
   /**
@@ -204,81 +193,36 @@ export class ScriptedGeminiServer implements AsyncDisposable {
     return this.close();
   }
 
-  async #handle(request: Request): Promise<Response> {
-    const path = new URL(request.url).pathname;
-    let body: Record<string, unknown>;
-    try {
-      body = await readBody(request);
-    } catch (error) {
-      return apiError(400, `Cannot parse the request body as JSON: ${messageOf(error)}`);
-    }
-    if (request.method === "GET" && /^\/v1(beta)?\/models\/?$/.test(path)) {
-      return Response.json({ models: [] });
-    }
-    const route = /^\/v1(?:beta)?\/models\/([^/:]+):(\w+)$/.exec(path);
-    const method = request.method === "POST" ? route?.[2] : undefined;
-    if (method === "countTokens") {
-      return Response.json({ totalTokens: Math.ceil(JSON.stringify(body).length / 4) });
-    }
-    const isModel = method === "generateContent" || method === "streamGenerateContent";
-    const record = this.#record(request, path, body, isModel);
-    if (!isModel) return apiError(404, `No route for "${request.method} ${path}"`);
-    let turn: ScriptedTurn;
-    try {
-      turn = await this.#turn(record);
-    } catch (error) {
-      record.error = messageOf(error);
-      return apiError(400, `Cannot build scripted turn ${record.turnIndex}: ${record.error}`);
-    }
-    if (turn.fault && turn.fault.kind !== "http") {
-      record.error = `fault kind "${turn.fault.kind}" is not supported here; use "http"`;
-      return apiError(400, `Cannot build scripted turn ${record.turnIndex}: ${record.error}`);
-    }
-    if (turn.delayMs && !(await sleep(turn.delayMs, this.#closing.signal))) {
-      return apiError(503, "The scripted server is closing");
-    }
-    if (turn.fault) {
-      const { status, message } = turn.fault;
-      return apiError(status, message ?? `Scripted error ${status}`);
-    }
+  #reply(turn: ScriptedTurn, route: GeminiRoute): Response {
     const input = turn.usage?.input_tokens ?? 100;
     const output = turn.usage?.output_tokens ?? 20;
     const response = geminiResponse(turn, {
-      model: route?.[1] ?? "scripted",
-      responseId: `resp_scripted_${this.#nonce}_${++this.#counter}`,
+      model: route.model,
+      responseId: this.#api.listener.nextId("resp"),
       usage: {
         promptTokenCount: input,
         candidatesTokenCount: output,
         totalTokenCount: input + output,
       },
     });
-    if (method === "generateContent") return Response.json(response);
+    if (route.method === "generateContent") return Response.json(response);
     return new Response(geminiEvents(response), { headers: SSE_HEADERS });
   }
 
-  #record(
-    request: Request,
-    path: string,
+  #place(
     body: Record<string, unknown>,
+    headers: Record<string, string>,
     isModel: boolean,
-  ): RecordedRequest {
-    const headers = recordHeaders(request.headers);
+  ): RequestPlace {
     const side = !isModel ||
       (this.#options.isSideRequest ?? isGeminiSideRequest)(body, headers);
     const session = side ? undefined : this.#sessionOf(body);
-    const record: RecordedRequest = {
+    return {
       sessionId: session?.id ?? "",
       sessionIndex: session ? this.#sessions.indexOf(session) : -1,
       turnIndex: session ? session.nextTurn++ : -1,
       side,
-      method: request.method,
-      path,
-      headers,
-      body,
-      receivedAt: Date.now(),
     };
-    this.requests.push(record);
-    return record;
   }
 
   /** The session a main request belongs to, by its history (see `scripts`). */
@@ -294,21 +238,6 @@ export class ScriptedGeminiServer implements AsyncDisposable {
     }
     session.length = contents.length;
     return session;
-  }
-
-  async #turn(record: RecordedRequest): Promise<ScriptedTurn> {
-    const ctx: TurnContext = {
-      sessionId: record.sessionId,
-      sessionIndex: record.sessionIndex,
-      turnIndex: record.turnIndex,
-      request: record,
-      lastUserText: lastContentsText(record.body),
-    };
-    const script = this.#options.scripts?.[record.sessionIndex] ?? [];
-    const step = record.side
-      ? this.#options.sideReply ?? SIDE_REPLY
-      : script[record.turnIndex] ?? this.#options.fallback ?? FALLBACK;
-    return typeof step === "function" ? await step(ctx) : step;
   }
 }
 
@@ -327,14 +256,28 @@ function apiError(status: number, message: string): Response {
   });
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+/** A model call: `generateContent` or `streamGenerateContent`, and the model. */
+interface GeminiRoute {
+  method: "generateContent" | "streamGenerateContent";
+  model: string;
 }
 
-const SSE_HEADERS = {
-  "content-type": "text/event-stream; charset=utf-8",
-  "cache-control": "no-cache",
-};
+/** Answers model lists and token counts at once; tells which model call a request is. */
+function routeOf(
+  method: string,
+  path: string,
+  body: Record<string, unknown>,
+): Response | GeminiRoute | undefined {
+  if (method === "GET" && /^\/v1(beta)?\/models\/?$/.test(path)) {
+    return Response.json({ models: [] });
+  }
+  const route = /^\/v1(?:beta)?\/models\/([^/:]+):(\w+)$/.exec(path);
+  const call = method === "POST" ? route?.[2] : undefined;
+  if (call === "countTokens") {
+    return Response.json({ totalTokens: Math.ceil(JSON.stringify(body).length / 4) });
+  }
+  if (call !== "generateContent" && call !== "streamGenerateContent") return undefined;
+  return { method: call, model: route?.[1] ?? "scripted" };
+}
 
-const FALLBACK: ScriptedTurn = { text: "Done." };
 const SIDE_REPLY: ScriptedTurn = { text: "{}" };

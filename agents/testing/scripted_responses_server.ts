@@ -7,8 +7,6 @@
  * @module
  */
 
-import { readBody, recordHeaders } from "./_request.ts";
-import { sleep } from "./_reply.ts";
 import {
   chatChunks,
   lastInputText,
@@ -17,13 +15,8 @@ import {
   responseEvents,
   type Usage,
 } from "./_responses_sse.ts";
-import type {
-  RecordedRequest,
-  ScriptedTurn,
-  ScriptStep,
-  SessionScript,
-  TurnContext,
-} from "./script.ts";
+import { type RequestPlace, ScriptedApi, SSE_HEADERS } from "./_scripted_api_server.ts";
+import type { RecordedRequest, ScriptedTurn, ScriptStep, SessionScript } from "./script.ts";
 
 /** Options of {@linkcode ScriptedResponsesServer.start}. */
 export interface ScriptedResponsesServerOptions {
@@ -95,24 +88,26 @@ export class ScriptedResponsesServer implements AsyncDisposable {
   /** The base URL, `http://HOST:PORT`; the API lives under `/v1`. */
   readonly url: string;
   /** Every request received, in arrival order. */
-  readonly requests: RecordedRequest[] = [];
+  readonly requests: RecordedRequest[];
 
-  #server: Deno.HttpServer<Deno.NetAddr> | undefined;
-  #closed: Promise<void> | undefined;
-  /** Aborted on close, cutting delayed replies short. */
-  #closing = new AbortController();
+  #api: ScriptedApi<"responses" | "chat">;
   #options: ScriptedResponsesServerOptions;
   #sessions = new Map<string, { index: number; nextTurn: number }>();
-  #nonce = crypto.randomUUID().slice(0, 8);
-  #counter = 0;
 
   private constructor(options: ScriptedResponsesServerOptions) {
     this.#options = options;
-    this.#server = Deno.serve(
-      { port: options.port ?? 0, hostname: "127.0.0.1", onListen() {} },
-      (request) => this.#handle(request),
-    );
-    this.url = `http://127.0.0.1:${this.#server.addr.port}`;
+    this.#api = new ScriptedApi(options.port, {
+      steps: options,
+      sideReply: SIDE_REPLY,
+      error: apiError,
+      route: routeOf,
+      place: (body, headers, isModel) => this.#place(body, headers, isModel),
+      lastUserText: lastInputText,
+      reply: (turn, body, api) =>
+        api === "responses" ? this.#responses(turn, body) : this.#chat(turn, body),
+    });
+    this.url = this.#api.listener.url;
+    this.requests = this.#api.requests;
   }
 
   /**
@@ -175,12 +170,7 @@ export class ScriptedResponsesServer implements AsyncDisposable {
    * ```
    */
   close(): Promise<void> {
-    if (this.#closed) return this.#closed;
-    const server = this.#server;
-    this.#server = undefined;
-    this.#closing.abort();
-    this.#closed = server ? server.shutdown() : Promise.resolve();
-    return this.#closed;
+    return this.#api.listener.close();
   }
 
   /**
@@ -199,48 +189,11 @@ export class ScriptedResponsesServer implements AsyncDisposable {
     return this.close();
   }
 
-  async #handle(request: Request): Promise<Response> {
-    const path = new URL(request.url).pathname;
-    let body: Record<string, unknown>;
-    try {
-      body = await readBody(request);
-    } catch (error) {
-      return apiError(400, `Cannot parse the request body as JSON: ${messageOf(error)}`);
-    }
-    const api = request.method === "POST" ? API_OF[path.replace(/^\/v1/, "")] : undefined;
-    if (request.method === "GET" && path.endsWith("/models")) {
-      return Response.json({ object: "list", data: [] });
-    }
-    const record = this.#record(request, path, body, api !== undefined);
-    if (!api) return apiError(404, `No route for "${request.method} ${path}"`);
-    let turn: ScriptedTurn;
-    try {
-      turn = await this.#turn(record);
-    } catch (error) {
-      record.error = messageOf(error);
-      return apiError(400, `Cannot build scripted turn ${record.turnIndex}: ${record.error}`);
-    }
-    if (turn.fault && turn.fault.kind !== "http") {
-      record.error = `fault kind "${turn.fault.kind}" is not supported here; use "http"`;
-      return apiError(400, `Cannot build scripted turn ${record.turnIndex}: ${record.error}`);
-    }
-    if (turn.delayMs && !(await sleep(turn.delayMs, this.#closing.signal))) {
-      return apiError(503, "The scripted server is closing");
-    }
-    if (turn.fault) {
-      const { status, message } = turn.fault;
-      return apiError(status, message ?? `Scripted error ${status}`);
-    }
-    return api === "responses" ? this.#responses(turn, body) : this.#chat(turn, body);
-  }
-
-  #record(
-    request: Request,
-    path: string,
+  #place(
     body: Record<string, unknown>,
+    headers: Record<string, string>,
     isModel: boolean,
-  ): RecordedRequest {
-    const headers = recordHeaders(request.headers);
+  ): RequestPlace {
     const sessionId = headers["session-id"] ?? headers["session_id"] ?? headers["x-session-id"] ??
       (typeof body.prompt_cache_key === "string" ? body.prompt_cache_key : "");
     let session = this.#sessions.get(sessionId);
@@ -249,34 +202,12 @@ export class ScriptedResponsesServer implements AsyncDisposable {
       this.#sessions.set(sessionId, session);
     }
     const side = !isModel || (this.#options.isSideRequest?.(body, headers) ?? false);
-    const record: RecordedRequest = {
+    return {
       sessionId,
       sessionIndex: session?.index ?? -1,
       turnIndex: !side && session ? session.nextTurn++ : -1,
       side,
-      method: request.method,
-      path,
-      headers,
-      body,
-      receivedAt: Date.now(),
     };
-    this.requests.push(record);
-    return record;
-  }
-
-  async #turn(record: RecordedRequest): Promise<ScriptedTurn> {
-    const ctx: TurnContext = {
-      sessionId: record.sessionId,
-      sessionIndex: record.sessionIndex,
-      turnIndex: record.turnIndex,
-      request: record,
-      lastUserText: lastInputText(record.body),
-    };
-    const script = this.#options.scripts?.[record.sessionIndex] ?? [];
-    const step = record.side
-      ? this.#options.sideReply ?? SIDE_REPLY
-      : script[record.turnIndex] ?? this.#options.fallback ?? FALLBACK;
-    return typeof step === "function" ? await step(ctx) : step;
   }
 
   #responses(turn: ScriptedTurn, body: Record<string, unknown>): Response {
@@ -287,7 +218,7 @@ export class ScriptedResponsesServer implements AsyncDisposable {
       created_at: Math.floor(Date.now() / 1000),
       status: "completed",
       model: typeof body.model === "string" ? body.model : "scripted",
-      output: outputItems(turn, this.#nextIdFn),
+      output: outputItems(turn, this.#nextId),
       usage: {
         input_tokens: usage.input_tokens,
         input_tokens_details: { cached_tokens: 0 },
@@ -304,17 +235,13 @@ export class ScriptedResponsesServer implements AsyncDisposable {
     const model = typeof body.model === "string" ? body.model : "scripted";
     const id = this.#nextId("chatcmpl");
     if (body.stream === true) {
-      const text = chatChunks(turn, { model, id, nextId: this.#nextIdFn, usage: usageOf(turn) });
+      const text = chatChunks(turn, { model, id, nextId: this.#nextId, usage: usageOf(turn) });
       return new Response(text, { headers: SSE_HEADERS });
     }
-    return Response.json(chatCompletion(turn, { model, id, nextId: this.#nextIdFn }));
+    return Response.json(chatCompletion(turn, { model, id, nextId: this.#nextId }));
   }
 
-  #nextIdFn: NextId = (prefix) => this.#nextId(prefix);
-
-  #nextId(prefix: string): string {
-    return `${prefix}_scripted_${this.#nonce}_${++this.#counter}`;
-  }
+  #nextId: NextId = (prefix) => this.#api.listener.nextId(prefix);
 }
 
 function chatCompletion(
@@ -362,8 +289,12 @@ function apiError(status: number, message: string): Response {
   });
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+/** Answers model lists at once; tells which API a POST is for. */
+function routeOf(method: string, path: string): Response | "responses" | "chat" | undefined {
+  if (method === "GET" && path.endsWith("/models")) {
+    return Response.json({ object: "list", data: [] });
+  }
+  return method === "POST" ? API_OF[path.replace(/^\/v1/, "")] : undefined;
 }
 
 const API_OF: Record<string, "responses" | "chat"> = {
@@ -371,10 +302,4 @@ const API_OF: Record<string, "responses" | "chat"> = {
   "/chat/completions": "chat",
 };
 
-const SSE_HEADERS = {
-  "content-type": "text/event-stream; charset=utf-8",
-  "cache-control": "no-cache",
-};
-
-const FALLBACK: ScriptedTurn = { text: "Done." };
 const SIDE_REPLY: ScriptedTurn = { text: "OK." };

@@ -14,6 +14,13 @@
 import { lastUserText, readBody, recordHeaders, sessionIdOf } from "./_request.ts";
 import { ScriptedCut } from "./faults.ts";
 import { errorResponse, replyTo } from "./_reply.ts";
+import {
+  FALLBACK,
+  messageOf,
+  recordOf,
+  ScriptedListener,
+  turnContext,
+} from "./_scripted_api_server.ts";
 import type {
   RecordedRequest,
   ScriptedTurn,
@@ -102,25 +109,20 @@ export class ScriptedModelServer implements AsyncDisposable {
   /** Every request received, main-loop and side, in arrival order. */
   readonly requests: RecordedRequest[] = [];
 
-  #server: Deno.HttpServer<Deno.NetAddr> | undefined;
-  #closing = new AbortController();
-  #closed: Promise<void> | undefined;
+  #listener: ScriptedListener;
   #options: ScriptedServerOptions;
   #isSide: (
     body: Record<string, unknown>,
     headers: Record<string, string>,
   ) => boolean;
   #sessions = new Map<string, SessionState>();
-  #nonce = crypto.randomUUID().slice(0, 8);
-  #counter = 0;
 
   private constructor(options: ScriptedServerOptions) {
     this.#options = options;
     this.#isSide = options.isSideRequest ?? isSideRequest;
-    this.#server = Deno.serve({
-      port: options.port ?? 0,
-      hostname: options.hostname ?? "127.0.0.1",
-      onListen() {},
+    this.#listener = new ScriptedListener({
+      port: options.port,
+      hostname: options.hostname,
       onError: (error) => {
         // A scripted reset or hang ends by erroring the body stream; Deno reports
         // that here, and it is the intended outcome, not a failure of the server.
@@ -134,8 +136,7 @@ export class ScriptedModelServer implements AsyncDisposable {
         );
       },
     }, (request) => this.#handle(request));
-    const { hostname, port } = this.#server.addr;
-    this.url = `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
+    this.url = this.#listener.url;
   }
 
   /**
@@ -246,12 +247,7 @@ export class ScriptedModelServer implements AsyncDisposable {
    * ```
    */
   close(): Promise<void> {
-    if (this.#closed) return this.#closed;
-    this.#closing.abort();
-    const server = this.#server;
-    this.#server = undefined;
-    this.#closed = server ? server.shutdown() : Promise.resolve();
-    return this.#closed;
+    return this.#listener.close();
   }
 
   /**
@@ -322,17 +318,12 @@ export class ScriptedModelServer implements AsyncDisposable {
         ? this.#sessions.get(sessionId) ?? { index: -1, nextTurn: 0 }
         : this.#session(sessionId)
       : undefined;
-    const record: RecordedRequest = {
+    const record = recordOf(request, { path, headers, body }, {
       sessionId,
       sessionIndex: session?.index ?? -1,
       turnIndex: side || !session ? -1 : session.nextTurn++,
       side,
-      method: request.method,
-      path,
-      headers,
-      body,
-      receivedAt: Date.now(),
-    };
+    });
     this.requests.push(record);
     return { record, session: isMessages ? session : undefined };
   }
@@ -342,13 +333,7 @@ export class ScriptedModelServer implements AsyncDisposable {
     session: SessionState,
     record: RecordedRequest,
   ): Promise<Response> {
-    const ctx: TurnContext = {
-      sessionId: record.sessionId,
-      sessionIndex: session.index,
-      turnIndex: record.turnIndex,
-      request: record,
-      lastUserText: lastUserText(record.body),
-    };
+    const ctx = turnContext(record, lastUserText(record.body));
     let turn: ScriptedTurn;
     try {
       const step = record.side
@@ -365,8 +350,8 @@ export class ScriptedModelServer implements AsyncDisposable {
       );
     }
     return await replyTo(turn, record.body, {
-      signal: this.#closing.signal,
-      nextId: (prefix) => `${prefix}_scripted_${this.#nonce}_${++this.#counter}`,
+      signal: this.#listener.closing,
+      nextId: (prefix) => this.#listener.nextId(prefix),
     });
   }
 
@@ -401,9 +386,4 @@ interface SessionState {
   script?: SessionScript;
 }
 
-const FALLBACK: ScriptedTurn = { text: "Done." };
 const SIDE_REPLY: ScriptedTurn = { text: "OK." };
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import * as acp from "@agentclientprotocol/sdk";
 import { ScriptedGeminiServer, textTurn, toolTurn } from "../../agents/testing/mod.ts";
 import { tempDir, tempRepo } from "../_helpers.ts";
+import { AcpAgent } from "./_acp_client.ts";
 import { git } from "./_codex.ts";
 import { GEMINI_ACP, geminiEnv, writeGeminiHome } from "./_gemini.ts";
 
@@ -17,32 +18,8 @@ Deno.test("gemini --acp: a prompt turn runs a scripted run_shell_command that co
   await using home = await tempDir("gemini-home-");
   await using repo = await tempRepo();
   await writeGeminiHome(home.path);
-  const [program, ...args] = GEMINI_ACP;
-  const child = new Deno.Command(program, {
-    args,
-    cwd: repo.path,
-    env: geminiEnv(server, home.path),
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
-  const updates: acp.SessionNotification[] = [];
-  const permissions: acp.RequestPermissionRequest[] = [];
-  const client: acp.Client = {
-    requestPermission: (params) => {
-      permissions.push(params);
-      const allow = params.options.find((option) => option.kind === "allow_once")!;
-      return Promise.resolve({ outcome: { outcome: "selected", optionId: allow.optionId } });
-    },
-    sessionUpdate: (params) => {
-      updates.push(params);
-      return Promise.resolve();
-    },
-  };
-  const connection = new acp.ClientSideConnection(
-    () => client,
-    acp.ndJsonStream(child.stdin, child.stdout),
-  );
+  const agent = startGemini(repo.path, geminiEnv(server, home.path));
+  const { connection, permissions } = agent;
   let result: acp.PromptResponse;
   try {
     const init = await connection.initialize({
@@ -57,9 +34,7 @@ Deno.test("gemini --acp: a prompt turn runs a scripted run_shell_command that co
     });
     assert.equal(await git(repo.path, "log", "-1", "--format=%s"), "add acp");
   } finally {
-    child.stdin.close().catch(() => {});
-    child.kill("SIGTERM");
-    await child.status;
+    await agent.close();
   }
   assert.equal(result.stopReason, "end_turn");
   // Gemini CLI 0.61 reports tokens in _meta.quota, not in `usage`, and no cost.
@@ -71,12 +46,7 @@ Deno.test("gemini --acp: a prompt turn runs a scripted run_shell_command that co
   assert.equal(permissions.length, 1, "it asks before running the command");
   assert.equal(permissions[0].toolCall.kind, "execute");
   assert.match(permissions[0].toolCall.title ?? "", /git commit -qm 'add acp'/);
-  const text = updates.map((u) => u.update)
-    .map((u) =>
-      u.sessionUpdate === "agent_message_chunk" && u.content.type === "text" ? u.content.text : ""
-    )
-    .join("");
-  assert.equal(text, "Committed acp.txt.");
+  assert.equal(agent.text(), "Committed acp.txt.");
   const main = server.requests.filter((request) => !request.side);
   assert.deepEqual(main.map((r) => [r.sessionIndex, r.turnIndex]), [[0, 0], [0, 1]]);
   assert.match(main[1].path, /^\/v1beta\/models\/gemini-2\.5-pro:streamGenerateContent$/);
@@ -95,32 +65,17 @@ Deno.test("gemini --acp: with the model on auto, the router's JSON request is a 
   await using home = await tempDir("gemini-home-");
   await using repo = await tempRepo();
   await writeGeminiHome(home.path, "auto");
-  const [program, ...args] = GEMINI_ACP;
-  const child = new Deno.Command(program, {
-    args,
-    cwd: repo.path,
-    env: geminiEnv(server, home.path),
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
-  const connection = new acp.ClientSideConnection(
-    () => ({
-      requestPermission: () => Promise.resolve({ outcome: { outcome: "cancelled" } }),
-      sessionUpdate: () => Promise.resolve(),
-    }),
-    acp.ndJsonStream(child.stdin, child.stdout),
-  );
+  const agent = startGemini(repo.path, geminiEnv(server, home.path));
+  const { connection } = agent;
   try {
     await connection.initialize({ protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
     const { sessionId } = await connection.newSession({ cwd: repo.path, mcpServers: [] });
     const result = await connection.prompt({ sessionId, prompt: [{ type: "text", text: "Hi" }] });
     assert.equal(result.stopReason, "end_turn");
   } finally {
-    child.stdin.close().catch(() => {});
-    child.kill("SIGTERM");
-    await child.status;
+    await agent.close();
   }
+  assert.equal(agent.permissions.length, 0, "a greeting runs no tool");
   const [router, ...rest] = server.requests;
   assert.equal(router.side, true);
   assert.match(router.path, /:generateContent$/);
@@ -130,3 +85,8 @@ Deno.test("gemini --acp: with the model on auto, the router's JSON request is a 
   assert.deepEqual(rest.map((r) => [r.side, r.sessionIndex, r.turnIndex]), [[false, 0, 0]]);
   assert.match(rest[0].path, /^\/v1beta\/models\/[\w.-]+:streamGenerateContent$/);
 });
+
+function startGemini(cwd: string, env: Record<string, string>): AcpAgent {
+  const [program, ...args] = GEMINI_ACP;
+  return new AcpAgent(program, { args, cwd, env });
+}

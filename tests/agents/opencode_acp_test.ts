@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import * as acp from "@agentclientprotocol/sdk";
 import { ScriptedResponsesServer, textTurn, toolTurn } from "../../agents/testing/mod.ts";
+import { AcpAgent } from "./_acp_client.ts";
 import { git } from "./_codex.ts";
 import { opencodeBinary, opencodeConfig, opencodeEnv } from "./_opencode.ts";
 
@@ -19,30 +20,13 @@ Deno.test("opencode acp: a prompt turn runs a scripted bash call that commits a 
   const repo = await Deno.makeTempDir({ prefix: "opencode-repo-" });
   await git(repo, "init", "-q");
   await Deno.writeTextFile(`${repo}/opencode.json`, opencodeConfig(server));
-  const child = new Deno.Command(await opencodeBinary(), {
+  const agent = new AcpAgent(await opencodeBinary(), {
     args: ["acp"],
     cwd: repo,
     env: opencodeEnv(home),
     clearEnv: true,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
-  const updates: acp.SessionNotification[] = [];
-  const client: acp.Client = {
-    requestPermission: (params) =>
-      Promise.resolve({
-        outcome: { outcome: "selected", optionId: params.options[0].optionId },
-      }),
-    sessionUpdate: (params) => {
-      updates.push(params);
-      return Promise.resolve();
-    },
-  };
-  const connection = new acp.ClientSideConnection(
-    () => client,
-    acp.ndJsonStream(child.stdin, child.stdout),
-  );
+  });
+  const { connection } = agent;
   let result: acp.PromptResponse;
   try {
     await connection.initialize({ protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
@@ -53,20 +37,13 @@ Deno.test("opencode acp: a prompt turn runs a scripted bash call that commits a 
     });
     assert.equal(await git(repo, "log", "--format=%s"), "add acp");
   } finally {
-    child.stdin.close().catch(() => {});
-    child.kill("SIGTERM");
-    await child.status;
+    await agent.close();
     await Deno.remove(home, { recursive: true });
     await Deno.remove(repo, { recursive: true });
   }
   assert.equal(result.stopReason, "end_turn");
   assert.deepEqual(result.usage, { inputTokens: 100, outputTokens: 20, totalTokens: 120 });
-  const kinds = updates.map((u) => u.update.sessionUpdate);
+  const kinds = agent.kinds();
   assert.ok(kinds.includes("tool_call"), `a tool_call update: ${kinds}`);
-  const text = updates.map((u) => u.update)
-    .map((u) =>
-      u.sessionUpdate === "agent_message_chunk" && u.content.type === "text" ? u.content.text : ""
-    )
-    .join("");
-  assert.equal(text, "Committed acp.txt.");
+  assert.equal(agent.text(), "Committed acp.txt.");
 });
