@@ -65,11 +65,13 @@ export function systemText(system: unknown): string {
   return typeof system === "string" ? system : contentText(system);
 }
 
-/** The request headers, with `x-api-key` and `authorization` redacted. */
+const SECRET_HEADERS = new Set(["x-api-key", "x-goog-api-key", "authorization"]);
+
+/** The request headers, with the keys (`x-api-key`, `x-goog-api-key`, `authorization`) redacted. */
 export function recordHeaders(headers: Headers): Record<string, string> {
   const record: Record<string, string> = {};
   for (const [name, value] of headers) {
-    record[name] = name === "x-api-key" || name === "authorization" ? "[redacted]" : value;
+    record[name] = SECRET_HEADERS.has(name) ? "[redacted]" : value;
   }
   return record;
 }

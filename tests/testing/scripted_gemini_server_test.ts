@@ -45,7 +45,7 @@ Deno.test("a turn streams as one SSE GenerateContentResponse with text, function
     totalTokenCount: 10,
   });
   assert.equal(server.requests[0].path, "/v1beta/models/gemini-2.5-pro:streamGenerateContent");
-  assert.equal(server.requests[0].headers["x-goog-api-key"], "secret");
+  assert.equal(server.requests[0].headers["x-goog-api-key"], "[redacted]", "keys are not kept");
 });
 
 Deno.test("sessions are told apart by history: one entry starts a session, a longer one continues it", async () => {
