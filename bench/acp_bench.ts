@@ -13,7 +13,7 @@
 
 import { parseArgs } from "node:util";
 import { ScriptedModelServer, textTurn, toolTurn } from "../agents/testing/mod.ts";
-import { git, runCli, tempRepo } from "../tests/_helpers.ts";
+import { commitAgent, runCli, tempRepo } from "../tests/_helpers.ts";
 import { bundledClaude } from "./loop_bench.ts";
 
 const { values } = parseArgs({
@@ -36,24 +36,18 @@ async function runOnce(kind: Kind): Promise<number> {
   const backend = kind === "sdk"
     ? "claude"
     : { acp: { command: CLAUDE_ACP, env: { IS_SANDBOX: "1", CLAUDE_CODE_EXECUTABLE: claude } } };
-  await Deno.mkdir(`${repo.path}/.agent/bench`, { recursive: true });
-  await Deno.writeTextFile(
-    `${repo.path}/.agent/bench/agent.json`,
-    JSON.stringify({
-      name: "bench",
-      behavior: {
-        completionType: "iterate",
-        completionConfig: { maxIterations: iterations },
-        // Both backends run the same bare loop, as in bench/main.ts: the stop hook would add turns.
-        requireCompleteTask: false,
-        prewarm: false,
-        backend,
-      },
-      probe: { enabled: false },
-    }),
-  );
-  await git(repo.path, "add", ".agent");
-  await git(repo.path, "commit", "-qm", "chore: agent");
+  await commitAgent(repo.path, {
+    name: "bench",
+    behavior: {
+      completionType: "iterate",
+      completionConfig: { maxIterations: iterations },
+      // Both backends run the same bare loop, as in bench/main.ts: the stop hook would add turns.
+      requireCompleteTask: false,
+      prewarm: false,
+      backend,
+    },
+    probe: { enabled: false },
+  });
   await using server = await ScriptedModelServer.start({
     scripts: ({ sessionIndex }) => [
       toolTurn("Bash", {

@@ -134,6 +134,27 @@ export async function git(cwd: string, ...args: string[]): Promise<string> {
 }
 
 /**
+ * Writes `.agent/<name>/agent.json` in `repo` and commits it, so that the run
+ * starts from a clean tree (an uncommitted agent.json would be the agent's
+ * work to rescue).
+ *
+ * @param repo The repository.
+ * @param definition The agent definition; its `name` names the folder.
+ */
+export async function commitAgent(
+  repo: string,
+  definition: { name: string } & Record<string, unknown>,
+): Promise<void> {
+  await Deno.mkdir(`${repo}/.agent/${definition.name}`, { recursive: true });
+  await Deno.writeTextFile(
+    `${repo}/.agent/${definition.name}/agent.json`,
+    JSON.stringify(definition),
+  );
+  await git(repo, "add", ".agent");
+  await git(repo, "commit", "-qm", "chore: agent");
+}
+
+/**
  * A temp git repository with one commit, removed on dispose.
  *
  * @returns The repository folder.

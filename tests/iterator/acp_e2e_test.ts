@@ -8,28 +8,24 @@
 
 import assert from "node:assert/strict";
 import { ScriptedModelServer, textTurn } from "../../agents/testing/mod.ts";
-import { git, runCli, tempRepo } from "../_helpers.ts";
+import { commitAgent, runCli, tempRepo } from "../_helpers.ts";
 import { CODEX } from "./_backends.ts";
 
 /**
- * Writes `.agent/NAME/agent.json`: one `iterate` iteration on `backend`, with
+ * Commits `.agent/NAME/agent.json`: one `iterate` iteration on `backend`, with
  * complete_task off (the backend's handling is under test here, not it).
  */
-async function iterateAgent(repo: string, name: string, backend: unknown): Promise<void> {
-  await Deno.mkdir(`${repo}/.agent/${name}`, { recursive: true });
-  await Deno.writeTextFile(
-    `${repo}/.agent/${name}/agent.json`,
-    JSON.stringify({
-      name,
-      behavior: {
-        completionType: "iterate",
-        completionConfig: { maxIterations: 1 },
-        requireCompleteTask: false,
-        backend,
-      },
-      probe: { enabled: false },
-    }),
-  );
+function iterateAgent(repo: string, name: string, backend: unknown): Promise<void> {
+  return commitAgent(repo, {
+    name,
+    behavior: {
+      completionType: "iterate",
+      completionConfig: { maxIterations: 1 },
+      requireCompleteTask: false,
+      backend,
+    },
+    probe: { enabled: false },
+  });
 }
 
 Deno.test("acp: --backend codex --dry-run shows the resolved command; a bad name is one line, exit 2", async () => {
@@ -66,8 +62,6 @@ Deno.test("acp: --model switches Codex through its model option; a model it does
   await using repo = await tempRepo();
   await using harness = await CODEX.start([[textTurn("Done.")]]);
   await iterateAgent(repo.path, "codex", harness.backend);
-  await git(repo.path, "add", ".agent");
-  await git(repo.path, "commit", "-qm", "chore: agent");
   const args = ["--agent", "codex", "--json", "--task", "x"];
   const run = await runCli([...args, "--model", "gpt-5.5"], { cwd: repo.path });
   assert.equal(run.code, 0, run.stderr);
@@ -93,8 +87,6 @@ Deno.test("acp: an agent that ignores SIGTERM is killed at the end of the run, w
   // An ignored signal stays ignored across exec: codex-acp itself ignores SIGTERM.
   const deaf = ["sh", "-c", `trap '' TERM; exec "$0" "$@"`, ...acp.command];
   await iterateAgent(repo.path, "deaf", { acp: { ...acp, command: deaf } });
-  await git(repo.path, "add", ".agent");
-  await git(repo.path, "commit", "-qm", "chore: agent");
   let guard: ReturnType<typeof setTimeout> | undefined;
   const run = await runCli(["--agent", "deaf", "--json", "--task", "x"], {
     cwd: repo.path,

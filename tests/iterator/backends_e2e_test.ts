@@ -14,7 +14,7 @@ import type { RecordedRequest, ScriptedTurn, ScriptStep } from "../../agents/tes
 import { textTurn } from "../../agents/testing/mod.ts";
 import { CONTINUATION_MESSAGE } from "../../agents/iterator/completion_guard.ts";
 import { PROBE_MARKER } from "../../agents/iterator/status_probe.ts";
-import { git, runCli, type RunCliOptions, tempRepo } from "../_helpers.ts";
+import { commitAgent, git, runCli, type RunCliOptions, tempRepo } from "../_helpers.ts";
 import { BACKENDS, type BackendUnderTest, type Harness } from "./_backends.ts";
 
 async function writeAgent(
@@ -23,18 +23,12 @@ async function writeAgent(
   behavior: Record<string, unknown>,
   extra: Record<string, unknown> = {},
 ): Promise<void> {
-  await Deno.mkdir(`${repo}/.agent/suite`, { recursive: true });
-  await Deno.writeTextFile(
-    `${repo}/.agent/suite/agent.json`,
-    JSON.stringify({
-      name: "suite",
-      behavior: { ...behavior, ...(harness.backend ? { backend: harness.backend } : {}) },
-      probe: { enabled: false },
-      ...extra,
-    }),
-  );
-  await git(repo, "add", ".agent");
-  await git(repo, "commit", "-qm", "chore: agent");
+  await commitAgent(repo, {
+    name: "suite",
+    behavior: { ...behavior, ...(harness.backend ? { backend: harness.backend } : {}) },
+    probe: { enabled: false },
+    ...extra,
+  });
 }
 
 function run(
@@ -429,7 +423,6 @@ function suite(backend: BackendUnderTest): void {
       await writeAgent(repo.path, harness, {
         completionType: "iterate",
         completionConfig: { maxIterations: 1 },
-        requireCompleteTask: false,
       });
       const result = await run(repo.path, harness, [], {
         onSpawn: async (child) => {

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { SqliteStore } from "../../agents/common/store/mod.ts";
 import { ScriptedModelServer, textTurn, toolTurn } from "../../agents/testing/mod.ts";
-import { git, runCli, tempRepo } from "../_helpers.ts";
+import { commitAgent, git, runCli, tempRepo } from "../_helpers.ts";
 import { processTree } from "../../bench/proc.ts";
 
 const step = (n: number) => [
@@ -23,23 +23,17 @@ async function agent(
   behavior: Record<string, unknown>,
   extra: Record<string, unknown> = {},
 ): Promise<void> {
-  await Deno.mkdir(`${repo}/.agent/modes`, { recursive: true });
-  await Deno.writeTextFile(
-    `${repo}/.agent/modes/agent.json`,
-    JSON.stringify({
-      name: "modes",
-      behavior: {
-        completionType: "iterate",
-        completionConfig: { maxIterations: 3 },
-        requireCompleteTask: false,
-        ...behavior,
-      },
-      probe: { enabled: false },
-      ...extra,
-    }),
-  );
-  await git(repo, "add", ".agent");
-  await git(repo, "commit", "-qm", "chore: agent");
+  await commitAgent(repo, {
+    name: "modes",
+    behavior: {
+      completionType: "iterate",
+      completionConfig: { maxIterations: 3 },
+      requireCompleteTask: false,
+      ...behavior,
+    },
+    probe: { enabled: false },
+    ...extra,
+  });
 }
 
 /**
