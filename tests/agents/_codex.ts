@@ -26,7 +26,15 @@ export const CODEX_ACP_VERSION = "0.16.0";
  * `initialize` request is never answered), so the tests spawn the binary itself.
  * Deno's npm cache keeps the file without its execute bit; this sets it.
  */
-export async function codexAcpBinary(): Promise<string> {
+export function codexAcpBinary(): Promise<string> {
+  // Once per test process: every Codex test asks, and the answer does not change.
+  codexAcp ??= findCodexAcpBinary();
+  return codexAcp;
+}
+
+let codexAcp: Promise<string> | undefined;
+
+async function findCodexAcpBinary(): Promise<string> {
   const spec = `npm:@zed-industries/codex-acp@${CODEX_ACP_VERSION}`;
   const cache = await new Deno.Command("deno", { args: ["cache", spec], cwd: ROOT }).output();
   if (!cache.success) {
