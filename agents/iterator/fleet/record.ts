@@ -13,24 +13,14 @@ import { dirname, join } from "node:path";
 import { UsageError } from "../../common/errors.ts";
 import { RunLock } from "../../common/run_lock.ts";
 import { locksDir } from "../run_locks.ts";
+import type { RunStatus } from "../loop/types.ts";
 
 /**
  * Where an issue of a fleet stands: waiting, going, skipped (`skipped`:
  * closed or labelled blocked; `busy`: another fleet or run had it), or the
  * status its run ended with.
  */
-export type EntryStatus =
-  | "queued"
-  | "running"
-  | "skipped"
-  | "busy"
-  | "completed"
-  | "failed"
-  | "max_iterations"
-  | "stalled"
-  | "blocked"
-  | "budget_exhausted"
-  | "interrupted";
+export type EntryStatus = "queued" | "running" | "skipped" | "busy" | RunStatus;
 
 /** One issue of a fleet. */
 export interface FleetEntry {
