@@ -144,7 +144,15 @@ export {
   resolveBackend,
 } from "./common/backends/presets.ts";
 export { RunLog } from "./common/log.ts";
-export { Redactor } from "./common/redact.ts";
+export {
+  isSecretName,
+  REDACTED,
+  Redactor,
+  redactorOfProcess,
+  type RedactorOptions,
+} from "./common/redact.ts";
+export { redactingWriter, writeRedactedFile } from "./common/sinks.ts";
+export { redactingBackend } from "./common/backends/redacting.ts";
 export {
   incomplete,
   ok,

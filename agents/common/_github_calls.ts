@@ -11,6 +11,7 @@
 
 import { z } from "zod";
 import { UsageError } from "./errors.ts";
+import { redactorOfProcess } from "./redact.ts";
 import { MISSING_CODE, runTool, TIMEOUT_CODE } from "./process.ts";
 
 /** A gh call that failed (after its retries, or one attempt of them). */
@@ -110,7 +111,9 @@ export class GhCalls {
   async once(args: string[]): Promise<CallResult> {
     this.#count++;
     const { gh, cwd, timeoutMs, env } = this.options;
-    return await runTool(gh, args, { cwd, env, timeoutMs });
+    // gh's arguments are an output: titles, bodies and comments go to GitHub.
+    const redactor = redactorOfProcess();
+    return await runTool(gh, args.map((arg) => redactor.redact(arg)), { cwd, env, timeoutMs });
   }
 
   /**

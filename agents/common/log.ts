@@ -6,7 +6,7 @@
  */
 
 import { dirname } from "node:path";
-import { Redactor } from "./redact.ts";
+import { type Redactor, redactorOfProcess } from "./redact.ts";
 
 /** One line of the run log. */
 export interface LogRecord {
@@ -34,7 +34,7 @@ export interface LogRecord {
  *   log.close();
  *   const record = JSON.parse(await Deno.readTextFile(`${dir}/run.jsonl`));
  *   assert.equal(record.kind, "run_started");
- *   assert.equal(record.note, "gh said [REDACTED]");
+ *   assert.equal(record.note, "gh said ghp_…6789 [redacted]");
  * } finally {
  *   await Deno.remove(dir, { recursive: true });
  * }
@@ -75,7 +75,7 @@ export class RunLog {
    * }
    * ```
    */
-  static open(path: string, redactor: Redactor = new Redactor()): RunLog {
+  static open(path: string, redactor: Redactor = redactorOfProcess()): RunLog {
     Deno.mkdirSync(dirname(path), { recursive: true });
     const file = Deno.openSync(path, { append: true, create: true });
     return new RunLog(path, file, redactor);

@@ -11,6 +11,7 @@
  * @module
  */
 
+import { redactingBackend } from "../common/backends/redacting.ts";
 import type { AgentBackend } from "../common/backends/types.ts";
 import type { IterationSummary } from "../common/completion/types.ts";
 import { DEFAULT_FINISH_MODEL } from "../common/definition/mod.ts";
@@ -205,7 +206,8 @@ function finishModel(
   record: Pick<StepInput, "run" | "summaries" | "outcome">,
 ): FinishModel {
   return new FinishModel({
-    backend: options.backend,
+    // The finish model's questions carry the run's texts: redacted like every request.
+    backend: options.backend && redactingBackend(options.backend),
     model: options.model ?? DEFAULT_FINISH_MODEL,
     maxCostUsd: options.maxCostUsd ?? 0.05,
     cwd: options.cwd ?? record.run.cwd,

@@ -12,6 +12,8 @@ import type { CompletionHandler, RunOutcome } from "../common/completion/types.t
 import { GitRepo } from "../common/git.ts";
 import { GitHubCli } from "../common/github.ts";
 import { firstLine } from "../common/errors.ts";
+import { redactorOfProcess } from "../common/redact.ts";
+import { writeRedactedFile } from "../common/sinks.ts";
 import { jsonWithCosts, roundUsd } from "../common/format.ts";
 import type { RunLog } from "../common/log.ts";
 import { removeWorktreeIfClean, type Worktree } from "../common/worktree.ts";
@@ -273,10 +275,12 @@ async function openPullRequest(
     return undefined;
   }
   const last = result.summaries.at(-1);
+  // Redacted before it is cut: a secret cut in two would no longer be recognised.
+  const summary = last?.completeTask ? redactorOfProcess().redact(last.completeTask.summary) : "";
   const body = [
     `Opened by finishline after run \`${result.runId}\`: ${result.completionReason}.`,
     "",
-    last?.completeTask ? `**Summary:** ${last.completeTask.summary}` : "",
+    summary ? `**Summary:** ${summary}` : "",
     "",
     `Iterations: ${result.iterations}; cost: $${result.costUsd.toFixed(4)}; duration: ${
       (result.durationMs / 1000).toFixed(1)
@@ -286,13 +290,18 @@ async function openPullRequest(
   const url = await github.createPullRequest({
     base: worktree.base,
     head: worktree.branch,
-    title: last?.completeTask?.summary.split("\n")[0].slice(0, 72) ||
-      `finishline: ${worktree.branch}`,
+    title: pullRequestTitle(summary) || `finishline: ${worktree.branch}`,
     body,
   });
   options.log.event(url ? "pull_request" : "pull_request_failed", { url, step: "create" });
   if (url) options.stderr(`[finishline] opened pull request ${url}\n`);
   return url;
+}
+
+/** A pull request's title from the agent's summary: its first line, at most 72 characters. */
+function pullRequestTitle(summary: string): string {
+  const line = summary.split("\n").find((text) => text.trim() !== "")?.trim() ?? "";
+  return line.length <= 72 ? line : `${line.slice(0, 71).trimEnd()}…`;
 }
 
 /**
@@ -316,7 +325,7 @@ function endSegment(workspace: Workspace, result: RunResult): void {
 /** Write the Markdown report; a failure is logged, never fatal. */
 async function writeReport(workspace: Workspace, input: ReportInput): Promise<void> {
   try {
-    await Deno.writeTextFile(workspace.reportFile, renderReport(input));
+    await writeRedactedFile(workspace.reportFile, renderReport(input));
   } catch (error) {
     workspace.log.event("report_failed", {
       error: error instanceof Error ? error.message : String(error),

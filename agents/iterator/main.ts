@@ -33,6 +33,7 @@ import { type CommandIO, runCommand } from "./run_command.ts";
 import { lockRun } from "./run_locks.ts";
 import { openStore, workingDirectory } from "./workspace.ts";
 import { VERSION } from "../common/version.ts";
+import { redactingWriter } from "../common/sinks.ts";
 
 export { VERSION } from "../common/version.ts";
 
@@ -58,8 +59,13 @@ const encoder = new TextEncoder();
  * @returns The process exit code.
  */
 export async function main(argv: string[], io: MainIO = {}): Promise<number> {
-  const stdout = io.stdout ?? ((text: string) => Deno.stdout.writeSync(encoder.encode(text)));
-  const stderr = io.stderr ?? ((text: string) => Deno.stderr.writeSync(encoder.encode(text)));
+  // Every line the CLI prints is redacted, whatever printed it.
+  const stdout = redactingWriter(
+    io.stdout ?? ((text: string) => writeAll(Deno.stdout, encoder.encode(text))),
+  );
+  const stderr = redactingWriter(
+    io.stderr ?? ((text: string) => writeAll(Deno.stderr, encoder.encode(text))),
+  );
   try {
     const stderrIsTerminal = io.stderr === undefined && Deno.stderr.isTerminal();
     return await dispatch(argv, { ...io, stdout, stderr, stderrIsTerminal });
@@ -173,6 +179,12 @@ async function resume(command: ResumeCommand, io: CommandIO): Promise<number> {
   } finally {
     await runLock.release();
   }
+}
+
+/** A whole buffer to a synchronous stream (one `writeSync` may take only part of it). */
+function writeAll(stream: { writeSync(bytes: Uint8Array): number }, bytes: Uint8Array): void {
+  let written = 0;
+  while (written < bytes.length) written += stream.writeSync(bytes.subarray(written));
 }
 
 if (import.meta.main) {

@@ -121,7 +121,7 @@ Deno.test("HTTP embedder errors name the endpoint and never hold the key", async
         error.message,
         /^Embeddings endpoint http:\/\/127\.0\.0\.1:\d+\/v1\/embeddings answered 401: /,
       );
-      assert.match(error.message, /invalid api key \[REDACTED\]/);
+      assert.match(error.message, /invalid api key \[redacted\]/);
       assert.ok(!error.message.includes(KEY));
       return true;
     });

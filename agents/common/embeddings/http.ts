@@ -9,6 +9,7 @@
  * @module
  */
 
+import { REDACTED, redactorOfProcess } from "../redact.ts";
 import { postSync } from "./_sync_fetch.ts";
 import { type Embedder, type EmbeddingPurpose, normalize } from "./types.ts";
 
@@ -105,13 +106,15 @@ export class HttpEmbedder implements Embedder {
     const body = JSON.stringify({
       model,
       // An empty input is refused by some servers; a space embeds as "nothing".
-      input: texts.map((text) => text.trim() || " "),
+      // The texts are an output too: learnings and queries go to the provider redacted.
+      input: texts.map((text) => redactorOfProcess().redact(text).trim() || " "),
       ...(dimensions ? { dimensions } : {}),
       ...(inputType ? { input_type: purpose } : {}),
     });
     const timeoutMs = (this.#options.timeoutSeconds ?? 30) * 1000;
     const response = postSync(url, { headers, body, timeoutMs });
-    const hide = (text: string) => key ? text.replaceAll(key, "[REDACTED]") : text;
+    const hide = (text: string) =>
+      redactorOfProcess().redact(key ? text.replaceAll(key, REDACTED) : text);
     if (response.status === -1) {
       throw new Error(`Embeddings endpoint ${url} did not answer: ${hide(response.text)}`);
     }
@@ -126,6 +129,8 @@ export class HttpEmbedder implements Embedder {
     const { apiKeyEnv } = this.#options;
     if (!apiKeyEnv) return undefined;
     const key = (this.#options.env ?? Deno.env).get(apiKeyEnv);
+    // Whatever the variable's name, its value is a secret from now on.
+    if (key) redactorOfProcess().protect(key);
     if (!key) {
       throw new Error(
         `The embeddings API key variable ${apiKeyEnv} is not set (learnings.embeddings.apiKeyEnv)`,

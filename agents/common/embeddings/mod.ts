@@ -10,6 +10,7 @@ import type { EmbeddingsConfig } from "../definition/types.ts";
 import { HttpEmbedder } from "./http.ts";
 import { LexicalEmbedder } from "./lexical.ts";
 import type { Embedder } from "./types.ts";
+import { redactorOfProcess } from "../redact.ts";
 
 export { cosine, type Embedder, type EmbeddingPurpose, normalize } from "./types.ts";
 export { LexicalEmbedder, type LexicalOptions, lexicalWords } from "./lexical.ts";
@@ -66,14 +67,26 @@ export function createEmbedder(config: EmbeddingsConfig | undefined): Embedder |
   if (!url || !model) {
     throw new Error(`learnings.embeddings: provider "${config.provider}" needs "url" and "model"`);
   }
+  const apiKeyEnv = config.apiKeyEnv ?? preset.apiKeyEnv;
+  // The key is a secret whatever its variable is called: redacted from the start of the run.
+  const key = apiKeyEnv ? envValue(apiKeyEnv) : undefined;
+  if (key) redactorOfProcess().protect(key);
   return new HttpEmbedder({
     provider: config.provider,
     url,
     model,
-    apiKeyEnv: config.apiKeyEnv ?? preset.apiKeyEnv,
+    apiKeyEnv,
     dimensions: config.dimensions,
     inputType: preset.inputType,
     timeoutSeconds: config.timeoutSeconds,
     ...thresholds,
   });
+}
+
+function envValue(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    return undefined;
+  }
 }

@@ -8,7 +8,7 @@
 
 import { DatabaseSync } from "node:sqlite";
 import { dirname } from "node:path";
-import { Redactor } from "../redact.ts";
+import { type Redactor, redactorOfProcess } from "../redact.ts";
 import { migrate, schemaVersion } from "./migrations.ts";
 import { RunRecords } from "./runs.ts";
 import { FinishRecords } from "./finish_records.ts";
@@ -104,7 +104,7 @@ export class SqliteStore implements RunStore {
     db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;");
     migrate(db);
     const { redactor, ...vectors } = options;
-    return new SqliteStore(path, db, redactor ?? new Redactor(), vectors);
+    return new SqliteStore(path, db, redactor ?? redactorOfProcess(), vectors);
   }
 
   /**

@@ -16,6 +16,7 @@ import { GitRepo } from "../../common/git.ts";
 import { GitHubCli } from "../../common/github.ts";
 import { jsonWithCosts, shellQuote } from "../../common/format.ts";
 import type { RunLock } from "../../common/run_lock.ts";
+import { writeRedactedFile } from "../../common/sinks.ts";
 import { parameterFlags, parseRunCommand, parseRunFlags } from "../command_line.ts";
 import type { CommandIO } from "../run_command.ts";
 import {
@@ -129,7 +130,7 @@ async function goOn(
     await writeRecord(record.store, record);
     const totals = fleetTotals(record, Math.round(performance.now() - started));
     await Deno.mkdir(dirname(record.report), { recursive: true });
-    await Deno.writeTextFile(record.report, renderFleetReport(record, totals));
+    await writeRedactedFile(record.report, renderFleetReport(record, totals));
     endLines(record, totals, view);
     if (options.json) io.stdout(`${jsonWithCosts(fleetJson(record, totals))}\n`);
     if (runner.interrupted) return 130;

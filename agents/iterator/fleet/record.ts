@@ -11,6 +11,8 @@
 
 import { dirname, join } from "node:path";
 import { UsageError } from "../../common/errors.ts";
+import { redactorOfProcess } from "../../common/redact.ts";
+import { writeRedactedFile } from "../../common/sinks.ts";
 import { RunLock } from "../../common/run_lock.ts";
 import { locksDir } from "../run_locks.ts";
 import type { RunStatus } from "../loop/types.ts";
@@ -124,7 +126,11 @@ export async function writeRecord(storeFile: string, record: FleetRecord): Promi
   await Deno.mkdir(dir, { recursive: true });
   const path = join(dir, `${record.id}.json`);
   const temp = `${path}.${crypto.randomUUID().slice(0, 8)}.tmp`;
-  await Deno.writeTextFile(temp, `${JSON.stringify(record, null, 2)}\n`);
+  // Redacted as a value: the JSON stays valid whatever a title or reason held.
+  await writeRedactedFile(
+    temp,
+    `${JSON.stringify(redactorOfProcess().redactValue(record), null, 2)}\n`,
+  );
   await Deno.rename(temp, path);
 }
 

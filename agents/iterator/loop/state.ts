@@ -7,6 +7,7 @@
  * @module
  */
 
+import { redactingBackend } from "../../common/backends/redacting.ts";
 import type { AgentDefinition } from "../../common/definition/types.ts";
 import type { BaselineResult } from "../../common/checks/worktree_run.ts";
 import type { RunGitEvidence, TaskCompletionContext } from "../../common/checks/types.ts";
@@ -66,7 +67,8 @@ export class RunState {
    * @param options The run's options.
    */
   constructor(options: RunOptions) {
-    this.options = options;
+    // Every prompt and tool answer the loop sends to the agent is redacted.
+    this.options = { ...options, backend: redactingBackend(options.backend) };
     this.definition = options.definition;
     this.handler = options.handler;
     this.log = options.log;

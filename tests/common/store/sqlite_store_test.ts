@@ -86,6 +86,9 @@ Deno.test("store keeps secrets out of the database file", async (t) => {
   const apiKey = "sk-ant-api03-secretsecretsecret";
   const ghToken = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8";
   const redactor = (): Redactor => new Redactor({ MY_API_KEY: apiKey });
+  // How each secret looks once redacted.
+  const KEY = redactor().redact(apiKey);
+  const GH = redactor().redact(ghToken);
 
   async function assertFilesClean(dir: string): Promise<number> {
     let checked = 0;
@@ -122,14 +125,14 @@ Deno.test("store keeps secrets out of the database file", async (t) => {
 
       const stored = store.iterations("run-1")[0].summary;
       assert.equal(stored.assistantResponses[0].includes(REDACTED), true);
-      assert.equal(stored.completeTask?.summary, `pushed with token ${REDACTED}`);
-      assert.deepEqual(store.getRun("run-1")?.argv, ["--task", `use ${REDACTED}`]);
+      assert.equal(stored.completeTask?.summary, `pushed with token ${GH}`);
+      assert.deepEqual(store.getRun("run-1")?.argv, ["--task", `use ${KEY}`]);
       assert.deepEqual(store.getFinish("run-1").summary, {
-        keySteps: [`1: pushed with ${REDACTED}`],
+        keySteps: [`1: pushed with ${GH}`],
       });
       assert.equal(
         store.searchLearnings("authenticate")[0]?.text,
-        `authenticate gh with ${REDACTED}`,
+        `authenticate gh with ${GH}`,
       );
 
       // Check the bytes on disk, both while the write-ahead log holds them and after close.
@@ -159,13 +162,13 @@ Deno.test("store keeps secrets out of the database file", async (t) => {
       }]);
 
       const run = store.getRun("run-1");
-      assert.equal(run?.reason, `gh failed: bad credentials ${REDACTED}`);
+      assert.equal(run?.reason, `gh failed: bad credentials ${GH}`);
       assert.ok(String(run?.cleanup.remote).includes(REDACTED));
-      assert.equal(run?.cleanup.note, `key ${REDACTED}`);
+      assert.equal(run?.cleanup.note, `key ${KEY}`);
       assert.ok(store.getFinish("run-1").error?.includes(REDACTED));
-      assert.equal(store.skills("run-1")[0].name, `deploy with ${REDACTED}`);
-      assert.equal(store.skills("run-1")[0].description, `pushed with ${REDACTED}`);
-      assert.deepEqual(store.getFinish("run-1").nextActions, [`rotate ${REDACTED}`]);
+      assert.equal(store.skills("run-1")[0].name, `deploy with ${GH}`);
+      assert.equal(store.skills("run-1")[0].description, `pushed with ${KEY}`);
+      assert.deepEqual(store.getFinish("run-1").nextActions, [`rotate ${GH}`]);
 
       store.close();
       assert.ok(await assertFilesClean(join(fixture.dir, ".agent", ".finishline")) > 0);

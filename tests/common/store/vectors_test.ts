@@ -247,8 +247,8 @@ Deno.test("an HTTP provider: learnings deduplicated and found by meaning; no key
       assert.deepEqual(requests.map((request) => request.body.input), [
         ["The login test is flaky", "Resize images on the client"],
         ["the sign-in spec is intermittent"],
-        ["Never paste [REDACTED] into a prompt"],
-        ["why was [REDACTED] revoked"],
+        ["Never paste sk-ant-…ijkl [redacted] into a prompt"],
+        ["why was sk-ant-…ijkl [redacted] revoked"],
         ["unreliable signin tests"],
       ]);
     });
