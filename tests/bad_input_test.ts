@@ -240,7 +240,7 @@ const CASES: BadInput[] = [
       ".agent/x/prompts/registry.json": registry({ initial_iterate: "missing.md" }),
     },
     message:
-      /Cannot read prompt template "\.agent\/x\/prompts\/missing\.md" \(from \.agent\/x\/prompts\/registry\.json\): file not found/,
+      /Cannot load "prompts\.registry" entry "initial_iterate" "\.agent\/x\/prompts\/missing\.md": file not found/,
   },
   {
     name: "malformed registry",
@@ -259,7 +259,8 @@ const CASES: BadInput[] = [
       ".agent/x/prompts/registry.json": registry({ initial_iterate: "folder" }),
       ".agent/x/prompts/folder/keep.md": "x",
     },
-    message: /Cannot read prompt template "\.agent\/x\/prompts\/folder"/,
+    message:
+      /Cannot load "prompts\.registry" entry "initial_iterate" "\.agent\/x\/prompts\/folder": expected a file, found a folder/,
   },
   {
     name: "undefined variable in a template",

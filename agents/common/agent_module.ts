@@ -6,6 +6,7 @@
  * @module
  */
 
+import { confinePath } from "./confine.ts";
 import { firstLine, UsageError } from "./errors.ts";
 import { displayPathOf } from "./resource.ts";
 
@@ -30,14 +31,14 @@ export interface AgentModule {
 }
 
 /**
- * Resolve a path from agent.json inside the agent folder, refusing anything
- * that leaves it (also through symlinks).
+ * Resolve a module path from agent.json inside the agent folder, refusing
+ * anything that leaves it (also through symlinks), with {@linkcode confinePath}.
  *
  * @param agentDir The agent folder URL (trailing slash).
  * @param path The relative path from agent.json.
  * @param options The definition field and the working directory, for messages.
  * @returns The module URL.
- * @throws {UsageError} For a path outside the folder or a missing file.
+ * @throws {UsageError} For a path outside the folder, a missing file or a folder.
  * @example
  * ```ts
  * import assert from "node:assert/strict";
@@ -60,32 +61,7 @@ export async function resolveInsideAgentDir(
   path: string,
   options: { field: string; cwd: string },
 ): Promise<URL> {
-  const url = new URL(path, agentDir);
-  const shown = displayPathOf(url, options.cwd);
-  if (!url.href.startsWith(agentDir.href)) {
-    throw new UsageError(
-      `Refusing "${options.field}" "${path}": it must stay inside the agent folder "${
-        displayPathOf(agentDir, options.cwd)
-      }"`,
-    );
-  }
-  if (url.protocol !== "file:") return url;
-  let real: string;
-  let realDir: string;
-  try {
-    real = await Deno.realPath(url);
-    realDir = await Deno.realPath(agentDir);
-  } catch {
-    throw new UsageError(
-      `Cannot load "${options.field}" "${shown}": file not found`,
-    );
-  }
-  if (!real.startsWith(realDir.endsWith("/") ? realDir : `${realDir}/`)) {
-    throw new UsageError(
-      `Refusing "${options.field}" "${shown}": it resolves outside the agent folder (to "${real}")`,
-    );
-  }
-  return url;
+  return (await confinePath(agentDir, path, options)).url;
 }
 
 /**

@@ -5,12 +5,17 @@
  * A key is looked up in the agent's registry, then as `<key>.md` in the
  * agent's fallback folder, then in finishline's built-in `prompts/`. Values
  * are inserted literally in one pass: a value that itself contains
- * `{uv-...}` is never expanded again.
+ * `{uv-...}` is never expanded again. Every template, the registry and the
+ * fallback folder must resolve inside the agent folder, symlinks followed
+ * (see {@linkcode confinePath}); this is checked when the resolver is created.
  *
  * @module
  */
 
-import { UsageError } from "./errors.ts";
+import { parse as parseJsonc, type ParseError } from "jsonc-parser";
+import { type ConfinedPath, confinePath } from "./confine.ts";
+import { describeSyntaxError } from "./definition/parse.ts";
+import { firstLine, UsageError } from "./errors.ts";
 import { displayPathOf, readTextResource } from "./resource.ts";
 
 /** Where the built-in templates live: `prompts/` at the package root. */
@@ -31,6 +36,8 @@ export interface PromptResolverOptions {
   systemPromptPath?: string;
   /** The built-in prompts folder (trailing slash). @default BUILTIN_PROMPTS_DIR */
   builtinDir?: URL;
+  /** Whether the agent is finishline's own, whose paths may also lead into the built-in prompts folder. @default false */
+  builtinAgent?: boolean;
   /** Working directory, to shorten paths in messages. @default Deno.cwd() */
   cwd?: string;
 }
@@ -167,13 +174,19 @@ export function fillTemplate(
 
 interface Registry {
   url: URL;
-  dir: URL;
-  entries: Map<string, string>;
+  templates: Map<string, ConfinedPath>;
 }
 
 interface TemplateSource {
-  url: URL;
+  file: ConfinedPath;
   origin: string;
+}
+
+/** Where an agent's files may lead, and how messages name them. */
+interface Confinement {
+  agentDir: URL;
+  cwd: string;
+  alsoInside: readonly URL[];
 }
 
 /**
@@ -204,9 +217,9 @@ interface TemplateSource {
 export class PromptResolver {
   #agent: Registry | undefined;
   #builtin: Registry;
-  #agentDir: URL;
-  #fallbackDir: URL;
-  #systemPrompt: URL | undefined;
+  #confinement: Confinement;
+  #fallbackDir: ConfinedPath | undefined;
+  #systemPrompt: ConfinedPath | undefined;
   #cwd: string;
   #cache = new Map<string, string>();
 
@@ -214,27 +227,29 @@ export class PromptResolver {
     agent: Registry | undefined,
     builtin: Registry,
     options: {
-      agentDir: URL;
-      fallbackDir: URL;
-      systemPrompt?: URL;
-      cwd: string;
+      confinement: Confinement;
+      fallbackDir?: ConfinedPath;
+      systemPrompt?: ConfinedPath;
     },
   ) {
     this.#agent = agent;
     this.#builtin = builtin;
-    this.#agentDir = options.agentDir;
+    this.#confinement = options.confinement;
     this.#fallbackDir = options.fallbackDir;
     this.#systemPrompt = options.systemPrompt;
-    this.#cwd = options.cwd;
+    this.#cwd = options.confinement.cwd;
   }
 
   /**
    * Load the agent's registry (a missing file means every key falls back)
-   * and the built-in one.
+   * and the built-in one, and check that every file the agent names stays
+   * inside its folder: the system prompt, the registry and each of its
+   * templates, the fallback folder and each `<key>.md` in it.
    *
    * @param options Where the agent and the built-in templates are.
    * @returns A resolver.
-   * @throws {UsageError} When a registry cannot be read or is not a map of keys to paths.
+   * @throws {UsageError} When a file the agent names leads outside its folder
+   * or is missing, or a registry cannot be read or is not a map of keys to paths.
    * @example
    * ```ts
    * import assert from "node:assert/strict";
@@ -261,28 +276,45 @@ export class PromptResolver {
   static async create(options: PromptResolverOptions): Promise<PromptResolver> {
     const cwd = options.cwd ?? Deno.cwd();
     const builtinDir = options.builtinDir ?? BUILTIN_PROMPTS_DIR;
+    const builtinFile = new URL("registry.json", builtinDir);
     const builtin = await loadRegistry(
-      new URL("registry.json", builtinDir),
-      cwd,
-      true,
+      { url: builtinFile, real: builtinFile },
+      {
+        confinement: { agentDir: builtinDir, cwd, alsoInside: [] },
+        field: "built-in prompts/registry.json",
+        folderName: "the built-in prompts folder",
+      },
     );
-    const agentRegistryUrl = new URL(
-      options.registry ?? "prompts/registry.json",
-      options.agentDir,
-    );
-    const agent = await loadRegistry(agentRegistryUrl, cwd, false);
-    const fallbackDir = new URL(
-      withSlash(options.fallbackDir ?? "prompts"),
-      options.agentDir,
-    );
-    return new PromptResolver(agent, builtin!, {
+    if (!builtin) {
+      throw new UsageError(
+        `Cannot read prompt registry "${displayPathOf(builtinFile, cwd)}": file not found`,
+      );
+    }
+    const confinement: Confinement = {
       agentDir: options.agentDir,
-      fallbackDir,
-      systemPrompt: options.systemPromptPath
-        ? new URL(options.systemPromptPath, options.agentDir)
-        : undefined,
       cwd,
-    });
+      alsoInside: options.builtinAgent ? [builtinDir] : [],
+    };
+    const systemPrompt = options.systemPromptPath === undefined
+      ? undefined
+      : await confinePath(options.agentDir, options.systemPromptPath, {
+        ...confinement,
+        field: "behavior.systemPromptPath",
+      });
+    const registryFile = await confinePath(
+      options.agentDir,
+      options.registry ?? "prompts/registry.json",
+      { ...confinement, field: "prompts.registry", optional: true },
+    );
+    const agent = registryFile &&
+      await loadRegistry(registryFile, { confinement, field: "prompts.registry" });
+    const fallbackDir = await confinePath(
+      options.agentDir,
+      options.fallbackDir ?? "prompts",
+      { ...confinement, field: "prompts.fallbackDir", expect: "folder", optional: true },
+    );
+    if (fallbackDir) await checkFallbackTemplates(fallbackDir, confinement);
+    return new PromptResolver(agent, builtin, { confinement, fallbackDir, systemPrompt });
   }
 
   /**
@@ -290,6 +322,7 @@ export class PromptResolver {
    *
    * @param key The prompt key.
    * @returns True when the agent or the built-ins define it.
+   * @throws {UsageError} When `<key>.md` in the fallback folder leads outside the agent folder.
    * @example
    * ```ts
    * import assert from "node:assert/strict";
@@ -324,8 +357,8 @@ export class PromptResolver {
    * @param key The prompt key (`initial_issue`, `continuation_iterate`, ...).
    * @param variables Values for `{uv-...}` placeholders.
    * @returns The prompt text.
-   * @throws {UsageError} For an unknown key, an unreadable template, or a
-   * placeholder without a value.
+   * @throws {UsageError} For an unknown key, an unreadable template, a
+   * `<key>.md` that leads outside the agent folder, or a placeholder without a value.
    * @example
    * ```ts
    * import assert from "node:assert/strict";
@@ -366,7 +399,7 @@ export class PromptResolver {
       const names = missing.map((name) => `"uv-${name}"`).join(", ");
       throw new UsageError(
         `Cannot fill prompt template "${
-          displayPathOf(source.url, this.#cwd)
+          displayPathOf(source.file.url, this.#cwd)
         }" (key "${key}"): no value for ${names}`,
       );
     }
@@ -375,117 +408,151 @@ export class PromptResolver {
 
   async #locate(key: string): Promise<TemplateSource | undefined> {
     if (key === "system" && this.#systemPrompt) {
-      return { url: this.#systemPrompt, origin: "behavior.systemPromptPath" };
+      return { file: this.#systemPrompt, origin: "behavior.systemPromptPath" };
     }
-    const own = this.#agent?.entries.get(key);
+    const own = this.#agent?.templates.get(key);
     if (own !== undefined && this.#agent) {
-      return {
-        url: new URL(own, this.#agent.dir),
-        origin: displayPathOf(this.#agent.url, this.#cwd),
-      };
+      return { file: own, origin: displayPathOf(this.#agent.url, this.#cwd) };
     }
-    const fallback = new URL(`${key}.md`, this.#fallbackDir);
-    if (
-      fallback.href.startsWith(this.#agentDir.href) && await exists(fallback)
-    ) {
-      return { url: fallback, origin: "prompts.fallbackDir" };
+    // Only a folder on disk can be searched; from JSR an agent names its templates in its registry.
+    if (this.#fallbackDir?.url.protocol === "file:") {
+      // Checked again here: a key may name a subfolder, and files may have changed since create().
+      const fallback = await confinePath(this.#confinement.agentDir, `${key}.md`, {
+        ...this.#confinement,
+        base: this.#fallbackDir.url,
+        field: "prompts.fallbackDir",
+        optional: true,
+      });
+      if (fallback) return { file: fallback, origin: "prompts.fallbackDir" };
     }
-    const builtin = this.#builtin.entries.get(key);
-    if (builtin !== undefined) {
-      return { url: new URL(builtin, this.#builtin.dir), origin: "built-in" };
-    }
+    const builtin = this.#builtin.templates.get(key);
+    if (builtin !== undefined) return { file: builtin, origin: "built-in" };
     return undefined;
   }
 
   async #read(source: TemplateSource): Promise<string> {
-    const cached = this.#cache.get(source.url.href);
+    const shown = displayPathOf(source.file.url, this.#cwd);
+    const cached = this.#cache.get(source.file.real.href);
     if (cached !== undefined) return cached;
     let text: string | undefined;
     try {
-      text = await readTextResource(source.url);
+      text = await readTextResource(source.file.real);
     } catch (error) {
       throw new UsageError(
-        `Cannot read prompt template "${
-          displayPathOf(source.url, this.#cwd)
-        }" (from ${source.origin}): ${error instanceof Error ? error.message : String(error)}`,
+        `Cannot read prompt template "${shown}" (from ${source.origin}): ${firstLine(error)}`,
       );
     }
     if (text === undefined) {
       throw new UsageError(
-        `Cannot read prompt template "${
-          displayPathOf(source.url, this.#cwd)
-        }" (from ${source.origin}): file not found`,
+        `Cannot read prompt template "${shown}" (from ${source.origin}): file not found`,
       );
     }
     const stripped = stripFrontMatter(text);
-    this.#cache.set(source.url.href, stripped);
+    this.#cache.set(source.file.real.href, stripped);
     return stripped;
   }
 }
 
-async function exists(url: URL): Promise<boolean> {
-  if (url.protocol !== "file:") return false;
+/** Every `<key>.md` in the fallback folder must stay inside the agent folder too. */
+async function checkFallbackTemplates(
+  folder: ConfinedPath,
+  confinement: Confinement,
+): Promise<void> {
+  if (folder.real.protocol !== "file:") return;
+  const names: string[] = [];
   try {
-    return (await Deno.stat(url)).isFile;
-  } catch {
-    return false;
-  }
-}
-
-function withSlash(path: string): string {
-  return path.endsWith("/") ? path : `${path}/`;
-}
-
-async function loadRegistry(
-  url: URL,
-  cwd: string,
-  required: boolean,
-): Promise<Registry | undefined> {
-  const shown = displayPathOf(url, cwd);
-  let text: string | undefined;
-  try {
-    text = await readTextResource(url);
+    for await (const entry of Deno.readDir(folder.real)) {
+      if (entry.name.endsWith(".md")) names.push(entry.name);
+    }
   } catch (error) {
     throw new UsageError(
-      `Cannot read prompt registry "${shown}": ${
-        error instanceof Error ? error.message : String(error)
+      `Cannot load "prompts.fallbackDir" "${displayPathOf(folder.url, confinement.cwd)}": ${
+        firstLine(error)
       }`,
     );
   }
-  if (text === undefined) {
-    if (required) {
-      throw new UsageError(
-        `Cannot read prompt registry "${shown}": file not found`,
-      );
-    }
-    return undefined;
+  for (const name of names) {
+    // A dangling symlink is as good as no file: the key falls back, as it does in #locate.
+    await confinePath(confinement.agentDir, name, {
+      ...confinement,
+      base: folder.url,
+      field: "prompts.fallbackDir",
+      optional: true,
+    });
   }
-  let data: unknown;
+}
+
+/**
+ * Read a registry and confine each of its templates: relative to the
+ * registry file, inside the confinement's folders.
+ */
+async function loadRegistry(
+  file: ConfinedPath,
+  options: { confinement: Confinement; field: string; folderName?: string },
+): Promise<Registry | undefined> {
+  const shown = displayPathOf(file.url, options.confinement.cwd);
+  let text: string | undefined;
   try {
-    data = JSON.parse(text);
+    text = await readTextResource(file.real);
   } catch (error) {
-    // V8 quotes short inputs whole, line breaks included; messages are one line.
-    const detail = (error instanceof Error ? error.message : String(error))
-      .replace(/\s*\n\s*/g, " ");
-    throw new UsageError(`Cannot load prompt registry "${shown}": ${detail}`);
+    throw new UsageError(`Cannot read prompt registry "${shown}": ${firstLine(error)}`);
   }
+  if (text === undefined) return undefined;
+  const prompts = registryPrompts(parseRegistry(text, shown), shown);
+  const templates = new Map<string, ConfinedPath>();
+  for (const [key, path] of prompts) {
+    templates.set(
+      key,
+      await confinePath(options.confinement.agentDir, path, {
+        ...options.confinement,
+        base: new URL("./", file.url),
+        field: options.field,
+        entry: key,
+        folderName: options.folderName,
+      }),
+    );
+  }
+  return { url: file.url, templates };
+}
+
+/** Parses a registry; a syntax error names its line and column, never the text. */
+function parseRegistry(text: string, shown: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    // JSON.parse quotes the input in its message; jsonc-parser gives a position instead.
+    const errors: ParseError[] = [];
+    parseJsonc(text, errors, {
+      allowTrailingComma: false,
+      disallowComments: true,
+      allowEmptyContent: false,
+    });
+    const where = errors.length > 0 ? ` at ${describeSyntaxError(text, errors[0])}` : "";
+    throw new UsageError(`Cannot load prompt registry "${shown}": not valid JSON${where}`);
+  }
+}
+
+/** The key-to-path pairs of a parsed registry, with or without the `prompts` wrapper. */
+function registryPrompts(data: unknown, shown: string): Array<[string, string]> {
   const prompts = isRecord(data) && isRecord(data.prompts) ? data.prompts : data;
   if (!isRecord(prompts)) {
     throw new UsageError(
       `Cannot load prompt registry "${shown}": expected an object mapping prompt keys to template paths`,
     );
   }
-  const entries = new Map<string, string>();
+  const entries: Array<[string, string]> = [];
   for (const [key, value] of Object.entries(prompts)) {
     if (key === "$schema" || key === "version") continue;
     if (typeof value !== "string" || value === "") {
       throw new UsageError(
-        `Cannot load prompt registry "${shown}": "${key}": expected a template path (string)`,
+        `Cannot load prompt registry "${shown}": ${
+          JSON.stringify(key)
+        }: expected a template path (string)`,
       );
     }
-    entries.set(key, value);
+    entries.push([key, value]);
   }
-  return { url, dir: new URL("./", url), entries };
+  return entries;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

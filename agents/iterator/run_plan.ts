@@ -127,6 +127,7 @@ export async function prepareRun(
     registry: definition.prompts.registry,
     fallbackDir: definition.prompts.fallbackDir,
     systemPromptPath: definition.behavior.systemPromptPath,
+    builtinAgent: loaded.builtin,
     cwd,
   });
   // The handler's preflight tells about retries; during the run the progress line does.

@@ -219,23 +219,23 @@ Deno.test("prompt resolver", async (t) => {
   );
 
   await t.step(
-    "ignores a fallbackDir that leaves the agent folder",
+    "refuses a fallbackDir that leaves the agent folder",
     async () => {
       await withTempDir(async (dir) => {
         await write(dir, "shared/initial_iterate.md", "outside {uv-task}");
         const agentDir = path.join(dir, "agent");
         await Deno.mkdir(agentDir);
-        const resolver = await PromptResolver.create({
-          agentDir: dirUrl(agentDir),
-          fallbackDir: "../shared",
-          cwd: dir,
-        });
-        const text = await resolver.resolve(
-          "initial_iterate",
-          ITERATE_VARIABLES,
+        const message = await usageErrorOf(() =>
+          PromptResolver.create({
+            agentDir: dirUrl(agentDir),
+            fallbackDir: "../shared",
+            cwd: dir,
+          })
         );
-        assert.ok(!text.includes("outside"), text);
-        assert.match(text, /^# Task/);
+        assert.equal(
+          message,
+          'Refusing "prompts.fallbackDir" "../shared": it must stay inside the agent folder "agent/"',
+        );
       });
     },
   );
@@ -370,7 +370,7 @@ Deno.test("prompt resolver", async (t) => {
   );
 
   await t.step(
-    "a registry entry whose file is missing is an error naming the file",
+    "a registry entry whose file is missing is an error naming the entry and the file",
     async () => {
       await withTempDir(async (dir) => {
         await write(
@@ -378,13 +378,9 @@ Deno.test("prompt resolver", async (t) => {
           "prompts/registry.json",
           JSON.stringify({ prompts: { kickoff: "gone.md" } }),
         );
-        const resolver = await PromptResolver.create({
-          agentDir: dirUrl(dir),
-          cwd: dir,
-        });
         assert.equal(
-          await usageErrorOf(() => resolver.resolve("kickoff", {})),
-          'Cannot read prompt template "prompts/gone.md" (from prompts/registry.json): file not found',
+          await usageErrorOf(() => PromptResolver.create({ agentDir: dirUrl(dir), cwd: dir })),
+          'Cannot load "prompts.registry" entry "kickoff" "prompts/gone.md": file not found',
         );
       });
     },
@@ -476,14 +472,13 @@ Deno.test("a malformed prompt registry is a one-line error naming it", async (t)
   const cases: Array<[string, string, RegExp]> = [
     [
       "a JSON syntax error",
-      // V8 quotes short inputs whole, line breaks included.
       '{\n"kickoff": x\n}',
-      /^Cannot load prompt registry "prompts\/registry\.json": .*JSON/,
+      /^Cannot load prompt registry "prompts\/registry\.json": not valid JSON at line 2, column 12: unexpected character$/,
     ],
     [
       "a truncated file",
       '{ "prompts": ',
-      /^Cannot load prompt registry "prompts\/registry\.json": Unexpected end of JSON input$/,
+      /^Cannot load prompt registry "prompts\/registry\.json": not valid JSON at line 1, column 14: unexpected end of file, expected a value$/,
     ],
     [
       "an array",

@@ -85,7 +85,25 @@ const JSONC_ERRORS: Record<string, string> = {
   InvalidCharacter: "invalid character in string",
 };
 
-function describeSyntaxError(text: string, error: ParseError): string {
+/**
+ * Where a JSON or JSONC syntax error is and what it is, without quoting the text.
+ *
+ * @param text The text that failed to parse.
+ * @param error The first error jsonc-parser reported.
+ * @returns `line 3, column 5: expected a value`.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parse, type ParseError } from "jsonc-parser";
+ * import { describeSyntaxError } from "./parse.ts";
+ *
+ * const text = '{\n  "a": 1,\n  "b": }';
+ * const errors: ParseError[] = [];
+ * parse(text, errors);
+ * assert.equal(describeSyntaxError(text, errors[0]), "line 3, column 8: expected a value");
+ * ```
+ */
+export function describeSyntaxError(text: string, error: ParseError): string {
   const before = text.slice(0, error.offset);
   const line = before.split("\n").length;
   const column = error.offset - (before.lastIndexOf("\n") + 1) + 1;
