@@ -253,7 +253,8 @@ Deno.test("the report lists every complete_task call, not only the last", () => 
   assert.match(section, /### Iteration 1: partial\n\n- Request: Fix the pagination/);
   assert.match(section, /- Summary: Found the off-by-one in src\/page\.ts; the fix needs a test/);
   assert.match(section, /- Remaining work: Write the regression test/);
-  assert.match(section, /### Iteration 2: success\n\n- Summary: Changed `i <= n`/);
+  // The agent's backticks are its words, shown as typed rather than as code.
+  assert.match(section, /### Iteration 2: success\n\n- Summary: Changed \\`i &lt;= n\\`/);
   assert.equal(section.match(/- Request:/g)?.length, 1, "the same request is said once");
 });
 
@@ -303,7 +304,7 @@ Deno.test("a command with backticks gets a longer fence; a multi-line task stays
     task: "Fix the build\n\nIt fails on `deno check`.",
     command: "deno run -A main.ts --task 'Fix ```code```'",
   });
-  assert.match(report, /## Task\n\n> Fix the build\n>\n> It fails on `deno check`\.\n/);
+  assert.match(report, /## Task\n\n> Fix the build\n>\n> It fails on \\`deno check\\`\.\n/);
   assert.match(report, /\n````sh\ndeno run -A main\.ts --task 'Fix ```code```'\n````\n/);
 });
 
@@ -324,8 +325,8 @@ Deno.test("the report lists the failures the agent fixed in the same iteration",
   assert.equal(
     section,
     [
-      "- Iteration 1, command: `deno task test` exited with code 1.",
-      '- Iteration 2, checks (at complete_task; fixed in the same iteration): [checks] "deno task test" fails; failing tests: "greets"',
+      "- Iteration 1, command: \\`deno task test\\` exited with code 1.",
+      '- Iteration 2, checks (at complete_task; fixed in the same iteration): \\[checks\\] "deno task test" fails; failing tests: "greets"',
     ].join("\n"),
   );
 });
