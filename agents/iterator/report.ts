@@ -6,6 +6,11 @@
  * fixed in the same session too) and evidence, every
  * complete_task report, the learnings captured and the next actions.
  *
+ * Everything in it that finishline did not write itself (the task, the
+ * agent's words, check output, commit subjects, paths, names) goes through
+ * `_markdown.ts`: it is shown as written and can add no markup, heading or
+ * HTML of its own.
+ *
  * @module
  */
 
@@ -14,6 +19,7 @@ import type { IterationSummary } from "../common/completion/types.ts";
 import { countTools, seconds, usd } from "../common/format.ts";
 import type { RunSegment } from "../common/store/mod.ts";
 import type { RunResult } from "./runner.ts";
+import { blockquote, codeBlock, codeSpan, inline, tableCell } from "./_markdown.ts";
 
 /** A file the run changed, between its starting commit and its last. */
 export interface ChangedFile {
@@ -128,7 +134,8 @@ export function renderReport(input: ReportInput): string {
   const lines = [
     `# finishline run ${result.runId}`,
     "",
-    `${STATUS_MARK[result.status] ?? ""} **${result.status}**: ${result.completionReason}`.trim(),
+    `${STATUS_MARK[result.status] ?? ""} **${result.status}**: ${inline(result.completionReason)}`
+      .trim(),
     "",
     ...factLines(input),
     ...taskSection(input),
@@ -181,7 +188,7 @@ function factLines(input: ReportInput): string[] {
   const total = totals(input);
   const interrupts = (input.segments ?? []).slice(0, -1).length;
   const lines = [
-    `- Agent: \`${input.agent}\`, handler: ${input.handler}`,
+    `- Agent: ${codeSpan(input.agent)}, handler: ${inline(input.handler)}`,
     `- Iterations: ${result.iterations}; duration: ${seconds(total.durationMs)}${
       total.segments > 1
         ? ` over ${total.segments} segments (stopped ${interrupts} time${
@@ -191,13 +198,15 @@ function factLines(input: ReportInput): string[] {
     }; cost: ${usd(total.costUsd)}`,
   ];
   if (input.startedAt) lines.push(`- Started: ${timestamp(input.startedAt)}`);
-  if (input.model) lines.push(`- Model: ${input.model}`);
+  if (input.model) lines.push(`- Model: ${inline(input.model)}`);
   if (input.branch) {
     lines.push(
-      `- Branch: \`${input.branch}\`${input.worktree ? ` (worktree \`${input.worktree}\`)` : ""}`,
+      `- Branch: ${codeSpan(input.branch)}${
+        input.worktree ? ` (worktree ${codeSpan(input.worktree)})` : ""
+      }`,
     );
   }
-  if (input.pullRequest) lines.push(`- Pull request: ${input.pullRequest}`);
+  if (input.pullRequest) lines.push(`- Pull request: ${inline(input.pullRequest)}`);
   if (input.logFile) lines.push(`- Log: ${fileLink(input.logFile, input.reportFile)}`);
   return lines;
 }
@@ -205,17 +214,12 @@ function factLines(input: ReportInput): string[] {
 function taskSection(input: ReportInput): string[] {
   if (!input.task && !input.command) return [];
   const lines = ["", "## Task", ""];
-  if (input.task) {
-    lines.push(...input.task.trim().split("\n").map((line) => `> ${line}`.trimEnd()), "");
-  }
+  if (input.task) lines.push(...blockquote(input.task), "");
   if (input.command) {
-    const fence = fenceFor(input.command);
     lines.push(
-      `Started with${input.cwd ? ` (in \`${input.cwd}\`)` : ""}:`,
+      `Started with${input.cwd ? ` (in ${codeSpan(input.cwd)})` : ""}:`,
       "",
-      `${fence}sh`,
-      input.command,
-      fence,
+      ...codeBlock(input.command, { language: "sh" }),
     );
   }
   if (lines.at(-1) === "") lines.pop();
@@ -224,11 +228,11 @@ function taskSection(input: ReportInput): string[] {
 
 function resumeSection(input: ReportInput): string[] {
   if (!input.resumeCommand) return [];
-  const fence = fenceFor(input.resumeCommand);
-  return ["", "Resume it with:", "", `${fence}sh`, input.resumeCommand, fence];
+  return ["", "Resume it with:", "", ...codeBlock(input.resumeCommand, { language: "sh" })];
 }
 
 function iterationRow(summary: IterationSummary): string {
+  // Tool names come from the agent's session (MCP servers name their own).
   const tools = countTools(summary.toolsUsed) || "none";
   const commits = summary.git ? String(summary.git.newCommits ?? "?") : "-";
   const verdict = summary.verdict ?? "-";
@@ -241,7 +245,7 @@ function iterationRow(summary: IterationSummary): string {
 
 function changesSection(changes: RunChanges | undefined): string[] {
   if (!changes) return [];
-  const base = `\`${changes.baseline.slice(0, 12)}\``;
+  const base = codeSpan(changes.baseline.slice(0, 12));
   const lines = ["", "## Commits and changed files", ""];
   const { commits, files } = changes;
   lines.push(
@@ -251,7 +255,7 @@ function changesSection(changes: RunChanges | undefined): string[] {
   );
   if (commits.length > 0) lines.push("");
   for (const commit of commits.slice(0, LIST_LIMIT.commits)) {
-    lines.push(`- \`${commit.hash}\` ${oneLine(commit.subject)}`);
+    lines.push(`- ${codeSpan(commit.hash)} ${oneLine(commit.subject)}`);
   }
   if (commits.length > LIST_LIMIT.commits) {
     lines.push(`- ... and ${commits.length - LIST_LIMIT.commits} more`);
@@ -260,7 +264,7 @@ function changesSection(changes: RunChanges | undefined): string[] {
     lines.push("", `Files changed (${files.length}):`, "");
     for (const file of files.slice(0, LIST_LIMIT.files)) {
       const lineCounts = file.added === null ? "binary" : `+${file.added} −${file.deleted}`;
-      lines.push(`- \`${file.path}\` (${file.change}, ${lineCounts})`);
+      lines.push(`- ${codeSpan(file.path)} (${inline(file.change)}, ${lineCounts})`);
     }
     if (files.length > LIST_LIMIT.files) {
       lines.push(`- ... and ${files.length - LIST_LIMIT.files} more`);
@@ -269,7 +273,7 @@ function changesSection(changes: RunChanges | undefined): string[] {
   if (changes.uncommitted.length > 0) {
     lines.push(
       "",
-      `Left uncommitted: ${changes.uncommitted.map((path) => `\`${path}\``).join(", ")}`,
+      `Left uncommitted: ${changes.uncommitted.map(codeSpan).join(", ")}`,
     );
   }
   return lines;
@@ -294,7 +298,7 @@ function segmentsSection(input: ReportInput): string[] {
       `| ${segment.number} | ${timestamp(segment.startedAt)} | ${
         segment.durationMs === null ? "?" : seconds(segment.durationMs)
       } | ${segment.costUsd === null ? "?" : usd(segment.costUsd)} | ${iterations} | ${
-        cell(ended)
+        tableCell(ended)
       } | ${segment.logFile ? fileLink(segment.logFile, input.reportFile) : "–"} |`,
     );
   });
@@ -309,13 +313,15 @@ function failuresSection(summaries: IterationSummary[]): string[] {
 /** An iteration's failed checks: those the agent fixed in the same session, then the last one if it failed. */
 function failureLines(summary: IterationSummary): string[] {
   const lines = (summary.fixedChecks ?? []).map((fixed) =>
-    `- Iteration ${summary.iteration}, ${fixed.checker} (at complete_task; fixed in the same iteration): ${
-      oneLine(fixed.feedback)
-    }`
+    `- Iteration ${summary.iteration}, ${
+      inline(fixed.checker)
+    } (at complete_task; fixed in the same iteration): ${oneLine(fixed.feedback)}`
   );
   const last = summary.verification;
   if (last && !last.passed) {
-    lines.push(`- Iteration ${summary.iteration}, ${last.checker}: ${oneLine(last.feedback)}`);
+    lines.push(
+      `- Iteration ${summary.iteration}, ${inline(last.checker)}: ${oneLine(last.feedback)}`,
+    );
   }
   return lines;
 }
@@ -323,19 +329,24 @@ function failureLines(summary: IterationSummary): string[] {
 function evidenceSection(input: ReportInput): string[] {
   if (!input.checks) return [];
   const { result } = input;
-  const lines = ["", "## Evidence: the repository's checks", "", "```", input.checks, "```"];
+  // What was detected comes from the repository's own files (script names, commands).
+  const lines = ["", "## Evidence: the repository's checks", "", ...codeBlock(input.checks)];
   const baseline = result.baseline;
   if (baseline) {
     lines.push(
       "",
       baseline.error
-        ? `Baseline on \`${baseline.commit.slice(0, 12)}\`: could not run (${baseline.error})`
-        : `Baseline on \`${baseline.commit.slice(0, 12)}\` (${seconds(baseline.durationMs)}): ${
+        ? `Baseline on ${codeSpan(baseline.commit.slice(0, 12))}: could not run (${
+          oneLine(baseline.error)
+        })`
+        : `Baseline on ${codeSpan(baseline.commit.slice(0, 12))} (${
+          seconds(baseline.durationMs)
+        }): ${
           baseline.runs.map((run) =>
-            `\`${run.name}\` ${
+            `${codeSpan(run.name)} ${
               run.green
                 ? "green"
-                : `red${run.failing.length ? ` (${run.failing.slice(0, 5).join(", ")})` : ""}`
+                : `red${run.failing.length ? ` (${failingTests(run.failing)})` : ""}`
             }`
           ).join(", ")
         }`,
@@ -362,21 +373,26 @@ function agentReportsSection(summaries: IterationSummary[]): string[] {
     lines.push(`- Summary: ${oneLine(report.summary)}`);
     if (report.remaining_work) lines.push(`- Remaining work: ${oneLine(report.remaining_work)}`);
     if (report.files_modified?.length) {
-      lines.push(`- Files: ${report.files_modified.map((file) => `\`${file}\``).join(", ")}`);
+      lines.push(`- Files: ${report.files_modified.map(codeSpan).join(", ")}`);
     }
     if (report.next_steps) lines.push(`- Next steps: ${oneLine(report.next_steps)}`);
   }
   return lines;
 }
 
+/** Outside text on one line of the report, escaped, and cut where it would run on. */
 function oneLine(text: string): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > 400 ? `${flat.slice(0, 400)}...` : flat;
+  return inline(text, { limit: 400 });
 }
 
-/** Text for a table cell: one line, pipes escaped. */
+/** Outside text for a table cell. */
 function cell(text: string): string {
-  return oneLine(text).replaceAll("|", "\\|");
+  return tableCell(oneLine(text));
+}
+
+/** The first failing tests of a check, by name as the test runner printed them. */
+function failingTests(names: string[]): string {
+  return names.slice(0, 5).map((name) => inline(name)).join(", ");
 }
 
 /** `2026-11-22 13:24:20 UTC` from an ISO timestamp. */
@@ -388,13 +404,12 @@ function timestamp(iso: string): string {
 /** A Markdown link to a file, relative to the report when its place is known. */
 function fileLink(file: string, reportFile: string | undefined): string {
   const target = reportFile ? relative(dirname(reportFile), file) || basename(file) : file;
-  return `[${basename(file)}](${encodeURI(target.replaceAll("\\", "/"))})`;
-}
-
-/** A code fence longer than any run of backticks in the text. */
-function fenceFor(text: string): string {
-  const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
-  return "`".repeat(Math.max(3, longest + 1));
+  // encodeURI leaves parentheses, and a `)` in the path would end the link.
+  const href = encodeURI(target.replaceAll("\\", "/")).replace(
+    /[()]/g,
+    (paren) => paren === "(" ? "%28" : "%29",
+  );
+  return `[${inline(basename(file))}](${href})`;
 }
 
 /**
@@ -410,14 +425,16 @@ export function evidenceMarkdown(summary: IterationSummary | undefined): string[
   const lines = ["| check | baseline | final | failing tests |", "|---|---|---|---|"];
   for (const check of evidence.checks) {
     lines.push(
-      `| \`${check.name}\` | ${check.baseline} | ${check.now}${
+      `| ${tableCell(codeSpan(check.name))} | ${check.baseline} | ${check.now}${
         check.flaky ? " (flaky once)" : ""
-      } | ${check.failing.slice(0, 5).join(", ") || "–"} |`,
+      } | ${tableCell(failingTests(check.failing)) || "–"} |`,
     );
   }
   if (evidence.outOfScope.length > 0) {
     lines.push("", "**Declared out of scope by the agent:**");
-    for (const entry of evidence.outOfScope) lines.push(`- \`${entry.check}\`: ${entry.reason}`);
+    for (const entry of evidence.outOfScope) {
+      lines.push(`- ${codeSpan(entry.check)}: ${inline(entry.reason)}`);
+    }
   }
   if (evidence.testsChanged.length > 0) {
     lines.push(
@@ -427,7 +444,11 @@ export function evidenceMarkdown(summary: IterationSummary | undefined): string[
       } against the new code):`,
     );
     for (const entry of evidence.testsChanged) {
-      lines.push(`- \`${entry.path}\` (${entry.change}): ${entry.reason ?? "no reason given"}`);
+      lines.push(
+        `- ${codeSpan(entry.path)} (${entry.change}): ${
+          entry.reason === undefined ? "no reason given" : inline(entry.reason)
+        }`,
+      );
     }
   }
   return lines;

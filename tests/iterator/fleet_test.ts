@@ -1,16 +1,33 @@
 /**
  * `fleet` without a model: bad input (one line naming the flag or what is
  * missing, exit 2, nothing written), the priority order and the runs'
- * command lines (`--dry-run`, against the scripted gh), and the live view.
+ * command lines (`--dry-run`, against the scripted gh), the live view, and
+ * the report with hostile issue titles, reasons, labels and names.
  */
 
 import assert from "node:assert/strict";
 import { fitRow } from "../../agents/iterator/_fit_line.ts";
 import { parseCommandLine } from "../../agents/iterator/command_line.ts";
 import { type FleetCommand, parseFleetFlags } from "../../agents/iterator/fleet/flags.ts";
+import type { FleetRecord } from "../../agents/iterator/fleet/record.ts";
+import { fleetTotals, renderFleetReport } from "../../agents/iterator/fleet/report.ts";
 import { FleetView, runRowText } from "../../agents/iterator/fleet/view.ts";
 import { git, runCli } from "../_helpers.ts";
 import { type FleetRepo, fleetRepo, goIssue } from "./_fleet.ts";
+import {
+  foreignTags,
+  headingLines,
+  hiddenLinks,
+  LINES,
+  ONE_LINE,
+  PAYLOADS,
+  prose,
+  renderedHeadings,
+  tableWidths,
+  textOf,
+  textsOf,
+  toHtml,
+} from "./_markdown_checks.ts";
 
 interface BadFleet {
   name: string;
@@ -236,4 +253,94 @@ Deno.test("the fleet command line: fleet, fleet --resume, fleet --help", () => {
   assert.deepEqual(flags.issues, [4, 7]);
   assert.deepEqual(flags.runArgs, ["--no-learnings", "--mode", "x"], "run flags, then parameters");
   assert.equal(flags.parallel, 2);
+});
+
+Deno.test("the fleet report shows issue titles, reasons, labels and names as text, never as markup", async (t) => {
+  const evil = "<img src=x onerror=alert(1)>";
+  const entry = (number: number, title: string, extra: Partial<FleetRecord["entries"][0]>) => ({
+    number,
+    title,
+    labels: [],
+    attempts: 1,
+    status: "completed" as const,
+    ...extra,
+  });
+  const record: FleetRecord = {
+    version: 1,
+    id: "0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b",
+    status: "interrupted",
+    startedAt: "2026-11-22T13:24:20.542Z",
+    cwd: "/repo",
+    agent: `fixer ${evil}`,
+    store: "/repo/.agent/.finishline/state.db",
+    baseBranch: `main\n# forged ${evil}`,
+    selection: { label: "agent:go | `x` <script>", limit: 3, notes: [...PAYLOADS] },
+    parallel: 2,
+    runArgs: [],
+    blockedLabel: "blocked",
+    report: "/repo/fleet.md",
+    outputDir: "/repo/out",
+    entries: PAYLOADS.map((title, index) =>
+      entry(index + 1, title, {
+        ...(index % 2 === 0
+          ? { pullRequest: `https://github.com/octo/demo/pull/${index} ${title}` }
+          : { labelled: `blocked ${title}`, status: "blocked" as const }),
+        reason: LINES,
+        runId: "`run|<script>",
+        iterations: 1,
+        costUsd: 0.01,
+        durationMs: 1_000,
+      })
+    ),
+  };
+  const report = renderFleetReport(record, fleetTotals(record, 5_000));
+  const html = toHtml(report);
+
+  await t.step("no raw HTML outside code; only the report's own elements", () => {
+    for (const raw of ["<script", "<img", "</blockquote>", "<!--"]) {
+      assert.ok(!prose(report).includes(raw), `${raw} outside code`);
+    }
+    assert.deepEqual(foreignTags(html), []);
+    assert.deepEqual(hiddenLinks(html), []);
+  });
+
+  await t.step("the only heading is the report's own", () => {
+    assert.deepEqual(headingLines(report), ["# finishline fleet 0f1e2d3c"]);
+    assert.deepEqual(renderedHeadings(report), ["# finishline fleet 0f1e2d3c"]);
+  });
+
+  await t.step("one row per issue, each with the table's eight columns", () => {
+    assert.deepEqual(tableWidths(report), [Array(PAYLOADS.length + 2).fill(8)]);
+    const rows = [...html.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].slice(1).map((row) =>
+      textsOf(row[1], "td")
+    );
+    assert.equal(rows.length, PAYLOADS.length);
+    for (const [index, cells] of rows.entries()) {
+      const title = PAYLOADS[index];
+      assert.equal(cells[1], title, "the title as written");
+      assert.equal(cells[2], `${index % 2 === 0 ? "completed" : "blocked"}: ${ONE_LINE}`);
+      assert.equal(
+        cells[3],
+        index % 2 === 0
+          ? `https://github.com/octo/demo/pull/${index} ${title}`
+          : `labelled blocked ${title}`,
+      );
+      assert.equal(cells[7], "`run|<sc", "the run id's first 8 characters");
+    }
+  });
+
+  await t.step("the label, agent, branch and notes are there as written", () => {
+    const items = textsOf(html, "li");
+    assert.ok(
+      items.includes(
+        "Issues: the open issues labelled agent:go | `x` <script>, by priority label then age (at most 3)",
+      ),
+      items.join("\n"),
+    );
+    assert.ok(
+      items.includes(`Agent fixer ${evil}, 2 runs at once, worktrees from main # forged ${evil}`),
+    );
+    for (const note of PAYLOADS) assert.ok(items.includes(note), `note ${note}`);
+    assert.match(textOf(html), /Continue it with fleet --resume 0f1e2d3c/);
+  });
 });

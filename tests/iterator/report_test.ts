@@ -1,7 +1,8 @@
 /**
  * Snapshot tests of the plain progress lines and the run report, against
  * committed expected files (`UPDATE_SNAPSHOTS=1 deno test -A tests/iterator/report_test.ts`
- * rewrites them).
+ * rewrites them), and a report whose every text from outside is hostile, read
+ * back through a Markdown renderer.
  */
 
 import assert from "node:assert/strict";
@@ -11,6 +12,20 @@ import { createReporter, finalLine } from "../../agents/iterator/progress.ts";
 import type { RunSegment } from "../../agents/common/store/mod.ts";
 import { renderReport, type ReportInput } from "../../agents/iterator/report.ts";
 import type { RunEvent, RunResult } from "../../agents/iterator/runner.ts";
+import {
+  foreignTags,
+  headingLines,
+  hiddenLinks,
+  LINES,
+  ONE_LINE,
+  PAYLOADS,
+  prose,
+  renderedHeadings,
+  tableWidths,
+  textOf,
+  textsOf,
+  toHtml,
+} from "./_markdown_checks.ts";
 
 const SNAPSHOTS = new URL("../fixtures/snapshots/", import.meta.url);
 
@@ -253,7 +268,8 @@ Deno.test("the report lists every complete_task call, not only the last", () => 
   assert.match(section, /### Iteration 1: partial\n\n- Request: Fix the pagination/);
   assert.match(section, /- Summary: Found the off-by-one in src\/page\.ts; the fix needs a test/);
   assert.match(section, /- Remaining work: Write the regression test/);
-  assert.match(section, /### Iteration 2: success\n\n- Summary: Changed `i <= n`/);
+  // The agent's backticks are its words, shown as typed rather than as code.
+  assert.match(section, /### Iteration 2: success\n\n- Summary: Changed \\`i &lt;= n\\`/);
   assert.equal(section.match(/- Request:/g)?.length, 1, "the same request is said once");
 });
 
@@ -303,7 +319,7 @@ Deno.test("a command with backticks gets a longer fence; a multi-line task stays
     task: "Fix the build\n\nIt fails on `deno check`.",
     command: "deno run -A main.ts --task 'Fix ```code```'",
   });
-  assert.match(report, /## Task\n\n> Fix the build\n>\n> It fails on `deno check`\.\n/);
+  assert.match(report, /## Task\n\n> Fix the build\n>\n> It fails on \\`deno check\\`\.\n/);
   assert.match(report, /\n````sh\ndeno run -A main\.ts --task 'Fix ```code```'\n````\n/);
 });
 
@@ -324,8 +340,205 @@ Deno.test("the report lists the failures the agent fixed in the same iteration",
   assert.equal(
     section,
     [
-      "- Iteration 1, command: `deno task test` exited with code 1.",
-      '- Iteration 2, checks (at complete_task; fixed in the same iteration): [checks] "deno task test" fails; failing tests: "greets"',
+      "- Iteration 1, command: \\`deno task test\\` exited with code 1.",
+      '- Iteration 2, checks (at complete_task; fixed in the same iteration): \\[checks\\] "deno task test" fails; failing tests: "greets"',
     ].join("\n"),
   );
+});
+
+/** The first payloads, short enough for a table cell that is cut at 400 characters. */
+const SHORT = PAYLOADS.slice(0, 6).join(" ");
+
+/** A run where every text from outside is hostile: the task, the agent's words, check output, names. */
+function hostileInput(): ReportInput {
+  const [first, second] = summaries();
+  const evil = "<img src=x onerror=alert(1)>";
+  const checkName = "npm test | `grep` <script>";
+  const failed = {
+    passed: false,
+    checker: `checks ${evil}`,
+    feedback: LINES,
+    trigger: "complete_task" as const,
+  };
+  return {
+    ...fullInput(),
+    result: {
+      ...RESULT,
+      completionReason: ONE_LINE,
+      baseline: {
+        commit: "0123456789abcdef",
+        durationMs: 1_000,
+        runs: [{
+          name: checkName,
+          green: false,
+          code: 1,
+          timedOut: false,
+          failing: [...PAYLOADS],
+          durationMs: 900,
+          tail: LINES,
+        }],
+      },
+      summaries: [
+        {
+          ...first,
+          toolsUsed: ["Read", "mcp__evil__a|b<script>", "Bash"],
+          verdict: `continue (${SHORT})`,
+          verification: { ...failed, checker: "command" },
+        },
+        {
+          ...second,
+          fixedChecks: [failed],
+          completeTask: {
+            status: "success",
+            original_request_summary: ONE_LINE,
+            summary: LINES,
+            remaining_work: ONE_LINE,
+            files_modified: [`${evil}.ts`, "`a` | b.ts", "## x.ts"],
+            next_steps: LINES,
+          },
+          checks: {
+            passed: true,
+            checks: [{
+              name: checkName,
+              baseline: "red",
+              now: "green",
+              failing: [...PAYLOADS],
+              durationMs: 900,
+            }],
+            outOfScope: [{ check: checkName, reason: LINES }],
+            testsChanged: [{ path: `tests/${evil}.ts`, change: "modified", reason: LINES }],
+            originalsPass: true,
+          },
+        },
+      ],
+    },
+    handler: `custom (${ONE_LINE})`,
+    model: ONE_LINE,
+    learnings: [...PAYLOADS],
+    nextActions: [...PAYLOADS],
+    branch: `feature/${evil}`,
+    worktree: "/repo/`wt` <script>",
+    pullRequest: `https://github.com/octo/demo/pull/7 ${ONE_LINE}`,
+    checks: `npm test  (package.json has scripts.test)\n${LINES}\n\`\`\`\`\`\n# after the fence`,
+    task: `${LINES}\r# after a carriage return\n    four spaces in`,
+    command: `deno run -A main.ts --task '${LINES}'`,
+    cwd: `/repo/${evil}`,
+    changes: {
+      baseline: "0123456789abcdef0123456789abcdef01234567",
+      commits: PAYLOADS.map((subject, index) => ({ hash: `abc${index}`, subject })),
+      files: [{ path: `src/${evil}.ts`, change: "modified", added: 1, deleted: 1 }],
+      uncommitted: [`${evil}.txt`],
+    },
+    segments: [
+      {
+        runId: RESULT.runId,
+        number: 1,
+        startedAt: "2026-11-22T13:24:20.542Z",
+        endedAt: "2026-11-22T13:24:30.542Z",
+        status: "interrupted",
+        reason: LINES,
+        afterIteration: 0,
+        durationMs: 10_000,
+        costUsd: 0.0123,
+        logFile: "/repo/.agent/fixer/logs/a (1).jsonl",
+        reportFile: "/repo/.agent/fixer/logs/a (1).md",
+      },
+      {
+        runId: RESULT.runId,
+        number: 2,
+        startedAt: "2026-11-22T14:00:00.000Z",
+        endedAt: "2026-11-22T14:00:20.000Z",
+        status: "completed",
+        reason: ONE_LINE,
+        afterIteration: 1,
+        durationMs: 20_000,
+        costUsd: 0.0201,
+        logFile: "/repo/.agent/fixer/logs/b.jsonl",
+        reportFile: "/repo/.agent/fixer/logs/b.md",
+      },
+    ],
+  };
+}
+
+Deno.test("text from outside stays text in the report: no HTML, headings, links, table cells or fences of its own", async (t) => {
+  const input = hostileInput();
+  const report = renderReport(input);
+  const html = toHtml(report);
+  const own = [
+    `# finishline run ${RESULT.runId}`,
+    "## Task",
+    "## Iterations",
+    "## Commits and changed files",
+    "## Interruptions and resumes",
+    "## Verification failures",
+    "## Evidence: the repository's checks",
+    "## The agent's reports (complete_task)",
+    "### Iteration 2: success",
+    "## Learnings captured",
+    "## Next actions",
+  ];
+
+  await t.step(
+    "no raw HTML survives outside code, and the rendered HTML has only the report's own elements",
+    () => {
+      for (const raw of ["<script", "<img", "</blockquote>", "<http", "<!--"]) {
+        assert.ok(!prose(report).includes(raw), `${raw} outside code`);
+      }
+      assert.doesNotMatch(prose(report), /</, "no < at all outside code");
+      assert.deepEqual(foreignTags(html), []);
+      assert.equal(html.match(/<blockquote>/g)?.length, 1, "the task's quote, once");
+      assert.equal(html.match(/<\/blockquote>/g)?.length, 1, "closed once");
+    },
+  );
+
+  await t.step("the headings are exactly the report's own", () => {
+    assert.deepEqual(headingLines(report), own);
+    assert.deepEqual(renderedHeadings(report), own);
+  });
+
+  await t.step("every row of a table has the table's columns", () => {
+    const widths = tableWidths(report);
+    assert.deepEqual(
+      widths.map((rows) => rows.length),
+      [4, 4, 3],
+      "iterations, segments, evidence",
+    );
+    for (const rows of widths) assert.ok(rows.every((width) => width === rows[0]), `${rows}`);
+    const cells = textsOf(html, "td");
+    assert.ok(cells.includes(`continue (${SHORT})`), "the verdict in its own cell");
+    assert.ok(cells.includes("Read, a|b<script>, Bash"), "the tools in their own cell");
+    assert.ok(cells.includes("npm test | `grep` <script>"), "the check's name in its own cell");
+    assert.ok(cells.includes(PAYLOADS.slice(0, 5).join(", ")), "the failing tests in their cell");
+    assert.ok(cells.includes(`interrupted: ${ONE_LINE}`), "the segment's reason in its cell");
+  });
+
+  await t.step("links only where the text is the target; no image", () => {
+    assert.deepEqual(hiddenLinks(html), []);
+    assert.doesNotMatch(html, /href="javascript:/);
+    assert.doesNotMatch(html, /<img/);
+  });
+
+  await t.step("the text is all there, as written", () => {
+    assert.ok(
+      report.includes("> &lt;script&gt;alert(1)&lt;/script&gt;\n"),
+      "escaped in the source",
+    );
+    assert.ok(report.includes("- \\[click\\](javascript:alert(1))\n"), "escaped in the source");
+    const text = textOf(html);
+    assert.ok(text.includes(`completed: ${ONE_LINE}`), "the completion reason");
+    const [quote] = textsOf(html, "blockquote");
+    assert.equal(quote, `${LINES}\n# after a carriage return\nfour spaces in`.replace(/\s+/g, " "));
+    const items = textsOf(html, "li");
+    const lists = { "Learnings captured": input.learnings!, "Next actions": input.nextActions! };
+    for (const [heading, list] of Object.entries(lists)) {
+      const section = html.slice(html.indexOf(`<h2>${heading}</h2>`));
+      assert.deepEqual(textsOf(section, "li").slice(0, list.length), list, heading);
+    }
+    for (const [index, subject] of PAYLOADS.entries()) {
+      assert.ok(items.includes(`abc${index} ${subject}`), `commit subject ${subject}`);
+    }
+    assert.ok(items.includes(`Summary: ${ONE_LINE}`), "the agent's summary");
+    assert.ok(items.includes(`Files: <img src=x onerror=alert(1)>.ts, \`a\` | b.ts, ## x.ts`));
+    assert.ok(text.includes(`--task '${LINES}'`.replace(/\s+/g, " ")), "the command, in its block");
+  });
 });

@@ -1,13 +1,16 @@
 /**
  * The fleet's report (Markdown, written beside the runs' logs) and its
  * `--json` result: per issue the status, the pull request or the label,
- * iterations, cost and time, then the totals.
+ * iterations, cost and time, then the totals. Issue titles, run reasons,
+ * labels and branch names are text from outside: they go through
+ * `_markdown.ts`, shown as written, never as markup.
  *
  * @module
  */
 
 import { roundUsd } from "../../common/format.ts";
 import { clock } from "../progress.ts";
+import { codeSpan, inline, tableCell } from "../_markdown.ts";
 import type { FleetEntry, FleetRecord } from "./record.ts";
 
 /** The fleet's totals. */
@@ -79,30 +82,25 @@ export function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? "" : "s"}`;
 }
 
-/** A table cell: no pipes or line breaks. */
-function cell(text: string): string {
-  return text.replaceAll("|", "\\|").replace(/\s*\n\s*/g, " ");
-}
-
 function outcome(entry: FleetEntry): string {
-  if (entry.pullRequest) return entry.pullRequest;
-  if (entry.labelled) return `labelled \`${entry.labelled}\``;
+  if (entry.pullRequest) return inline(entry.pullRequest);
+  if (entry.labelled) return `labelled ${codeSpan(entry.labelled)}`;
   return "";
 }
 
 function entryRow(entry: FleetEntry): string {
-  const status = entry.reason ? `${entry.status}: ${entry.reason}` : entry.status;
+  const status = entry.reason ? `${entry.status}: ${inline(entry.reason)}` : entry.status;
   return `| ${
     [
       `#${entry.number}`,
-      cell(entry.title),
-      cell(status),
+      inline(entry.title),
+      status,
       outcome(entry),
       entry.iterations === undefined ? "" : String(entry.iterations),
       entry.costUsd === undefined ? "" : `$${entry.costUsd.toFixed(4)}`,
       entry.durationMs === undefined ? "" : clock(entry.durationMs),
-      entry.runId ? `\`${entry.runId.slice(0, 8)}\`` : "",
-    ].join(" | ")
+      entry.runId ? codeSpan(entry.runId.slice(0, 8)) : "",
+    ].map(tableCell).join(" | ")
   } |`;
 }
 
@@ -116,7 +114,7 @@ function entryRow(entry: FleetEntry): string {
 export function renderFleetReport(record: FleetRecord, totals: FleetTotals): string {
   const { selection } = record;
   const chosen = selection.label !== undefined
-    ? `the open issues labelled \`${selection.label}\`, by priority label then age`
+    ? `the open issues labelled ${codeSpan(selection.label)}, by priority label then age`
     : `issues ${selection.issues?.map((number) => `#${number}`).join(", ")}, in that order`;
   const lines = [
     `# finishline fleet ${record.id.slice(0, 8)}`,
@@ -125,8 +123,11 @@ export function renderFleetReport(record: FleetRecord, totals: FleetTotals): str
       record.endedAt ? `, ended ${record.endedAt}` : ""
     }`,
     `- Issues: ${chosen}${selection.limit ? ` (at most ${selection.limit})` : ""}`,
-    `- Agent \`${record.agent}\`, ${record.parallel} runs at once, worktrees from \`${record.baseBranch}\``,
-    ...selection.notes.map((note) => `- ${note}`),
+    `- Agent ${codeSpan(record.agent)}, ${record.parallel} runs at once, worktrees from ${
+      codeSpan(record.baseBranch)
+    }`,
+    // The notes quote the label and flags as given.
+    ...selection.notes.map((note) => `- ${inline(note)}`),
     "",
     "| issue | title | status | pull request or label | iterations | cost | time | run |",
     "| ----- | ----- | ------ | --------------------- | ---------- | ---- | ---- | --- |",
