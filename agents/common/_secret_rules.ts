@@ -135,7 +135,7 @@ const SHAPES: Array<{ rule: string; pattern: RegExp; group?: number; prefix?: Re
     // The value must hold a digit: `token = process.env.GH_TOKEN` is code, not a secret.
     rule: "secret-assignment",
     pattern:
-      /\b[A-Za-z0-9_.\-]*(?:api[_\-]?key|secret|token|passw(?:or)?d|pwd|credential|private[_\-]?key)["']?\s*[:=]\s*["']?((?=[^\s"',;}{)(\]\[]*\d)[^\s"',;}{)(\]\[$]{8,})/gi,
+      /\b[A-Za-z0-9_.\-]*(?:api[_\-]?key|secret|token|passw(?:or)?d|credential|private[_\-]?key)["']?\s*[:=]\s*["']?((?=[^\s"',;}{)(\]\[]*\d)[^\s"',;}{)(\]\[$]{8,})/gi,
     group: 1,
   },
 ];

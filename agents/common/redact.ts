@@ -26,7 +26,6 @@ const SECRET_WORDS = new Set([
   "password",
   "passwd",
   "passphrase",
-  "pwd",
   "credential",
   "credentials",
   "auth",

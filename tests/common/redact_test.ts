@@ -189,6 +189,8 @@ Deno.test("isSecretName reads the last word of a name", () => {
       "monkey",
       "apiKeySource",
       "max_tokens",
+      "PWD",
+      "OLDPWD",
     ]
   ) {
     assert.equal(isSecretName(name), false, name);
