@@ -176,9 +176,12 @@ function tomlRegion(text: string, prefix: RegExp): string | undefined {
   const start = lines.findIndex((line) => prefix.test(line.trim()));
   if (start === -1) return undefined;
   const region: string[] = [];
+  // Inside a multi-line string (legacy_tox_ini) a line opening with "[" is INI, not TOML.
+  let inString = false;
   for (const line of lines.slice(start)) {
-    if (/^\s*\[/.test(line) && !prefix.test(line.trim())) break;
+    if (!inString && /^\s*\[/.test(line) && !prefix.test(line.trim())) break;
     region.push(line);
+    if ((line.match(/'{3}|"{3}/g) ?? []).length % 2 === 1) inString = !inString;
   }
   return region.join("\n");
 }

@@ -9,8 +9,8 @@
 import { dirname, join } from "node:path";
 import {
   detectChecks,
-  type DetectOptions,
   type Detection,
+  type DetectOptions,
 } from "../../../agents/common/checks/detect.ts";
 import type { ToolResult } from "../../../agents/common/process.ts";
 import { type TempDir, tempDir } from "../../_helpers.ts";
