@@ -6,7 +6,7 @@ import {
   formatDetection,
 } from "../../../agents/common/checks/detect.ts";
 import { tempDir } from "../../_helpers.ts";
-import { detectIn, machine, repo } from "./_detect_helpers.ts";
+import { detectIn, repo } from "./_detect_helpers.ts";
 
 const NPM_WHY = "package-lock.json names npm";
 
