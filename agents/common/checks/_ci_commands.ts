@@ -283,7 +283,10 @@ async function packageManagerCommand(
   if (manager === "pnpm" && sub === "exec") {
     return await npxCommand(scan, manager, more, folder, text);
   }
-  if (PM_SETUP.has(sub)) return { type: "setup", why: SETUP_WHY };
+  // yarn has no `ci` command: `yarn ci` runs the script.
+  if (PM_SETUP.has(sub) && !(manager === "yarn" && sub === "ci")) {
+    return { type: "setup", why: SETUP_WHY };
+  }
   if (
     manager === "npm" && ["pack", "deprecate", "dist-tag", "owner", "login", "whoami"].includes(sub)
   ) {

@@ -245,12 +245,15 @@ async function readJob(
     }
     const split = splitShell(run);
     if ("unsupported" in split) {
-      scan.detection.hints.push({
-        file,
-        job: id,
+      sequence.items.push({
+        source: stepSource,
+        place,
         step: name,
-        run,
-        why: `uses ${split.unsupported}, which finishline does not read`,
+        text: run,
+        meaning: {
+          type: "unknown",
+          why: `uses ${split.unsupported}, which finishline does not read`,
+        },
       });
       continue;
     }
@@ -270,6 +273,17 @@ async function readJobs(scan: Scan, context: WorkflowContext): Promise<void> {
   for (const [id, job] of Object.entries(context.data.jobs as Record<string, unknown>)) {
     if (isObject(job)) await readJob(scan, context, id, job);
   }
+}
+
+/** Record why a whole file is not read, as the only item of its sequence. */
+function notFile(sequence: Sequence, why: string): void {
+  sequence.items.push({
+    source: sequence.file,
+    place: sequence.file,
+    step: "",
+    text: "",
+    meaning: { type: "skip", why },
+  });
 }
 
 async function readWorkflows(scan: Scan, sequences: Sequence[]): Promise<void> {
@@ -293,9 +307,10 @@ async function readWorkflows(scan: Scan, sequences: Sequence[]): Promise<void> {
     // YAML 1.1 readers turn `on` into true; the yaml package reads 1.2, but accept both.
     const { events, gate, tagsOnly } = eventsOf(data.on ?? data.true);
     if (!gate) {
-      skip(
-        scan,
-        file,
+      // A sequence of its own, so that the report keeps the order of the files.
+      sequences.push({ file, job: "", guide: false, items: [] });
+      notFile(
+        sequences[sequences.length - 1],
         events.length === 1 && events[0] === "workflow_call"
           ? "a reusable workflow: its jobs count where a push or pull request workflow calls it"
           : `runs on ${events.join(", ") || "no event"}${
@@ -455,7 +470,8 @@ async function merge(scan: Scan, sequence: Sequence): Promise<void> {
     const existing = knownCheck(scan, [`cmd:${found.command}`, ...found.keys]);
     if (existing !== undefined) {
       const at = detection.checks.indexOf(existing);
-      if (at !== -1 && pending.length > 0) {
+      // A guide's order is the order of its prose, not of a run: its checks go last.
+      if (at !== -1 && pending.length > 0 && !sequence.guide) {
         // What CI runs before an existing check (a build before the tests) runs before it here.
         detection.checks.splice(at, 0, ...pending);
         pending = [];

@@ -229,6 +229,8 @@ export function scriptTrouble(name: string, expanded: string): string | undefine
 }
 
 const NAME_KINDS: ReadonlyArray<readonly [RegExp, Kind]> = [
+  // Names of scripts that run several checks: a gate, even when one of them is a test runner.
+  [/^(?:check|checks|verify|validate|ci|all|ok|qa|pre-?commit|pre-?push)(?:[:-]|$)/, "gate"],
   [/^(?:type-?check|types|tsc|check-?types|typings)(?:[:-]|$)/, "typecheck"],
   [/^(?:test|tests|spec|unit|e2e|integration|coverage|cover)(?:[:-]|$)/, "test"],
   [/^(?:lint|eslint|format|fmt|prettier|style|clippy|vet)(?:[:-]|$)/, "lint"],
