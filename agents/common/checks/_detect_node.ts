@@ -382,6 +382,10 @@ const PACKAGE_SCRIPTS: ReadonlyArray<readonly [string, Kind]> = [
   ["lint", "lint"],
 ];
 
+/** A script that runs a script in every workspace package. */
+const RUNS_WORKSPACES =
+  /\s(?:--workspaces|-ws|-r|--recursive)\b|\bworkspaces\s+(?:foreach|run)\b|\b(?:turbo|nx|lerna)\s+run\b|\bnx\s+run-many\b/;
+
 const JS_RUNNER_CONFIG = /^(?:jest\.config\.(?:[cm]?[jt]s|json)|vitest\.config\.[cm]?[jt]s)$/;
 
 /** Why a script of a package cannot be a check, or its text. */
@@ -426,8 +430,14 @@ export async function detectPackageJson(scan: Scan): Promise<void> {
     if (!("text" in usable)) continue;
     const command = scriptCommand(manager, script);
     const keys = [`pkg:.:${script}`, `sh:.:${usable.text.trim()}`];
-    // The root script is the repository's command: it stands for the workspaces' ones.
-    const aliases = workspaces !== undefined ? [`pkg:workspaces:${script}`] : [];
+    // The root script is the repository's command: it stands for the workspaces' ones, and
+    // for each package's when it visibly runs them all (so CI's `npm test -w a` adds nothing).
+    const aliases = workspaces === undefined ? [] : [
+      `pkg:workspaces:${script}`,
+      ...(RUNS_WORKSPACES.test(expandScript(root, script))
+        ? workspaces.packages.map((pkg) => `pkg:${pkg.dir}:${script}`)
+        : []),
+    ];
     const added = addCheck(
       scan,
       withRunner(

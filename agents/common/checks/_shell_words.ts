@@ -60,7 +60,7 @@ function closing(text: string, start: number): number {
   }
   // `$(...)`, `${...}` and GitHub's `${{ ... }}`: brackets nest, quotes inside count.
   const pairs: Record<string, string> = { "(": ")", "{": "}" };
-  const stack: string[] = [];
+  const stack: string[] = [pairs[open]];
   for (let index = start + 1; index < text.length; index++) {
     const char = text[index];
     if (char === "'" || char === '"' || char === "`") {
