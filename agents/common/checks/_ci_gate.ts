@@ -26,6 +26,7 @@ import {
   isObject,
   knownCheck,
   messageOf,
+  onPath,
   quote,
   readPath,
   registerKeys,
@@ -479,6 +480,16 @@ async function merge(scan: Scan, sequence: Sequence): Promise<void> {
       if (!/ runs it too \(/.test(existing.why) && !existing.why.startsWith(item.place)) {
         existing.why += `; ${who} runs it too (${item.place})`;
       }
+      continue;
+    }
+    // The repository's own checks name their tool for the preflight to demand; an addition
+    // from CI whose tool CI installs but this machine lacks would only stop the run.
+    if (!(await onPath(scan, found.executable))) {
+      skip(
+        scan,
+        item.source,
+        `${quote(item.text)}: ${found.executable} is not installed here (CI installs it)`,
+      );
       continue;
     }
     const created: DetectedCheck = {

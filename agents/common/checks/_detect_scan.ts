@@ -37,6 +37,10 @@ export interface Scan {
   probe: Probe;
   /** Answers of the probe by command line. */
   probed: Map<string, Promise<ToolResult>>;
+  /** The PATH executables are looked up in. */
+  path: string;
+  /** Whether an executable is on `path`, by name. */
+  found: Map<string, Promise<boolean>>;
 }
 
 const RUNNER_PATTERNS: ReadonlyArray<readonly [TestRunner, RegExp]> = [
@@ -270,4 +274,29 @@ const TROUBLE: ReadonlyArray<readonly [RegExp, string]> = [
 export function commandTrouble(text: string): string | undefined {
   for (const [pattern, why] of TROUBLE) if (pattern.test(text)) return why;
   return undefined;
+}
+
+async function findExecutable(executable: string, searchPath: string): Promise<boolean> {
+  const candidates = executable.includes("/")
+    ? [executable]
+    : searchPath.split(":").filter((dir) => dir !== "").map((dir) => join(dir, executable));
+  for (const candidate of candidates) {
+    try {
+      const info = await Deno.stat(candidate);
+      if (info.isFile && ((info.mode ?? 0o111) & 0o111) !== 0) return true;
+    } catch {
+      // Not in this folder.
+    }
+  }
+  return false;
+}
+
+/** Whether an executable is on the scan's PATH, looked up once per detection. */
+export function onPath(scan: Scan, executable: string): Promise<boolean> {
+  let answer = scan.found.get(executable);
+  if (answer === undefined) {
+    answer = findExecutable(executable, scan.path);
+    scan.found.set(executable, answer);
+  }
+  return answer;
 }

@@ -122,6 +122,13 @@ export interface DetectOptions {
    * @default runTool at the root with a 10 s timeout
    */
   probe?: (executable: string, args: string[]) => Promise<ToolResult>;
+  /**
+   * PATH to look executables up in: a command CI or the contributing guide
+   * runs with a tool this machine lacks is skipped rather than made a check
+   * that cannot start.
+   * @default Deno.env.get("PATH")
+   */
+  path?: string;
 }
 
 /** How long a question to the machine may take. */
@@ -135,7 +142,7 @@ const PROBE_TIMEOUT_MS = 10_000;
  * are recorded in `skipped`, never thrown.
  *
  * @param root The repository root.
- * @param options How to ask the machine about tox and python3.
+ * @param options How to ask the machine about tox and python3, and where its executables are.
  * @returns The checks (in the order they run), the CI hints, the skipped
  * candidates and the files that define the checks.
  * @throws {Deno.errors.NotFound} When `root` is not a folder.
@@ -182,6 +189,8 @@ export async function detectChecks(root: string, options: DetectOptions = {}): P
     probe: options.probe ??
       ((executable, args) => runTool(executable, args, { cwd: root, timeoutMs: PROBE_TIMEOUT_MS })),
     probed: new Map(),
+    path: options.path ?? Deno.env.get("PATH") ?? "",
+    found: new Map(),
   };
   await detectDeno(scan);
   await detectPackageJson(scan);

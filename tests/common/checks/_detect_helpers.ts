@@ -38,6 +38,40 @@ export interface Machine {
   python?: string;
   /** Cargo components installed (`clippy`, `fmt`). @default ["clippy", "fmt"] */
   cargo?: string[];
+  /** Executables not on PATH; every one of {@linkcode TOOLS} else is. @default [] */
+  missing?: string[];
+}
+
+/** The tools a pretend machine has on its PATH unless told otherwise. */
+export const TOOLS: readonly string[] = [
+  "npm",
+  "npx",
+  "pnpm",
+  "yarn",
+  "bun",
+  "bunx",
+  "make",
+  "cargo",
+  "go",
+  "deno",
+  "python3",
+  "tox",
+  "nox",
+];
+
+/**
+ * A folder of stand-in executables, one for each tool the machine has, for
+ * {@linkcode DetectOptions.path}.
+ *
+ * @param machine What is installed.
+ * @returns The folder, removed when disposed.
+ */
+export async function binFolder(machine: Machine): Promise<TempDir> {
+  const dir = await tempDir("finishline-detect-bin-");
+  for (const tool of TOOLS.filter((name) => !(machine.missing ?? []).includes(name))) {
+    await Deno.writeTextFile(join(dir.path, tool), "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+  }
+  return dir;
 }
 
 /** A machine with Python 3.11 and no tox: what these tests assume unless told. */
@@ -85,5 +119,6 @@ export async function detectIn(
   on: Machine = NO_TOX,
 ): Promise<Detection> {
   await using dir = await repo(files);
-  return await detectChecks(dir.path, { probe: machine(on).probe });
+  await using bin = await binFolder(on);
+  return await detectChecks(dir.path, { probe: machine(on).probe, path: bin.path });
 }

@@ -617,6 +617,23 @@ Deno.test("cargo, go and deno commands CI runs are checks when this machine can 
     ]);
   });
 
+  await t.step(
+    "a tool CI installs and this machine lacks is skipped, not a check that cannot start",
+    async () => {
+      const detection = await detectIn({
+        "package.json": '{ "scripts": { "test": "jest" } }',
+        ".github/workflows/ci.yml": workflow(
+          "      - uses: actions/setup-go@v5\n      - run: go vet ./...\n      - run: npm test\n",
+        ),
+      }, { missing: ["go"] });
+      assert.deepEqual(commands(detection), ["npm test"]);
+      assert.deepEqual(detection.skipped, [{
+        source: '.github/workflows/ci.yml job "test" step "go vet ./..."',
+        why: '"go vet ./...": go is not installed here (CI installs it)',
+      }]);
+    },
+  );
+
   await t.step("deno task ok, deno fmt --check; deno fmt alone rewrites", async () => {
     const detection = await detectIn({
       "deno.json": JSON.stringify({
