@@ -1,9 +1,11 @@
 /**
  * What one command of a CI step or a contributing guide means locally: a
  * check (a package script, a make target, a cargo, go or deno command, pytest),
- * setup (installing, printing, changing folder), something that must not
- * run here (publishing, deploying, docker, downloads), or a command
- * finishline does not know (shown as a hint, never run).
+ * the same gate as a check the Python rules chose (tox, nox), setup
+ * (installing), nothing at all (printing, moving files, CI's bookkeeping),
+ * something that must not run here (publishing, deploying, docker,
+ * downloads), or a command finishline does not know (shown as a hint, never
+ * run).
  *
  * @module
  */
@@ -28,8 +30,10 @@ import {
   type Kind,
   probeOnce,
   quote,
+  readPath,
   runnerOf,
   type Scan,
+  sectionOf,
   within,
 } from "./_detect_scan.ts";
 import type { ShellUnit } from "./_shell_words.ts";
@@ -60,13 +64,18 @@ export type Meaning =
   | { type: "check"; check: GateCheck }
   | { type: "cd"; dir: string }
   | { type: "setup"; why: string }
+  | { type: "quiet" }
+  | { type: "same"; keys: string[]; why: string }
   | { type: "skip"; why: string }
   | { type: "unknown"; why: string };
 
 const SETUP_WHY = "is setup (it installs or prepares), not a check";
 
-/** Commands that prepare the machine or print: never checks. */
-const SETUP = new Set([
+/**
+ * Commands that print, move files or keep CI's books: not candidates at all,
+ * so they are left out of the report rather than listed as skipped.
+ */
+const QUIET = new Set([
   "echo",
   "printf",
   "export",
@@ -85,6 +94,19 @@ const SETUP = new Set([
   "pwd",
   "which",
   "env",
+  "true",
+  ":",
+  "sleep",
+  "date",
+  "uname",
+  "nproc",
+  "df",
+  "free",
+  "ulimit",
+]);
+
+/** Commands that install or prepare the machine: never checks. */
+const SETUP = new Set([
   "pip",
   "pip3",
   "pipx",
@@ -103,15 +125,6 @@ const SETUP = new Set([
   "mamba",
   "source",
   ".",
-  "ulimit",
-  "true",
-  ":",
-  "sleep",
-  "date",
-  "uname",
-  "nproc",
-  "df",
-  "free",
   "tar",
   "unzip",
   "node",
@@ -339,6 +352,10 @@ async function packageManagerCommand(
   });
 }
 
+/** A coverage tool around one script: `nyc --reporter=lcov npm test` names `test`. */
+const COVERAGE_WRAPPER =
+  /^\s*(?:cross-env\s+(?:\S+=\S*\s+)*)?(?:nyc|c8)\b[^&|;]*?\s(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?([\w:.-]+)\s*$/;
+
 async function scriptMeaning(
   scan: Scan,
   options: {
@@ -398,6 +415,10 @@ async function scriptMeaning(
   if (trouble !== undefined) return { type: "skip", why: `scripts.${script} ${trouble}` };
   const kind = kindOf(script, expanded);
   const dirKey = all ? "workspaces" : withScript[0].dir;
+  // `nyc npm test`, `c8 npm run test:unit`: coverage around a script is that script's gate.
+  const own = String(withScript[0].scripts[script]);
+  const wrapped = COVERAGE_WRAPPER.exec(own)?.[1];
+  const wraps = wrapped === undefined || all ? [] : [`pkg:${dirKey}:${wrapped}`];
   return check(
     {
       command: inFolder(dir, text),
@@ -406,7 +427,7 @@ async function scriptMeaning(
       facts: all
         ? `${withScript.length} workspace packages have scripts.${script}`
         : `${where} has scripts.${script} (${excerpt(String(withScript[0].scripts[script]))})`,
-      keys: [`pkg:${dirKey}:${script}`, `sh:${dir}:${text}`],
+      keys: [`pkg:${dirKey}:${script}`, ...wraps, `sh:${dir}:${text}`],
       configFiles: withScript.map((pkg) => pkg.path),
       task: script,
     },
@@ -487,7 +508,21 @@ async function makeCommand(
     }
   }
   const makefile = await loadMakefile(scan, folder);
-  if (makefile === undefined) return { type: "skip", why: `there is no Makefile in ${folder}` };
+  if (makefile === undefined) {
+    // Autotools and CMake projects generate their Makefile in an earlier CI step.
+    const generated = await Promise.all(
+      ["configure", "configure.ac", "Makefile.am", "CMakeLists.txt"].map((name) =>
+        Deno.stat(`${scan.root}/${within(folder, name)}`).then(() => name, () => undefined)
+      ),
+    );
+    const by = generated.find((name) => name !== undefined);
+    return {
+      type: "skip",
+      why: by === undefined
+        ? `there is no Makefile in ${folder}`
+        : `there is no Makefile in ${folder}: CI generates it (${by} is there), which finishline does not`,
+    };
+  }
   if (targets.length === 0) {
     if (makefile.defaultGoal === undefined) {
       return { type: "skip", why: `${makefile.path} has no target` };
@@ -578,7 +613,14 @@ async function cargoCommand(
     }
   }
   const manifest = /--manifest-path[= ](\S+)/.exec(text)?.[1];
-  const folder = manifest !== undefined ? inRepository(dir, dirname(manifest)) ?? dir : dir;
+  let folder = manifest !== undefined ? inRepository(dir, dirname(manifest)) ?? dir : dir;
+  // A member's tests are part of the workspace's: `cargo test --workspace` already runs them.
+  if (
+    sub === "test" && folder !== "." &&
+    sectionOf(await readPath(scan, "Cargo.toml"), /^\[workspace\]$/)
+  ) {
+    folder = ".";
+  }
   return check(
     {
       command: inFolder(dir, text),
@@ -685,8 +727,25 @@ async function denoCommand(
   );
 }
 
+/** Options of `uv run`, `poetry run` and the like that take a value. */
+const RUN_VALUE_OPTIONS = new Set([
+  "--group",
+  "--extra",
+  "--with",
+  "--with-requirements",
+  "--python",
+  "-p",
+  "--package",
+  "--directory",
+  "--project",
+  "--env-file",
+  "--index",
+  "-e",
+  "--env",
+]);
+
 /** pytest, tox and nox: the Python rules decide how they run; CI only confirms them. */
-function pythonCommand(tool: string, dir: string): Meaning {
+function pythonCommand(tool: string, dir: string, args: string[] = []): Meaning {
   const command = inFolder(dir, "python3 -m pytest");
   if (tool === "pytest") {
     return check(
@@ -703,9 +762,27 @@ function pythonCommand(tool: string, dir: string): Meaning {
       "pytest",
     );
   }
+  // tox and nox run here as the Python rules chose (the interpreter's environment); a CI
+  // step that names other environments (`tox -e lint`) runs something else.
+  const named = tool === "tox"
+    ? args.flatMap((arg, index) => args[index - 1] === "-e" ? arg.split(",") : [])
+      .concat(
+        args.filter((arg) => arg.startsWith("-e") && arg.length > 2).map((arg) => arg.slice(2)),
+      )
+    : [];
+  const others = named.filter((env) => !/^py(?:\d|\b|$)/.test(env));
+  if (others.length > 0) {
+    return {
+      type: "skip",
+      why: `runs the tox environment ${
+        others.join(", ")
+      }; the tox rule runs the interpreter's environment only`,
+    };
+  }
   return {
-    type: "skip",
-    why: `${tool} runs here only as the ${tool === "tox" ? "tox.ini" : "noxfile.py"} rule decides`,
+    type: "same",
+    keys: [`py:${dir}:${tool}`],
+    why: `there is no ${tool} configuration at the root for it to run`,
   };
 }
 
@@ -727,9 +804,9 @@ export async function meaningOf(
   const words = [...unit.words];
   while (words.length > 0 && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[0])) words.shift();
   while (["time", "command", "nice"].includes(words[0] ?? "")) words.shift();
-  if (words.length === 0) {
-    return { type: "setup", why: "is setup (it sets a variable), not a check" };
-  }
+  if (words.length === 0) return { type: "quiet" };
+  // Writing to $GITHUB_ENV, $GITHUB_OUTPUT or $GITHUB_PATH is CI's bookkeeping.
+  if (/\$\{?GITHUB_(?:ENV|OUTPUT|PATH|STEP_SUMMARY)\b/.test(unit.text)) return { type: "quiet" };
   if (unit.text.includes("${{")) {
     const expression = /\$\{\{\s*([^}]*?)\s*\}\}/.exec(unit.text)?.[1] ?? "";
     return { type: "skip", why: `uses \${{ ${expression} }}, which has no value outside CI` };
@@ -782,11 +859,13 @@ export async function meaningOf(
     case "pytest":
     case "tox":
     case "nox":
-      return pythonCommand(tool, dir);
+      return pythonCommand(tool, dir, args);
   }
   if (["python", "python3"].includes(tool) && args[0] === "-m") {
     const module = args[1] ?? "";
-    if (["pytest", "tox", "nox"].includes(module)) return pythonCommand(module, dir);
+    if (["pytest", "tox", "nox"].includes(module)) {
+      return pythonCommand(module, dir, args.slice(2));
+    }
     if (["pip", "venv", "ensurepip", "virtualenv"].includes(module)) {
       return { type: "setup", why: SETUP_WHY };
     }
@@ -798,8 +877,23 @@ export async function meaningOf(
     if (["install", "sync", "lock", "venv", "pip", "self"].includes(args[0] ?? "")) {
       return { type: "setup", why: SETUP_WHY };
     }
-    if (args[0] === "run" && (args[1] === "pytest" || (args[2] === "-m" && args[3] === "pytest"))) {
-      return pythonCommand("pytest", dir);
+    if (args[0] === "run") {
+      // `uv run --group dev tox run`: what matters is the command inside the environment.
+      const inner = args.slice(1);
+      while (inner[0]?.startsWith("-")) {
+        const option = inner.shift()!;
+        if (RUN_VALUE_OPTIONS.has(option)) inner.shift();
+      }
+      const [command, ...rest] = inner;
+      if (command === "pytest" || command === "tox" || command === "nox") {
+        return pythonCommand(command, dir, rest);
+      }
+      if (["python", "python3"].includes(command ?? "") && rest[0] === "-m") {
+        const module = rest[1] ?? "";
+        if (["pytest", "tox", "nox"].includes(module)) {
+          return pythonCommand(module, dir, rest.slice(2));
+        }
+      }
     }
   }
   if (
@@ -810,7 +904,10 @@ export async function meaningOf(
   }
   // `node --version` prints; `node --test` and `python -c` run code finishline cannot judge.
   const printsOnly = ["--version", "-v", "-V", "--help"].includes(args[0] ?? "");
-  if (SETUP.has(tool) && (!["node", "python", "python3"].includes(tool) || printsOnly)) {
+  if (QUIET.has(tool) || (["node", "python", "python3"].includes(tool) && printsOnly)) {
+    return { type: "quiet" };
+  }
+  if (SETUP.has(tool) && !["node", "python", "python3"].includes(tool)) {
     return { type: "setup", why: SETUP_WHY };
   }
   if (PYTHON_TOOLS.has(tool)) {

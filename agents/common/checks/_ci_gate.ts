@@ -89,7 +89,8 @@ function readEnv(env: unknown): { secrets: string[]; values: Record<string, stri
   const values: Record<string, string> = {};
   if (!isObject(env)) return { secrets, values };
   for (const [name, value] of Object.entries(env)) {
-    const text = String(value);
+    // `NAME:` with no value is YAML's null: an empty variable.
+    const text = value === null || value === undefined ? "" : String(value);
     if (SECRET.test(text)) secrets.push(name);
     else if (!text.includes("${{")) values[name] = text;
   }
@@ -244,7 +245,13 @@ async function readJob(
       }
       dir = inside;
     }
-    const split = splitShell(run);
+    const env = { ...workflowEnv.values, ...jobEnv.values, ...stepEnv.values };
+    // `${{ env.NAME }}` with a plain value in the workflow is that value here too.
+    const resolved = run.replace(
+      /\$\{\{\s*env\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g,
+      (whole, variable: string) => variable in env ? env[variable] : whole,
+    );
+    const split = splitShell(resolved);
     if ("unsupported" in split) {
       sequence.items.push({
         source: stepSource,
@@ -258,7 +265,6 @@ async function readJob(
       });
       continue;
     }
-    const env = { ...workflowEnv.values, ...jobEnv.values, ...stepEnv.values };
     for (const unit of split.units) {
       const meaning = await meaningOf(scan, unit, dir, env);
       if (meaning.type === "cd") {
@@ -432,6 +438,16 @@ async function merge(scan: Scan, sequence: Sequence): Promise<void> {
   const who = sequence.guide ? "the contributing guide" : "CI";
   for (const item of sequence.items) {
     const { meaning } = item;
+    if (meaning.type === "quiet") continue;
+    if (meaning.type === "same") {
+      const same = knownCheck(scan, meaning.keys);
+      if (same === undefined) {
+        skip(scan, item.source, `${quote(item.text)}: ${meaning.why}`);
+      } else if (!/ runs it too \(/.test(same.why)) {
+        same.why += `; ${who} runs it too (${item.place}: ${item.text})`;
+      }
+      continue;
+    }
     if (meaning.type === "setup") {
       if (!sequence.guide) skip(scan, item.source, `${quote(item.text)} ${meaning.why}`);
       continue;
@@ -483,8 +499,10 @@ async function merge(scan: Scan, sequence: Sequence): Promise<void> {
       continue;
     }
     // The repository's own checks name their tool for the preflight to demand; an addition
-    // from CI whose tool CI installs but this machine lacks would only stop the run.
-    if (!(await onPath(scan, found.executable))) {
+    // from CI whose tool CI installs but this machine lacks, and no other check needs,
+    // would only stop the run.
+    const needed = detection.checks.some((other) => other.executable === found.executable);
+    if (!needed && !(await onPath(scan, found.executable))) {
       skip(
         scan,
         item.source,

@@ -299,9 +299,9 @@ async function planTox(
   const envs = chosen.envs.join(",");
   const about = config.envs.length === 0
     ? `${config.source} lists no environments; py runs [testenv] on the interpreter at hand`
-    : `${config.source} lists ${envs} among ${config.envs.length} environments; python3 is ${
-      version[1]
-    }.${version[2]}`;
+    : `${config.source} lists ${envs}${
+      config.envs.length > chosen.envs.length ? ` among ${config.envs.length} environments` : ""
+    }; python3 is ${version[1]}.${version[2]}`;
   return {
     command: `tox -e ${envs}`,
     why: `${about}; tox ${installed}; the other environments need interpreters CI provides`,

@@ -841,3 +841,111 @@ npm run not-a-command-in-js
     ]]);
   });
 });
+
+Deno.test("what CI's steps mean beyond their words", async (t) => {
+  await t.step(
+    "printing, moving files and CI's bookkeeping are not candidates at all",
+    async () => {
+      const detection = await detectIn({
+        "Makefile": "check:\n\t./check.sh\n",
+        ".github/workflows/ci.yml": workflow(
+          `      - run: |
+          echo "node $(node -v)"
+          mkdir -p out && cp a out/
+          echo "X=1" >> "$GITHUB_ENV"
+          node --version
+          make check
+`,
+        ),
+      });
+      assert.deepEqual(commands(detection), ["make check"]);
+      assert.deepEqual(detection.skipped, [{ source: "Makefile", why: 'no "test" target' }]);
+      assert.deepEqual(detection.hints, []);
+    },
+  );
+
+  await t.step("\${{ env.NAME }} with a plain value in the workflow is that value", async () => {
+    const detection = await detectIn({
+      "Cargo.toml": '[package]\nname = "x"\n',
+      ".github/workflows/ci.yml": workflow(
+        "      - run: ${{ env.CARGO }} build --verbose ${{ env.TARGET_FLAGS }}\n",
+        "test",
+        "    env:\n      CARGO: cargo\n      TARGET_FLAGS:\n",
+      ),
+    });
+    // Nothing CI runs comes after the build, so it goes last.
+    assert.deepEqual(commands(detection), ["cargo test", "cargo build --verbose"]);
+  });
+
+  await t.step(
+    "uv run and poetry run: the command inside; tox there is the tox rule's check",
+    async () => {
+      const detection = await detectIn({
+        "tox.ini": "[tox]\nenvlist = py311\n[testenv]\ncommands = pytest\n",
+        ".github/workflows/ci.yml": workflow(
+          "      - run: uv run --locked --group dev tox run\n" +
+            "      - run: uv run --group dev tox run -e typing\n      - run: poetry run pytest\n",
+        ),
+      }, { tox: "4.11.3 from /x\n", python: "Python 3.11.7\n" });
+      assert.deepEqual(detection.checks.map((found) => [found.command, found.why]), [[
+        "tox -e py311",
+        "tox.ini lists py311; python3 is 3.11; tox 4.11.3; the other environments need interpreters CI provides; " +
+        'CI runs it too (.github/workflows/ci.yml, job "test": uv run --locked --group dev tox run)',
+      ]]);
+      assert.deepEqual(detection.skipped, [{
+        source: '.github/workflows/ci.yml job "test" step "uv run --group dev tox run -e typing"',
+        why:
+          '"uv run --group dev tox run -e typing": runs the tox environment typing; the tox rule runs the interpreter\'s environment only',
+      }]);
+    },
+  );
+
+  await t.step("tox in CI without a tox configuration is skipped", async () => {
+    const detection = await detectIn({
+      ".github/workflows/ci.yml": workflow("      - run: tox -e py\n"),
+    });
+    assert.deepEqual(detection.skipped.map((entry) => entry.why), [
+      '"tox -e py": there is no tox configuration at the root for it to run',
+    ]);
+  });
+
+  await t.step("a coverage script around the test script is the test check", async () => {
+    const detection = await detectIn({
+      "package.json": JSON.stringify({
+        scripts: { test: "mocha test/", "test-ci": "nyc --reporter=lcovonly npm test" },
+      }),
+      ".github/workflows/ci.yml": workflow("      - run: npm run test-ci\n"),
+    });
+    assert.deepEqual(commands(detection), ["npm test"]);
+    assert.match(detection.checks[0].why, /CI runs it too/);
+  });
+
+  await t.step("make in an autotools project: the Makefile CI generates is named", async () => {
+    const detection = await detectIn({
+      "configure.ac": "AC_INIT([x], [1])\n",
+      ".github/workflows/ci.yml": workflow("      - run: make check\n"),
+    });
+    assert.deepEqual(detection.skipped.map((entry) => entry.why), [
+      '"make check": there is no Makefile in .: CI generates it (configure.ac is there), which finishline does not',
+    ]);
+  });
+
+  await t.step("a tool the root checks already need is not skipped for being missing", async () => {
+    const detection = await detectIn({
+      "package.json": '{ "scripts": { "test": "vitest run", "build": "tsc" } }',
+      "pnpm-lock.yaml": "",
+      ".github/workflows/ci.yml": workflow("      - run: pnpm build\n      - run: pnpm test\n"),
+    }, { missing: ["pnpm"] });
+    assert.deepEqual(commands(detection), ["pnpm build", "pnpm test"]);
+  });
+
+  await t.step("a workspace member's cargo test is part of cargo test --workspace", async () => {
+    const detection = await detectIn({
+      "Cargo.toml": '[workspace]\nmembers = ["crates/*"]\n',
+      ".github/workflows/ci.yml": workflow(
+        "      - run: cargo test --manifest-path crates/cli/Cargo.toml --lib\n",
+      ),
+    });
+    assert.deepEqual(commands(detection), ["cargo test --workspace"]);
+  });
+});
