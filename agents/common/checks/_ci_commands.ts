@@ -57,6 +57,8 @@ export interface GateCheck {
   configFiles: string[];
   /** The script or target name, for telling a gate from a build in a guide. */
   task: string;
+  /** Other executables it starts (a make recipe's commands), which must be installed too. */
+  requires?: string[];
 }
 
 /** What a command means. */
@@ -543,6 +545,13 @@ async function makeCommand(
   }
   const expanded = targets.map((target) => expandTarget(makefile, target)).join("\n");
   const kind = targets.length === 1 ? kindOf(targets[0], expanded) : "gate";
+  // The first word of each recipe line, when it is a plain program name (not $(VAR), ./x or a builtin).
+  const requires = [
+    ...new Set(
+      expanded.split("\n").map((line) => line.trim().replace(/^[@+-]+/, "").split(/\s+/)[0])
+        .filter((word) => /^[A-Za-z][\w.+-]*$/.test(word) && !SHELL_BUILTINS.has(word)),
+    ),
+  ];
   const bare = args.every((word) => word.startsWith("-") || word.includes("="));
   return check(
     {
@@ -558,10 +567,47 @@ async function makeCommand(
       ],
       configFiles: [makefile.path],
       task: targets.join(" "),
+      requires,
     },
     kind === "test" || kind === "gate" ? runnerOf(expanded) : undefined,
   );
 }
+
+/** Words a recipe line may start with that are the shell's, not programs. */
+const SHELL_BUILTINS = new Set([
+  "cd",
+  "echo",
+  "printf",
+  "test",
+  "true",
+  "false",
+  "exit",
+  "export",
+  "set",
+  "unset",
+  "if",
+  "then",
+  "else",
+  "fi",
+  "for",
+  "do",
+  "done",
+  "while",
+  "case",
+  "esac",
+  "command",
+  "exec",
+  "eval",
+  "read",
+  "shift",
+  "source",
+  "trap",
+  "wait",
+  "umask",
+  "ulimit",
+  "return",
+  "local",
+]);
 
 const CARGO_KINDS: Record<string, Kind> = {
   test: "test",

@@ -510,6 +510,18 @@ async function merge(scan: Scan, sequence: Sequence): Promise<void> {
       );
       continue;
     }
+    const absent: string[] = [];
+    for (const tool of found.requires ?? []) if (!(await onPath(scan, tool))) absent.push(tool);
+    if (absent.length > 0) {
+      skip(
+        scan,
+        item.source,
+        `${quote(item.text)}: ${found.task} runs ${
+          absent.join(", ")
+        }, not installed here (CI installs ${absent.length === 1 ? "it" : "them"})`,
+      );
+      continue;
+    }
     const created: DetectedCheck = {
       name: found.command,
       command: found.command,

@@ -68,7 +68,8 @@ export function parseMakefile(path: string, text: string): Makefile {
     if (/^\s*-?s?include\s/.test(content)) includes = true;
     // A rule: targets, one or two colons (not `:=` or `::=`), prerequisites, maybe `; recipe`.
     const rule = /^([^\s:#=][^:#=]*?)\s*::?(?!=)(.*)$/.exec(content);
-    if (rule === null || /^[^;]*=/.test(rule[2])) {
+    // `$(warning "...: ...")` at the top level is a function call whose text has a colon.
+    if (rule === null || /^[^;]*=/.test(rule[2]) || /^\s*\$\(|"/.test(rule[1])) {
       current = undefined;
       continue;
     }

@@ -949,3 +949,31 @@ Deno.test("what CI's steps mean beyond their words", async (t) => {
     assert.deepEqual(commands(detection), ["cargo test --workspace"]);
   });
 });
+
+Deno.test("a make target whose recipe runs a tool this machine lacks is skipped", async (t) => {
+  const makefile = "ifeq (, $(shell which golangci-lint))\n" +
+    '$(warning "could not find golangci-lint in $(PATH), run: curl -sfL https://x | sh")\n' +
+    "endif\n\nall: test\n\ntest:\n\t$(info running tests)\n\tgo test ./...\n\n" +
+    "richtest: install_deps\n\t@richgo test -v ./...\n\ninstall_deps:\n\tgo get -v ./...\n";
+
+  await t.step("richgo, which CI installs with go install, is not here", async () => {
+    const detection = await detectIn({
+      "Makefile": makefile,
+      ".github/workflows/test.yml": workflow(
+        "      - run: go install github.com/kyoh86/richgo@latest\n" +
+          "      - run: PATH=$HOME/go/bin/:$PATH make richtest\n      - run: make\n",
+      ),
+    });
+    assert.deepEqual(detection.checks.map((found) => [found.command, found.why]), [
+      ["make test", 'Makefile has a "test" target'],
+      [
+        "make",
+        '.github/workflows/test.yml, job "test" runs it; Makefile has the target "all" (its default goal)',
+      ],
+    ]);
+    assert.deepEqual(detection.skipped.map((entry) => entry.why), [
+      '"go install github.com/kyoh86/richgo@latest" is setup (it installs or prepares), not a check',
+      '"PATH=$HOME/go/bin/:$PATH make richtest": richtest runs richgo, not installed here (CI installs it)',
+    ]);
+  });
+});
