@@ -193,6 +193,7 @@ export {
   detectChecks,
   type DetectedCheck,
   type Detection,
+  type DetectOptions,
   formatDetection,
   type SkippedCandidate,
 } from "./common/checks/detect.ts";

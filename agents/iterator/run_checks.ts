@@ -76,7 +76,8 @@ export function describeChecks(definition: AgentDefinition, checks: RunChecks): 
 }
 
 /**
- * `checks`: print the detected checks and run each once on the working tree.
+ * `checks`: print every candidate with why it was chosen or skipped, then
+ * run each check once on the working tree, in order.
  *
  * @param root The repository root.
  * @param definition The agent definition (for `verify`).
@@ -91,9 +92,14 @@ export async function listAndRunChecks(
   const checks = await prepareChecks(definition, root);
   write(`${describeChecks(definition, checks)}\n`);
   if (!checks.gate) return 0;
+  const all = checks.gate.checks;
+  // Detected checks carry their kind and source; configured ones are shown by name only.
+  const detected = new Map(checks.detection?.checks.map((check) => [check.name, check]) ?? []);
   let failed = 0;
-  for (const check of checks.gate.checks) {
-    write(`\nrunning ${check.command} ...\n`);
+  for (const [index, check] of all.entries()) {
+    const found = detected.get(check.name);
+    const about = found ? ` (${found.kind}, from ${found.source})` : "";
+    write(`\n[${index + 1}/${all.length}] running ${check.command}${about} ...\n`);
     const run = await runRepoCheck(check, {
       cwd: root,
       timeoutMs: definition.verify.checkTimeoutSeconds * 1000,
@@ -109,6 +115,18 @@ export async function listAndRunChecks(
       write(`red    ${check.name}${describeRun(run)}\n`);
     }
   }
-  write(`\n${checks.gate.checks.length - failed} green, ${failed} red\n`);
+  const notRun = [
+    plural(checks.detection?.skipped.length ?? 0, "candidate skipped", "candidates skipped"),
+    plural(checks.detection?.hints.length ?? 0, "CI command not run", "CI commands not run"),
+  ].filter((part) => part !== "");
+  write(
+    `\n${all.length - failed} green, ${failed} red${
+      notRun.length > 0 ? `; ${notRun.join(", ")} (listed above with why)` : ""
+    }\n`,
+  );
   return failed === 0 ? 0 : 1;
+}
+
+function plural(count: number, one: string, many: string): string {
+  return count === 0 ? "" : `${count} ${count === 1 ? one : many}`;
 }

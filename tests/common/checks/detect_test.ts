@@ -1,27 +1,12 @@
 import assert from "node:assert/strict";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import {
   detectChecks,
   type DetectedCheck,
-  type Detection,
   formatDetection,
 } from "../../../agents/common/checks/detect.ts";
-import { type TempDir, tempDir } from "../../_helpers.ts";
-
-/** A temp repository holding the given files (paths relative to its root). */
-async function repo(files: Record<string, string>): Promise<TempDir> {
-  const dir = await tempDir("finishline-detect-");
-  for (const [path, text] of Object.entries(files)) {
-    await Deno.mkdir(dirname(join(dir.path, path)), { recursive: true });
-    await Deno.writeTextFile(join(dir.path, path), text);
-  }
-  return dir;
-}
-
-async function detectIn(files: Record<string, string>): Promise<Detection> {
-  await using dir = await repo(files);
-  return await detectChecks(dir.path);
-}
+import { tempDir } from "../../_helpers.ts";
+import { detectIn, repo } from "./_detect_helpers.ts";
 
 const NPM_WHY = "package-lock.json names npm";
 
@@ -523,27 +508,6 @@ Deno.test("Python projects run pytest, or tox or nox when configured", async (t)
     );
   });
 
-  await t.step("tox is used instead of pytest, and pytest is recorded as skipped", async () => {
-    const detection = await detectIn({
-      "tox.ini": "[tox]\nenv_list = py312\n\n[testenv]\ncommands = pytest\n",
-      "pytest.ini": "[pytest]\n",
-      "conftest.py": "",
-    });
-    assert.deepEqual(detection, {
-      checks: [{
-        name: "tox",
-        command: "tox",
-        source: "tox.ini",
-        why: "tox.ini configures tox; tox runs pytest in its environments",
-        executable: "tox",
-        kind: "test",
-      }],
-      hints: [],
-      skipped: [{ source: "pytest.ini", why: "tox runs pytest, so pytest is not run directly" }],
-      configFiles: ["tox.ini", "pytest.ini", "conftest.py"],
-    });
-  });
-
   await t.step("nox is used instead of pytest", async () => {
     const detection = await detectIn({
       "noxfile.py": "import nox\n",
@@ -565,21 +529,6 @@ Deno.test("Python projects run pytest, or tox or nox when configured", async (t)
       }],
       configFiles: ["noxfile.py", "pyproject.toml"],
     });
-  });
-
-  await t.step("pyproject.toml [tool.tox] configures tox", async () => {
-    const detection = await detectIn({
-      "pyproject.toml": "[tool.tox]\nlegacy_tox_ini = '''\n[tox]\n'''\n",
-    });
-    assert.deepEqual(detection.checks, [{
-      name: "tox",
-      command: "tox",
-      source: "pyproject.toml [tool.tox]",
-      why: "pyproject.toml [tool.tox] configures tox",
-      executable: "tox",
-      kind: "test",
-    }]);
-    assert.deepEqual(detection.configFiles, ["pyproject.toml"]);
   });
 
   await t.step("a tox.ini that only configures other tools is not tox", async () => {
@@ -742,72 +691,7 @@ Deno.test("malformed files are recorded in skipped, never thrown", async (t) => 
   });
 });
 
-Deno.test("workflow run steps become hints, never checks", async (t) => {
-  const ci = `name: CI
-on: [push]
-jobs:
-  test:
-    runs-on: ubuntu-latest
-    steps:
-      - uses: actions/checkout@v4
-      - name: Install
-        run: npm ci
-      - run: |
-          npm test
-          npm run lint
-  release:
-    uses: ./.github/workflows/release.yml
-`;
-
-  await t.step("each run step is a hint named by its step name or first line", async () => {
-    const detection = await detectIn({
-      ".github/workflows/ci.yml": ci,
-      ".github/workflows/deploy.yaml": "jobs:\n  ship:\n    steps:\n      - run: ./deploy.sh\n",
-      ".github/workflows/README.md": "not a workflow\n",
-    });
-    assert.deepEqual(detection, {
-      checks: [],
-      hints: [
-        { file: ".github/workflows/ci.yml", job: "test", step: "Install", run: "npm ci" },
-        {
-          file: ".github/workflows/ci.yml",
-          job: "test",
-          step: "npm test",
-          run: "npm test\nnpm run lint",
-        },
-        {
-          file: ".github/workflows/deploy.yaml",
-          job: "ship",
-          step: "./deploy.sh",
-          run: "./deploy.sh",
-        },
-      ],
-      skipped: [],
-      configFiles: [],
-    });
-  });
-
-  await t.step("invalid YAML is a skipped entry with the parser's reason", async () => {
-    const detection = await detectIn({
-      ".github/workflows/bad.yml": "jobs:\n  a: [1\n  b: 2\n",
-      ".github/workflows/ci.yml": ci,
-    });
-    assert.equal(detection.hints.length, 2);
-    assert.equal(detection.skipped.length, 1);
-    assert.equal(detection.skipped[0].source, ".github/workflows/bad.yml");
-    assert.match(detection.skipped[0].why, /^invalid YAML: .*line 3, column 3$/);
-  });
-
-  await t.step("a YAML file without jobs is skipped", async () => {
-    const detection = await detectIn({ ".github/workflows/x.yml": "name: nothing\n" });
-    assert.deepEqual(detection.skipped, [
-      { source: ".github/workflows/x.yml", why: 'no "jobs" mapping' },
-    ]);
-    assert.deepEqual(detection.hints, []);
-  });
-});
-
-Deno.test("formatDetection prints one line per check, then hints, then skipped", async (t) => {
+Deno.test("formatDetection prints the checks, the CI commands not run, and the skipped", async (t) => {
   await t.step("a detected repository reads as checks with reasons, hints and skips", async () => {
     const detection = await detectIn({
       "package.json": JSON.stringify({
@@ -816,18 +700,23 @@ Deno.test("formatDetection prints one line per check, then hints, then skipped",
       "pnpm-lock.yaml": "",
       "pytest.ini": "[pytest]\n",
       "Makefile": "all:\n\techo\n",
-      ".github/workflows/ci.yml": "jobs:\n  ci:\n    steps:\n      - name: Test\n        run: |\n" +
-        "          pnpm install\n          pnpm test\n",
+      ".github/workflows/ci.yml": "on: [push]\njobs:\n  ci:\n    steps:\n" +
+        "      - name: Install\n        run: pnpm install\n" +
+        "      - name: Smoke\n        run: ./smoke.sh\n",
     });
     assert.equal(
       formatDetection(detection),
       [
-        "pnpm run lint  (package.json has scripts.lint; pnpm-lock.yaml names pnpm)",
-        "pytest: python3 -m pytest  (pytest.ini configures pytest)",
-        'hint: pnpm install ...  (.github/workflows/ci.yml, job "ci", step "Test")',
-        "skipped: package.json scripts.test  " +
+        "Checks, in the order they run:",
+        "  pnpm run lint  (package.json has scripts.lint; pnpm-lock.yaml names pnpm)",
+        "  pytest: python3 -m pytest  (pytest.ini configures pytest)",
+        "CI commands not run:",
+        '  ./smoke.sh  (.github/workflows/ci.yml, job "ci", step "Smoke": smoke.sh is not a package manager, make, cargo, go, deno or a Python test runner)',
+        "Skipped:",
+        "  package.json scripts.test  " +
         `(npm's placeholder test script: "echo \\"Error: no test specified\\" && exit 1")`,
-        'skipped: Makefile  (no "test" target)',
+        '  Makefile  (no "test" target)',
+        '  .github/workflows/ci.yml job "ci" step "Install"  ("pnpm install" is setup (it installs or prepares), not a check)',
       ].join("\n"),
     );
   });
@@ -840,7 +729,7 @@ Deno.test("formatDetection prints one line per check, then hints, then skipped",
         skipped: [],
         configFiles: [],
       }),
-      'No checks found\nhint: make ci  (.github/workflows/ci.yml, job "a", step "b")',
+      'No checks found\nCI commands not run:\n  make ci  (.github/workflows/ci.yml, job "a", step "b")',
     );
   });
 });
