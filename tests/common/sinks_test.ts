@@ -35,6 +35,7 @@ const NOT_OUTPUTS: Record<string, string> = {
     "starts processes; what they print is read, and written only by sinks",
   "agents/common/git.ts": "runs git with argument lists; reading the repository",
   "agents/common/checks/worktree_run.ts": "runs git to set up worktrees",
+  "agents/common/checks/detect.ts": "asks the machine which tools it has (`tox --version`)",
   "agents/common/backends/acp.ts":
     "starts the ACP agent; its prompts are redacted by redactingBackend",
   "agents/common/backends/complete_task_mcp.ts":
