@@ -75,6 +75,7 @@ export type {
   HandlerFactoryContext,
   IterationSummary,
   RunOutcome,
+  TestCounts,
   TokenUsage,
   ToolCall,
 } from "./common/completion/types.ts";
@@ -198,6 +199,7 @@ export {
 } from "./common/checks/detect.ts";
 export {
   parseTestReport,
+  testCounts,
   type TestReport,
   type TestRunner,
   testsRun,
