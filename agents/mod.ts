@@ -205,7 +205,10 @@ export {
   testsRun,
 } from "./common/checks/test_report.ts";
 export {
+  CHECK_ENVIRONMENT,
   type CheckRun,
+  type CheckVariable,
+  describeCheckEnvironment,
   describeRun,
   type RepoCheck,
   runRepoCheck,

@@ -6,7 +6,12 @@
  * @module
  */
 
-import { describeRun, runRepoCheck } from "../common/checks/check_run.ts";
+import {
+  type CheckRun,
+  describeCheckEnvironment,
+  describeRun,
+  runRepoCheck,
+} from "../common/checks/check_run.ts";
 import { detectChecks, type Detection, formatDetection } from "../common/checks/detect.ts";
 import { RepoChecksChecker } from "../common/checks/repo_checks.ts";
 import type { AgentDefinition } from "../common/definition/types.ts";
@@ -91,6 +96,7 @@ export async function listAndRunChecks(
   const checks = await prepareChecks(definition, root);
   write(`${describeChecks(definition, checks)}\n`);
   if (!checks.gate) return 0;
+  write(`${describeCheckEnvironment()}\n`);
   let failed = 0;
   for (const check of checks.gate.checks) {
     write(`\nrunning ${check.command} ...\n`);
@@ -102,7 +108,7 @@ export async function listAndRunChecks(
       write(
         `green  ${check.name} (${(run.durationMs / 1000).toFixed(1)} s${
           run.testsRun !== undefined ? `, ${run.testsRun} tests` : ""
-        })\n`,
+        }${setAside(run)})\n`,
       );
     } else {
       failed++;
@@ -111,4 +117,12 @@ export async function listAndRunChecks(
   }
   write(`\n${checks.gate.checks.length - failed} green, ${failed} red\n`);
   return failed === 0 ? 0 : 1;
+}
+
+/** ", 2 skipped, 1 todo": the tests a green run did not run, so they are not mistaken for passes. */
+function setAside(run: CheckRun): string {
+  return (["skipped", "ignored", "todo"] as const).map((kind) => {
+    const count = run.counts?.[kind] ?? 0;
+    return count > 0 ? `, ${count} ${kind}` : "";
+  }).join("");
 }
