@@ -75,6 +75,7 @@ export type {
   HandlerFactoryContext,
   IterationSummary,
   RunOutcome,
+  TestCounts,
   TokenUsage,
   ToolCall,
 } from "./common/completion/types.ts";
@@ -199,12 +200,16 @@ export {
 } from "./common/checks/detect.ts";
 export {
   parseTestReport,
+  testCounts,
   type TestReport,
   type TestRunner,
   testsRun,
 } from "./common/checks/test_report.ts";
 export {
+  CHECK_ENVIRONMENT,
   type CheckRun,
+  type CheckVariable,
+  describeCheckEnvironment,
   describeRun,
   type RepoCheck,
   runRepoCheck,

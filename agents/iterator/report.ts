@@ -15,7 +15,7 @@
  */
 
 import { basename, dirname, relative } from "node:path";
-import type { IterationSummary } from "../common/completion/types.ts";
+import type { CheckEvidence, IterationSummary, TestCounts } from "../common/completion/types.ts";
 import { countTools, seconds, usd } from "../common/format.ts";
 import type { RunSegment } from "../common/store/mod.ts";
 import type { RunResult } from "./runner.ts";
@@ -395,6 +395,30 @@ function failingTests(names: string[]): string {
   return names.slice(0, 5).map((name) => inline(name)).join(", ");
 }
 
+/**
+ * A check's test counts at the baseline and now, so a suite made green by
+ * skipping tests shows: "1 passed, 2 failed → 1 passed, 2 ignored".
+ */
+function testsCell(check: CheckEvidence): string {
+  const before = countsText(check.baselineCounts ?? { run: check.baselineTestsRun });
+  const now = countsText(check.counts ?? { run: check.testsRun });
+  if (before === undefined && now === undefined) return "–";
+  return `${before ?? "?"} → ${now ?? "?"}`;
+}
+
+function countsText(counts: TestCounts): string | undefined {
+  const parts: string[] = [];
+  if (counts.passed !== undefined) parts.push(`${counts.passed} passed`);
+  else if (counts.run !== undefined) parts.push(`${counts.run} run`);
+  for (const kind of ["failed", "skipped", "ignored", "todo"] as const) {
+    const count = counts[kind];
+    if (count !== undefined && (count > 0 || (kind === "failed" && parts.length === 0))) {
+      parts.push(`${count} ${kind}`);
+    }
+  }
+  return parts.length > 0 ? parts.join(", ") : undefined;
+}
+
 /** `2026-11-22 13:24:20 UTC` from an ISO timestamp. */
 function timestamp(iso: string): string {
   const match = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})/.exec(iso);
@@ -422,12 +446,15 @@ function fileLink(file: string, reportFile: string | undefined): string {
 export function evidenceMarkdown(summary: IterationSummary | undefined): string[] {
   const evidence = summary?.checks;
   if (!evidence) return [];
-  const lines = ["| check | baseline | final | failing tests |", "|---|---|---|---|"];
+  const lines = [
+    "| check | baseline | final | tests (baseline → final) | failing tests |",
+    "|---|---|---|---|---|",
+  ];
   for (const check of evidence.checks) {
     lines.push(
       `| ${tableCell(codeSpan(check.name))} | ${check.baseline} | ${check.now}${
         check.flaky ? " (flaky once)" : ""
-      } | ${tableCell(failingTests(check.failing)) || "–"} |`,
+      } | ${testsCell(check)} | ${tableCell(failingTests(check.failing)) || "–"} |`,
     );
   }
   if (evidence.outOfScope.length > 0) {

@@ -6,7 +6,12 @@
  * @module
  */
 
-import { describeRun, runRepoCheck } from "../common/checks/check_run.ts";
+import {
+  type CheckRun,
+  describeCheckEnvironment,
+  describeRun,
+  runRepoCheck,
+} from "../common/checks/check_run.ts";
 import { detectChecks, type Detection, formatDetection } from "../common/checks/detect.ts";
 import { RepoChecksChecker } from "../common/checks/repo_checks.ts";
 import type { AgentDefinition } from "../common/definition/types.ts";
@@ -95,6 +100,7 @@ export async function listAndRunChecks(
   const all = checks.gate.checks;
   // Detected checks carry their kind and source; configured ones are shown by name only.
   const detected = new Map(checks.detection?.checks.map((check) => [check.name, check]) ?? []);
+  write(`${describeCheckEnvironment()}\n`);
   let failed = 0;
   for (const [index, check] of all.entries()) {
     const found = detected.get(check.name);
@@ -108,7 +114,7 @@ export async function listAndRunChecks(
       write(
         `green  ${check.name} (${(run.durationMs / 1000).toFixed(1)} s${
           run.testsRun !== undefined ? `, ${run.testsRun} tests` : ""
-        })\n`,
+        }${setAside(run)})\n`,
       );
     } else {
       failed++;
@@ -129,4 +135,12 @@ export async function listAndRunChecks(
 
 function plural(count: number, one: string, many: string): string {
   return count === 0 ? "" : `${count} ${count === 1 ? one : many}`;
+}
+
+/** ", 2 skipped, 1 todo": the tests a green run did not run, so they are not mistaken for passes. */
+function setAside(run: CheckRun): string {
+  return (["skipped", "ignored", "todo"] as const).map((kind) => {
+    const count = run.counts?.[kind] ?? 0;
+    return count > 0 ? `, ${count} ${kind}` : "";
+  }).join("");
 }

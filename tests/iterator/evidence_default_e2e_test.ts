@@ -79,7 +79,7 @@ Deno.test("an issue is done only when the repository's own tests pass, and the r
   assert.match(requests, /finishline closes the issue itself once the evidence passes/);
   // The first complete_task was answered with the failing check, named with its test.
   assert.match(requests, /npm test.*fails/);
-  assert.match(requests, /failing tests: \\"adds\\"/);
+  assert.match(requests, /failing before your changes too: \\"adds\\"/);
 
   const state = await gh.state();
   assert.equal(state.issues[0].state, "CLOSED");

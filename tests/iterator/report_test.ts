@@ -10,7 +10,7 @@ import type { IterationSummary } from "../../agents/common/completion/types.ts";
 import { emptySummary } from "../../agents/common/summary.ts";
 import { createReporter, finalLine } from "../../agents/iterator/progress.ts";
 import type { RunSegment } from "../../agents/common/store/mod.ts";
-import { renderReport, type ReportInput } from "../../agents/iterator/report.ts";
+import { evidenceMarkdown, renderReport, type ReportInput } from "../../agents/iterator/report.ts";
 import type { RunEvent, RunResult } from "../../agents/iterator/runner.ts";
 import {
   foreignTags,
@@ -541,4 +541,41 @@ Deno.test("text from outside stays text in the report: no HTML, headings, links,
     assert.ok(items.includes(`Files: <img src=x onerror=alert(1)>.ts, \`a\` | b.ts, ## x.ts`));
     assert.ok(text.includes(`--task '${LINES}'`.replace(/\s+/g, " ")), "the command, in its block");
   });
+});
+
+Deno.test("the evidence table shows each check's test counts at the baseline and now", () => {
+  const summary = emptySummary(1);
+  summary.checks = {
+    passed: false,
+    checks: [
+      {
+        name: "cargo test",
+        baseline: "red",
+        now: "green",
+        failing: [],
+        baselineCounts: { run: 3, passed: 1, failed: 2, ignored: 0 },
+        counts: { run: 1, passed: 1, failed: 0, ignored: 2 },
+        durationMs: 10,
+      },
+      // Evidence recorded before counts existed carries testsRun alone.
+      {
+        name: "npm test",
+        baseline: "green",
+        now: "green",
+        failing: [],
+        testsRun: 4,
+        durationMs: 5,
+      },
+      { name: "lint", baseline: "green", now: "green", failing: [], durationMs: 5 },
+    ],
+    outOfScope: [],
+    testsChanged: [],
+  };
+  assert.deepEqual(evidenceMarkdown(summary).slice(0, 5), [
+    "| check | baseline | final | tests (baseline → final) | failing tests |",
+    "|---|---|---|---|---|",
+    "| `cargo test` | red | green | 1 passed, 2 failed → 1 passed, 2 ignored | – |",
+    "| `npm test` | green | green | ? → 4 run | – |",
+    "| `lint` | green | green | – | – |",
+  ]);
 });

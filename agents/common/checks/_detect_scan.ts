@@ -48,6 +48,7 @@ const RUNNER_PATTERNS: ReadonlyArray<readonly [TestRunner, RegExp]> = [
   ["node", /\b(?:node|tsx)\s+(?:[^\s;&|]+\s+)*?--test(?=\s|$)/],
   ["vitest", /\bvitest\b/],
   ["jest", /\bjest\b/],
+  ["mocha", /\bmocha\b/],
   ["pytest", /\bpytest\b/],
   ["go", /\bgo\s+test\b/],
   ["cargo", /\bcargo\s+(?:\+\S+\s+)?test\b/],

@@ -9,9 +9,14 @@
  * @module
  */
 
-import type { CheckEvidence, ChecksEvidence, CompleteTaskCall } from "../completion/types.ts";
+import type {
+  CheckEvidence,
+  ChecksEvidence,
+  CompleteTaskCall,
+  TestCounts,
+} from "../completion/types.ts";
 import type { GitRepo } from "../git.ts";
-import { type CheckRun, describeRun, type RepoCheck, runRepoCheck } from "./check_run.ts";
+import { type CheckRun, describeRun, nameList, type RepoCheck, runRepoCheck } from "./check_run.ts";
 import { changedProtectedFiles } from "./protected_files.ts";
 import {
   incomplete,
@@ -194,7 +199,13 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       const judged = judgeRun(run, before, declared.get(check.name));
       if (judged.problem) problems.push(judged.problem);
       if (judged.outOfScope) evidence.outOfScope.push(judged.outOfScope);
-      const fewer = fewerTests(run, before, undeclared, evidence.testsChanged.length);
+      const fewer = fewerTests(
+        run,
+        before,
+        undeclared,
+        evidence.testsChanged.length,
+        context.completeTask?.tests_changed,
+      );
       if (fewer) problems.push(fewer);
     }
     if (problems.length === 0 && git && base && evidence.testsChanged.length > 0) {
@@ -293,6 +304,8 @@ function checkEvidence(run: CheckRun, before: CheckRun | undefined, flaky: boole
     ...(before && !before.green ? { baselineFailing: before.failing } : {}),
     ...(run.testsRun !== undefined ? { testsRun: run.testsRun } : {}),
     ...(before?.testsRun !== undefined ? { baselineTestsRun: before.testsRun } : {}),
+    ...(run.counts !== undefined ? { counts: run.counts } : {}),
+    ...(before?.counts !== undefined ? { baselineCounts: before.counts } : {}),
     durationMs: run.durationMs,
     ...(flaky ? { flaky } : {}),
   };
@@ -301,7 +314,8 @@ function checkEvidence(run: CheckRun, before: CheckRun | undefined, flaky: boole
 /**
  * The gate's rules for one red check: green at the baseline must stay green;
  * red must turn green unless declared out of scope, and the declaration
- * covers only the failures that were there before.
+ * covers only the failures that were there before. The feedback tells the
+ * failures the agent's changes caused from those that were there before.
  */
 function judgeRun(
   run: CheckRun,
@@ -311,16 +325,18 @@ function judgeRun(
   if (run.green) return {};
   const name = run.name;
   if (before?.green) {
-    return { problem: `"${name}" passed before your changes and fails now${describeRun(run)}` };
+    return {
+      problem: `"${name}" passed before your changes and fails now${describeRun(run, before)}`,
+    };
   }
   const fresh = newFailures(run, before);
   if (declaredReason && fresh.length > 0) {
     return {
       problem: `"${name}" was declared out of scope, but it now also fails in ${
-        fresh.slice(0, 10).map((test) => `"${test}"`).join(", ")
+        nameList(fresh)
       }, which ${fresh.length === 1 ? "was" : "were"} not failing before your changes: fix ${
         fresh.length === 1 ? "it" : "them"
-      }${describeRun(run)}`,
+      }${describeRun(run, before)}`,
     };
   }
   if (declaredReason) return { outOfScope: { check: name, reason: declaredReason } };
@@ -329,27 +345,70 @@ function judgeRun(
       before
         ? " (it failed before your changes too: fix it, or, if it is outside this task, declare it in complete_task out_of_scope with a reason)"
         : ""
-    }${describeRun(run)}`,
+    }${describeRun(run, before)}`,
   };
 }
 
-/** Fewer tests than at the baseline is never silent: undeclared test changes or skips fail. */
+/** The kinds of tests set aside, as the feedback names them. */
+const SET_ASIDE = ["skipped", "ignored", "todo"] as const;
+
+/**
+ * Fewer tests run, or more skipped, ignored or todo, than at the baseline is
+ * never silent, whatever the exit code and the baseline's colour: turning a
+ * failing test into a skipped one is how a suite is made to pass without a fix.
+ * It stands only when every changed protected file is declared in
+ * tests_changed and the agent declared a change (protected or not: inline
+ * tests live in source files).
+ */
 function fewerTests(
   run: CheckRun,
   before: CheckRun | undefined,
   undeclared: ChecksEvidence["testsChanged"],
   changedCount: number,
+  declarations: CompleteTaskCall["tests_changed"] = [],
 ): string | undefined {
-  if (before?.testsRun === undefined || run.testsRun === undefined) return undefined;
-  if (run.testsRun >= before.testsRun) return undefined;
-  if (undeclared.length === 0 && changedCount > 0) return undefined;
-  return `"${run.name}" ran ${run.testsRun} tests, fewer than the ${before.testsRun} before your changes${
-    undeclared.length > 0
-      ? `; you changed ${listChanges(undeclared)}: restore ${
-        undeclared.length === 1 ? "it" : "them"
-      }, or declare each change in complete_task tests_changed with a reason`
-      : ": tests that ran before are skipped or no longer found; make every one of them run again"
-  }`;
+  // Runs recorded before counts existed carry only testsRun.
+  const now: TestCounts = run.counts ?? { run: run.testsRun };
+  const then: TestCounts = before?.counts ?? { run: before?.testsRun };
+  const changes: string[] = [];
+  if (now.run !== undefined && then.run !== undefined && now.run < then.run) {
+    changes.push(
+      `ran ${now.run} ${
+        now.run === 1 ? "test" : "tests"
+      }, fewer than the ${then.run} before your changes`,
+    );
+  }
+  for (const kind of SET_ASIDE) {
+    const count = now[kind];
+    const earlier = then[kind];
+    if (count === undefined || earlier === undefined || count <= earlier) continue;
+    changes.push(
+      `reports ${count - earlier} more ${kind} than before your changes (${count}, not ${earlier})`,
+    );
+  }
+  if (changes.length === 0) return undefined;
+  const declared = declarations.some((entry) => entry?.reason?.trim());
+  if (undeclared.length === 0 && (changedCount > 0 || declared)) return undefined;
+  const earlierSet = new Set(before?.skippedTests ?? []);
+  const newlySet = (run.skippedTests ?? []).filter((name) => !earlierSet.has(name));
+  const wereFailing = new Set(before?.failing ?? []);
+  const failedBefore = newlySet.filter((name) => wereFailing.has(name));
+  const named = newlySet.length === 0
+    ? ""
+    : `. Newly set aside: ${nameList(newlySet)}${
+      failedBefore.length === 0
+        ? ""
+        : failedBefore.length === newlySet.length
+        ? `, all failing before your changes`
+        : `; of these, ${nameList(failedBefore)} failed before your changes`
+    }`;
+  const head = `"${run.name}" ${changes.join(", and ")}${named}`;
+  if (undeclared.length > 0) {
+    return `${head}; you changed ${listChanges(undeclared)}: restore ${
+      undeclared.length === 1 ? "it" : "them"
+    }, or declare each change in complete_task tests_changed with a reason`;
+  }
+  return `${head}. Tests that ran before your changes must run and pass now: fix the code rather than setting tests aside; if a test really has to go, declare the change in complete_task tests_changed (the file and a reason)`;
 }
 
 function listChanges(changes: ChecksEvidence["testsChanged"]): string {

@@ -46,6 +46,22 @@ export interface ToolCall {
   input: unknown;
 }
 
+/** Tests counted in a check's output; each count is absent when the runner does not say. */
+export interface TestCounts {
+  /** Tests that ran: passed plus failed. */
+  run?: number;
+  /** Tests that passed. */
+  passed?: number;
+  /** Tests that failed (pytest's errors included). */
+  failed?: number;
+  /** Tests skipped (mocha's pending tests included). */
+  skipped?: number;
+  /** Tests ignored (cargo's `#[ignore]`, deno's `ignore`, steps included). */
+  ignored?: number;
+  /** Tests left as todo (pytest's xfail and xpass included). */
+  todo?: number;
+}
+
 /** One of the repository's checks on an iteration's final state, against the baseline. */
 export interface CheckEvidence {
   /** The check (its command). */
@@ -62,6 +78,10 @@ export interface CheckEvidence {
   testsRun?: number;
   /** Tests that ran at the baseline, when its output said. */
   baselineTestsRun?: number;
+  /** Tests counted now, when the output says. */
+  counts?: TestCounts;
+  /** Tests counted at the baseline, when its output said. */
+  baselineCounts?: TestCounts;
   /** Wall time of the run now, in milliseconds. */
   durationMs: number;
   /** It failed once and passed when run again. */

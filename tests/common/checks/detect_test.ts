@@ -374,7 +374,8 @@ Deno.test("the test runner is told from the script text", async (t) => {
     ["go test ./...", "go"],
     ["cargo +nightly test", "cargo"],
     ["bun test", undefined],
-    ["mocha", undefined],
+    ["mocha", "mocha"],
+    ["ava", undefined],
     ["jest && vitest run", undefined],
   ];
   for (const [script, runner] of cases) {

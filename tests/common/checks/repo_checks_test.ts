@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import {
   changedProtectedFiles,
+  CHECK_ENVIRONMENT,
   DEFAULT_PROTECTED_GLOBS,
   RepoChecksChecker,
   runInWorktree,
@@ -68,7 +69,7 @@ Deno.test("the gate compares the final state with the baseline", async (t) => {
     const result = await checker.check(context(repo.path, gitRepo, base));
     assert.equal(result.complete, false);
     assert.match(result.feedback!, /"npm test" passed before your changes and fails now/);
-    assert.match(result.feedback!, /failing tests: "adds"/);
+    assert.match(result.feedback!, /new failures \(not failing before your changes\): "adds"/);
     assert.equal(checker.evidence?.checks[0].baseline, "green");
     assert.equal(checker.evidence?.checks[0].now, "red");
     assert.equal(checker.evidence?.passed, false);
@@ -234,7 +235,7 @@ Deno.test("the gate protects the tests that define done", async (t) => {
     assert.equal(result.complete, false);
     assert.match(
       result.feedback!,
-      /ran 1 tests, fewer than the 3 before your changes; you changed "test\/math.test.js" \(deleted\): restore it/,
+      /ran 1 test, fewer than the 3 before your changes; you changed "test\/math.test.js" \(deleted\): restore it/,
     );
   });
 });
@@ -263,9 +264,9 @@ Deno.test("a check's output reaches the agent and the report as plain text", asy
     "greet_test.ts": 'Deno.test("greets", () => {\n  throw new Error("no greeting");\n});\n',
   });
   await using _ = repo;
-  // The check's environment sets FORCE_COLOR, which makes Deno colour its output.
+  // A user whose shell sets FORCE_COLOR gets Deno's colours in the check's output too.
   const run = await runRepoCheck(
-    { name: "deno task test", command: "deno task test", runner: "deno" },
+    { name: "deno task test", command: "FORCE_COLOR=1 deno task test", runner: "deno" },
     { cwd: repo.path, timeoutMs: 60_000 },
   );
   assert.equal(run.green, false);
@@ -327,4 +328,262 @@ Deno.test("the same files and declarations are not checked twice", async () => {
   } finally {
     await Deno.remove(counter);
   }
+});
+
+const FIXTURES = new URL("../../fixtures/test_output/", import.meta.url);
+
+/**
+ * A repository whose check prints a captured runner output and exits with a
+ * code, both read from files the "agent" then changes: the gate sees what it
+ * would see from the real runner.
+ */
+async function replay(output: string, code: number, runner: "cargo" | "pytest") {
+  const { repo, gitRepo, base } = await project({
+    "out.txt": Deno.readTextFileSync(new URL(output, FIXTURES)),
+    "code.txt": `${code}\n`,
+  });
+  const checker = new RepoChecksChecker({
+    checks: [{ name: runner, command: "cat out.txt; exit $(cat code.txt)", runner }],
+    timeoutMs: 60_000,
+    protect: [...DEFAULT_PROTECTED_GLOBS],
+  });
+  await checker.startBaseline(gitRepo, base);
+  const change = async (next: string, nextCode: number) => {
+    await Deno.writeTextFile(
+      `${repo.path}/out.txt`,
+      Deno.readTextFileSync(new URL(next, FIXTURES)),
+    );
+    await Deno.writeTextFile(`${repo.path}/code.txt`, `${nextCode}\n`);
+  };
+  return { repo, gitRepo, base, checker, change };
+}
+
+Deno.test("the gate refuses tests set aside to make a suite pass", async (t) => {
+  await t.step(
+    "cargo's two failing tests marked #[ignore]: green now, refused, named",
+    async () => {
+      const { repo, gitRepo, base, checker, change } = await replay(
+        "cargo_failing.txt",
+        101,
+        "cargo",
+      );
+      await using _ = repo;
+      await change("cargo_ignored.txt", 0);
+      const result = await checker.check(context(repo.path, gitRepo, base));
+      assert.equal(result.complete, false);
+      assert.match(
+        result.feedback!,
+        /^"cargo" ran 1 test, fewer than the 3 before your changes, and reports 2 more ignored than before your changes \(2, not 0\)\. Newly set aside: "tests::adds", "tests::adds_negative", all failing before your changes\. /,
+      );
+      assert.match(result.feedback!, /declare the change in complete_task tests_changed/);
+      const evidence = checker.evidence!.checks[0];
+      assert.deepEqual([evidence.baseline, evidence.now], ["red", "green"]);
+      assert.deepEqual(evidence.baselineCounts, { run: 3, passed: 1, failed: 2, ignored: 0 });
+      assert.deepEqual(evidence.counts, { run: 1, passed: 1, failed: 0, ignored: 2 });
+      assert.equal(checker.evidence!.passed, false);
+    },
+  );
+
+  await t.step("a tests_changed declaration with a reason lets it stand", async () => {
+    const { repo, gitRepo, base, checker, change } = await replay(
+      "cargo_failing.txt",
+      101,
+      "cargo",
+    );
+    await using _ = repo;
+    await change("cargo_ignored.txt", 0);
+    // Rust's unit tests live in the source file, which is not a protected test file.
+    const result = await checker.check(
+      context(repo.path, gitRepo, base, {
+        tests_changed: [{ path: "src/lib.rs", reason: "the two tests need a database" }],
+      }),
+    );
+    assert.equal(result.complete, true, result.feedback);
+  });
+
+  await t.step("pytest failures turned into skips are refused", async () => {
+    const { repo, gitRepo, base, checker, change } = await replay(
+      "pytest_failing.txt",
+      1,
+      "pytest",
+    );
+    await using _ = repo;
+    await change("pytest_skipped.txt", 0);
+    const result = await checker.check(context(repo.path, gitRepo, base));
+    assert.equal(result.complete, false);
+    assert.match(
+      result.feedback!,
+      /ran 1 test, fewer than the 3 before your changes, and reports 2 more skipped than before your changes \(2, not 0\)\. Newly set aside: "tests\/test_math.py:4", "tests\/test_math.py:13"\./,
+    );
+  });
+
+  await t.step("more skipped is refused even when the check stays green", async () => {
+    const { repo, gitRepo, base } = await project({
+      "src/math.js": CODE,
+      "test/math.test.js": TEST,
+    });
+    await using _ = repo;
+    const checker = gate();
+    await checker.startBaseline(gitRepo, base);
+    await Deno.writeTextFile(
+      `${repo.path}/test/math.test.js`,
+      TEST.replace('test("adds zero", ()', 'test("adds zero", { skip: true }, ()'),
+    );
+    const result = await checker.check(context(repo.path, gitRepo, base));
+    assert.equal(result.complete, false);
+    assert.match(
+      result.feedback!,
+      /"npm test" ran 1 test, fewer than the 2 before your changes, and reports 1 more skipped than before your changes \(1, not 0\)\. Newly set aside: "adds zero"; you changed "test\/math.test.js" \(modified\): restore it/,
+    );
+  });
+
+  await t.step("more tests, none set aside, pass", async () => {
+    const { repo, gitRepo, base } = await project({
+      "src/math.js": CODE,
+      "test/math.test.js": TEST,
+    });
+    await using _ = repo;
+    const checker = gate();
+    await checker.startBaseline(gitRepo, base);
+    await Deno.writeTextFile(
+      `${repo.path}/test/extra.test.js`,
+      `require("node:test")("extra", () => {});\n`,
+    );
+    const result = await checker.check(context(repo.path, gitRepo, base));
+    assert.equal(result.complete, true, result.feedback);
+    assert.deepEqual(checker.evidence?.checks[0].counts, {
+      run: 3,
+      passed: 3,
+      failed: 0,
+      skipped: 0,
+      todo: 0,
+    });
+  });
+});
+
+Deno.test("the real cargo: failing tests marked #[ignore] do not pass the gate", {
+  ignore: !hasCommand("cargo"),
+}, async () => {
+  const lib = (ignore: string) =>
+    `pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n` +
+    `    #[test]\n${ignore}    fn adds() {\n        assert_eq!(add(1, 1), 2);\n    }\n\n` +
+    `    #[test]\n    fn adds_zero() {\n        assert_eq!(add(3, 0), 3);\n    }\n}\n`;
+  const { repo, gitRepo, base } = await project({
+    "Cargo.toml": '[package]\nname = "sample"\nversion = "0.1.0"\nedition = "2021"\n',
+    ".gitignore": "target/\nCargo.lock\n",
+    "src/lib.rs": lib(""),
+  });
+  await using _ = repo;
+  const checker = new RepoChecksChecker({
+    checks: [{ name: "cargo test", command: "cargo test --offline", runner: "cargo" }],
+    timeoutMs: 300_000,
+    protect: [...DEFAULT_PROTECTED_GLOBS],
+  });
+  const baseline = await checker.startBaseline(gitRepo, base);
+  assert.equal(baseline.runs[0].green, false, baseline.runs[0].tail);
+  await Deno.writeTextFile(`${repo.path}/src/lib.rs`, lib("    #[ignore]\n"));
+  const result = await checker.check(context(repo.path, gitRepo, base));
+  assert.equal(result.complete, false);
+  assert.match(result.feedback!, /reports 1 more ignored than before your changes \(1, not 0\)/);
+  assert.match(result.feedback!, /Newly set aside: "tests::adds", all failing before/);
+  assert.equal(checker.evidence?.checks[0].now, "green");
+});
+
+function hasCommand(name: string): boolean {
+  try {
+    return new Deno.Command(name, { args: ["--version"], stdout: "null", stderr: "null" })
+      .outputSync().success;
+  } catch {
+    return false;
+  }
+}
+
+Deno.test("a check that exits 0 while its output reports failures is red", async (t) => {
+  await t.step("a script's 'Tests failed: 4'", async () => {
+    const run = await runRepoCheck(
+      { name: "tests", command: "echo 'Tests passed: 6'; echo 'Tests failed: 4'; exit 0" },
+      { cwd: ".", timeoutMs: 10_000 },
+    );
+    assert.equal(run.code, 0);
+    assert.equal(run.green, false);
+    assert.deepEqual(run.counts, { run: 10, passed: 6, failed: 4 });
+  });
+
+  await t.step("jest's summary behind '|| true', with the names", async () => {
+    const jest = new URL("jest.txt", FIXTURES).pathname;
+    const run = await runRepoCheck(
+      { name: "npm test", command: `cat '${jest}' || true`, runner: "jest" },
+      { cwd: ".", timeoutMs: 10_000 },
+    );
+    assert.equal(run.green, false);
+    assert.deepEqual(run.failing, ["math > integers > adds", "divides"]);
+  });
+
+  await t.step("the gate says so", async () => {
+    const { repo, gitRepo, base } = await project({ "ok.txt": "x" });
+    await using _ = repo;
+    const checker = new RepoChecksChecker({
+      checks: [{ name: "tests", command: "echo 'Tests failed: 4'" }],
+    });
+    const result = await checker.check(context(repo.path, gitRepo, base));
+    assert.equal(result.complete, false);
+    assert.match(
+      result.feedback!,
+      /^"tests" fails; it exited 0 but its output reports 4 failed tests\./,
+    );
+    assert.equal(checker.evidence?.checks[0].now, "red");
+  });
+
+  await t.step("the word 'failed' outside a summary leaves it green", async () => {
+    const run = await runRepoCheck(
+      { name: "build", command: "echo 'Build failed: retrying'; echo '3 of 4 tests failed'" },
+      { cwd: ".", timeoutMs: 10_000 },
+    );
+    assert.equal(run.green, true);
+    assert.equal(run.counts, undefined);
+  });
+});
+
+Deno.test("feedback tells the failures the changes caused from those already there", async () => {
+  const { repo, gitRepo, base } = await project({
+    "src/math.js": BROKEN,
+    "test/math.test.js": TEST,
+    "test/other.test.js": `require("node:test")("other", () => {});\n`,
+  });
+  await using _ = repo;
+  const checker = gate();
+  await checker.startBaseline(gitRepo, base);
+  await Deno.writeTextFile(
+    `${repo.path}/test/other.test.js`,
+    `require("node:test")("other", () => { throw new Error("new"); });\n`,
+  );
+  const result = await checker.check(
+    context(repo.path, gitRepo, base, {
+      tests_changed: [{ path: "test/other.test.js", reason: "new behaviour" }],
+    }),
+  );
+  assert.equal(result.complete, false);
+  assert.match(
+    result.feedback!,
+    /; new failures \(not failing before your changes\): "other"; failing before your changes too: "adds"\./,
+  );
+});
+
+Deno.test("checks run in the user's environment, with only CHECK_ENVIRONMENT set", async () => {
+  const run = await runRepoCheck(
+    {
+      name: "env",
+      command: 'echo "NO_COLOR=${NO_COLOR-unset} FORCE_COLOR=${FORCE_COLOR-unset} CI=$CI"',
+    },
+    { cwd: ".", timeoutMs: 10_000 },
+  );
+  assert.equal(
+    run.tail,
+    `NO_COLOR=${Deno.env.get("NO_COLOR") ?? "unset"} FORCE_COLOR=${
+      Deno.env.get("FORCE_COLOR") ?? "unset"
+    } CI=true`,
+  );
+  assert.deepEqual(CHECK_ENVIRONMENT.map((variable) => [variable.name, variable.value]), [
+    ["CI", "true"],
+  ]);
 });

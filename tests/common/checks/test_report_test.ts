@@ -7,12 +7,29 @@
 // lib, integration test and doc tests), jest 30.5 and vitest 4.1 (`vitest run`,
 // with and without colour). Stack traces were shortened with
 // NODE_OPTIONS=--stack-trace-limit=2 and RUST_BACKTRACE=0 to keep them small.
+//
+// The files named *_skips, *_ignored, *_skipped and *_failing add tests set
+// aside: `it.skip`, `{ todo }`, `t.step({ ignore })`, `@pytest.mark.skip` and
+// `xfail` (pytest 7.2, plain, `-v` and `-rA`), `t.Skip`, `#[ignore]`,
+// `test.skip` and `test.todo` (jest with CI=true; vitest with CI=true, which
+// colours it). cargo_failing.txt and cargo_ignored.txt are the same crate
+// before and after `#[ignore]` was put on its two failing tests;
+// pytest_failing.txt and pytest_skipped.txt the same for pytest. mocha 11.8's
+// spec (plain and `--colors`), TAP and json reporters ran on the same kind of
+// sample. The workspace files are one monorepo with packages a and b whose
+// `test` runs `node --test --test-reporter=spec`: `pnpm -r --no-bail test`
+// (pnpm 10.34, plain and with FORCE_COLOR=1), `pnpm -r --include-workspace-root`
+// on a root script `test:coverage`, `npm test --workspaces` (npm 11.19),
+// `yarn workspaces foreach -A -pvv run test` (yarn 4.18), `turbo run test
+// --continue` (turbo 2.11) and `nx run-many -t test` (nx 21.6).
+//
 // The short snippets written inline below are real captures too, trimmed of
 // stack traces, unless a comment says they were written by hand.
 
 import assert from "node:assert/strict";
 import {
   parseTestReport,
+  testCounts,
   type TestReport,
   testsRun,
 } from "../../../agents/common/checks/test_report.ts";
@@ -28,20 +45,30 @@ function head(name: string, count: number): string {
   return fixture(name).split("\n").slice(0, count).join("\n");
 }
 
+const NODE_ZERO = { skipped: 0, todo: 0 };
+
 const EXPECTED: Record<string, TestReport> = {
   "node_spec.txt": {
     runner: "node",
     failed: ["math > adds", "divides"],
     passed: 2,
     failedCount: 2,
+    ...NODE_ZERO,
   },
   "node_tap.txt": {
     runner: "node",
     failed: ["math > adds", "divides"],
     passed: 2,
     failedCount: 2,
+    ...NODE_ZERO,
   },
-  "deno.txt": { runner: "deno", failed: ["math > adds", "divides"], passed: 2, failedCount: 2 },
+  "deno.txt": {
+    runner: "deno",
+    failed: ["math > adds", "divides"],
+    passed: 2,
+    failedCount: 2,
+    ignored: 0,
+  },
   "pytest.txt": {
     runner: "pytest",
     failed: [
@@ -51,6 +78,8 @@ const EXPECTED: Record<string, TestReport> = {
     ],
     passed: 3,
     failedCount: 3,
+    skipped: 0,
+    todo: 0,
   },
   "pytest_verbose.txt": {
     runner: "pytest",
@@ -61,6 +90,8 @@ const EXPECTED: Record<string, TestReport> = {
     ],
     passed: 3,
     failedCount: 3,
+    skipped: 0,
+    todo: 0,
   },
   "go.txt": { runner: "go", failed: ["TestAdd/carry", "TestDiv"], failedCount: 2 },
   "go_verbose.txt": {
@@ -68,29 +99,255 @@ const EXPECTED: Record<string, TestReport> = {
     failed: ["TestAdd/carry", "TestDiv"],
     passed: 3,
     failedCount: 2,
+    skipped: 0,
   },
   "cargo.txt": {
     runner: "cargo",
     failed: ["tests::adds", "tests::nested::multiplies", "public_add_negative"],
     passed: 3,
     failedCount: 3,
+    ignored: 0,
   },
   "jest.txt": {
     runner: "jest",
     failed: ["math > integers > adds", "divides"],
     passed: 2,
     failedCount: 2,
+    skipped: 0,
+    todo: 0,
   },
   "vitest.txt": {
     runner: "vitest",
     failed: ["math > integers > adds", "divides"],
     passed: 2,
     failedCount: 2,
+    skipped: 0,
+    todo: 0,
+  },
+  "mocha_spec.txt": {
+    runner: "mocha",
+    failed: ["divides", "math > integers > adds"],
+    passed: 2,
+    failedCount: 2,
+    skipped: 2,
+    skippedTests: ["math > rounds", "math > floors"],
+  },
+  "mocha_tap.txt": {
+    runner: "mocha",
+    failed: ["divides", "math integers adds"],
+    passed: 2,
+    failedCount: 2,
+    skipped: 2,
+    skippedTests: ["math rounds", "math floors"],
+  },
+  "mocha_json.txt": {
+    runner: "mocha",
+    failed: ["divides", "math integers adds"],
+    passed: 2,
+    failedCount: 2,
+    skipped: 2,
+    skippedTests: ["math rounds", "math floors"],
   },
 };
 
+/** The captures of tests set aside (skipped, ignored, todo), with what each says. */
+const SET_ASIDE: Record<string, TestReport> = {
+  "node_spec_skips.txt": {
+    runner: "node",
+    failed: ["math > adds"],
+    passed: 2,
+    failedCount: 1,
+    skipped: 2,
+    todo: 1,
+    skippedTests: ["math > rounds", "divides", "floors"],
+  },
+  "node_tap_skips.txt": {
+    runner: "node",
+    failed: ["math > adds"],
+    passed: 2,
+    failedCount: 1,
+    skipped: 2,
+    todo: 1,
+    skippedTests: ["math > rounds", "divides", "floors"],
+  },
+  "deno_ignored.txt": {
+    runner: "deno",
+    failed: ["math > adds"],
+    passed: 1,
+    failedCount: 1,
+    ignored: 2,
+    skippedTests: ["math > rounds", "divides"],
+  },
+  "pytest_skips.txt": {
+    runner: "pytest",
+    failed: ["tests/test_math.py::test_add"],
+    passed: 1,
+    failedCount: 1,
+    skipped: 2,
+    todo: 1,
+  },
+  "pytest_skips_verbose.txt": {
+    runner: "pytest",
+    failed: ["tests/test_math.py::test_add"],
+    passed: 1,
+    failedCount: 1,
+    skipped: 2,
+    todo: 1,
+    skippedTests: [
+      "tests/test_math.py::test_round",
+      "tests/test_math.py::test_div",
+      "tests/test_math.py::test_floor",
+    ],
+  },
+  "pytest_skips_short.txt": {
+    runner: "pytest",
+    failed: ["tests/test_math.py::test_add"],
+    passed: 1,
+    failedCount: 1,
+    skipped: 2,
+    todo: 1,
+    // -rs names a skip by where it was decided, not by the test.
+    skippedTests: [
+      "tests/test_math.py:12",
+      "tests/test_math.py:23",
+      "tests/test_math.py::test_div",
+    ],
+  },
+  "pytest_failing.txt": {
+    runner: "pytest",
+    failed: ["tests/test_math.py::test_add", "tests/test_math.py::test_mul"],
+    passed: 1,
+    failedCount: 2,
+    skipped: 0,
+    todo: 0,
+  },
+  "pytest_skipped.txt": {
+    runner: "pytest",
+    failed: [],
+    passed: 1,
+    failedCount: 0,
+    skipped: 2,
+    todo: 0,
+    skippedTests: ["tests/test_math.py:4", "tests/test_math.py:13"],
+  },
+  "go_skips_verbose.txt": {
+    runner: "go",
+    failed: ["TestDiv"],
+    passed: 2,
+    failedCount: 1,
+    skipped: 2,
+    skippedTests: ["TestAdd/carry", "TestRound"],
+  },
+  // Without -v go prints neither passes nor skips: both counts are unknown.
+  "go_skips.txt": { runner: "go", failed: ["TestDiv"], failedCount: 1 },
+  "cargo_failing.txt": {
+    runner: "cargo",
+    failed: ["tests::adds", "tests::adds_negative"],
+    passed: 1,
+    failedCount: 2,
+    ignored: 0,
+  },
+  "cargo_ignored.txt": {
+    runner: "cargo",
+    failed: [],
+    passed: 1,
+    failedCount: 0,
+    ignored: 2,
+    skippedTests: ["tests::adds", "tests::adds_negative"],
+  },
+  "jest_skips.txt": {
+    runner: "jest",
+    failed: ["math > integers > adds"],
+    passed: 2,
+    failedCount: 1,
+    skipped: 1,
+    todo: 1,
+    skippedTests: ["divides", "rounds"],
+  },
+  "vitest_skips_color.txt": {
+    runner: "vitest",
+    failed: ["math > integers > adds"],
+    passed: 2,
+    failedCount: 1,
+    skipped: 1,
+    todo: 1,
+    skippedTests: ["rounds", "divides"],
+  },
+  "mocha_spec_color.txt": EXPECTED["mocha_spec.txt"],
+};
+
+/** The workspace captures: each package's failures under its name, counts summed. */
+const WORKSPACES: Record<string, TestReport> = {
+  "pnpm_recursive.txt": {
+    runner: "node",
+    failed: ["packages/b: adds", "packages/a: math > adds"],
+    passed: 2,
+    failedCount: 2,
+    ...NODE_ZERO,
+    skipped: 1,
+    skippedTests: ["packages/b: lower"],
+  },
+  "pnpm_color.txt": {
+    runner: "node",
+    failed: ["packages/b: adds", "packages/a: math > adds"],
+    passed: 2,
+    failedCount: 2,
+    ...NODE_ZERO,
+    skipped: 1,
+    skippedTests: ["packages/b: lower"],
+  },
+  // The workspace root (".") keeps its names as they are.
+  "pnpm_root.txt": {
+    runner: "node",
+    failed: ["root works", "packages/b: adds"],
+    passed: 1,
+    failedCount: 2,
+    ...NODE_ZERO,
+    skipped: 1,
+    skippedTests: ["packages/b: lower"],
+  },
+  "npm_workspaces.txt": {
+    runner: "node",
+    failed: ["a: math > adds", "b: adds"],
+    passed: 2,
+    failedCount: 2,
+    ...NODE_ZERO,
+    skipped: 1,
+    skippedTests: ["b: lower"],
+  },
+  "yarn_workspaces.txt": {
+    runner: "node",
+    failed: ["b: adds"],
+    passed: 2,
+    failedCount: 1,
+    ...NODE_ZERO,
+    skipped: 2,
+    skippedTests: ["a: math > subtracts", "b: lower"],
+  },
+  "turbo.txt": {
+    runner: "node",
+    failed: ["b: adds", "a: math > adds"],
+    passed: 2,
+    failedCount: 2,
+    ...NODE_ZERO,
+    skipped: 1,
+    skippedTests: ["b: lower"],
+  },
+  "nx.txt": {
+    runner: "node",
+    failed: ["b: adds", "a: math > adds"],
+    passed: 2,
+    failedCount: 2,
+    ...NODE_ZERO,
+    skipped: 1,
+    skippedTests: ["b: lower"],
+  },
+};
+
+const ALL: Record<string, TestReport> = { ...EXPECTED, ...SET_ASIDE, ...WORKSPACES };
+
 Deno.test("each runner's real output yields its failing tests and summary counts", async (t) => {
-  for (const [name, expected] of Object.entries(EXPECTED)) {
+  for (const [name, expected] of Object.entries({ ...EXPECTED, ...SET_ASIDE })) {
     await t.step(`${name} is recognised without a hint`, () => {
       assert.deepEqual(parseTestReport(fixture(name)), expected);
     });
@@ -99,9 +356,11 @@ Deno.test("each runner's real output yields its failing tests and summary counts
     });
   }
 
-  await t.step("every fixture is small", () => {
+  await t.step("every fixture is small and is read by a test", () => {
     for (const entry of Deno.readDirSync(FIXTURES)) {
       assert.ok(Deno.statSync(new URL(entry.name, FIXTURES)).size < 4096, entry.name);
+      const used = ["deno_color.txt", "vitest_color.txt"].includes(entry.name);
+      assert.ok(used || entry.name in ALL, entry.name);
     }
   });
 });
@@ -132,6 +391,7 @@ Deno.test("nested and unusual failures are named as the runner names them", asyn
       failed: ["api > users > creates"],
       passed: 0,
       failedCount: 1,
+      ignored: 0,
     });
   });
 
@@ -156,6 +416,7 @@ Deno.test("nested and unusual failures are named as the runner names them", asyn
       failed: ["./unc_test.ts (uncaught error)"],
       passed: 0,
       failedCount: 1,
+      ignored: 0,
     });
   });
 
@@ -181,6 +442,7 @@ Deno.test("nested and unusual failures are named as the runner names them", asyn
       failed: ["handles # signs"],
       passed: 0,
       failedCount: 1,
+      skippedTests: ["later", "skipped"],
     });
   });
 
@@ -197,6 +459,8 @@ Deno.test("nested and unusual failures are named as the runner names them", asyn
       failed: ["tests/test_broken.py"],
       passed: 0,
       failedCount: 1,
+      skipped: 0,
+      todo: 0,
     });
   });
 
@@ -206,12 +470,16 @@ Deno.test("nested and unusual failures are named as the runner names them", asyn
       failed: [],
       passed: 2,
       failedCount: 1,
+      skipped: 0,
+      todo: 0,
     });
     assert.deepEqual(parseTestReport("===== no tests ran in 0.01s ====="), {
       runner: "pytest",
       failed: [],
       passed: 0,
       failedCount: 0,
+      skipped: 0,
+      todo: 0,
     });
   });
 
@@ -250,6 +518,8 @@ Deno.test("nested and unusual failures are named as the runner names them", asyn
       failed: ["./bad.test.js"],
       passed: 0,
       failedCount: 0,
+      skipped: 0,
+      todo: 0,
     });
   });
 
@@ -272,6 +542,8 @@ Deno.test("nested and unusual failures are named as the runner names them", asyn
       failed: ["bad.test.js"],
       passed: 0,
       failedCount: 0,
+      skipped: 0,
+      todo: 0,
     });
   });
 
@@ -289,6 +561,8 @@ Deno.test("nested and unusual failures are named as the runner names them", asyn
       failed: ["math > adds"],
       passed: 2,
       failedCount: 1,
+      skipped: 0,
+      todo: 0,
     });
   });
 });
@@ -342,8 +616,8 @@ Deno.test("the hint picks the format first and auto-detection decides otherwise"
   });
 
   await t.step("each fixture is read by its own format whatever the hint", () => {
-    const runners = ["node", "deno", "pytest", "go", "cargo", "jest", "vitest"] as const;
-    for (const [name, expected] of Object.entries(EXPECTED)) {
+    const runners = ["node", "deno", "pytest", "go", "cargo", "jest", "vitest", "mocha"] as const;
+    for (const [name, expected] of Object.entries(ALL)) {
       for (const hint of runners) {
         assert.deepEqual(parseTestReport(fixture(name), hint), expected, `${name} with ${hint}`);
       }
@@ -466,5 +740,147 @@ Deno.test("testsRun adds passed and failed when both are known", async (t) => {
 
   await t.step("zero when no test ran", () => {
     assert.equal(testsRun({ failed: [], passed: 0, failedCount: 0 }), 0);
+  });
+});
+
+Deno.test("tests set aside are counted and named", async (t) => {
+  await t.step("a failing node todo is set aside, not failed", () => {
+    const report = parseTestReport(fixture("node_spec_skips.txt"));
+    assert.ok(!report.failed.includes("divides"));
+    assert.ok(report.skippedTests?.includes("divides"));
+  });
+
+  await t.step("deno counts ignored steps with ignored tests", () => {
+    assert.equal(parseTestReport(fixture("deno_ignored.txt")).ignored, 2);
+    const stepOnly = "ok | 1 passed (1 step) | 0 failed | 0 ignored (1 step) (51ms)";
+    assert.equal(parseTestReport(stepOnly).ignored, 1);
+  });
+
+  await t.step("a count a runner leaves out when it is zero reads as zero", () => {
+    assert.equal(parseTestReport(fixture("jest.txt")).skipped, 0);
+    assert.equal(parseTestReport(fixture("pytest.txt")).todo, 0);
+  });
+
+  await t.step("a count a runner never reports stays unknown", () => {
+    const cargo = parseTestReport(fixture("cargo.txt"));
+    assert.equal(cargo.skipped, undefined);
+    assert.equal(cargo.todo, undefined);
+    assert.equal(parseTestReport(fixture("go_skips.txt")).skipped, undefined);
+  });
+});
+
+Deno.test("testCounts gathers a report's counts for comparing two runs", async (t) => {
+  await t.step("the failing cargo tests once ignored run fewer and ignore more", () => {
+    assert.deepEqual(testCounts(parseTestReport(fixture("cargo_failing.txt"))), {
+      run: 3,
+      passed: 1,
+      failed: 2,
+      ignored: 0,
+    });
+    assert.deepEqual(testCounts(parseTestReport(fixture("cargo_ignored.txt"))), {
+      run: 1,
+      passed: 1,
+      failed: 0,
+      ignored: 2,
+    });
+  });
+
+  await t.step("every kind a runner reports", () => {
+    assert.deepEqual(testCounts(parseTestReport(fixture("jest_skips.txt"))), {
+      run: 3,
+      passed: 2,
+      failed: 1,
+      skipped: 1,
+      todo: 1,
+    });
+  });
+
+  await t.step("nothing known gives undefined", () => {
+    assert.equal(testCounts({ failed: ["adds"] }), undefined);
+  });
+});
+
+Deno.test("workspace runners' output is read package by package", async (t) => {
+  for (const [name, expected] of Object.entries(WORKSPACES)) {
+    await t.step(`${name}: each package's failures under its name, counts summed`, () => {
+      assert.deepEqual(parseTestReport(fixture(name)), expected);
+    });
+  }
+
+  await t.step("interleaved lines of packages run in parallel are told apart", () => {
+    const lines = fixture("pnpm_recursive.txt").split("\n");
+    const a = lines.filter((line) => line.startsWith("packages/a test: "));
+    const b = lines.filter((line) => line.startsWith("packages/b test: "));
+    const rest = lines.filter((line) => !a.includes(line) && !b.includes(line));
+    const mixed = Array.from({ length: Math.max(a.length, b.length) }, (_, i) => [b[i], a[i]])
+      .flat().filter((line) => line !== undefined);
+    assert.deepEqual(
+      parseTestReport([...rest.slice(0, 3), ...mixed, ...rest.slice(3)].join("\n")),
+      WORKSPACES["pnpm_recursive.txt"],
+    );
+  });
+
+  await t.step("yarn 3's report prefix reads as yarn 4's", () => {
+    // Written by hand: yarn 4's capture with yarn 3's "➤ YN0000: " before each line.
+    const output = fixture("yarn_workspaces.txt").split("\n").map((line) =>
+      line.startsWith("[") ? `➤ YN0000: ${line}` : line
+    ).join("\n");
+    assert.deepEqual(parseTestReport(output), WORKSPACES["yarn_workspaces.txt"]);
+  });
+
+  await t.step("one package's run keeps its names as its runner prints them", () => {
+    const text = fixture("npm_workspaces.txt");
+    const onlyA = text.slice(0, text.indexOf("> b@1.0.0 test"));
+    assert.deepEqual(parseTestReport(onlyA).failed, ["math > adds"]);
+    const pnpmOne = fixture("pnpm_recursive.txt").split("\n").filter((line) =>
+      !line.startsWith("packages/b ")
+    ).join("\n");
+    assert.deepEqual(parseTestReport(pnpmOne).failed, ["math > adds"]);
+  });
+
+  await t.step("a lone '[name]: ' line is a log line, not a package", () => {
+    const output = `[vite]: ready\n${fixture("node_spec.txt")}`;
+    assert.deepEqual(parseTestReport(output), EXPECTED["node_spec.txt"]);
+  });
+});
+
+Deno.test("mocha's spec output cut off before its details names its failures", () => {
+  assert.deepEqual(parseTestReport(head("mocha_spec.txt", 12)), {
+    runner: "mocha",
+    failed: ["divides", "math > integers > adds"],
+    skippedTests: ["math > rounds", "math > floors"],
+  });
+});
+
+Deno.test("a hand-written script's summary line gives counts, a stray word does not", async (t) => {
+  await t.step("'Tests failed: 4' and '4 tests failed' are counts without a runner", () => {
+    assert.deepEqual(parseTestReport("running...\nTests passed: 6\nTests failed: 4\n"), {
+      failed: [],
+      passed: 6,
+      failedCount: 4,
+    });
+    assert.deepEqual(parseTestReport("10 tests passed\n4 tests failed.\n"), {
+      failed: [],
+      passed: 10,
+      failedCount: 4,
+    });
+  });
+
+  await t.step("'failed' inside a sentence is not a count", () => {
+    for (
+      const output of [
+        "Build failed: see the log",
+        "3 of 4 tests failed",
+        "warning: 2 tests failed to compile last time",
+        "retrying the 1 test failed earlier",
+      ]
+    ) {
+      assert.deepEqual(parseTestReport(output), { failed: [] }, output);
+    }
+  });
+
+  await t.step("a runner's summary wins over such a line", () => {
+    const output = `${fixture("cargo.txt")}\nTests failed: 40\n`;
+    assert.deepEqual(parseTestReport(output), EXPECTED["cargo.txt"]);
   });
 });
