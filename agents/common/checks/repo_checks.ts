@@ -361,7 +361,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       return this.#last.result;
     }
     const result = await this.#check(context, { repo, head, base, plans });
-    if (this.#evidence) {
+    if (this.#evidence && !context.signal?.aborted) {
       this.#last = { key: key(), result, evidence: structuredClone(this.#evidence) };
     }
     return result;
@@ -495,10 +495,13 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     const copy = prepared.copy;
     const cwd = copy?.dir ?? context.cwd;
     // The final state runs while a baseline still running finishes; the comparison waits for both.
+    // The run's signal stops the checks: an interrupted run does not wait for its suite.
+    const signal = context.signal;
     const runs: CheckRun[] = [];
     for (const check of this.#checks) {
-      runs.push(await runRepoCheck(check, { cwd, timeoutMs: this.#timeoutMs }));
+      runs.push(await runRepoCheck(check, { cwd, timeoutMs: this.#timeoutMs, signal }));
     }
+    if (signal?.aborted) return this.#refuse(facts, STOPPED);
     const started = await this.#baseline;
     // A baseline that could not run compares as none.
     const baseline = started?.error ? undefined : started;
@@ -508,7 +511,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     const undeclared = testsChanged.filter((entry) => !entry.reason);
     const settled: Array<{ run: CheckRun; flaky: boolean }> = [];
     for (const [index, check] of this.#checks.entries()) {
-      settled.push(await this.#settle(check, runs[index], views.get(check.name), cwd));
+      settled.push(await this.#settle(check, runs[index], views.get(check.name), cwd, signal));
     }
     let judged = judgeAll(settled, views, declared, undeclared, testsChanged.length);
     if (judged.problems.length === 0 && baseline && !this.#confirmed) {
@@ -526,7 +529,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     const problems = judged.problems;
     const git = context.git;
     if (problems.length === 0 && git && base && claim && testsChanged.length > 0) {
-      const originals = await this.#originals(claim, base, testsChanged, declared);
+      const originals = await this.#originals(claim, base, testsChanged, declared, signal);
       evidence.originalsPass = originals.passed;
       if (!originals.passed && undeclared.length > 0) {
         problems.push(
@@ -536,6 +539,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
         );
       }
     }
+    if (signal?.aborted) return this.#refuse(facts, STOPPED);
     evidence.passed = problems.length === 0;
     this.#evidence = evidence;
     const noted = notes.length > 0 ? `\n\n${notes.join("\n")}` : "";
@@ -611,12 +615,13 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     run: CheckRun,
     before: BaselineView | undefined,
     cwd: string,
+    signal: AbortSignal | undefined,
   ): Promise<{ run: CheckRun; flaky: boolean }> {
     if (run.green || run.timedOut || !before) return { run, flaky: false };
     const flakyBefore = new Set(before.flakyTests ?? []);
     const onlyFlaky = run.failing.length > 0 && run.failing.every((test) => flakyBefore.has(test));
     if (!before.run.green && !onlyFlaky) return { run, flaky: false };
-    const again = await runRepoCheck(check, { cwd, timeoutMs: this.#timeoutMs });
+    const again = await runRepoCheck(check, { cwd, timeoutMs: this.#timeoutMs, signal });
     return { run: again, flaky: again.green };
   }
 
@@ -626,6 +631,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     base: string,
     changed: Array<{ path: string }>,
     outOfScope: Map<string, string>,
+    signal: AbortSignal | undefined,
   ): Promise<{ passed: boolean; detail: string }> {
     const copy = this.#copy!;
     // A fresh copy of the commit: what the first runs wrote is gone.
@@ -634,6 +640,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     if (error) return { passed: false, detail: ` (${error})` };
     const runs = await copy.run(this.#checks.filter((check) => !outOfScope.has(check.name)), {
       timeoutMs: this.#timeoutMs,
+      signal,
     });
     const failed = runs.find((run) => !run.green);
     return failed
@@ -641,6 +648,8 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       : { passed: true, detail: "" };
   }
 }
+
+const STOPPED = "The checks were stopped before they finished: the run is ending";
 
 /** The gate's rules on every check, from the settled runs and the baseline: no I/O, so it can run twice. */
 function judgeAll(
