@@ -230,8 +230,9 @@ class Run {
     const start = await this.#startingPoint();
     const started = state.now();
     const outcome = await runSession(state, this.#sessions, iteration, built.prompt);
-    // The session's start-up is over: a check red at the baseline runs again, at low priority.
-    void state.options.repoChecks?.confirmBaseline();
+    // The session's start-up is over: a check red at the baseline runs again, at low priority,
+    // unless the claim passed and the run is about to end.
+    if (!outcome.guard.verification?.passed) void state.options.repoChecks?.confirmBaseline();
     const summary = this.#collect(outcome);
     const repo = new IterationRepo(state, summary, start);
     await repo.refresh();

@@ -218,9 +218,10 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   /**
    * Run the checks red at the baseline once more, at low priority, in the
    * baseline's worktree: a red baseline may come from contention with the
-   * first session's start-up. Started at most once (the first complete_task
-   * claim or the end of the first session, whichever comes first); the
-   * baseline's `retries` hold the runs.
+   * first session's start-up. Started at most once: by a claim whose verdict
+   * depends on it, a claim sent back to work, or the end of a session that
+   * did not pass, whichever comes first. The baseline's `retries` hold the
+   * runs.
    *
    * @returns Resolves once they ran (at once when there is nothing to run).
    */
@@ -506,19 +507,14 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     // A baseline that could not run compares as none.
     const baseline = started?.error ? undefined : started;
     const base = baseline?.commit ?? context.git?.baseline ?? undefined;
-    let views = await this.#views(baseline, runs);
+    const views = await this.#views(baseline, runs);
     const testsChanged = await this.#changedTests(context, base);
     const undeclared = testsChanged.filter((entry) => !entry.reason);
     const settled: Array<{ run: CheckRun; flaky: boolean }> = [];
     for (const [index, check] of this.#checks.entries()) {
       settled.push(await this.#settle(check, runs[index], views.get(check.name), cwd, signal));
     }
-    let judged = judgeAll(settled, views, declared, undeclared, testsChanged.length);
-    if (judged.problems.length === 0 && baseline && !this.#confirmed) {
-      // Passing: the evidence is final, and says which baseline failures were flaky.
-      views = await this.#views(baseline, runs, true);
-      judged = judgeAll(settled, views, declared, undeclared, testsChanged.length);
-    }
+    const judged = judgeAll(settled, views, declared, undeclared, testsChanged.length);
     const evidence: ChecksEvidence = {
       passed: false,
       checks: judged.checks,
@@ -540,6 +536,8 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       }
     }
     if (signal?.aborted) return this.#refuse(facts, STOPPED);
+    // Sent back to work: a red baseline runs again meanwhile, for the next claim to compare with.
+    if (problems.length > 0) void this.confirmBaseline();
     evidence.passed = problems.length === 0;
     this.#evidence = evidence;
     const noted = notes.length > 0 ? `\n\n${notes.join("\n")}` : "";
@@ -549,22 +547,19 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   }
 
   /**
-   * The baseline runs to compare with. A check red at the baseline runs
-   * again first when the verdict depends on it (red now too), or when
-   * `settle` asks (a passing verdict's evidence).
+   * The baseline runs to compare with. A check red at the baseline and red
+   * now makes the verdict depend on that red: the baseline's second run is
+   * waited for. Otherwise it is used once it has run, and never waited for:
+   * a passing claim is not held up to annotate its evidence.
    */
   async #views(
     baseline: BaselineResult | undefined,
     runs: CheckRun[],
-    settle = false,
   ): Promise<Map<string, BaselineView>> {
-    if (baseline && !this.#confirmed) {
-      const confirming = this.confirmBaseline();
-      const redAgain = runs.some((run) =>
-        !run.green && baseline.runs.some((before) => before.name === run.name && !before.green)
-      );
-      if (settle || redAgain) await confirming;
-    }
+    const redAgain = runs.some((run) =>
+      !run.green && baseline?.runs.some((before) => before.name === run.name && !before.green)
+    );
+    if (redAgain) await this.confirmBaseline();
     const views = new Map<string, BaselineView>();
     for (const first of baseline?.runs ?? []) {
       const second = baseline?.retries?.find((run) => run.name === first.name);

@@ -273,3 +273,24 @@ require("node:test")("timing", () => {
   assert.equal(check.flaky, true);
   assert.deepEqual(baseline.retries?.[0].failing, ["adds"]);
 });
+
+Deno.test("a passing claim is not held up by the baseline's second run", async () => {
+  await using counter = await tempDir("finishline-runs-");
+  // Red at the baseline; run there a second time, it would take 30 s.
+  const slowSecond = `n=$(ls ${counter.path} | wc -l); touch ${counter.path}/$n
+[ "$n" -ge 1 ] && sleep 30
+exit 1
+`;
+  const { repo, gitRepo, base } = await project({ "check.sh": slowSecond });
+  await using _ = repo;
+  await using gate = new RepoChecksChecker({ checks: [{ name: "check", command: "sh check.sh" }] });
+  const baseline = await gate.startBaseline(gitRepo, base);
+  assert.equal(baseline.runs[0].green, false);
+  await Deno.writeTextFile(`${repo.path}/check.sh`, "exit 0\n");
+  await commitAll(repo.path, "fix: the check passes");
+  const started = performance.now();
+  const result = await gate.check(context(gitRepo, base));
+  assert.equal(result.complete, true, result.feedback);
+  assert.ok(performance.now() - started < 20_000, "the claim did not wait 30 s");
+  assert.equal(baseline.retries, undefined, "the second run was not started");
+});
