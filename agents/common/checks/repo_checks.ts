@@ -427,6 +427,10 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       copy = made;
     }
     this.#copy = copy;
+    // A folder installed for an earlier commit whose dependency change is gone since.
+    for (const dir of [...copy.folders.keys()]) {
+      if (!claim.plans.some((plan) => plan.dir === dir)) await copy.drop(dir);
+    }
     const notes: string[] = [];
     for (const plan of claim.plans) {
       const note = pythonNote(plan);

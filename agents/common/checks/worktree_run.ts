@@ -183,6 +183,18 @@ export class CheckWorktree {
   }
 
   /**
+   * Remove a dependency folder from the worktree (the link, or what was
+   * installed there).
+   *
+   * @param dir The folder's name.
+   * @returns Resolves once it is gone.
+   */
+  async drop(dir: string): Promise<void> {
+    if (!this.#folders.delete(dir)) return;
+    await Deno.remove(path.join(this.dir, dir), { recursive: true }).catch(() => {});
+  }
+
+  /**
    * Install a dependency folder in the worktree with `command` (run at its
    * root), in place of the link; `key` names what was installed, so that the
    * same manifest is not installed twice.

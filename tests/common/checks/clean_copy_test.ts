@@ -71,6 +71,14 @@ async function worktrees(root: string): Promise<string[]> {
     .filter((line) => line.startsWith("worktree ")).map((line) => line.slice(9));
 }
 
+/** The worktree of finishline's that holds `commit`. */
+async function worktreeAt(root: string, commit: string): Promise<string> {
+  for (const dir of (await worktrees(root)).slice(1)) {
+    if (await git(dir, "rev-parse", "HEAD") === commit) return dir;
+  }
+  throw new Error(`No worktree holds ${commit}`);
+}
+
 /** A package in node_modules with a `.bin` entry, as `npm install` leaves it. */
 async function installedPackage(root: string): Promise<void> {
   await write(root, {
@@ -217,6 +225,15 @@ Deno.test("dependency folders are the ones the run found", async (t) => {
       /You changed "package-lock.json", "package.json": the clean copy installed node_modules with `npm ci/,
     );
     assert.equal(gate.evidence?.dependencyChanges, undefined);
+    const copy = await worktreeAt(repo.path, await git(repo.path, "rev-parse", "HEAD"));
+    assert.equal(await Deno.readLink(`${copy}/node_modules/dep`), "../vendor-dep");
+
+    // The dependency is dropped again: so is what the clean copy installed.
+    await git(repo.path, "revert", "--no-edit", "HEAD");
+    const reverted = await gate.check(context(gitRepo, base));
+    assert.equal(reverted.complete, false);
+    assert.match(reverted.feedback!, /failing tests: "dep"/);
+    await assert.rejects(Deno.lstat(`${copy}/node_modules`));
   });
 
   await t.step(
