@@ -180,22 +180,28 @@ export async function changedOnPurpose(
 ): Promise<Map<string, string[]>> {
   const changed = new Map<string, string[]>();
   if (base === head) return changed;
+  const pathspecs = [...new Set(DEPENDENCY_FOLDERS.flatMap((folder) => folder.manifests))];
+  const diff = await repo.exec([
+    "diff",
+    "--name-only",
+    "--no-renames",
+    base,
+    head,
+    "--",
+    ...pathspecs,
+  ]);
+  if (diff.code !== 0) return changed;
+  let files = diff.stdout.split("\n").filter((line) => line !== "");
+  if (files.includes("package.json") && !await dependenciesDiffer(repo, base, head)) {
+    files = files.filter((file) => file !== "package.json");
+  }
   for (const folder of DEPENDENCY_FOLDERS) {
-    const diff = await repo.exec([
-      "diff",
-      "--name-only",
-      "--no-renames",
-      base,
-      head,
-      "--",
-      ...folder.manifests,
-    ]);
-    if (diff.code !== 0) continue;
-    const files: string[] = [];
-    for (const file of diff.stdout.split("\n").filter((line) => line !== "")) {
-      if (file !== "package.json" || await dependenciesDiffer(repo, base, head)) files.push(file);
-    }
-    if (files.length > 0) changed.set(folder.dir, files);
+    const own = files.filter((file) =>
+      folder.manifests.some((spec) =>
+        spec.startsWith(":(glob)") ? path.matchesGlob(file, spec.slice(7)) : file === spec
+      )
+    );
+    if (own.length > 0) changed.set(folder.dir, own);
   }
   return changed;
 }
