@@ -73,7 +73,6 @@ interface FolderPlan {
 interface Claim {
   repo: GitRepo;
   head: string;
-  base: string | undefined;
   plans: FolderPlan[];
 }
 
@@ -361,7 +360,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       this.#evidence = structuredClone(this.#last.evidence);
       return this.#last.result;
     }
-    const result = await this.#check(context, { repo, head, base, plans });
+    const result = await this.#check(context, { repo, head, plans });
     if (this.#evidence && !context.signal?.aborted) {
       this.#last = { key: key(), result, evidence: structuredClone(this.#evidence) };
     }
