@@ -15,6 +15,7 @@
  */
 
 import { basename, dirname, relative } from "node:path";
+import type { CheckRun } from "../common/checks/check_run.ts";
 import type { CheckEvidence, IterationSummary, TestCounts } from "../common/completion/types.ts";
 import { countTools, seconds, usd } from "../common/format.ts";
 import type { RunSegment } from "../common/store/mod.ts";
@@ -346,7 +347,9 @@ function evidenceSection(input: ReportInput): string[] {
             `${codeSpan(run.name)} ${
               run.green
                 ? "green"
-                : `red${run.failing.length ? ` (${failingTests(run.failing)})` : ""}`
+                : `red${run.failing.length ? ` (${failingTests(run.failing)})` : ""}${
+                  secondRun(baseline.retries?.find((retry) => retry.name === run.name))
+                }`
             }`
           ).join(", ")
         }`,
@@ -391,6 +394,14 @@ function cell(text: string): string {
 }
 
 /** The first failing tests of a check, by name as the test runner printed them. */
+/** How a check red at the baseline did when it ran again. */
+function secondRun(retry: CheckRun | undefined): string {
+  if (!retry) return "";
+  return retry.green
+    ? ", green when run again"
+    : `, red again${retry.failing.length ? ` (${failingTests(retry.failing)})` : ""}`;
+}
+
 function failingTests(names: string[]): string {
   return names.slice(0, 5).map((name) => inline(name)).join(", ");
 }
@@ -476,6 +487,46 @@ export function evidenceMarkdown(summary: IterationSummary | undefined): string[
           entry.reason === undefined ? "no reason given" : inline(entry.reason)
         }`,
       );
+    }
+  }
+  lines.push(...cleanCopyLines(evidence));
+  return lines;
+}
+
+/** Where the checks ran, and what kept them from running or changed how they ran. */
+function cleanCopyLines(evidence: NonNullable<IterationSummary["checks"]>): string[] {
+  const lines: string[] = [];
+  if (evidence.commit) {
+    lines.push(
+      "",
+      `Checked on a clean copy of ${codeSpan(evidence.commit.slice(0, 12))}${
+        evidence.setupMs !== undefined ? ` (prepared in ${seconds(evidence.setupMs)})` : ""
+      }, never the working tree.`,
+    );
+  }
+  if (evidence.uncommitted?.length) {
+    lines.push(
+      "",
+      `**Not verified, uncommitted:** ${evidence.uncommitted.map(codeSpan).join(", ")}`,
+    );
+  }
+  if (evidence.dependencyChanges?.length) {
+    lines.push(
+      "",
+      `**Dependency folders changed by the agent** (the checks did not run): ${
+        evidence.dependencyChanges.map((change) => inline(change)).join(", ")
+      }`,
+    );
+  }
+  for (const note of evidence.dependencyNotes ?? []) {
+    lines.push("", `Dependencies: ${inline(note)}`);
+  }
+  const flaky = evidence.checks.filter((check) => check.baselineFlaky);
+  if (flaky.length > 0) {
+    lines.push("", "**Flaky at the baseline** (failed at its first run, passed when run again):");
+    for (const check of flaky) {
+      const tests = check.baselineFlaky ?? [];
+      lines.push(`- ${codeSpan(check.name)}${tests.length ? `: ${failingTests(tests)}` : ""}`);
     }
   }
   return lines;

@@ -178,6 +178,8 @@ async function runLoop(
       },
     });
   } finally {
+    // The loop closes the gate at its end; this covers a loop that threw.
+    await plan.checks.gate?.close();
     reporter.stop();
   }
 }

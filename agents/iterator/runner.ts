@@ -172,6 +172,8 @@ class Run {
         this.#sessions.warmNext(state.summaries.length);
       }
     }
+    // What the agent finds, before its first session: the gate's uncommitted files and dependency manifest.
+    if (git) await state.options.repoChecks?.recordStart(git, { exclude: ignorePaths });
     this.#startBaseline();
     if (git) state.startDirt = await git.snapshot(ignorePaths) ?? new Map();
     try {
@@ -228,6 +230,9 @@ class Run {
     const start = await this.#startingPoint();
     const started = state.now();
     const outcome = await runSession(state, this.#sessions, iteration, built.prompt);
+    // The session's start-up is over: a check red at the baseline runs again, at low priority,
+    // unless the claim passed and the run is about to end.
+    if (!outcome.guard.verification?.passed) void state.options.repoChecks?.confirmBaseline();
     const summary = this.#collect(outcome);
     const repo = new IterationRepo(state, summary, start);
     await repo.refresh();
@@ -408,8 +413,8 @@ class Run {
     } catch (error) {
       state.emit({ type: "backend_release_failed", error: firstLine(error) });
     }
-    // A baseline still running is stopped, not waited for.
-    if (!state.baseline) await state.options.repoChecks?.stopBaseline();
+    // A baseline still running is stopped, not waited for; the gate's worktrees are removed.
+    await state.options.repoChecks?.close();
     const result: RunResult = {
       status,
       completionReason,

@@ -1,10 +1,13 @@
 /**
  * The repository's own checks as the gate of "done": run once on the
  * starting commit (the baseline, in a detached worktree beside the first
- * session), then on the final state. A check green at the baseline must stay
- * green; a red one must turn green unless the agent declares it out of scope;
- * changed test files must still pass in their original versions, or be
- * declared.
+ * session; a red check there runs once more when the session's start-up is
+ * over), then on a clean copy of the agent's last commit, never on the live
+ * working tree. A check green at the baseline must stay green; a red one must
+ * turn green unless the agent declares it out of scope; changed test files
+ * must still pass in their original versions, or be declared. Uncommitted
+ * work is not verified, and the dependency folders linked into the clean
+ * copy must be as the run found them.
  *
  * @module
  */
@@ -17,6 +20,15 @@ import type {
 } from "../completion/types.ts";
 import type { GitRepo } from "../git.ts";
 import { type CheckRun, describeRun, nameList, type RepoCheck, runRepoCheck } from "./check_run.ts";
+import {
+  changedOnPurpose,
+  DEPENDENCY_FOLDERS,
+  dependencyChanges,
+  type DependencyManifest,
+  dependencyManifest,
+  linkableFolders,
+  nodeInstallCommand,
+} from "./dependency_folders.ts";
 import { changedProtectedFiles } from "./protected_files.ts";
 import {
   incomplete,
@@ -25,12 +37,7 @@ import {
   type TaskCompletionContext,
   type TaskCompletionResult,
 } from "./types.ts";
-import {
-  type BaselineResult,
-  runInWorktree,
-  snapshotCommit,
-  snapshotTree,
-} from "./worktree_run.ts";
+import { type BaselineResult, CheckWorktree } from "./worktree_run.ts";
 
 /** Options of {@linkcode RepoChecksChecker}. */
 export interface RepoChecksOptions {
@@ -44,10 +51,49 @@ export interface RepoChecksOptions {
   configFiles?: string[];
 }
 
+/** The repository as the run found it. */
+interface RunStart {
+  /** Uncommitted files already there, with their signatures: not the agent's. */
+  dirt: Map<string, string>;
+  /** The dependency folders linked into worktrees. */
+  folders: string[];
+  /** Their manifest. */
+  manifest: DependencyManifest;
+}
+
+/** How one dependency folder reaches the clean copy of a commit. */
+interface FolderPlan {
+  dir: string;
+  /** Install from the commit's manifest and lock files, else link the folder found at the start. */
+  install: boolean;
+  /** The manifest or lock files the agent changed on purpose. */
+  changedFiles: string[];
+  /** What the agent changed in the linked folder. */
+  changes: string[];
+  /** Names what would be installed. */
+  key: string;
+}
+
+/** A claim ready to be checked on a clean copy. */
+interface Claim {
+  repo: GitRepo;
+  head: string;
+  plans: FolderPlan[];
+}
+
+/** A baseline run as the gate compares with it: confirmed by a second run when it was red. */
+interface BaselineView {
+  run: CheckRun;
+  /** Tests that failed at the first run and passed at the second. */
+  flakyTests?: string[];
+}
+
 /**
- * The gate: the repository's checks on the final state, compared with the
- * baseline. Its {@linkcode RepoChecksChecker.evidence} after a check is what
- * the report shows.
+ * The gate: the repository's checks on a clean copy of the agent's last
+ * commit, compared with the baseline. Its {@linkcode RepoChecksChecker.evidence}
+ * after a check is what the report shows. Call
+ * {@linkcode RepoChecksChecker.close} at the end of a run: it removes the
+ * worktrees.
  *
  * @example A check that passes with no baseline
  * ```ts
@@ -60,6 +106,7 @@ export interface RepoChecksOptions {
  * assert.equal(result.complete, true);
  * assert.equal(gate.evidence?.checks[0].now, "green");
  * assert.equal(gate.evidence?.checks[0].baseline, "unknown");
+ * await gate.close();
  * ```
  */
 export class RepoChecksChecker implements TaskCompletionChecker {
@@ -69,8 +116,17 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   readonly #timeoutMs: number;
   readonly #protect: string[];
   readonly #configFiles: string[];
+  #start: Promise<RunStart> | undefined;
   #baseline: Promise<BaselineResult> | undefined;
+  /** The baseline's worktree, kept until its red checks ran a second time. */
+  #baselineWorktree: CheckWorktree | undefined;
+  #confirmation: Promise<void> | undefined;
+  #confirmed = false;
   #stopBaseline = new AbortController();
+  /** The one clean copy of a run, moved from commit to commit. */
+  #copy: CheckWorktree | undefined;
+  /** Checks run one at a time: they share the clean copy. */
+  #queue: Promise<unknown> = Promise.resolve();
   #evidence: ChecksEvidence | undefined;
   #last: { key: string; result: TaskCompletionResult; evidence: ChecksEvidence } | undefined;
 
@@ -105,31 +161,135 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   }
 
   /**
+   * Record the repository as the run finds it, before the agent's first
+   * session: the files already uncommitted (not the agent's work) and a
+   * manifest of the dependency folders that worktrees link. Later calls
+   * keep the first record.
+   *
+   * @param repo The repository.
+   * @param options Paths to leave out of the uncommitted files (finishline's own).
+   * @returns Resolves once recorded.
+   */
+  async recordStart(repo: GitRepo, options: { exclude?: string[] } = {}): Promise<void> {
+    this.#start ??= (async () => {
+      const [dirt, head] = await Promise.all([repo.snapshot(options.exclude), repo.head()]);
+      const folders = head ? await linkableFolders(repo, head) : [];
+      return {
+        dirt: dirt ?? new Map(),
+        folders,
+        manifest: await dependencyManifest(repo.root, folders),
+      };
+    })();
+    await this.#start;
+  }
+
+  /**
    * Start the baseline on `commit` in a detached worktree; it runs while the
-   * first session works, and the first verification waits for it.
+   * first session works, and the first verification waits for it. Records
+   * the start ({@linkcode RepoChecksChecker.recordStart}) when that was not
+   * done yet.
    *
    * @param repo The repository.
    * @param commit The starting commit.
    * @returns The baseline's promise.
    */
   startBaseline(repo: GitRepo, commit: string): Promise<BaselineResult> {
-    this.#baseline = runInWorktree(repo, commit, {
-      checks: this.#checks,
-      timeoutMs: this.#timeoutMs,
-      signal: this.#stopBaseline.signal,
-    });
+    const signal = this.#stopBaseline.signal;
+    this.#baseline = (async (): Promise<BaselineResult> => {
+      await this.recordStart(repo);
+      const started = performance.now();
+      const finished = (runs: CheckRun[], error?: string): BaselineResult => ({
+        commit,
+        runs,
+        durationMs: Math.round(performance.now() - started),
+        ...(error ? { error } : {}),
+      });
+      const worktree = await CheckWorktree.create(repo, commit, {
+        link: (await this.#start!).folders,
+      });
+      if (typeof worktree === "string") return finished([], worktree);
+      const runs = await worktree.run(this.#checks, { timeoutMs: this.#timeoutMs, signal });
+      if (signal.aborted || runs.every((run) => run.green)) {
+        await worktree.remove();
+      } else {
+        this.#baselineWorktree = worktree;
+      }
+      return signal.aborted ? finished(runs, "stopped before it finished") : finished(runs);
+    })();
     return this.#baseline;
   }
 
   /**
-   * Stop a baseline still running (the run ended before it was needed) and
-   * wait for its worktree to be removed.
+   * Run the checks red at the baseline once more, at low priority, in the
+   * baseline's worktree: a red baseline may come from contention with the
+   * first session's start-up. Started at most once: by a claim whose verdict
+   * depends on it, a claim sent back to work, or the end of a session that
+   * did not pass, whichever comes first. The baseline's `retries` hold the
+   * runs.
+   *
+   * @returns Resolves once they ran (at once when there is nothing to run).
+   */
+  confirmBaseline(): Promise<void> {
+    if (!this.#baseline) return Promise.resolve();
+    this.#confirmation ??= this.#confirm(this.#baseline);
+    return this.#confirmation;
+  }
+
+  async #confirm(pending: Promise<BaselineResult>): Promise<void> {
+    const baseline = await pending;
+    const worktree = this.#baselineWorktree;
+    this.#baselineWorktree = undefined;
+    try {
+      const signal = this.#stopBaseline.signal;
+      if (!worktree || baseline.error || signal.aborted) return;
+      const red = this.#checks.filter((check) =>
+        baseline.runs.some((run) => run.name === check.name && !run.green)
+      );
+      // A clean start, as the first run had.
+      if (await worktree.moveTo(baseline.commit)) return;
+      const retries = await worktree.run(red, { timeoutMs: this.#timeoutMs, signal, nice: true });
+      if (!signal.aborted) baseline.retries = retries;
+    } finally {
+      this.#confirmed = true;
+      await worktree?.remove();
+    }
+  }
+
+  /**
+   * Stop a baseline (and its second run) still running, and wait for its
+   * worktree to be removed.
    *
    * @returns Resolves once it has stopped.
    */
   async stopBaseline(): Promise<void> {
     this.#stopBaseline.abort();
     await this.#baseline;
+    await this.#confirmation;
+    await this.#baselineWorktree?.remove();
+    this.#baselineWorktree = undefined;
+  }
+
+  /**
+   * End of the run: stop the baseline, remove the baseline's worktree and
+   * the clean copy. A later check makes a new clean copy.
+   *
+   * @returns Resolves once nothing of the gate is left in `git worktree list`.
+   */
+  async close(): Promise<void> {
+    await this.stopBaseline();
+    await this.#queue;
+    const copy = this.#copy;
+    this.#copy = undefined;
+    await copy?.remove();
+  }
+
+  /**
+   * {@linkcode RepoChecksChecker.close}, for `await using`.
+   *
+   * @returns Resolves once closed.
+   */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
   }
 
   /**
@@ -142,74 +302,242 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   }
 
   /**
-   * Run every check on the working tree and compare with the baseline.
+   * Run every check on a clean copy of the last commit and compare with the
+   * baseline. Uncommitted work is not verified: the agent is told to commit
+   * it. Outside a repository the checks run in the working directory.
    *
    * @param context The working directory, git evidence and complete_task call.
    * @returns Complete when the gate passes, else the feedback for the agent.
    */
-  async check(context: TaskCompletionContext): Promise<TaskCompletionResult> {
-    // The same files and the same declarations give the same verdict: the
+  check(context: TaskCompletionContext): Promise<TaskCompletionResult> {
+    const result = this.#queue.then(() => this.#claim(context));
+    this.#queue = result.catch(() => {});
+    return result;
+  }
+
+  async #claim(context: TaskCompletionContext): Promise<TaskCompletionResult> {
+    const git = context.git;
+    if (!git) return await this.#check(context, undefined);
+    const repo = git.repo;
+    await this.recordStart(repo);
+    const start = (await this.#start)!;
+    const head = await repo.head();
+    if (!head) {
+      return this.#refuse({}, "Nothing is committed yet: commit your work, then claim it done");
+    }
+    const uncommitted = await uncommittedChanges(repo, start.dirt);
+    if (uncommitted.length > 0) {
+      return this.#refuse(
+        { commit: head, uncommitted },
+        `Your work is not committed: ${listPaths(uncommitted)} ${
+          uncommitted.length === 1 ? "is" : "are"
+        } uncommitted. finishline verifies a clean copy of your last commit (${
+          head.slice(0, 12)
+        }), never the working tree, so uncommitted changes are not verified and the checks did not run. Commit your work (and delete files that do not belong to the task), then call complete_task again`,
+      );
+    }
+    const base = git.baseline ?? undefined;
+    const plans = await this.#planFolders(repo, start, base, head);
+    const tampered = plans.filter((plan) => !plan.install).flatMap((plan) => plan.changes);
+    if (tampered.length > 0) {
+      return this.#refuse(
+        {
+          commit: head,
+          dependencyChanges: tampered,
+          dependencyNotes: plans.flatMap((plan) => pythonNote(plan) ?? []),
+        },
+        dependencyFeedback(tampered, plans),
+      );
+    }
+    // The same commit and the same declarations give the same verdict: the
     // handler's verdict right after a complete_task check does not run the suite again.
-    const snapshot = context.git ? await snapshotTree(context.git.repo) : undefined;
-    const key = snapshot
-      ? JSON.stringify([
-        snapshot.tree,
+    // A baseline confirmed since then (by a second run) may change it.
+    const key = () =>
+      JSON.stringify([
+        head,
         context.completeTask?.out_of_scope ?? [],
         context.completeTask?.tests_changed ?? [],
-        context.git?.baseline ?? null,
-      ])
-      : undefined;
-    if (key !== undefined && this.#last?.key === key) {
+        git.baseline ?? null,
+        plans.map((plan) => [plan.dir, plan.install, plan.key]),
+        this.#confirmed,
+      ]);
+    if (this.#last?.key === key()) {
       this.#evidence = structuredClone(this.#last.evidence);
       return this.#last.result;
     }
-    const result = await this.#check(context);
-    if (key !== undefined && this.#evidence) {
-      this.#last = { key, result, evidence: structuredClone(this.#evidence) };
+    const result = await this.#check(context, { repo, head, plans });
+    if (this.#evidence && !context.signal?.aborted) {
+      this.#last = { key: key(), result, evidence: structuredClone(this.#evidence) };
     }
     return result;
   }
 
-  async #check(context: TaskCompletionContext): Promise<TaskCompletionResult> {
+  /** A claim refused before any check ran. */
+  #refuse(facts: Partial<ChecksEvidence>, feedback: string): TaskCompletionResult {
+    this.#evidence = { passed: false, checks: [], outOfScope: [], testsChanged: [], ...facts };
+    return incomplete(feedback);
+  }
+
+  /** How each dependency folder reaches the clean copy of `head`, and what the agent changed in it. */
+  async #planFolders(
+    repo: GitRepo,
+    start: RunStart,
+    base: string | undefined,
+    head: string,
+  ): Promise<FolderPlan[]> {
+    const onPurpose = base ? await changedOnPurpose(repo, base, head) : new Map();
+    const now = await dependencyManifest(repo.root, start.folders);
+    const plans: FolderPlan[] = [];
+    for (const folder of DEPENDENCY_FOLDERS) {
+      const linked = start.folders.includes(folder.dir);
+      const changedFiles: string[] = onPurpose.get(folder.dir) ?? [];
+      const install = folder.installable && changedFiles.length > 0 &&
+        (linked || folder.dir === "node_modules");
+      if (!linked && !install) continue;
+      const within = (manifest: DependencyManifest) =>
+        new Map([...manifest].filter(([entry]) => entry.startsWith(`${folder.dir}/`)));
+      const listed = await repo.exec(["ls-tree", head, "--", ...folder.manifests]);
+      plans.push({
+        dir: folder.dir,
+        install,
+        changedFiles,
+        changes: linked ? dependencyChanges(within(start.manifest), within(now)) : [],
+        key: listed.stdout,
+      });
+    }
+    return plans;
+  }
+
+  /**
+   * The clean copy at `head`: made on the first claim, moved on later ones;
+   * each dependency folder linked, or installed from the commit's lock file.
+   */
+  async #cleanCopy(
+    claim: Claim,
+  ): Promise<{ copy?: CheckWorktree; notes: string[]; problem?: string; changes?: string[] }> {
+    const start = (await this.#start)!;
+    let copy = this.#copy;
+    if (copy && await copy.moveTo(claim.head)) {
+      // Something broke the worktree (the agent removed it, say): a new one.
+      await copy.remove();
+      copy = undefined;
+    }
+    if (!copy) {
+      const made = await CheckWorktree.create(claim.repo, claim.head, { link: start.folders });
+      if (typeof made === "string") {
+        this.#copy = undefined;
+        return { notes: [], problem: `finishline could not make its clean copy: ${made}` };
+      }
+      copy = made;
+    }
+    this.#copy = copy;
+    // A folder installed for an earlier commit whose dependency change is gone since.
+    for (const dir of [...copy.folders.keys()]) {
+      if (!claim.plans.some((plan) => plan.dir === dir)) await copy.drop(dir);
+    }
+    const notes: string[] = [];
+    for (const plan of claim.plans) {
+      const note = pythonNote(plan);
+      if (note) notes.push(note);
+      if (!plan.install) {
+        if (copy.folders.get(plan.dir)?.kind !== "linked") await copy.link(plan.dir);
+        continue;
+      }
+      const command = await nodeInstallCommand(copy.dir);
+      const failed = await copy.install(plan.dir, command, {
+        key: plan.key,
+        timeoutMs: this.#timeoutMs,
+      });
+      if (!failed) {
+        notes.push(
+          `You changed ${
+            listPaths(plan.changedFiles)
+          }: the clean copy installed ${plan.dir} with \`${command.command}\` instead of linking the one found at the start`,
+        );
+        continue;
+      }
+      if (!failed.missing) {
+        return {
+          copy,
+          notes,
+          problem: `You changed ${
+            listPaths(plan.changedFiles)
+          }, so finishline installs ${plan.dir} from them in its clean copy of ${
+            claim.head.slice(0, 12)
+          }, and that failed: ${failed.detail}. Fix the dependency manifest and lock file, and commit them`,
+        };
+      }
+      const linked = start.folders.includes(plan.dir) && await copy.link(plan.dir);
+      notes.push(
+        `You changed ${
+          listPaths(plan.changedFiles)
+        }, but finishline cannot install ${plan.dir} (${failed.detail}): the checks ran with ${
+          linked ? `the ${plan.dir} found at the start` : `no ${plan.dir}`
+        }`,
+      );
+      if (linked && plan.changes.length > 0) return { copy, notes, changes: plan.changes };
+    }
+    return { copy, notes };
+  }
+
+  async #check(
+    context: TaskCompletionContext,
+    claim: Claim | undefined,
+  ): Promise<TaskCompletionResult> {
     const declared = declaredOutOfScope(context.completeTask);
-    // The checks were detected at the repository's root, and run there.
-    const cwd = context.git?.repo.root ?? context.cwd;
-    // The final state is checked while a baseline still running finishes; the comparison waits for both.
+    const setupStarted = performance.now();
+    const prepared = claim ? await this.#cleanCopy(claim) : { notes: [] };
+    const setupMs = Math.round(performance.now() - setupStarted);
+    const notes = prepared.notes;
+    const facts: Partial<ChecksEvidence> = {
+      ...(claim ? { commit: claim.head, setupMs } : {}),
+      ...(notes.length > 0 ? { dependencyNotes: notes } : {}),
+    };
+    if (prepared.changes) {
+      return this.#refuse(
+        { ...facts, dependencyChanges: prepared.changes },
+        dependencyFeedback(prepared.changes, claim!.plans),
+      );
+    }
+    if (prepared.problem) return this.#refuse(facts, prepared.problem);
+    // Outside a repository there is no commit to copy: the working directory, as it is.
+    const copy = prepared.copy;
+    const cwd = copy?.dir ?? context.cwd;
+    // The final state runs while a baseline still running finishes; the comparison waits for both.
+    // The run's signal stops the checks: an interrupted run does not wait for its suite.
+    const signal = context.signal;
     const runs: CheckRun[] = [];
     for (const check of this.#checks) {
-      runs.push(await runRepoCheck(check, { cwd, timeoutMs: this.#timeoutMs }));
+      runs.push(await runRepoCheck(check, { cwd, timeoutMs: this.#timeoutMs, signal }));
     }
+    if (signal?.aborted) return this.#refuse(facts, STOPPED);
     const started = await this.#baseline;
     // A baseline that could not run compares as none.
     const baseline = started?.error ? undefined : started;
-    const git = context.git;
-    const base = baseline?.commit ?? git?.baseline ?? undefined;
+    const base = baseline?.commit ?? context.git?.baseline ?? undefined;
+    const views = await this.#views(baseline, runs);
+    const testsChanged = await this.#changedTests(context, base);
+    const undeclared = testsChanged.filter((entry) => !entry.reason);
+    const settled: Array<{ run: CheckRun; flaky: boolean }> = [];
+    for (const [index, check] of this.#checks.entries()) {
+      settled.push(await this.#settle(check, runs[index], views.get(check.name), cwd, signal));
+    }
+    const judged = judgeAll(settled, views, declared, {
+      undeclared,
+      changedCount: testsChanged.length,
+      declarations: context.completeTask?.tests_changed,
+    });
     const evidence: ChecksEvidence = {
       passed: false,
-      checks: [],
-      outOfScope: [],
-      testsChanged: await this.#changedTests(context, base),
+      checks: judged.checks,
+      outOfScope: judged.outOfScope,
+      testsChanged,
+      ...facts,
     };
-    const undeclared = evidence.testsChanged.filter((entry) => !entry.reason);
-    const problems: string[] = [];
-    for (const [index, check] of this.#checks.entries()) {
-      const before = baseline?.runs.find((run) => run.name === check.name);
-      const { run, flaky } = await this.#settle(check, runs[index], before, cwd);
-      evidence.checks.push(checkEvidence(run, before, flaky));
-      const judged = judgeRun(run, before, declared.get(check.name));
-      if (judged.problem) problems.push(judged.problem);
-      if (judged.outOfScope) evidence.outOfScope.push(judged.outOfScope);
-      const fewer = fewerTests(
-        run,
-        before,
-        undeclared,
-        evidence.testsChanged.length,
-        context.completeTask?.tests_changed,
-      );
-      if (fewer) problems.push(fewer);
-    }
-    if (problems.length === 0 && git && base && evidence.testsChanged.length > 0) {
-      const originals = await this.#originals(git.repo, base, evidence.testsChanged, declared);
+    const problems = judged.problems;
+    const git = context.git;
+    if (problems.length === 0 && git && base && claim && testsChanged.length > 0) {
+      const originals = await this.#originals(claim, base, testsChanged, declared, signal);
       evidence.originalsPass = originals.passed;
       if (!originals.passed && undeclared.length > 0) {
         problems.push(
@@ -219,9 +547,48 @@ export class RepoChecksChecker implements TaskCompletionChecker {
         );
       }
     }
+    if (signal?.aborted) return this.#refuse(facts, STOPPED);
+    // Sent back to work: a red baseline runs again meanwhile, for the next claim to compare with.
+    if (problems.length > 0) void this.confirmBaseline();
     evidence.passed = problems.length === 0;
     this.#evidence = evidence;
-    return problems.length > 0 ? incomplete(problems.join("\n\n")) : ok(passedText(evidence));
+    const noted = notes.length > 0 ? `\n\n${notes.join("\n")}` : "";
+    return problems.length > 0
+      ? incomplete(`${problems.join("\n\n")}${noted}`)
+      : ok(`${passedText(evidence)}${checkedOn(claim)}${noted}`);
+  }
+
+  /**
+   * The baseline runs to compare with. A check red at the baseline and red
+   * now makes the verdict depend on that red: the baseline's second run is
+   * waited for. Otherwise it is used once it has run, and never waited for:
+   * a passing claim is not held up to annotate its evidence.
+   */
+  async #views(
+    baseline: BaselineResult | undefined,
+    runs: CheckRun[],
+  ): Promise<Map<string, BaselineView>> {
+    const redAgain = runs.some((run) =>
+      !run.green && baseline?.runs.some((before) => before.name === run.name && !before.green)
+    );
+    if (redAgain) await this.confirmBaseline();
+    const views = new Map<string, BaselineView>();
+    for (const first of baseline?.runs ?? []) {
+      const second = baseline?.retries?.find((run) => run.name === first.name);
+      if (!second) {
+        views.set(first.name, { run: first });
+        continue;
+      }
+      const again = new Set(second.failing);
+      const flakyTests = first.failing.filter((test) => !again.has(test));
+      // Red twice: every test that failed at either run was failing at the start.
+      const failing = [...new Set([...first.failing, ...second.failing])];
+      views.set(first.name, {
+        run: second.green ? second : { ...second, failing },
+        ...(second.green || flakyTests.length > 0 ? { flakyTests } : {}),
+      });
+    }
+    return views;
   }
 
   /** Protected files the agent changed since `base`, with the reasons it declared. */
@@ -245,38 +612,116 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     });
   }
 
-  /** A check that passed before the run and fails once may be flaky: it is asked again. */
+  /**
+   * A check that passed before the run and fails once may be flaky: it is
+   * asked again. So is one that fails only in tests that were flaky at the
+   * baseline.
+   */
   async #settle(
     check: RepoCheck,
     run: CheckRun,
-    before: CheckRun | undefined,
+    before: BaselineView | undefined,
     cwd: string,
+    signal: AbortSignal | undefined,
   ): Promise<{ run: CheckRun; flaky: boolean }> {
-    if (run.green || !before?.green || run.timedOut) return { run, flaky: false };
-    const again = await runRepoCheck(check, { cwd, timeoutMs: this.#timeoutMs });
+    if (run.green || run.timedOut || !before) return { run, flaky: false };
+    const flakyBefore = new Set(before.flakyTests ?? []);
+    const onlyFlaky = run.failing.length > 0 && run.failing.every((test) => flakyBefore.has(test));
+    if (!before.run.green && !onlyFlaky) return { run, flaky: false };
+    const again = await runRepoCheck(check, { cwd, timeoutMs: this.#timeoutMs, signal });
     return { run: again, flaky: again.green };
   }
 
-  /** Run the checks on the working tree with the original test files put back. */
+  /** Run the checks on the clean copy with the original test files put back. */
   async #originals(
-    repo: GitRepo,
+    claim: Claim,
     base: string,
     changed: Array<{ path: string }>,
     outOfScope: Map<string, string>,
+    signal: AbortSignal | undefined,
   ): Promise<{ passed: boolean; detail: string }> {
-    const snapshot = await snapshotCommit(repo);
-    if (!snapshot) return { passed: false, detail: " (finishline could not snapshot the tree)" };
-    const result = await runInWorktree(repo, snapshot, {
-      checks: this.#checks.filter((check) => !outOfScope.has(check.name)),
+    const copy = this.#copy!;
+    // A fresh copy of the commit: what the first runs wrote is gone.
+    const error = await copy.moveTo(claim.head) ??
+      await copy.restore(base, changed.map((entry) => entry.path));
+    if (error) return { passed: false, detail: ` (${error})` };
+    const runs = await copy.run(this.#checks.filter((check) => !outOfScope.has(check.name)), {
       timeoutMs: this.#timeoutMs,
-      restore: { from: base, paths: changed.map((entry) => entry.path) },
+      signal,
     });
-    if (result.error) return { passed: false, detail: ` (${result.error})` };
-    const failed = result.runs.find((run) => !run.green);
+    const failed = runs.find((run) => !run.green);
     return failed
       ? { passed: false, detail: `: "${failed.name}"${describeRun(failed)}` }
       : { passed: true, detail: "" };
   }
+}
+
+const STOPPED = "The checks were stopped before they finished: the run is ending";
+
+/** The gate's rules on every check, from the settled runs and the baseline: no I/O, so it can run twice. */
+function judgeAll(
+  settled: Array<{ run: CheckRun; flaky: boolean }>,
+  views: Map<string, BaselineView>,
+  declared: Map<string, string>,
+  changes: {
+    undeclared: ChecksEvidence["testsChanged"];
+    changedCount: number;
+    declarations?: CompleteTaskCall["tests_changed"];
+  },
+): { checks: CheckEvidence[]; outOfScope: ChecksEvidence["outOfScope"]; problems: string[] } {
+  const { undeclared, changedCount, declarations } = changes;
+  const checks: CheckEvidence[] = [];
+  const outOfScope: ChecksEvidence["outOfScope"] = [];
+  const problems: string[] = [];
+  for (const { run, flaky } of settled) {
+    const view = views.get(run.name);
+    const before = view?.run;
+    checks.push({
+      ...checkEvidence(run, before, flaky),
+      ...(view?.flakyTests ? { baselineFlaky: view.flakyTests } : {}),
+    });
+    const judged = judgeRun(run, before, declared.get(run.name));
+    if (judged.problem) problems.push(judged.problem);
+    if (judged.outOfScope) outOfScope.push(judged.outOfScope);
+    const fewer = fewerTests(run, before, undeclared, changedCount, declarations);
+    if (fewer) problems.push(fewer);
+  }
+  return { checks, outOfScope, problems };
+}
+
+/** Files the agent changed and did not commit: uncommitted now, and not as they were at the start. */
+async function uncommittedChanges(repo: GitRepo, dirt: Map<string, string>): Promise<string[]> {
+  const now = await repo.snapshot();
+  if (!now) return [];
+  return [...now].filter(([file, signature]) => dirt.get(file) !== signature).map(([file]) => file);
+}
+
+/** What the feedback says when the agent changed a linked dependency folder. */
+function dependencyFeedback(changes: string[], plans: FolderPlan[]): string {
+  const shown = changes.slice(0, 10).join(", ");
+  const more = changes.length > 10 ? ` and ${changes.length - 10} more` : "";
+  const notes = plans.flatMap((plan) => pythonNote(plan) ?? []);
+  return `You changed ${shown}${more}; dependency folders are not yours to change. finishline links the ones it found at the start into its clean copy, so checks run with your changes could not be trusted, and they did not run. Undo the changes (reinstall the dependencies as they were), or, to change the dependencies on purpose, commit the change to the manifest and lock file (package.json and package-lock.json, for example): finishline then installs from them${
+    notes.length > 0 ? `\n\n${notes.join("\n")}` : ""
+  }`;
+}
+
+/** The note for a Python or vendor folder whose requirements changed: it cannot be installed here. */
+function pythonNote(plan: FolderPlan): string | undefined {
+  if (plan.install || plan.changedFiles.length === 0) return undefined;
+  return `You changed ${
+    listPaths(plan.changedFiles)
+  }, but finishline cannot install ${plan.dir} offline: the checks run with the ${plan.dir} found at the start`;
+}
+
+/** Where a passing gate ran, for the agent. */
+function checkedOn(claim: Claim | undefined): string {
+  return claim ? ` (on a clean copy of ${claim.head.slice(0, 12)})` : "";
+}
+
+function listPaths(paths: string[]): string {
+  const shown = paths.slice(0, 8).map((file) => `"${file}"`).join(", ");
+  return paths.length > 8 ? `${shown} and ${paths.length - 8} more` : shown;
 }
 
 function declaredOutOfScope(call: CompleteTaskCall | undefined): Map<string, string> {

@@ -86,6 +86,12 @@ export interface CheckEvidence {
   durationMs: number;
   /** It failed once and passed when run again. */
   flaky?: boolean;
+  /**
+   * Red at the baseline's first run, run again once: the tests that failed
+   * the first time and passed the second (flaky, not the agent's to fix).
+   * With `baseline` green, the whole check passed the second time.
+   */
+  baselineFlaky?: string[];
 }
 
 /** The repository's checks at a verification: the gate's evidence for the report. */
@@ -100,6 +106,16 @@ export interface ChecksEvidence {
   testsChanged: Array<{ path: string; change: "modified" | "deleted"; reason?: string }>;
   /** Whether the original versions of the changed files pass against the agent's code. */
   originalsPass?: boolean;
+  /** The commit whose clean copy the checks ran on (absent outside a repository). */
+  commit?: string;
+  /** Files the agent left uncommitted: not verified, so the checks did not run. */
+  uncommitted?: string[];
+  /** What the agent changed in the dependency folders linked into the clean copy: the checks did not run. */
+  dependencyChanges?: string[];
+  /** How dependencies reached the clean copy when not as linked at the start (installed, or why not). */
+  dependencyNotes?: string[];
+  /** Wall time of preparing the clean copy (worktree, dependencies), in milliseconds. */
+  setupMs?: number;
 }
 
 /** Git evidence gathered after an iteration; absent outside a repository. */

@@ -35,6 +35,12 @@ async function project(files: Record<string, string>) {
   return { repo, gitRepo, base };
 }
 
+/** The agent commits its work: the gate verifies commits, not the working tree. */
+async function commitAll(path: string): Promise<void> {
+  await git(path, "add", "-A");
+  await git(path, "commit", "-qm", "work");
+}
+
 function gate(): RepoChecksChecker {
   return new RepoChecksChecker({
     checks: [NODE_TEST],
@@ -61,11 +67,12 @@ Deno.test("the gate compares the final state with the baseline", async (t) => {
       "test/math.test.js": TEST,
     });
     await using _ = repo;
-    const checker = gate();
+    await using checker = gate();
     const baseline = await checker.startBaseline(gitRepo, base);
     assert.equal(baseline.runs[0].green, true);
     assert.equal(baseline.runs[0].testsRun, 2);
     await Deno.writeTextFile(`${repo.path}/src/math.js`, BROKEN);
+    await commitAll(repo.path);
     const result = await checker.check(context(repo.path, gitRepo, base));
     assert.equal(result.complete, false);
     assert.match(result.feedback!, /"npm test" passed before your changes and fails now/);
@@ -81,7 +88,7 @@ Deno.test("the gate compares the final state with the baseline", async (t) => {
       "test/math.test.js": TEST,
     });
     await using _ = repo;
-    const checker = gate();
+    await using checker = gate();
     await checker.startBaseline(gitRepo, base);
     const still = await checker.check(context(repo.path, gitRepo, base));
     assert.equal(still.complete, false);
@@ -89,6 +96,7 @@ Deno.test("the gate compares the final state with the baseline", async (t) => {
     assert.match(still.feedback!, /out_of_scope/);
 
     await Deno.writeTextFile(`${repo.path}/src/math.js`, CODE);
+    await commitAll(repo.path);
     const fixed = await checker.check(context(repo.path, gitRepo, base));
     assert.equal(fixed.complete, true, fixed.feedback);
     assert.deepEqual(
@@ -105,7 +113,7 @@ Deno.test("the gate compares the final state with the baseline", async (t) => {
         "test/math.test.js": TEST,
       });
       await using _ = repo;
-      const checker = gate();
+      await using checker = gate();
       await checker.startBaseline(gitRepo, base);
       const noReason = await checker.check(
         context(repo.path, gitRepo, base, { out_of_scope: [{ check: "npm test", reason: " " }] }),
@@ -122,7 +130,9 @@ Deno.test("the gate compares the final state with the baseline", async (t) => {
       ]);
       assert.equal(
         declared.feedback,
-        `"npm test" still fails, declared out of scope: math is another team's issue #12`,
+        `"npm test" still fails, declared out of scope: math is another team's issue #12 (on a clean copy of ${
+          base.slice(0, 12)
+        })`,
       );
     },
   );
@@ -136,12 +146,13 @@ Deno.test("the gate compares the final state with the baseline", async (t) => {
         "test/other.test.js": `require("node:test")("other", () => {});\n`,
       });
       await using _ = repo;
-      const checker = gate();
+      await using checker = gate();
       await checker.startBaseline(gitRepo, base);
       await Deno.writeTextFile(
         `${repo.path}/test/other.test.js`,
         `require("node:test")("other", () => { throw new Error("new"); });\n`,
       );
+      await commitAll(repo.path);
       const result = await checker.check(
         context(repo.path, gitRepo, base, {
           out_of_scope: [{ check: "npm test", reason: "math was red already" }],
@@ -159,9 +170,10 @@ Deno.test("the gate compares the final state with the baseline", async (t) => {
       "test/math.test.js": TEST,
     });
     await using _ = repo;
-    const checker = gate();
+    await using checker = gate();
     await checker.startBaseline(gitRepo, base);
     await Deno.writeTextFile(`${repo.path}/src/math.js`, BROKEN);
+    await commitAll(repo.path);
     const result = await checker.check(
       context(repo.path, gitRepo, base, { out_of_scope: [{ check: "npm test", reason: "later" }] }),
     );
@@ -176,13 +188,14 @@ Deno.test("the gate protects the tests that define done", async (t) => {
       "test/math.test.js": TEST,
     });
     await using _ = repo;
-    const checker = gate();
+    await using checker = gate();
     await checker.startBaseline(gitRepo, base);
     // The agent "fixes" the red test by changing its expectation, not the code.
     await Deno.writeTextFile(
       `${repo.path}/test/math.test.js`,
       TEST.replace("add(2, 2), 4", "add(2, 2), 0"),
     );
+    await commitAll(repo.path);
     const result = await checker.check(context(repo.path, gitRepo, base));
     assert.equal(result.complete, false, "the weakened test passes, but the original does not");
     assert.match(result.feedback!, /You changed "test\/math.test.js" \(modified\)/);
@@ -209,12 +222,13 @@ Deno.test("the gate protects the tests that define done", async (t) => {
       "test/math.test.js": TEST,
     });
     await using _ = repo;
-    const checker = gate();
+    await using checker = gate();
     await checker.startBaseline(gitRepo, base);
     await Deno.writeTextFile(
       `${repo.path}/test/math.test.js`,
       `${TEST}test("adds negatives", () => assert.equal(add(-1, -1), -2));\n`,
     );
+    await commitAll(repo.path);
     const result = await checker.check(context(repo.path, gitRepo, base));
     assert.equal(result.complete, true, result.feedback);
     assert.equal(checker.evidence?.originalsPass, true);
@@ -228,9 +242,10 @@ Deno.test("the gate protects the tests that define done", async (t) => {
       "test/other.test.js": `require("node:test")("other", () => {});\n`,
     });
     await using _ = repo;
-    const checker = gate();
+    await using checker = gate();
     await checker.startBaseline(gitRepo, base);
     await Deno.remove(`${repo.path}/test/math.test.js`);
+    await commitAll(repo.path);
     const result = await checker.check(context(repo.path, gitRepo, base));
     assert.equal(result.complete, false);
     assert.match(
@@ -248,7 +263,7 @@ Deno.test("a check that fails once and passes again counts as flaky, not red", a
     // Fails on its second run only: the baseline passes, the gate's first try fails.
     const command =
       `n=$(cat ${counter} 2>/dev/null || echo 0); n=$((n+1)); echo $n > ${counter}; [ "$n" != 2 ]`;
-    const checker = new RepoChecksChecker({ checks: [{ name: "flaky", command }] });
+    await using checker = new RepoChecksChecker({ checks: [{ name: "flaky", command }] });
     await checker.startBaseline(gitRepo, base);
     const result = await checker.check(context(repo.path, gitRepo, base));
     assert.equal(result.complete, true, result.feedback);
@@ -311,7 +326,7 @@ Deno.test("the same files and declarations are not checked twice", async () => {
   try {
     const { repo, gitRepo, base } = await project({ "a.txt": "a" });
     await using _ = repo;
-    const checker = new RepoChecksChecker({
+    await using checker = new RepoChecksChecker({
       checks: [{ name: "count", command: `echo x >> ${counter}` }],
     });
     const runs = async () => (await Deno.readTextFile(counter)).split("\n").length - 1;
@@ -319,6 +334,7 @@ Deno.test("the same files and declarations are not checked twice", async () => {
     await checker.check(context(repo.path, gitRepo, base));
     assert.equal(await runs(), 1, "the second check reuses the first");
     await Deno.writeTextFile(`${repo.path}/a.txt`, "changed");
+    await commitAll(repo.path);
     await checker.check(context(repo.path, gitRepo, base));
     assert.equal(await runs(), 2, "a changed file runs the checks again");
     await checker.check(
