@@ -232,7 +232,7 @@ Deno.test("dependency folders are the ones the run found", async (t) => {
     await git(repo.path, "revert", "--no-edit", "HEAD");
     const reverted = await gate.check(context(gitRepo, base));
     assert.equal(reverted.complete, false);
-    assert.match(reverted.feedback!, /failing tests: "dep"/);
+    assert.match(reverted.feedback!, /failing before your changes too: "dep"/);
     await assert.rejects(Deno.lstat(`${copy}/node_modules`));
   });
 

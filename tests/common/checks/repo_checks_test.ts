@@ -385,6 +385,7 @@ Deno.test("the gate refuses tests set aside to make a suite pass", async (t) => 
       );
       await using _ = repo;
       await change("cargo_ignored.txt", 0);
+      await commitAll(repo.path);
       const result = await checker.check(context(repo.path, gitRepo, base));
       assert.equal(result.complete, false);
       assert.match(
@@ -409,6 +410,7 @@ Deno.test("the gate refuses tests set aside to make a suite pass", async (t) => 
     await using _ = repo;
     await change("cargo_ignored.txt", 0);
     // Rust's unit tests live in the source file, which is not a protected test file.
+    await commitAll(repo.path);
     const result = await checker.check(
       context(repo.path, gitRepo, base, {
         tests_changed: [{ path: "src/lib.rs", reason: "the two tests need a database" }],
@@ -425,6 +427,7 @@ Deno.test("the gate refuses tests set aside to make a suite pass", async (t) => 
     );
     await using _ = repo;
     await change("pytest_skipped.txt", 0);
+    await commitAll(repo.path);
     const result = await checker.check(context(repo.path, gitRepo, base));
     assert.equal(result.complete, false);
     assert.match(
@@ -445,6 +448,7 @@ Deno.test("the gate refuses tests set aside to make a suite pass", async (t) => 
       `${repo.path}/test/math.test.js`,
       TEST.replace('test("adds zero", ()', 'test("adds zero", { skip: true }, ()'),
     );
+    await commitAll(repo.path);
     const result = await checker.check(context(repo.path, gitRepo, base));
     assert.equal(result.complete, false);
     assert.match(
@@ -465,6 +469,7 @@ Deno.test("the gate refuses tests set aside to make a suite pass", async (t) => 
       `${repo.path}/test/extra.test.js`,
       `require("node:test")("extra", () => {});\n`,
     );
+    await commitAll(repo.path);
     const result = await checker.check(context(repo.path, gitRepo, base));
     assert.equal(result.complete, true, result.feedback);
     assert.deepEqual(checker.evidence?.checks[0].counts, {
@@ -498,6 +503,7 @@ Deno.test("the real cargo: failing tests marked #[ignore] do not pass the gate",
   const baseline = await checker.startBaseline(gitRepo, base);
   assert.equal(baseline.runs[0].green, false, baseline.runs[0].tail);
   await Deno.writeTextFile(`${repo.path}/src/lib.rs`, lib("    #[ignore]\n"));
+  await commitAll(repo.path);
   const result = await checker.check(context(repo.path, gitRepo, base));
   assert.equal(result.complete, false);
   assert.match(result.feedback!, /reports 1 more ignored than before your changes \(1, not 0\)/);
@@ -573,6 +579,7 @@ Deno.test("feedback tells the failures the changes caused from those already the
     `${repo.path}/test/other.test.js`,
     `require("node:test")("other", () => { throw new Error("new"); });\n`,
   );
+  await commitAll(repo.path);
   const result = await checker.check(
     context(repo.path, gitRepo, base, {
       tests_changed: [{ path: "test/other.test.js", reason: "new behaviour" }],
