@@ -8,7 +8,7 @@
 
 import path from "node:path";
 import type { GitRepo } from "../git.ts";
-import { runTool } from "../process.ts";
+import { runGit } from "../run_git.ts";
 import { type CheckRun, type RepoCheck, runRepoCheck } from "./check_run.ts";
 
 /** The checks on the starting commit. */
@@ -69,9 +69,8 @@ export async function runInWorktree(
       if (await isDirectory(source)) await Deno.symlink(source, target).catch(() => {});
     }
     if (options.restore && options.restore.paths.length > 0) {
-      const restored = await runTool(
-        "git",
-        ["checkout", options.restore.from, "--", ...options.restore.paths],
+      const restored = await runGit(
+        ["checkout", "--no-overlay", options.restore.from, "--", ...options.restore.paths],
         { cwd: dir, timeoutMs: 30_000 },
       );
       if (restored.code !== 0) {
@@ -112,8 +111,7 @@ export async function snapshotTree(
   const dir = await Deno.makeTempDir({ prefix: "finishline-index-" });
   try {
     const env = { GIT_INDEX_FILE: path.join(dir, "index") };
-    const git = (args: string[]) =>
-      runTool("git", args, { cwd: repo.root, env, timeoutMs: 60_000 });
+    const git = (args: string[]) => runGit(args, { cwd: repo.root, env, timeoutMs: 60_000 });
     const head = (await git(["rev-parse", "--verify", "-q", "HEAD"])).stdout.trim() || undefined;
     if (head) await git(["read-tree", head]);
     if ((await git(["add", "-A"])).code !== 0) return undefined;
@@ -134,7 +132,7 @@ export async function snapshotTree(
 export async function snapshotCommit(repo: GitRepo): Promise<string | undefined> {
   const snapshot = await snapshotTree(repo);
   if (!snapshot) return undefined;
-  const commit = await runTool("git", [
+  const commit = await runGit([
     "-c",
     "user.name=finishline",
     "-c",
