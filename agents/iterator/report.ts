@@ -445,7 +445,9 @@ export function evidenceMarkdown(summary: IterationSummary | undefined): string[
     );
     for (const entry of evidence.testsChanged) {
       lines.push(
-        `- ${codeSpan(entry.path)} (${entry.change}): ${
+        `- ${codeSpan(entry.path)} (${entry.change}${
+          entry.from ? ` from ${codeSpan(entry.from)}` : ""
+        }${entry.why ? `, ${inline(entry.why)}` : ""}): ${
           entry.reason === undefined ? "no reason given" : inline(entry.reason)
         }`,
       );

@@ -250,7 +250,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   async #originals(
     repo: GitRepo,
     base: string,
-    changed: Array<{ path: string }>,
+    changed: Array<{ path: string; from?: string }>,
     outOfScope: Map<string, string>,
   ): Promise<{ passed: boolean; detail: string }> {
     const snapshot = await snapshotCommit(repo);
@@ -258,7 +258,11 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     const result = await runInWorktree(repo, snapshot, {
       checks: this.#checks.filter((check) => !outOfScope.has(check.name)),
       timeoutMs: this.#timeoutMs,
-      restore: { from: base, paths: changed.map((entry) => entry.path) },
+      restore: {
+        from: base,
+        // A rename is undone by putting back the old path and removing the new one.
+        paths: changed.flatMap((entry) => entry.from ? [entry.from, entry.path] : [entry.path]),
+      },
     });
     if (result.error) return { passed: false, detail: ` (${result.error})` };
     const failed = result.runs.find((run) => !run.green);
@@ -353,7 +357,11 @@ function fewerTests(
 }
 
 function listChanges(changes: ChecksEvidence["testsChanged"]): string {
-  return changes.map((entry) => `"${entry.path}" (${entry.change})`).join(", ");
+  return changes.map((entry) =>
+    `"${entry.path}" (${entry.change}${entry.from ? ` from "${entry.from}"` : ""}${
+      entry.why ? `, ${entry.why}` : ""
+    })`
+  ).join(", ");
 }
 
 /** What a passing gate tells the agent. */

@@ -184,10 +184,10 @@ Deno.test("the gate protects the tests that define done", async (t) => {
     );
     const result = await checker.check(context(repo.path, gitRepo, base));
     assert.equal(result.complete, false, "the weakened test passes, but the original does not");
-    assert.match(result.feedback!, /You changed "test\/math.test.js" \(modified\)/);
+    assert.match(result.feedback!, /You changed "test\/math.test.js" \(modified, test file\)/);
     assert.match(result.feedback!, /tests_changed/);
     assert.deepEqual(checker.evidence?.testsChanged, [
-      { path: "test/math.test.js", change: "modified" },
+      { path: "test/math.test.js", change: "modified", why: "test file" },
     ]);
     assert.equal(checker.evidence?.originalsPass, false);
 
@@ -198,7 +198,12 @@ Deno.test("the gate protects the tests that define done", async (t) => {
     );
     assert.equal(declared.complete, true, declared.feedback);
     assert.deepEqual(checker.evidence?.testsChanged, [
-      { path: "test/math.test.js", change: "modified", reason: "the spec now says 2+2 is 0" },
+      {
+        path: "test/math.test.js",
+        change: "modified",
+        why: "test file",
+        reason: "the spec now says 2+2 is 0",
+      },
     ]);
   });
 
@@ -234,7 +239,7 @@ Deno.test("the gate protects the tests that define done", async (t) => {
     assert.equal(result.complete, false);
     assert.match(
       result.feedback!,
-      /ran 1 tests, fewer than the 3 before your changes; you changed "test\/math.test.js" \(deleted\): restore it/,
+      /ran 1 tests, fewer than the 3 before your changes; you changed "test\/math.test.js" \(deleted, test file\): restore it/,
     );
   });
 });
@@ -301,7 +306,10 @@ Deno.test("a snapshot commit holds untracked work and leaves the index alone", a
   assert.equal(await git(repo.path, "status", "--porcelain"), "M a.txt\n?? new.txt".trim());
   assert.deepEqual(
     await changedProtectedFiles(gitRepo, base, { protect: ["*.txt"], configFiles: [] }),
-    [{ path: "a.txt", change: "modified" }],
+    [
+      { path: "a.txt", change: "modified", why: "test file" },
+      { path: "new.txt", change: "added", why: "test file" },
+    ],
   );
 });
 
