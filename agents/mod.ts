@@ -63,6 +63,7 @@ export {
   COMPLETION_TYPES,
   DEFAULT_FINISH_MODEL,
   DEFAULT_PROTECTED_GLOBS,
+  RUNNER_CONFIG_GLOBS,
 } from "./common/definition/mod.ts";
 export type {
   CheckEvidence,
@@ -214,7 +215,12 @@ export {
   type RepoCheck,
   runRepoCheck,
 } from "./common/checks/check_run.ts";
-export { changedProtectedFiles, isProtected } from "./common/checks/protected_files.ts";
+export {
+  changedProtectedFiles,
+  isProtected,
+  type ProtectedChange,
+  type ProtectOptions,
+} from "./common/checks/protected_files.ts";
 export {
   type BaselineResult,
   runInWorktree,

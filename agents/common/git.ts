@@ -2,13 +2,16 @@
  * Git evidence through the `git` CLI (see `process.ts`): the baseline commit, new
  * commits since it, and the changed files, staged and unstaged kept apart.
  * Every call has a timeout; a failing call degrades to "unknown" (null), is
- * reported, and never counts as progress or completion.
+ * reported, and never counts as progress or completion. Every call goes
+ * through {@linkcode runGit}, so no hook or program named in the repository's
+ * config runs.
  *
  * @module
  */
 
 import { sha256Hex } from "./errors.ts";
-import { runTool, TIMEOUT_CODE, type ToolResult } from "./process.ts";
+import { TIMEOUT_CODE, type ToolResult } from "./process.ts";
+import { runGit } from "./run_git.ts";
 
 /** A git call that failed. */
 export interface GitFault {
@@ -470,7 +473,7 @@ export class GitRepo {
   /** Run git with the timeout and environment; a spawn failure is exit code 1. */
   #spawn(args: string[]): Promise<ToolResult> {
     const { timeoutMs = 10_000, env } = this.#options;
-    return runTool("git", args, { cwd: this.cwd, env, timeoutMs });
+    return runGit(args, { cwd: this.cwd, env, timeoutMs });
   }
 
   /** Tell `onFault` about a failed call. */

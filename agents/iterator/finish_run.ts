@@ -10,6 +10,7 @@
 import type { AgentBackend } from "../common/backends/types.ts";
 import type { CompletionHandler, RunOutcome } from "../common/completion/types.ts";
 import { GitRepo } from "../common/git.ts";
+import { describeGitSettings, type GitSettingsChange } from "../common/git_settings.ts";
 import { GitHubCli } from "../common/github.ts";
 import { firstLine } from "../common/errors.ts";
 import { redactorOfProcess } from "../common/redact.ts";
@@ -67,8 +68,11 @@ export async function finishRun(
   write("outcome", () => store.setRunStatus(plan.runId, result.status, result.completionReason));
   write("pid", () => store.setRunPid(plan.runId, null));
   write("segment", () => endSegment(workspace, result));
+  // Before finishline's own git calls of the finish (the push, the worktree's removal),
+  // and before the user runs git again.
+  const gitSettings = await restoreGitSettings(workspace, io);
   // Before the cleanup, which may remove the worktree.
-  const facts = await liveFacts(workspace);
+  const facts = { ...await liveFacts(workspace), gitSettings };
   let worktreeReport: WorktreeReport | undefined;
   const finishOptions: Parameters<typeof runFinish>[0] = {
     store,
@@ -136,6 +140,35 @@ export async function finishRun(
     io.stdout(`${jsonWithCosts(resultJson(workspace, result, worktreeReport))}\n`);
   }
   return EXIT_CODES[result.status];
+}
+
+/**
+ * Put back the git settings (`.git/config`, hooks, ...) that changed during
+ * the run, and say so in the log and on stderr.
+ */
+async function restoreGitSettings(
+  workspace: Workspace,
+  io: FinishIO,
+): Promise<GitSettingsChange[]> {
+  if (!workspace.gitSettings) return [];
+  try {
+    const changes = await workspace.gitSettings.restore();
+    if (changes.length > 0) {
+      workspace.log.event("git_config_restored", { changes });
+      io.stderr(
+        `[finishline] git settings changed during the run, restored: ${
+          describeGitSettings(changes)
+        }\n`,
+      );
+    }
+    return changes;
+  } catch (error) {
+    workspace.log.event("git_config_restore_failed", { error: firstLine(error) });
+    io.stderr(
+      `[finishline] cannot restore the git settings as the run found them: ${firstLine(error)}\n`,
+    );
+    return [];
+  }
 }
 
 /** The worktree part of the `--json` result. */

@@ -17,6 +17,7 @@
 import { basename, dirname, relative } from "node:path";
 import type { CheckRun } from "../common/checks/check_run.ts";
 import type { CheckEvidence, IterationSummary, TestCounts } from "../common/completion/types.ts";
+import { describeGitSettings, type GitSettingsChange } from "../common/git_settings.ts";
 import { countTools, seconds, usd } from "../common/format.ts";
 import type { RunSegment } from "../common/store/mod.ts";
 import type { RunResult } from "./runner.ts";
@@ -91,6 +92,8 @@ export interface ReportInput {
   model?: string;
   /** The commits and changed files since the starting commit. */
   changes?: RunChanges;
+  /** Git settings (`.git/config`, hooks, ...) that changed during the run and were restored. */
+  gitSettings?: GitSettingsChange[];
   /** The run's segments, the current one ended: its start and each resume. */
   segments?: RunSegment[];
   /** This segment's JSONL log. */
@@ -208,6 +211,13 @@ function factLines(input: ReportInput): string[] {
     );
   }
   if (input.pullRequest) lines.push(`- Pull request: ${inline(input.pullRequest)}`);
+  if (input.gitSettings?.length) {
+    lines.push(
+      `- Git settings changed during the run, restored at its end: ${
+        inline(describeGitSettings(input.gitSettings), { limit: 1000 })
+      }`,
+    );
+  }
   if (input.logFile) lines.push(`- Log: ${fileLink(input.logFile, input.reportFile)}`);
   return lines;
 }
@@ -483,7 +493,9 @@ export function evidenceMarkdown(summary: IterationSummary | undefined): string[
     );
     for (const entry of evidence.testsChanged) {
       lines.push(
-        `- ${codeSpan(entry.path)} (${entry.change}): ${
+        `- ${codeSpan(entry.path)} (${entry.change}${
+          entry.from ? ` from ${codeSpan(entry.from)}` : ""
+        }${entry.why ? `, ${inline(entry.why)}` : ""}): ${
           entry.reason === undefined ? "no reason given" : inline(entry.reason)
         }`,
       );

@@ -11,6 +11,7 @@
 import { fileURLToPath } from "node:url";
 import { shellQuote } from "../common/format.ts";
 import type { GitRepo } from "../common/git.ts";
+import type { GitSettingsChange } from "../common/git_settings.ts";
 import type { BackendSetting } from "../common/backends/presets.ts";
 import type { RunSegment, RunStore } from "../common/store/mod.ts";
 import type { RunFlags } from "./command_line.ts";
@@ -181,6 +182,8 @@ export interface LiveFacts {
   changes?: RunChanges;
   /** The branch the work is on. */
   branch?: string;
+  /** The git settings that changed during the run and were restored. */
+  gitSettings?: GitSettingsChange[];
 }
 
 /**
@@ -235,6 +238,7 @@ export function reportInput(
       plan.definition.behavior.backend,
     ),
     changes: facts.changes,
+    gitSettings: facts.gitSettings,
     segments: recorded.segments,
     logFile: workspace.log.path,
     reportFile: workspace.reportFile,

@@ -9,6 +9,8 @@
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { firstLine, UsageError } from "../common/errors.ts";
 import { type GitFault, GitRepo } from "../common/git.ts";
+import { GitSettingsGuard } from "../common/git_settings.ts";
+import { trustGitConfig } from "../common/run_git.ts";
 import { RunLog } from "../common/log.ts";
 import type { EmbeddingsConfig } from "../common/definition/types.ts";
 import { createEmbedder } from "../common/embeddings/mod.ts";
@@ -62,6 +64,8 @@ export interface Workspace {
   storeFault?: string;
   /** This process's segment of the run (its start, or a resume), once recorded. */
   segment?: { number: number; afterIteration: number };
+  /** The repository's git settings as the run found them, restored at its end. */
+  gitSettings?: GitSettingsGuard;
 }
 
 /**
@@ -84,6 +88,9 @@ export async function openWorkspace(
   const logDir = isAbsolute(definition.logging.directory)
     ? definition.logging.directory
     : join(cwd, definition.logging.directory);
+  // Before any of finishline's git calls of this run, and before the agent works:
+  // the program settings of the repository's config now are the user's.
+  if (mainRepo) await trustGitConfig(mainRepo.root);
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
   const ignorePaths = mainRepo
     ? finishlinePaths(mainRepo.root, [
@@ -101,6 +108,11 @@ export async function openWorkspace(
     onFault: (fault: GitFault) =>
       log.event("git_fault", { args: fault.args, code: fault.code, message: fault.message }),
   });
+  if (git && worktree) await trustGitConfig(git.root);
+  // After the worktree is made, so that what git did for it is not taken for the agent's.
+  const gitSettings = git
+    ? await GitSettingsGuard.capture(git, { ownBranch: worktree?.branch })
+    : undefined;
   if (!git) {
     log.event("no_git", { cwd, note: "not a git repository: no commit evidence for this run" });
     stderr(
@@ -131,6 +143,7 @@ export async function openWorkspace(
     ignorePaths: worktree ? [] : ignorePaths,
     baseline: plan.resume?.baseline ?? null,
     cleanup,
+    gitSettings,
   };
   await recordRun(plan, workspace, stderr);
   return workspace;

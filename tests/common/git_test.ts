@@ -244,13 +244,14 @@ Deno.test("GitRepo.exec runs git commands that change the repository", async (t)
 
 Deno.test("GitRepo gives up on a git call that outlasts its timeout", async (t) => {
   // A `git` first on PATH that hangs on `status` and passes everything else to
-  // the real git: the timeout is exercised deterministically.
+  // the real git: the timeout is exercised deterministically. finishline's own
+  // options come before the subcommand.
   await using bin = await tempDir("finishline-bin-");
   const realGit = (await new Deno.Command("sh", { args: ["-c", "command -v git"], stdout: "piped" })
     .output()).stdout;
   await Deno.writeTextFile(
     join(bin.path, "git"),
-    `#!/bin/sh\ncase "$1" in status) exec sleep 30;; esac\nexec "${
+    `#!/bin/sh\ncase " $* " in *" status "*) exec sleep 30;; esac\nexec "${
       new TextDecoder().decode(realGit).trim()
     }" "$@"\n`,
   );

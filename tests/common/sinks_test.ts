@@ -33,7 +33,9 @@ const REDACTING_SINKS: Record<string, string> = {
 const NOT_OUTPUTS: Record<string, string> = {
   "agents/common/process.ts":
     "starts processes; what they print is read, and written only by sinks",
-  "agents/common/git.ts": "runs git with argument lists; reading the repository",
+  "agents/common/run_git.ts": "runs git with argument lists; reading the repository",
+  "agents/common/git_settings.ts":
+    "puts the repository's own git settings back, byte for byte as they were",
   "agents/common/checks/worktree_run.ts": "runs git to set up worktrees",
   "agents/common/checks/detect.ts": "asks the machine which tools it has (`tox --version`)",
   "agents/common/backends/acp.ts":

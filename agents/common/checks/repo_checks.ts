@@ -636,14 +636,18 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   async #originals(
     claim: Claim,
     base: string,
-    changed: Array<{ path: string }>,
+    changed: Array<{ path: string; from?: string }>,
     outOfScope: Map<string, string>,
     signal: AbortSignal | undefined,
   ): Promise<{ passed: boolean; detail: string }> {
     const copy = this.#copy!;
     // A fresh copy of the commit: what the first runs wrote is gone.
     const error = await copy.moveTo(claim.head) ??
-      await copy.restore(base, changed.map((entry) => entry.path));
+      // A rename is undone by putting back the old path and removing the new one.
+      await copy.restore(
+        base,
+        changed.flatMap((entry) => entry.from ? [entry.from, entry.path] : [entry.path]),
+      );
     if (error) return { passed: false, detail: ` (${error})` };
     const runs = await copy.run(this.#checks.filter((check) => !outOfScope.has(check.name)), {
       timeoutMs: this.#timeoutMs,
@@ -857,7 +861,11 @@ function fewerTests(
 }
 
 function listChanges(changes: ChecksEvidence["testsChanged"]): string {
-  return changes.map((entry) => `"${entry.path}" (${entry.change})`).join(", ");
+  return changes.map((entry) =>
+    `"${entry.path}" (${entry.change}${entry.from ? ` from "${entry.from}"` : ""}${
+      entry.why ? `, ${entry.why}` : ""
+    })`
+  ).join(", ");
 }
 
 /** What a passing gate tells the agent. */

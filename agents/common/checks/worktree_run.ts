@@ -11,6 +11,7 @@
 import path from "node:path";
 import type { GitRepo } from "../git.ts";
 import { MISSING_CODE, runShell, runTool } from "../process.ts";
+import { runGit } from "../run_git.ts";
 import { type CheckRun, type RepoCheck, runRepoCheck } from "./check_run.ts";
 import { DEPENDENCY_FOLDERS, isDirectory } from "./dependency_folders.ts";
 
@@ -31,9 +32,6 @@ export interface BaselineResult {
    */
   retries?: CheckRun[];
 }
-
-/** git in a worktree of finishline's: the repository's hooks never run there. */
-const NO_HOOKS = ["-c", "core.hooksPath=/dev/null"];
 
 /** How a dependency folder reaches a worktree. */
 export type FolderSetup =
@@ -101,7 +99,6 @@ export class CheckWorktree {
   ): Promise<CheckWorktree | string> {
     const dir = await Deno.makeTempDir({ prefix: "finishline-checks-" });
     const added = await repo.exec([
-      ...NO_HOOKS,
       "worktree",
       "add",
       "--detach",
@@ -249,7 +246,8 @@ export class CheckWorktree {
    */
   async restore(from: string, paths: string[]): Promise<string | undefined> {
     if (paths.length === 0) return undefined;
-    const restored = await this.#git(["checkout", from, "--", ...paths]);
+    // --no-overlay: a file the agent added under a restored path is removed too.
+    const restored = await this.#git(["checkout", "--no-overlay", from, "--", ...paths]);
     return restored.code === 0
       ? undefined
       : `cannot restore the original files: ${restored.stderr.trim()}`;
@@ -292,7 +290,7 @@ export class CheckWorktree {
   }
 
   async #git(args: string[]) {
-    return await runTool("git", [...NO_HOOKS, ...args], { cwd: this.dir, timeoutMs: 120_000 });
+    return await runGit(args, { cwd: this.dir, timeoutMs: 120_000 });
   }
 }
 
@@ -358,8 +356,7 @@ export async function snapshotTree(
   const dir = await Deno.makeTempDir({ prefix: "finishline-index-" });
   try {
     const env = { GIT_INDEX_FILE: path.join(dir, "index") };
-    const git = (args: string[]) =>
-      runTool("git", args, { cwd: repo.root, env, timeoutMs: 60_000 });
+    const git = (args: string[]) => runGit(args, { cwd: repo.root, env, timeoutMs: 60_000 });
     const head = (await git(["rev-parse", "--verify", "-q", "HEAD"])).stdout.trim() || undefined;
     if (head) await git(["read-tree", head]);
     if ((await git(["add", "-A"])).code !== 0) return undefined;
@@ -380,7 +377,7 @@ export async function snapshotTree(
 export async function snapshotCommit(repo: GitRepo): Promise<string | undefined> {
   const snapshot = await snapshotTree(repo);
   if (!snapshot) return undefined;
-  const commit = await runTool("git", [
+  const commit = await runGit([
     "-c",
     "user.name=finishline",
     "-c",

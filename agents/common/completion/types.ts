@@ -102,8 +102,19 @@ export interface ChecksEvidence {
   checks: CheckEvidence[];
   /** Red checks the agent declared out of scope, with its reasons. */
   outOfScope: Array<{ check: string; reason: string }>;
-  /** Protected files (tests, check configuration) the agent changed. */
-  testsChanged: Array<{ path: string; change: "modified" | "deleted"; reason?: string }>;
+  /**
+   * Protected files (tests, runner configuration, sources whose change adds
+   * or removes a test or a skip) the agent changed: `from` is the path before
+   * a rename, `why` the role that protects the file, `reason` the agent's
+   * declaration.
+   */
+  testsChanged: Array<{
+    path: string;
+    change: "added" | "modified" | "deleted" | "renamed";
+    from?: string;
+    why?: string;
+    reason?: string;
+  }>;
   /** Whether the original versions of the changed files pass against the agent's code. */
   originalsPass?: boolean;
   /** The commit whose clean copy the checks ran on (absent outside a repository). */

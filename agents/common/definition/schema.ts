@@ -82,7 +82,7 @@ const verifySchema = strictObject({
     "Run the detected checks on the starting commit, in a detached worktree beside the first session, so that a check green at the start must stay green.",
   ),
   protect: z.array(nonEmptyString()).default(() => [...DEFAULT_PROTECTED_GLOBS]).describe(
-    "Globs of the files that define done (tests); when the agent changes them, their original versions must still pass or the agent must declare the change.",
+    "Globs of the test files that define done; when the agent adds, modifies, deletes or renames one, their original versions must still pass or the agent must declare the change. Runner configuration (conftest.py, Makefiles, package.json, ...) and sources whose change adds or removes a test or a skip are protected besides.",
   ),
   checkTimeoutSeconds: positiveNumber().default(600).describe(
     "Timeout of one detected check in seconds.",

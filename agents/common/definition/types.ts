@@ -191,7 +191,10 @@ export interface VerifyConfig {
   detect: boolean;
   /** Run the detected checks on the starting commit beside the first session. @default true */
   baseline: boolean;
-  /** Globs of the files that define done (tests). @default DEFAULT_PROTECTED_GLOBS */
+  /**
+   * Globs of the test files that define done; runner configuration
+   * ({@linkcode RUNNER_CONFIG_GLOBS}) is protected besides. @default DEFAULT_PROTECTED_GLOBS
+   */
   protect: string[];
   /** Timeout of one detected check in seconds. @default 600 */
   checkTimeoutSeconds: number;
@@ -202,19 +205,69 @@ export interface VerifyConfig {
 }
 
 /**
- * The files that define done unless `verify.protect` says otherwise: test
- * files and folders of the common ecosystems.
+ * The test files that define done unless `verify.protect` says otherwise:
+ * test files and folders of the common ecosystems, at any depth, so that the
+ * tests of a package in a monorepo count as much as those at the root.
  */
 export const DEFAULT_PROTECTED_GLOBS: readonly string[] = [
-  "test/**",
-  "tests/**",
-  "__tests__/**",
-  "spec/**",
+  "**/test/**",
+  "**/tests/**",
+  "**/Tests/**",
+  "**/__tests__/**",
+  "**/spec/**",
+  "**/testdata/**",
+  "**/test.*",
+  "**/tests.*",
   "**/*.test.*",
   "**/*.spec.*",
   "**/*_test.*",
-  "**/test_*.py",
-  "**/testdata/**",
+  "**/*_spec.*",
+  "**/test_*.*",
+];
+
+/**
+ * The files a check's runner loads as configuration, at any depth: they can
+ * skip, select or rewrite tests without touching a test file, so they are
+ * protected whether the agent modifies or adds them. `verify.protect` does
+ * not change this list; the files detection read (and the files a Makefile
+ * includes) are protected besides.
+ */
+export const RUNNER_CONFIG_GLOBS: readonly string[] = [
+  // Python: pytest, tox and nox read these; conftest.py is loaded from every folder.
+  "**/conftest.py",
+  "**/pytest.ini",
+  "**/.pytest.ini",
+  "**/tox.ini",
+  "**/noxfile.py",
+  "**/setup.cfg",
+  "**/pyproject.toml",
+  // make
+  "**/GNUmakefile",
+  "**/makefile",
+  "**/Makefile",
+  "**/*.mk",
+  // JavaScript: the package manager and the test runners
+  "**/package.json",
+  "**/.npmrc",
+  "**/.yarnrc",
+  "**/.yarnrc.*",
+  "**/bunfig.toml",
+  "**/jest.config.*",
+  "**/vitest.config.*",
+  "**/vitest.workspace.*",
+  "**/.mocharc*",
+  "**/karma.conf.*",
+  "**/playwright.config.*",
+  // Deno, Rust, Go
+  "**/deno.json",
+  "**/deno.jsonc",
+  "**/Cargo.toml",
+  "**/.cargo/config",
+  "**/.cargo/config.toml",
+  "**/go.mod",
+  "**/go.work",
+  // CI, where the detected checks come from
+  ".github/workflows/**",
 ];
 
 /** Validation rules of a definition parameter. */

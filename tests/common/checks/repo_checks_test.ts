@@ -198,10 +198,10 @@ Deno.test("the gate protects the tests that define done", async (t) => {
     await commitAll(repo.path);
     const result = await checker.check(context(repo.path, gitRepo, base));
     assert.equal(result.complete, false, "the weakened test passes, but the original does not");
-    assert.match(result.feedback!, /You changed "test\/math.test.js" \(modified\)/);
+    assert.match(result.feedback!, /You changed "test\/math.test.js" \(modified, test file\)/);
     assert.match(result.feedback!, /tests_changed/);
     assert.deepEqual(checker.evidence?.testsChanged, [
-      { path: "test/math.test.js", change: "modified" },
+      { path: "test/math.test.js", change: "modified", why: "test file" },
     ]);
     assert.equal(checker.evidence?.originalsPass, false);
 
@@ -212,7 +212,12 @@ Deno.test("the gate protects the tests that define done", async (t) => {
     );
     assert.equal(declared.complete, true, declared.feedback);
     assert.deepEqual(checker.evidence?.testsChanged, [
-      { path: "test/math.test.js", change: "modified", reason: "the spec now says 2+2 is 0" },
+      {
+        path: "test/math.test.js",
+        change: "modified",
+        why: "test file",
+        reason: "the spec now says 2+2 is 0",
+      },
     ]);
   });
 
@@ -250,7 +255,7 @@ Deno.test("the gate protects the tests that define done", async (t) => {
     assert.equal(result.complete, false);
     assert.match(
       result.feedback!,
-      /ran 1 test, fewer than the 3 before your changes; you changed "test\/math.test.js" \(deleted\): restore it/,
+      /ran 1 test, fewer than the 3 before your changes; you changed "test\/math.test.js" \(deleted, test file\): restore it/,
     );
   });
 });
@@ -317,7 +322,10 @@ Deno.test("a snapshot commit holds untracked work and leaves the index alone", a
   assert.equal(await git(repo.path, "status", "--porcelain"), "M a.txt\n?? new.txt".trim());
   assert.deepEqual(
     await changedProtectedFiles(gitRepo, base, { protect: ["*.txt"], configFiles: [] }),
-    [{ path: "a.txt", change: "modified" }],
+    [
+      { path: "a.txt", change: "modified", why: "test file" },
+      { path: "new.txt", change: "added", why: "test file" },
+    ],
   );
 });
 
