@@ -266,6 +266,9 @@ Deno.test("an added GNUmakefile that hides a failing check is refused unless dec
   await gate.startBaseline(gitRepo, base);
   // make reads GNUmakefile before Makefile: the check passes without the fix.
   await write(repo.path, { "GNUmakefile": "test:\n\t@true\n" });
+  // Committed: the gate verifies the agent's commits, never the working tree.
+  await git(repo.path, "add", "-A");
+  await git(repo.path, "commit", "-qm", "build: GNUmakefile");
   const context = (declared?: string) =>
     ({
       cwd: repo.path,

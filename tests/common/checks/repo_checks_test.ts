@@ -461,7 +461,7 @@ Deno.test("the gate refuses tests set aside to make a suite pass", async (t) => 
     assert.equal(result.complete, false);
     assert.match(
       result.feedback!,
-      /"npm test" ran 1 test, fewer than the 2 before your changes, and reports 1 more skipped than before your changes \(1, not 0\)\. Newly set aside: "adds zero"; you changed "test\/math.test.js" \(modified\): restore it/,
+      /"npm test" ran 1 test, fewer than the 2 before your changes, and reports 1 more skipped than before your changes \(1, not 0\)\. Newly set aside: "adds zero"; you changed "test\/math.test.js" \(modified, test file\): restore it/,
     );
   });
 
