@@ -168,7 +168,34 @@ export async function tempRepo(): Promise<TempDir> {
   await Deno.writeTextFile(`${dir.path}/README.md`, "# test repo\n");
   await git(dir.path, "add", "README.md");
   await git(dir.path, "commit", "-q", "-m", "initial commit");
-  return dir;
+  return {
+    path: dir.path,
+    [Symbol.asyncDispose]: async () => {
+      // A gate a test made and never closed keeps its clean-copy worktree in
+      // TMPDIR: removed with the repository, so no test leaves a folder behind.
+      await removeLinkedWorktrees(dir.path);
+      await dir[Symbol.asyncDispose]();
+    },
+  };
+}
+
+/** The folders of a repository's linked worktrees, removed (the main one stays). */
+async function removeLinkedWorktrees(repo: string): Promise<void> {
+  const listed = await new Deno.Command("git", {
+    args: ["worktree", "list", "--porcelain"],
+    cwd: repo,
+    stdout: "piped",
+    stderr: "null",
+  }).output().catch(() => undefined);
+  if (!listed?.success) return;
+  const paths = new TextDecoder().decode(listed.stdout).split("\n")
+    .filter((line) => line.startsWith("worktree "))
+    .map((line) => line.slice("worktree ".length))
+    .slice(1);
+  for (const path of paths) {
+    await processesGone(path);
+    await Deno.remove(path, { recursive: true }).catch(() => {});
+  }
 }
 
 /** What a CLI run printed and returned. */
