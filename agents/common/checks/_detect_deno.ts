@@ -11,6 +11,7 @@ import {
   addConfigFile,
   isObject,
   type Kind,
+  oncePerScan,
   parseObject,
   read,
   readPath,
@@ -28,8 +29,6 @@ export interface DenoConfig {
   /** Each task's command ("" for a task that only runs its dependencies). */
   tasks: Map<string, string>;
 }
-
-const configCache = new WeakMap<Scan, Map<string, Promise<DenoConfig | undefined>>>();
 
 async function loadUncached(scan: Scan, dir: string): Promise<DenoConfig | undefined> {
   const names = ["deno.json", "deno.jsonc"];
@@ -70,19 +69,8 @@ async function loadUncached(scan: Scan, dir: string): Promise<DenoConfig | undef
 }
 
 /** The deno.json (else deno.jsonc) of a folder, read once per detection. */
-export function loadDenoConfig(scan: Scan, dir: string): Promise<DenoConfig | undefined> {
-  let cache = configCache.get(scan);
-  if (cache === undefined) {
-    cache = new Map();
-    configCache.set(scan, cache);
-  }
-  let loaded = cache.get(dir);
-  if (loaded === undefined) {
-    loaded = loadUncached(scan, dir);
-    cache.set(dir, loaded);
-  }
-  return loaded;
-}
+export const loadDenoConfig: (scan: Scan, dir: string) => Promise<DenoConfig | undefined> =
+  oncePerScan(loadUncached);
 
 const DENO_TASKS: ReadonlyArray<readonly [string, Kind]> = [
   ["test", "test"],

@@ -10,6 +10,7 @@ import {
   addCheck,
   addConfigFile,
   commandTrouble,
+  oncePerScan,
   read,
   readPath,
   runnerOf,
@@ -121,30 +122,18 @@ export function targetTrouble(makefile: Makefile, target: string): string | unde
   return commandTrouble(expandTarget(makefile, target));
 }
 
-const makefileCache = new WeakMap<Scan, Map<string, Promise<Makefile | undefined>>>();
-
 /** The Makefile of a folder (GNU make's own order of names), read once per detection. */
-export function loadMakefile(scan: Scan, dir: string): Promise<Makefile | undefined> {
-  let cache = makefileCache.get(scan);
-  if (cache === undefined) {
-    cache = new Map();
-    makefileCache.set(scan, cache);
-  }
-  let loaded = cache.get(dir);
-  if (loaded === undefined) {
-    loaded = (async () => {
-      for (const name of ["GNUmakefile", "makefile", "Makefile"]) {
-        const path = within(dir, name);
-        if (dir === "." && !scan.files.has(name)) continue;
-        const text = dir === "." ? await read(scan, path) : await readPath(scan, path);
-        if (text !== undefined) return parseMakefile(path, text);
-      }
-      return undefined;
-    })();
-    cache.set(dir, loaded);
-  }
-  return loaded;
-}
+export const loadMakefile: (scan: Scan, dir: string) => Promise<Makefile | undefined> = oncePerScan(
+  async (scan, dir) => {
+    for (const name of ["GNUmakefile", "makefile", "Makefile"]) {
+      const path = within(dir, name);
+      if (dir === "." && !scan.files.has(name)) continue;
+      const text = dir === "." ? await read(scan, path) : await readPath(scan, path);
+      if (text !== undefined) return parseMakefile(path, text);
+    }
+    return undefined;
+  },
+);
 
 /** A root Makefile's `test` target. */
 export async function detectMakefile(scan: Scan): Promise<void> {

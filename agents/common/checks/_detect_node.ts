@@ -15,6 +15,7 @@ import {
   commandTrouble,
   isObject,
   type Kind,
+  oncePerScan,
   parseObject,
   quote,
   read,
@@ -59,8 +60,6 @@ export interface Workspaces {
   packages: PackageJson[];
 }
 
-const packageCache = new WeakMap<Scan, Map<string, Promise<PackageJson | undefined>>>();
-
 async function loadPackageUncached(scan: Scan, dir: string): Promise<PackageJson | undefined> {
   const path = within(dir, "package.json");
   const text = dir === "." ? await read(scan, path) : await readPath(scan, path);
@@ -97,19 +96,8 @@ async function loadPackageUncached(scan: Scan, dir: string): Promise<PackageJson
  * The package.json of a folder, read once per detection; undefined when it
  * is absent or malformed (the latter recorded in skipped).
  */
-export function loadPackage(scan: Scan, dir: string): Promise<PackageJson | undefined> {
-  let cache = packageCache.get(scan);
-  if (cache === undefined) {
-    cache = new Map();
-    packageCache.set(scan, cache);
-  }
-  let loaded = cache.get(dir);
-  if (loaded === undefined) {
-    loaded = loadPackageUncached(scan, dir);
-    cache.set(dir, loaded);
-  }
-  return loaded;
-}
+export const loadPackage: (scan: Scan, dir: string) => Promise<PackageJson | undefined> =
+  oncePerScan(loadPackageUncached);
 
 const LOCK_FILES: ReadonlyArray<readonly [string, PackageManager]> = [
   ["package-lock.json", "npm"],

@@ -54,6 +54,26 @@ const RUNNER_PATTERNS: ReadonlyArray<readonly [TestRunner, RegExp]> = [
   ["cargo", /\bcargo\s+(?:\+\S+\s+)?test\b/],
 ];
 
+/**
+ * A loader whose result is kept per detection and folder, so that each file
+ * is read once however many rules ask for it.
+ *
+ * @param load Reads one folder's file.
+ * @returns The same loader, memoised.
+ */
+export function oncePerScan<T>(
+  load: (scan: Scan, dir: string) => Promise<T>,
+): (scan: Scan, dir: string) => Promise<T> {
+  const caches = new WeakMap<Scan, Map<string, Promise<T>>>();
+  return (scan, dir) => {
+    let cache = caches.get(scan);
+    if (cache === undefined) caches.set(scan, cache = new Map());
+    let loaded = cache.get(dir);
+    if (loaded === undefined) cache.set(dir, loaded = load(scan, dir));
+    return loaded;
+  };
+}
+
 /** The runner a script starts, when exactly one is named (two runners make the output ambiguous). */
 export function runnerOf(script: string): TestRunner | undefined {
   const found = RUNNER_PATTERNS.filter(([, pattern]) => pattern.test(script));
