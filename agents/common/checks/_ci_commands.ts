@@ -673,12 +673,25 @@ async function cargoCommand(
       executable: "cargo",
       kind,
       facts: `cargo ${sub}`,
-      keys: [`cargo:${folder}:${sub}`, `sh:${dir}:${text}`],
+      keys: [`cargo:${folder}:${sub}${featureSet(sub, text)}`, `sh:${dir}:${text}`],
       configFiles: [within(folder, "Cargo.toml")],
       task: sub,
     },
     sub === "test" ? "cargo" : undefined,
   );
+}
+
+/**
+ * The feature flags of a cargo command other than `cargo test`, sorted: CI
+ * that checks several feature sets (`cargo check --no-default-features`,
+ * `cargo check --features serde`) checks different code each time. Test
+ * runs stay one check whatever their flags, not the suite twice.
+ */
+function featureSet(sub: string, text: string): string {
+  if (sub === "test") return "";
+  const flags = (text.match(/--(?:no-default-features|all-features|features[= ]\S+)/g) ?? [])
+    .map((flag) => flag.replace("=", " "));
+  return flags.length === 0 ? "" : `:${[...new Set(flags)].sort().join(" ")}`;
 }
 
 function goCommand(args: string[], dir: string, text: string): Meaning {

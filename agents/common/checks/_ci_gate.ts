@@ -77,9 +77,13 @@ function eventsOf(on: unknown): { events: string[]; gate: boolean; tagsOnly: boo
   return { events, gate, tagsOnly };
 }
 
-/** Conditions that confine a job or step to releases, deploys or failures. */
+/**
+ * Conditions that confine a job or step to releases, deploys, failures, or
+ * to anything but pull requests (a job that never runs on a pull request
+ * does not gate a change: dtolnay's crates run clippy that way).
+ */
 const CONFINED =
-  /github\.ref\b|refs\/tags|github\.event\.release|github\.event_name\s*==\s*'(?:release|schedule|workflow_dispatch)'|\bfailure\(\)|\bcancelled\(\)/;
+  /github\.ref\b|refs\/tags|github\.event\.release|github\.event_name\s*==\s*'(?:release|schedule|workflow_dispatch)'|github\.event_name\s*!=\s*['"]pull_request['"]|\bfailure\(\)|\bcancelled\(\)/;
 
 const SECRET = /\bsecrets\.[A-Za-z_][\w-]*|\bgithub\.token\b/;
 

@@ -388,6 +388,10 @@ jobs:
     if: startsWith(github.ref, 'refs/tags/v')
     steps:
       - run: npm publish
+  pedantic:
+    if: github.event_name != 'pull_request'
+    steps:
+      - run: npm run lint:pedantic
 `,
       });
       assert.deepEqual(detection.checks, []);
@@ -408,6 +412,10 @@ jobs:
         {
           source: '.github/workflows/ci.yml job "release"',
           why: `runs only when "startsWith(github.ref, 'refs/tags/v')"`,
+        },
+        {
+          source: '.github/workflows/ci.yml job "pedantic"',
+          why: `runs only when "github.event_name != 'pull_request'"`,
         },
       ]);
     },
@@ -582,6 +590,26 @@ Deno.test("cargo, go and deno commands CI runs are checks when this machine can 
       '"rustup component add clippy rustfmt" is setup (it installs or prepares), not a check',
       '"cargo fmt --all": cargo fmt without --check rewrites files',
       '"cargo publish --dry-run": cargo publish publishes',
+    ]);
+  });
+
+  await t.step("each feature set CI checks is a check; test runs stay one", async () => {
+    const detection = await detectIn({
+      "Cargo.toml": '[package]\nname = "x"\n',
+      ".github/workflows/ci.yml": workflow(
+        `      - run: cargo test --all-features
+      - run: cargo check --no-default-features
+      - run: cargo check --features serde
+      - run: cargo check --no-default-features --features serde
+      - run: cargo check --features=serde --no-default-features
+`,
+      ),
+    });
+    assert.deepEqual(commands(detection), [
+      "cargo test",
+      "cargo check --no-default-features",
+      "cargo check --features serde",
+      "cargo check --no-default-features --features serde",
     ]);
   });
 
