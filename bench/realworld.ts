@@ -8,7 +8,9 @@
  * verification adds per iteration.
  *
  * Flags: `--repo ID` (repeatable), `--scenario ID` (repeatable),
- * `--detection-only`, `--json FILE` (every outcome, for comparisons).
+ * `--detection-only`, `--json FILE` (every outcome, for comparisons),
+ * `--from-json FILE` (repeatable: print the table of saved runs instead of
+ * running; a later file's repositories replace an earlier one's).
  *
  * @module
  */
@@ -33,6 +35,7 @@ const { values } = parseArgs({
     scenario: { type: "string", multiple: true },
     "detection-only": { type: "boolean" },
     json: { type: "string" },
+    "from-json": { type: "string", multiple: true },
   },
 });
 
@@ -61,8 +64,24 @@ const median = (list: number[]) => {
   return sorted.length === 0 ? 0 : sorted[Math.floor((sorted.length - 1) / 2)];
 };
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const order = (id: string) => CORPUS.findIndex((repo) => repo.id === id);
 
-for (const repo of repos) {
+for (const file of values["from-json"] ?? []) {
+  const saved = JSON.parse(await Deno.readTextFile(file)) as {
+    detections: DetectionScore[];
+    outcomes: Outcome[];
+    unavailable: string[];
+  };
+  const ids = new Set(saved.detections.map((entry) => entry.repo));
+  const keep = <T extends { repo: string }>(list: T[]) =>
+    list.filter((entry) => !ids.has(entry.repo));
+  detections.splice(0, detections.length, ...keep(detections), ...saved.detections);
+  outcomes.splice(0, outcomes.length, ...keep(outcomes), ...saved.outcomes);
+  unavailable.push(...saved.unavailable);
+}
+detections.sort((a, b) => order(a.repo) - order(b.repo));
+
+for (const repo of values["from-json"] ? [] : repos) {
   const prepared = await prepareRepo(repo);
   if (!prepared.ok) {
     unavailable.push(`${repo.id}: ${prepared.unavailable}`);

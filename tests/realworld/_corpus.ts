@@ -384,7 +384,7 @@ export const CORPUS: readonly CorpusRepo[] = [
     bug: {
       file: "cJSON.c",
       from: "p.length = (size_t)length;\n    p.offset = 0;\n    p.noalloc = true;",
-      to: "p.length = (size_t)length + 1;\n    p.offset = 0;\n    p.noalloc = true;",
+      to: "p.length = (size_t)length + 8;\n    p.offset = 0;\n    p.noalloc = true;",
     },
     failing: [],
     weaken: [{
