@@ -29,7 +29,8 @@ import {
   linkableFolders,
   nodeInstallCommand,
 } from "./dependency_folders.ts";
-import { changedProtectedFiles } from "./protected_files.ts";
+import { changedProtectedFiles, protectedRole } from "./protected_files.ts";
+import { findSpecialCases } from "./special_cases.ts";
 import {
   incomplete,
   ok,
@@ -536,6 +537,21 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     };
     const problems = judged.problems;
     const git = context.git;
+    if (problems.length === 0 && git && base && claim) {
+      const isTest = (file: string) =>
+        protectedRole(file, { protect: this.#protect, configFiles: [] }) === "test file";
+      const cases = await findSpecialCases(git.repo, base, claim.head, isTest);
+      if (cases.length > 0) {
+        evidence.specialCases = cases;
+        problems.push(
+          `Your code special-cases the values the tests use: ${
+            cases.slice(0, 5).map((found) =>
+              `${found.file}:${found.line} \`${found.text}\` compares against values that appear together in ${found.test}`
+            ).join("; ")
+          }. Tests check examples of the behaviour; write the general logic, not the tested cases`,
+        );
+      }
+    }
     if (problems.length === 0 && git && base && claim && testsChanged.length > 0) {
       const originals = await this.#originals(claim, base, testsChanged, declared, signal);
       evidence.originalsPass = originals.passed;
