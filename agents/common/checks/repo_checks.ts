@@ -29,7 +29,8 @@ import {
   linkableFolders,
   nodeInstallCommand,
 } from "./dependency_folders.ts";
-import { changedProtectedFiles } from "./protected_files.ts";
+import { changedProtectedFiles, protectedRole } from "./protected_files.ts";
+import { findSpecialCases } from "./special_cases.ts";
 import {
   incomplete,
   ok,
@@ -536,10 +537,34 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     };
     const problems = judged.problems;
     const git = context.git;
+    if (problems.length === 0 && git && base && claim) {
+      const isTest = (file: string) =>
+        protectedRole(file, { protect: this.#protect, configFiles: [] }) === "test file";
+      const cases = await findSpecialCases(git.repo, base, claim.head, isTest);
+      if (cases.length > 0) {
+        evidence.specialCases = cases;
+        problems.push(
+          `Your code special-cases the values the tests use: ${
+            cases.slice(0, 5).map((found) =>
+              `${found.file}:${found.line} \`${found.text}\` compares against values that appear together in ${found.test}`
+            ).join("; ")
+          }. Tests check examples of the behaviour; write the general logic, not the tested cases`,
+        );
+      }
+    }
     if (problems.length === 0 && git && base && claim && testsChanged.length > 0) {
       const originals = await this.#originals(claim, base, testsChanged, declared, signal);
       evidence.originalsPass = originals.passed;
-      if (!originals.passed && undeclared.length > 0) {
+      const unfixed = stillFailing(originals.runs, views);
+      if (unfixed.length > 0) {
+        problems.push(
+          `${
+            unfixed.join("; ")
+          }: in their original versions, against your code, tests that failed before your changes still fail. You changed ${
+            listChanges(testsChanged)
+          }; deleting, skipping, loosening or renaming a failing test does not fix it, declared or not: restore the test and fix the code`,
+        );
+      } else if (!originals.passed && undeclared.length > 0) {
         problems.push(
           `You changed ${
             listChanges(undeclared)
@@ -639,7 +664,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     changed: Array<{ path: string; from?: string }>,
     outOfScope: Map<string, string>,
     signal: AbortSignal | undefined,
-  ): Promise<{ passed: boolean; detail: string }> {
+  ): Promise<{ passed: boolean; detail: string; runs: CheckRun[] }> {
     const copy = this.#copy!;
     // A fresh copy of the commit: what the first runs wrote is gone.
     const error = await copy.moveTo(claim.head) ??
@@ -648,15 +673,15 @@ export class RepoChecksChecker implements TaskCompletionChecker {
         base,
         changed.flatMap((entry) => entry.from ? [entry.from, entry.path] : [entry.path]),
       );
-    if (error) return { passed: false, detail: ` (${error})` };
+    if (error) return { passed: false, detail: ` (${error})`, runs: [] };
     const runs = await copy.run(this.#checks.filter((check) => !outOfScope.has(check.name)), {
       timeoutMs: this.#timeoutMs,
       signal,
     });
     const failed = runs.find((run) => !run.green);
     return failed
-      ? { passed: false, detail: `: "${failed.name}"${describeRun(failed)}` }
-      : { passed: true, detail: "" };
+      ? { passed: false, detail: `: "${failed.name}"${describeRun(failed)}`, runs }
+      : { passed: true, detail: "", runs };
   }
 }
 
@@ -691,6 +716,28 @@ function judgeAll(
     if (fewer) problems.push(fewer);
   }
   return { checks, outOfScope, problems };
+}
+
+/**
+ * The checks whose tests failed at the baseline and still fail in the
+ * original versions of the changed tests, against the agent's code: red was
+ * turned green by changing tests, not code. A check whose runner does not
+ * name its tests counts when it was red at the baseline and is red again.
+ */
+function stillFailing(originals: CheckRun[], views: Map<string, BaselineView>): string[] {
+  const found: string[] = [];
+  for (const run of originals) {
+    const before = views.get(run.name)?.run;
+    if (run.green || !before || before.green) continue;
+    if (before.failing.length === 0 || run.failing.length === 0) {
+      found.push(`"${run.name}" failed before your changes and still fails`);
+      continue;
+    }
+    const earlier = new Set(before.failing);
+    const still = run.failing.filter((name) => earlier.has(name));
+    if (still.length > 0) found.push(`"${run.name}": ${nameList(still)}`);
+  }
+  return found;
 }
 
 /** Files the agent changed and did not commit: uncommitted now, and not as they were at the start. */
@@ -807,7 +854,8 @@ const SET_ASIDE = ["skipped", "ignored", "todo"] as const;
  * failing test into a skipped one is how a suite is made to pass without a fix.
  * It stands only when every changed protected file is declared in
  * tests_changed and the agent declared a change (protected or not: inline
- * tests live in source files).
+ * tests live in source files), and never when the tests set aside are ones
+ * that failed at the baseline.
  */
 function fewerTests(
   run: CheckRun,
@@ -836,12 +884,20 @@ function fewerTests(
     );
   }
   if (changes.length === 0) return undefined;
-  const declared = declarations.some((entry) => entry?.reason?.trim());
-  if (undeclared.length === 0 && (changedCount > 0 || declared)) return undefined;
   const earlierSet = new Set(before?.skippedTests ?? []);
   const newlySet = (run.skippedTests ?? []).filter((name) => !earlierSet.has(name));
   const wereFailing = new Set(before?.failing ?? []);
   const failedBefore = newlySet.filter((name) => wereFailing.has(name));
+  const declared = declarations.some((entry) => entry?.reason?.trim());
+  // A failing test set aside is not fixed: no declaration makes it so.
+  if (failedBefore.length > 0 && undeclared.length === 0) {
+    return `"${run.name}" ${changes.join(", and ")}: ${
+      nameList(failedBefore)
+    } failed before your changes and ${
+      failedBefore.length === 1 ? "is" : "are"
+    } now set aside. Skipping or ignoring a failing test does not fix it, declared or not: remove the skip and fix the code`;
+  }
+  if (undeclared.length === 0 && (changedCount > 0 || declared)) return undefined;
   const named = newlySet.length === 0
     ? ""
     : `. Newly set aside: ${nameList(newlySet)}${

@@ -127,6 +127,8 @@ export interface ChecksEvidence {
   dependencyNotes?: string[];
   /** Wall time of preparing the clean copy (worktree, dependencies), in milliseconds. */
   setupMs?: number;
+  /** Added conditions that compare against values found together on one test line. */
+  specialCases?: Array<{ file: string; line: number; text: string; test: string }>;
 }
 
 /** Git evidence gathered after an iteration; absent outside a repository. */

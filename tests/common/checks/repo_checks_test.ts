@@ -199,18 +199,23 @@ Deno.test("the gate protects the tests that define done", async (t) => {
     const result = await checker.check(context(repo.path, gitRepo, base));
     assert.equal(result.complete, false, "the weakened test passes, but the original does not");
     assert.match(result.feedback!, /You changed "test\/math.test.js" \(modified, test file\)/);
-    assert.match(result.feedback!, /tests_changed/);
+    assert.match(result.feedback!, /"adds": in their original versions, .* still fail/);
     assert.deepEqual(checker.evidence?.testsChanged, [
       { path: "test/math.test.js", change: "modified", why: "test file" },
     ]);
     assert.equal(checker.evidence?.originalsPass, false);
 
+    // The test failed at the baseline: changing it does not fix it, declared or not.
     const declared = await checker.check(
       context(repo.path, gitRepo, base, {
         tests_changed: [{ path: "test/math.test.js", reason: "the spec now says 2+2 is 0" }],
       }),
     );
-    assert.equal(declared.complete, true, declared.feedback);
+    assert.equal(declared.complete, false);
+    assert.match(
+      declared.feedback!,
+      /^"npm test": "adds": in their original versions, against your code, tests that failed before your changes still fail\. .*declared or not: restore the test and fix the code$/,
+    );
     assert.deepEqual(checker.evidence?.testsChanged, [
       {
         path: "test/math.test.js",
@@ -398,9 +403,9 @@ Deno.test("the gate refuses tests set aside to make a suite pass", async (t) => 
       assert.equal(result.complete, false);
       assert.match(
         result.feedback!,
-        /^"cargo" ran 1 test, fewer than the 3 before your changes, and reports 2 more ignored than before your changes \(2, not 0\)\. Newly set aside: "tests::adds", "tests::adds_negative", all failing before your changes\. /,
+        /^"cargo" ran 1 test, fewer than the 3 before your changes, and reports 2 more ignored than before your changes \(2, not 0\): "tests::adds", "tests::adds_negative" failed before your changes and are now set aside\. /,
       );
-      assert.match(result.feedback!, /declare the change in complete_task tests_changed/);
+      assert.doesNotMatch(result.feedback!, /tests_changed/, "no declaration can let it stand");
       const evidence = checker.evidence!.checks[0];
       assert.deepEqual([evidence.baseline, evidence.now], ["red", "green"]);
       assert.deepEqual(evidence.baselineCounts, { run: 3, passed: 1, failed: 2, ignored: 0 });
@@ -409,7 +414,7 @@ Deno.test("the gate refuses tests set aside to make a suite pass", async (t) => 
     },
   );
 
-  await t.step("a tests_changed declaration with a reason lets it stand", async () => {
+  await t.step("failing tests set aside are refused, declared or not", async () => {
     const { repo, gitRepo, base, checker, change } = await replay(
       "cargo_failing.txt",
       101,
@@ -424,7 +429,11 @@ Deno.test("the gate refuses tests set aside to make a suite pass", async (t) => 
         tests_changed: [{ path: "src/lib.rs", reason: "the two tests need a database" }],
       }),
     );
-    assert.equal(result.complete, true, result.feedback);
+    assert.equal(result.complete, false);
+    assert.match(
+      result.feedback!,
+      /^"cargo" ran 1 test, fewer than the 3 before your changes, and reports 2 more ignored than before your changes \(2, not 0\): "tests::adds", "tests::adds_negative" failed before your changes and are now set aside\. Skipping or ignoring a failing test does not fix it, declared or not: remove the skip and fix the code$/,
+    );
   });
 
   await t.step("pytest failures turned into skips are refused", async () => {
