@@ -56,6 +56,8 @@ export interface CorpusRepo {
   files?: Record<string, string>;
   /** Why `files` are needed. */
   filesWhy?: string;
+  /** npm packages of tools the project's own workflow uses (pnpm), installed once into the cache's `tools`. */
+  tools?: string[];
   /** Installs development dependencies once, in the cache (its lock file is committed). */
   install?: string;
   /** Paths git ignores through `.git/info/exclude` (dependency and build folders). */
@@ -212,6 +214,36 @@ export const CORPUS: readonly CorpusRepo[] = [
       from:
         "['--1234567', ['--1234567890'], '--1234567890', '3 edits away is similar for long string'],",
       to: "",
+    }],
+  },
+  {
+    id: "arg",
+    ecosystem: "pnpm project (jest)",
+    project: "arg 5.0.2 (vercel/arg, Debian's orig tarball)",
+    source: {
+      url: "http://deb.debian.org/debian/pool/main/n/node-arg/node-arg_5.0.2.orig.tar.gz",
+      sha256: "e282cff68b1a352cd1cc61c994b530d65a6c7e6705134829cea5ad82e1c0f4cc",
+      kind: "tar",
+      dir: "arg-5.0.2",
+    },
+    // Its pnpm-lock.yaml is lockfile version 5.4: pnpm 8 and 9 refuse it frozen.
+    tools: ["pnpm@7.33.7"],
+    install: "pnpm install --frozen-lockfile",
+    exclude: NPM_DEPS,
+    needs: ["pnpm --version"],
+    ci: ["pnpm test"],
+    ciSource: ".github/workflows/ci.yml (installs and runs the test script)",
+    testCheck: "pnpm test",
+    bug: {
+      file: "index.js",
+      from: "result._ = result._.concat(argv.slice(i));",
+      to: "result._ = result._.concat(argv.slice(i + 1));",
+    },
+    failing: ["should stop parsing early with positional argument"],
+    weaken: [{
+      file: "test.js",
+      from: "test('should stop parsing early with positional argument'",
+      to: "test.skip('should stop parsing early with positional argument'",
     }],
   },
   {

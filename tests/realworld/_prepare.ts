@@ -79,7 +79,8 @@ export async function toolEnv(): Promise<Record<string, string>> {
   env.GOFLAGS = "-mod=mod";
   env.GOPROXY = "off";
   env.GOTOOLCHAIN = "local";
-  let path = Deno.env.get("PATH") ?? "/usr/bin:/bin";
+  // Tools a corpus project's workflow needs (pnpm) come first, from the cache.
+  let path = `${corpusCache()}/tools/node_modules/.bin:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`;
   const pytest = await sh("python3 -m pytest --version", "/", { PATH: path }).catch(() => ({
     code: 1,
     output: "",
@@ -154,6 +155,23 @@ async function download(
  */
 export async function prepareRepo(repo: CorpusRepo): Promise<Prepared> {
   const env = await toolEnv();
+  const tools = `${corpusCache()}/tools`;
+  const toolName = (spec: string) => spec.replace(/(?<=.)@[^@/]*$/, "");
+  const absent = [];
+  for (const spec of repo.tools ?? []) {
+    if (!(await exists(`${tools}/node_modules/${toolName(spec)}`))) absent.push(spec);
+  }
+  if (absent.length > 0) {
+    await Deno.mkdir(tools, { recursive: true });
+    const installed = await sh(
+      `npm install --prefix ${tools} --no-audit --no-fund --no-save ${absent.join(" ")}`,
+      tools,
+      env,
+    );
+    if (installed.code !== 0) {
+      return { ok: false, repo, unavailable: `cannot install ${absent.join(", ")}` };
+    }
+  }
   const missing: string[] = [];
   for (const need of repo.needs) {
     const result = await sh(need, "/", env).catch(() => ({ code: 127 }));
