@@ -61,7 +61,7 @@ export interface ReportInput {
       | "runId"
       | "summaries"
     >
-    & Partial<Pick<RunResult, "baseline">>;
+    & Partial<Pick<RunResult, "baseline" | "reproduction">>;
   /** Agent name. */
   agent: string;
   /** Completion handler type and criteria. */
@@ -363,6 +363,29 @@ function evidenceSection(input: ReportInput): string[] {
             }`
           ).join(", ")
         }`,
+    );
+  }
+  const reproduction = result.reproduction;
+  if (reproduction) {
+    const cost = reproduction.cost;
+    const spent = `verifier: ${cost.requests} model ${
+      cost.requests === 1 ? "request" : "requests"
+    }, ${cost.tokens.input + cost.tokens.output} tokens, $${cost.costUsd.toFixed(4)}, ${
+      seconds(cost.durationMs)
+    }`;
+    const last = result.summaries.findLast((summary) => summary.checks?.heldOut)?.checks?.heldOut;
+    lines.push(
+      "",
+      reproduction.kept
+        ? `Held-out reproduction test: ${
+          failingTests(reproduction.test.tests)
+        } failed on the starting commit${
+          last ? `; on the last claim ${last.passed ? "it passed" : "it failed"}` : ""
+        } (${spent})`
+        : `Held-out reproduction test: none, ${
+          oneLine(reproduction.why)
+        }; done rests on the other evidence (${spent})`,
+      ...reproduction.notes.map((note) => `- verifier: ${oneLine(note)}`),
     );
   }
   const gated = evidenceMarkdown(result.summaries.findLast((summary) => summary.checks));

@@ -33,6 +33,7 @@ import { AgentSessions } from "./loop/agent_sessions.ts";
 import { verifyClaim } from "./loop/checks.ts";
 import { IterationRepo } from "./loop/evidence.ts";
 import { probeIfUnclear } from "./loop/probe.ts";
+import { startReproduction } from "./loop/reproduce.ts";
 import { rescue } from "./loop/rescue.ts";
 import { buildPrompt, runSession, type SessionOutcome } from "./loop/session.ts";
 import { RunState } from "./loop/state.ts";
@@ -228,11 +229,15 @@ class Run {
       prompt: built.prompt,
     });
     const start = await this.#startingPoint();
+    // The verifier writes its reproduction test beside the first session.
+    if (iteration === 1) startReproduction(state, this.#sessions, built.prompt);
     const started = state.now();
     const outcome = await runSession(state, this.#sessions, iteration, built.prompt);
     // The session's start-up is over: a check red at the baseline runs again, at low priority,
     // unless the claim passed and the run is about to end.
-    if (!outcome.guard.verification?.passed) void state.options.repoChecks?.confirmBaseline();
+    if (!outcome.guard.verification?.passed) {
+      state.options.repoChecks?.confirmBaseline().catch(() => undefined);
+    }
     const summary = this.#collect(outcome);
     const repo = new IterationRepo(state, summary, start);
     await repo.refresh();
@@ -414,6 +419,8 @@ class Run {
       state.emit({ type: "backend_release_failed", error: firstLine(error) });
     }
     // A baseline still running is stopped, not waited for; the gate's worktrees are removed.
+    state.stopVerifier.abort();
+    const reproduction = await state.reproduction;
     await state.options.repoChecks?.close();
     const result: RunResult = {
       status,
@@ -427,6 +434,7 @@ class Run {
       summaries: state.summaries,
       ...(state.pullRequest ? { pullRequest: state.pullRequest } : {}),
       ...(state.baseline ? { baseline: state.baseline } : {}),
+      ...(reproduction ? { reproduction } : {}),
     };
     state.emit({ type: "run_finished", result });
     return result;

@@ -37,6 +37,8 @@ const NOT_OUTPUTS: Record<string, string> = {
   "agents/common/git_settings.ts":
     "puts the repository's own git settings back, byte for byte as they were",
   "agents/common/checks/worktree_run.ts": "runs git to set up worktrees",
+  "agents/common/checks/repo_checks.ts":
+    "puts the verifier's test files back, as it wrote them, into the gate's own worktrees",
   "agents/common/checks/detect.ts": "asks the machine which tools it has (`tox --version`)",
   "agents/common/backends/acp.ts":
     "starts the ACP agent; its prompts are redacted by redactingBackend",

@@ -18,7 +18,7 @@ import type {
   CompleteTaskCall,
   TestCounts,
 } from "../completion/types.ts";
-import type { GitRepo } from "../git.ts";
+import { GitRepo } from "../git.ts";
 import { type CheckRun, describeRun, nameList, type RepoCheck, runRepoCheck } from "./check_run.ts";
 import {
   changedOnPurpose,
@@ -31,6 +31,13 @@ import {
 } from "./dependency_folders.ts";
 import { changedProtectedFiles, protectedRole } from "./protected_files.ts";
 import { findSpecialCases } from "./special_cases.ts";
+import {
+  assertionLines,
+  type HeldOutTest,
+  judgeReproduction,
+  type Reproduction,
+  verifierChanges,
+} from "./reproduction.ts";
 import {
   incomplete,
   ok,
@@ -130,6 +137,8 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   #queue: Promise<unknown> = Promise.resolve();
   #evidence: ChecksEvidence | undefined;
   #last: { key: string; result: TaskCompletionResult; evidence: ChecksEvidence } | undefined;
+  /** The verifier's reproduction test, once judged. */
+  #reproduction: Promise<Reproduction> | undefined;
 
   /**
    * Create the gate.
@@ -276,8 +285,81 @@ export class RepoChecksChecker implements TaskCompletionChecker {
    *
    * @returns Resolves once nothing of the gate is left in `git worktree list`.
    */
+  /**
+   * Start the held-out reproduction test: a detached worktree of `commit`
+   * (dependency folders linked as for the baseline) is handed to `write`,
+   * which runs the verifier session in it. Its test files are kept (other
+   * changes are dropped), the checks run with them, and they are held out
+   * when they fail on the starting commit for a named reason that is not a
+   * setup error ({@linkcode judgeReproduction}). Every later claim waits
+   * for it, then needs its tests to pass on the clean copy.
+   *
+   * @param repo The repository.
+   * @param commit The starting commit.
+   * @param write Runs the verifier session in the folder; resolves with a problem, if any.
+   * @returns The reproduction's promise.
+   */
+  startReproduction(
+    repo: GitRepo,
+    commit: string,
+    write: (dir: string) => Promise<string | undefined>,
+  ): Promise<Reproduction> {
+    const signal = this.#stopBaseline.signal;
+    this.#reproduction = (async (): Promise<Reproduction> => {
+      await this.recordStart(repo);
+      const start = await this.#start!;
+      const worktree = await CheckWorktree.create(repo, commit, { link: start.folders });
+      if (typeof worktree === "string") return { kept: false, why: worktree, notes: [] };
+      try {
+        const failed = await write(worktree.dir);
+        const notes: string[] = [];
+        if (failed) notes.push(failed);
+        const local = await GitRepo.open(worktree.dir);
+        if (!local) return { kept: false, why: "its worktree is not a repository", notes };
+        const linked = new Set(worktree.folders.keys());
+        const isTest = (file: string) =>
+          protectedRole(file, { protect: this.#protect, configFiles: [] }) === "test file";
+        const changed = await verifierChanges(local, isTest);
+        const others = changed.others.filter((file) => !linked.has(file.replace(/\/$/, "")));
+        if (others.length > 0) {
+          notes.push(`dropped what it changed outside test files: ${listPaths(others)}`);
+        }
+        if (changed.tests.length === 0) {
+          return { kept: false, why: failed ?? "the verifier wrote no test file", notes };
+        }
+        const files: HeldOutTest["files"] = [];
+        for (const file of changed.tests) {
+          files.push({ path: file, content: await Deno.readTextFile(`${worktree.dir}/${file}`) });
+        }
+        // Only its tests, on the starting commit: a clean checkout, the files written back.
+        const moved = await worktree.moveTo(commit);
+        if (moved) return { kept: false, why: moved, notes };
+        await writeFiles(worktree.dir, files);
+        const runs = await worktree.run(this.#checks, { timeoutMs: this.#timeoutMs, signal });
+        if (signal.aborted) return { kept: false, why: "stopped before it finished", notes };
+        const baseline = await this.#baseline;
+        const judged = judgeReproduction(runs, baseline?.error ? [] : baseline?.runs ?? []);
+        if ("why" in judged) return { kept: false, why: judged.why, notes };
+        return { kept: true, test: { files, ...judged }, notes };
+      } finally {
+        await worktree.remove();
+      }
+    })();
+    return this.#reproduction;
+  }
+
+  /**
+   * The reproduction, once judged.
+   *
+   * @returns It, or undefined when none was started.
+   */
+  async reproduction(): Promise<Reproduction | undefined> {
+    return await this.#reproduction;
+  }
+
   async close(): Promise<void> {
     await this.stopBaseline();
+    await this.#reproduction?.catch(() => undefined);
     await this.#queue;
     const copy = this.#copy;
     this.#copy = undefined;
@@ -552,6 +634,20 @@ export class RepoChecksChecker implements TaskCompletionChecker {
         );
       }
     }
+    const reproduction = problems.length === 0 && claim
+      ? await this.#reproduction?.catch(() => undefined)
+      : undefined;
+    if (reproduction?.kept && claim && this.#copy) {
+      const heldOut = await this.#heldOut(reproduction.test, claim, signal);
+      evidence.heldOut = { tests: reproduction.test.tests, passed: heldOut.length === 0 };
+      if (heldOut.length > 0) {
+        problems.push(
+          `A held-out acceptance test, written from the task before you started and never shown to you, fails against your code: ${
+            heldOut.join("; ")
+          }. It checks the behaviour the task asks for: change the code so that it does what the task says, for every input, not only the ones your own tests use`,
+        );
+      }
+    }
     if (problems.length === 0 && git && base && claim && testsChanged.length > 0) {
       const originals = await this.#originals(claim, base, testsChanged, declared, signal);
       evidence.originalsPass = originals.passed;
@@ -574,7 +670,8 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     }
     if (signal?.aborted) return this.#refuse(facts, STOPPED);
     // Sent back to work: a red baseline runs again meanwhile, for the next claim to compare with.
-    if (problems.length > 0) void this.confirmBaseline();
+    // A confirmation that fails (its worktree gone with the run) leaves the first baseline.
+    if (problems.length > 0) this.confirmBaseline().catch(() => undefined);
     evidence.passed = problems.length === 0;
     this.#evidence = evidence;
     const noted = notes.length > 0 ? `\n\n${notes.join("\n")}` : "";
@@ -658,6 +755,37 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   }
 
   /** Run the checks on the clean copy with the original test files put back. */
+  /**
+   * The held-out tests on the clean copy of the claim: its files added, the
+   * checks that ran them run again. Returns the held-out tests that fail,
+   * each with what its assertion said (never its code).
+   */
+  async #heldOut(
+    test: HeldOutTest,
+    claim: Claim,
+    signal: AbortSignal | undefined,
+  ): Promise<string[]> {
+    const copy = this.#copy!;
+    const moved = await copy.moveTo(claim.head);
+    if (moved) return [`it could not be added to a copy of your commit (${moved})`];
+    await writeFiles(copy.dir, test.files);
+    const checks = this.#checks.filter((check) => test.checks.includes(check.name));
+    const runs = await copy.run(checks, { timeoutMs: this.#timeoutMs, signal });
+    const failing: string[] = [];
+    for (const run of runs) {
+      if (run.green) continue;
+      const named = run.failing.filter((name) => test.tests.includes(name));
+      // A red run that names no test of its own may still be ours: the held-out names decide.
+      const ours = named.length > 0 ? named : run.failing.length === 0 ? test.tests : [];
+      if (ours.length === 0) continue;
+      const said = assertionLines(run.tail, 2);
+      failing.push(`${nameList(ours)}${said.length > 0 ? ` (${said.join(" ")})` : ""}`);
+    }
+    // Held out again: the copy, which git worktree list shows, does not keep them.
+    await copy.moveTo(claim.head);
+    return failing;
+  }
+
   async #originals(
     claim: Claim,
     base: string,
@@ -738,6 +866,15 @@ function stillFailing(originals: CheckRun[], views: Map<string, BaselineView>): 
     if (still.length > 0) found.push(`"${run.name}": ${nameList(still)}`);
   }
   return found;
+}
+
+/** Writes files under `root`, making their folders. */
+async function writeFiles(root: string, files: Array<{ path: string; content: string }>) {
+  for (const file of files) {
+    const target = `${root}/${file.path}`;
+    await Deno.mkdir(target.replace(/\/[^/]+$/, ""), { recursive: true });
+    await Deno.writeTextFile(target, file.content);
+  }
 }
 
 /** Files the agent changed and did not commit: uncommitted now, and not as they were at the start. */

@@ -127,6 +127,8 @@ export interface ChecksEvidence {
   dependencyNotes?: string[];
   /** Wall time of preparing the clean copy (worktree, dependencies), in milliseconds. */
   setupMs?: number;
+  /** The held-out reproduction tests and whether they passed on the clean copy. */
+  heldOut?: { tests: string[]; passed: boolean };
   /** Added conditions that compare against values found together on one test line. */
   specialCases?: Array<{ file: string; line: number; text: string; test: string }>;
 }

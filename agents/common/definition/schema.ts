@@ -93,6 +93,15 @@ const verifySchema = strictObject({
   prChecksTimeoutSeconds: positiveNumber().default(1800).describe(
     "How long to wait for the pull request's checks in seconds.",
   ),
+  reproduce: z.enum(["held-out", "off"]).optional().describe(
+    "`held-out`: before the work starts, a separate verifier session writes a test that reproduces the task from its text alone, kept only if it fails on the starting commit with an assertion; the worker never sees it, and done needs it to pass on the final commit. `off`: no reproduction test.",
+  ),
+  reproduceMaxCostUsd: positiveNumber().default(1).describe(
+    "Cost cap of the verifier session in USD; a verifier that runs out leaves the run on the other evidence.",
+  ),
+  reproduceMaxTurns: positiveInt().default(30).describe(
+    "Turn cap of the verifier session.",
+  ),
 });
 
 const gitSchema = strictObject({

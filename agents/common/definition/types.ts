@@ -202,6 +202,16 @@ export interface VerifyConfig {
   prChecks?: boolean;
   /** How long to wait for the pull request's checks in seconds. @default 1800 */
   prChecksTimeoutSeconds: number;
+  /**
+   * `held-out`: a verifier session writes a reproduction test before the work
+   * starts, kept only when it fails on the starting commit; done needs it to
+   * pass. `off`: none. @default "off"
+   */
+  reproduce?: "held-out" | "off";
+  /** Cost cap of the verifier session in USD. @default 1 */
+  reproduceMaxCostUsd: number;
+  /** Turn cap of the verifier session. @default 30 */
+  reproduceMaxTurns: number;
 }
 
 /**

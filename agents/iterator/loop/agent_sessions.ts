@@ -17,6 +17,7 @@ import type {
 import { firstLine } from "../../common/errors.ts";
 import type { SummaryBuilder } from "../../common/summary.ts";
 import { fatalApiRetry } from "./faults.ts";
+import { HELD_OUT_NOTICE } from "./reproduce.ts";
 import type { RunState } from "./state.ts";
 
 /** How one session ended. */
@@ -65,8 +66,12 @@ export class AgentSessions {
    */
   settings(spent: number): SessionSettings {
     const { behavior, options } = this.#state;
+    const heldOut = this.#state.definition.verify.reproduce === "held-out" &&
+      options.repoChecks !== undefined && options.git !== undefined;
     return {
-      systemPromptAppend: options.systemPrompt,
+      systemPromptAppend: heldOut
+        ? `${options.systemPrompt}\n\n${HELD_OUT_NOTICE}`.trim()
+        : options.systemPrompt,
       cwd: options.cwd,
       allowedTools: behavior.allowedTools,
       disallowedTools: behavior.disallowedTools,

@@ -52,6 +52,22 @@ export function logRunEvent(log: RunLog, event: RunEvent): void {
       });
     case "baseline":
       return log.event("baseline", { ...event.baseline });
+    case "reproduction": {
+      // The held-out test's code stays out of the log: the worker could read it there.
+      const { reproduction } = event;
+      return log.event("reproduction", {
+        kept: reproduction.kept,
+        ...(reproduction.kept
+          ? {
+            tests: reproduction.test.tests,
+            checks: reproduction.test.checks,
+            files: reproduction.test.files.map((file) => file.path),
+          }
+          : { why: reproduction.why }),
+        notes: reproduction.notes,
+        cost: reproduction.cost,
+      });
+    }
     case "iteration_finished":
       return log.event("iteration_finished", {
         iteration: event.iteration,

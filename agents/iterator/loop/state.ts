@@ -9,6 +9,7 @@
 
 import { redactingBackend } from "../../common/backends/redacting.ts";
 import type { AgentDefinition } from "../../common/definition/types.ts";
+import type { ReproductionRecord } from "./reproduce.ts";
 import type { BaselineResult } from "../../common/checks/worktree_run.ts";
 import type { RunGitEvidence, TaskCompletionContext } from "../../common/checks/types.ts";
 import { checkerContext } from "../../common/checks/context.ts";
@@ -58,6 +59,10 @@ export class RunState {
   pullRequest: string | undefined;
   /** The repository checks on the starting commit, once they ran. */
   baseline: BaselineResult | undefined;
+  /** The verifier's held-out reproduction test, when one was started. */
+  reproduction: Promise<ReproductionRecord> | undefined;
+  /** Stops the verifier session when the run ends first. */
+  readonly stopVerifier: AbortController = new AbortController();
   /** Each iteration's messages, for the checkers' session (resumed iterations have none). */
   readonly #messages = new WeakMap<IterationSummary, readonly AgentMessage[]>();
 

@@ -15,6 +15,7 @@ import type {
 import type { CompositeChecker } from "../../common/checks/composite.ts";
 import type { RepoChecksChecker } from "../../common/checks/repo_checks.ts";
 import type { BaselineResult } from "../../common/checks/worktree_run.ts";
+import type { ReproductionRecord } from "./reproduce.ts";
 import type { VerificationRecord } from "../../common/checks/types.ts";
 import type { CompletionHandler, IterationSummary } from "../../common/completion/types.ts";
 import type { GitRepo } from "../../common/git.ts";
@@ -79,6 +80,8 @@ export interface RunResult {
   pullRequest?: string;
   /** The repository's checks on the starting commit, when they ran. */
   baseline?: BaselineResult;
+  /** The verifier's held-out reproduction test (`verify.reproduce`), when one was started. */
+  reproduction?: ReproductionRecord;
 }
 
 /**
@@ -140,6 +143,7 @@ export type RunEvent =
     waitMs: number;
   }
   | { type: "baseline"; baseline: BaselineResult }
+  | { type: "reproduction"; reproduction: ReproductionRecord }
   | {
     type: "iteration_finished";
     iteration: number;

@@ -250,7 +250,7 @@ Deno.test("changedProtectedFiles reports added, modified, deleted and renamed fi
   });
 });
 
-Deno.test("an added GNUmakefile that hides a failing check is refused unless declared", async () => {
+Deno.test("an added GNUmakefile that hides a failing check is refused, declared or not", async () => {
   const { repo, gitRepo, base } = await project({
     "Makefile": "test:\n\t@sh check.sh\n",
     "check.sh": "grep -q fixed status.txt\n",
@@ -284,6 +284,11 @@ Deno.test("an added GNUmakefile that hides a failing check is refused unless dec
   assert.equal(result.complete, false);
   assert.match(result.feedback!, /You changed "GNUmakefile" \(added, runner configuration\)/);
   assert.equal(gate.evidence?.originalsPass, false);
+  // The check failed at the baseline and fails again without the GNUmakefile: not fixed.
   const declared = await gate.check(context("the build moved to GNU make"));
-  assert.equal(declared.complete, true, declared.feedback);
+  assert.equal(declared.complete, false);
+  assert.match(
+    declared.feedback!,
+    /^"make test" failed before your changes and still fails: in their original versions/,
+  );
 });

@@ -397,6 +397,7 @@ Deno.test("the gate refuses tests set aside to make a suite pass", async (t) => 
         "cargo",
       );
       await using _ = repo;
+      await using _checker = checker;
       await change("cargo_ignored.txt", 0);
       await commitAll(repo.path);
       const result = await checker.check(context(repo.path, gitRepo, base));
@@ -421,6 +422,7 @@ Deno.test("the gate refuses tests set aside to make a suite pass", async (t) => 
       "cargo",
     );
     await using _ = repo;
+    await using _checker = checker;
     await change("cargo_ignored.txt", 0);
     // Rust's unit tests live in the source file, which is not a protected test file.
     await commitAll(repo.path);
@@ -443,6 +445,7 @@ Deno.test("the gate refuses tests set aside to make a suite pass", async (t) => 
       "pytest",
     );
     await using _ = repo;
+    await using _checker = checker;
     await change("pytest_skipped.txt", 0);
     await commitAll(repo.path);
     const result = await checker.check(context(repo.path, gitRepo, base));
