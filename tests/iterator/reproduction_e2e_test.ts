@@ -12,7 +12,6 @@ import assert from "node:assert/strict";
 import { COMPLETE_TASK_TOOL } from "../../agents/common/complete_task.ts";
 import type { ChecksEvidence } from "../../agents/common/completion/types.ts";
 import { RESCUE_PROMPT } from "../../agents/iterator/runner.ts";
-import { VERIFIER_MARKER } from "../../agents/iterator/loop/reproduce.ts";
 import {
   ScriptedModelServer,
   type ScriptStep,
@@ -21,6 +20,7 @@ import {
   toolTurn,
 } from "../../agents/testing/mod.ts";
 import { commitAgent, git, runCli, tempRepo } from "../_helpers.ts";
+import { CLAUDE_ACP } from "./_backends.ts";
 
 const KEYWORD = "SHIPPED";
 const BROKEN = "exports.add = (a, b) => a + b;\nexports.subtract = (a, b) => a + b;\n";
@@ -90,7 +90,14 @@ interface Run {
   worktrees: number;
 }
 
-async function play(verifier: SessionScript, workers: SessionScript[]): Promise<Run> {
+/** The verifier's first prompt ends so; no worker request carries it. */
+const VERIFIER_ASK = "Write the reproduction tests now.";
+
+async function play(
+  verifier: SessionScript,
+  workers: SessionScript[],
+  backend?: Record<string, unknown>,
+): Promise<Run> {
   await using repo = await tempRepo();
   for (
     const [file, text] of Object.entries({
@@ -105,10 +112,13 @@ async function play(verifier: SessionScript, workers: SessionScript[]): Promise<
   }
   await git(repo.path, "add", "-A");
   await git(repo.path, "commit", "-qm", "math");
-  await commitAgent(repo.path, AGENT);
+  await commitAgent(
+    repo.path,
+    backend ? { ...AGENT, behavior: { ...AGENT.behavior, backend } } : AGENT,
+  );
   let next = 0;
   const isVerifier = (body: Record<string, unknown>) =>
-    JSON.stringify(body.system ?? "").includes(VERIFIER_MARKER);
+    JSON.stringify(body.messages ?? "").includes(VERIFIER_ASK);
   await using server = await ScriptedModelServer.start({
     scripts: ({ request }) => isVerifier(request.body) ? verifier : workers[next++] ?? [],
     fallback: textTurn(`Nothing to add. ${KEYWORD}`),
@@ -260,4 +270,16 @@ Deno.test("a verifier whose test passes on the start, or does not parse, leaves 
     );
     assert.notEqual(run.status, "completed");
   });
+});
+
+Deno.test("on claude-agent-acp too: the verifier's test is held out and refuses an empty claim", async () => {
+  const run = await play(
+    verifierWrites("test/subtract_repro.test.js", REPRO),
+    [worker([claim("subtract already works")]), worker([claim("it works")])],
+    { acp: { command: CLAUDE_ACP, env: { IS_SANDBOX: "1" } } },
+  );
+  assert.equal(run.reproduction?.kept, true, JSON.stringify(run.reproduction));
+  assert.notEqual(run.status, "completed");
+  assert.match(run.told, /A held-out acceptance test, written from the task before you started/);
+  assert.match(run.report, /Held-out reproduction test: subtract takes the second number/);
 });
