@@ -5,8 +5,10 @@
  * design: complete, waiting, working, stalled, forgot to commit): how many
  * were decided correctly and whether any run was aborted while the agent was
  * still making progress. Then the decision catalogue (realistic agent
- * behaviours in a Node project, no `verify` block): a Markdown table of the
- * correct outcome, finishline's decision and the peers' rules, with scores.
+ * behaviours in a Node project, no `verify` block but the held-out
+ * reproduction test where a scenario scripts a verifier): a Markdown table of
+ * the correct outcome, finishline's decision and the peers' rules, with
+ * scores; then the scenarios with a verifier again without it.
  *
  *     deno run -A tests/completion_scenarios.ts              # both
  *     deno run -A tests/completion_scenarios.ts --catalogue  # the catalogue only
@@ -61,6 +63,20 @@ for (const scenario of selected) {
   if (!outcome.correct) { for (const line of outcome.evidence) console.error(`       ${line}`); }
 }
 console.log(`## Decision catalogue\n\n${catalogueTable(outcomes)}`);
+// The scenarios with a verifier, again without it: what the held-out test adds.
+const withVerifier = outcomes.filter((outcome) => outcome.scenario.verifier);
+if (withVerifier.length > 0) {
+  let without = 0;
+  for (const { scenario } of withVerifier) {
+    const outcome = await runCatalogueScenario(scenario, { reproduce: false });
+    if (outcome.correct) without++;
+    console.error(`${outcome.correct ? "ok  " : "FAIL"} ${scenario.name}, no verifier`);
+  }
+  const right = withVerifier.filter((outcome) => outcome.correct).length;
+  console.log(
+    `\nThe ${withVerifier.length} scenarios with a verifier: ${right} decided right with the held-out reproduction test, ${without} without it.`,
+  );
+}
 // A known limit is scored wrong in the table, but only a miss that is not one fails the run.
 failed ||= outcomes.some((outcome) => !outcome.correct && !outcome.scenario.limit);
 Deno.exitCode = failed ? 1 : 0;

@@ -778,7 +778,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       // A red run that names no test of its own may still be ours: the held-out names decide.
       const ours = named.length > 0 ? named : run.failing.length === 0 ? test.tests : [];
       if (ours.length === 0) continue;
-      const said = assertionLines(run.tail, 2);
+      const said = assertionLines(run.tail, 3);
       failing.push(`${nameList(ours)}${said.length > 0 ? ` (${said.join(" ")})` : ""}`);
     }
     // Held out again: the copy, which git worktree list shows, does not keep them.
