@@ -228,6 +228,8 @@ export {
   snapshotTree,
 } from "./common/checks/worktree_run.ts";
 export { RepoChecksChecker, type RepoChecksOptions } from "./common/checks/repo_checks.ts";
+export type { HeldOutTest, Reproduction } from "./common/checks/reproduction.ts";
+export type { ReproductionRecord, VerifierCost } from "./iterator/loop/reproduce.ts";
 export { IssueCompletionHandler, type IssueHandlerOptions } from "./common/completion/issue.ts";
 export {
   boardPhase,

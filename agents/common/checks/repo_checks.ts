@@ -280,12 +280,6 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   }
 
   /**
-   * End of the run: stop the baseline, remove the baseline's worktree and
-   * the clean copy. A later check makes a new clean copy.
-   *
-   * @returns Resolves once nothing of the gate is left in `git worktree list`.
-   */
-  /**
    * Start the held-out reproduction test: a detached worktree of `commit`
    * (dependency folders linked as for the baseline) is handed to `write`,
    * which runs the verifier session in it. Its test files are kept (other
@@ -357,6 +351,12 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     return await this.#reproduction;
   }
 
+  /**
+   * End of the run: stop the baseline, remove the baseline's worktree and
+   * the clean copy. A later check makes a new clean copy.
+   *
+   * @returns Resolves once nothing of the gate is left in `git worktree list`.
+   */
   async close(): Promise<void> {
     await this.stopBaseline();
     await this.#reproduction?.catch(() => undefined);

@@ -26,8 +26,11 @@ export const HELD_OUT_NOTICE =
 export interface VerifierCost {
   /** Model requests (assistant messages). */
   requests: number;
+  /** What the verifier session cost, in USD, as the agent reported it. */
   costUsd: number;
+  /** Input and output tokens of its requests. */
   tokens: { input: number; output: number };
+  /** Wall time of the verifier session, in milliseconds. */
   durationMs: number;
 }
 
