@@ -41,6 +41,8 @@ Deno.test("a minimal definition gets every default filled in", () => {
       protect: [...DEFAULT_PROTECTED_GLOBS],
       checkTimeoutSeconds: 600,
       prChecksTimeoutSeconds: 1800,
+      reproduceMaxCostUsd: 1,
+      reproduceMaxTurns: 30,
     },
     git: { rescue: true, autoCommit: false, timeoutSeconds: 10 },
     circuitBreaker: { noProgressThreshold: 3, sameErrorThreshold: 5 },
@@ -98,6 +100,8 @@ Deno.test("verify checks and the new behavior fields get their defaults", () => 
     protect: [...DEFAULT_PROTECTED_GLOBS],
     checkTimeoutSeconds: 600,
     prChecksTimeoutSeconds: 1800,
+    reproduceMaxCostUsd: 1,
+    reproduceMaxTurns: 30,
   });
 });
 
@@ -190,6 +194,9 @@ Deno.test("a full definition keeps every value it sets", () => {
       checkTimeoutSeconds: 30,
       prChecks: false,
       prChecksTimeoutSeconds: 60,
+      reproduce: "held-out",
+      reproduceMaxCostUsd: 0.5,
+      reproduceMaxTurns: 12,
     },
     git: { rescue: false, autoCommit: true, timeoutSeconds: 30 },
     circuitBreaker: { noProgressThreshold: 4, sameErrorThreshold: 2 },
