@@ -53,6 +53,10 @@ const AGENT = {
 };
 
 const bash = (command: string) => toolTurn("Bash", { command });
+/** The worker's right fix, committed. */
+const fixSubtract = bash(
+  `printf '${FIXED.replaceAll("\n", "\\n")}' > src/math.js && git commit -qam 'fix: subtract'`,
+);
 const claim = (summary: string) =>
   toolTurn(COMPLETE_TASK_TOOL, {
     status: "success",
@@ -178,11 +182,7 @@ Deno.test("a worker that changes nothing and claims success is refused by the he
 Deno.test("the fix passes the held-out test and completes", async () => {
   const run = await play(verifierWrites("test/subtract_repro.test.js", REPRO), [
     worker([
-      bash(
-        `printf '${
-          FIXED.replaceAll("\n", "\\n")
-        }' > src/math.js && git commit -qam 'fix: subtract'`,
-      ),
+      fixSubtract,
       claim("subtract returns a - b"),
     ]),
   ]);
@@ -235,11 +235,7 @@ Deno.test("a verifier whose test passes on the start, or does not parse, leaves 
   await t.step("a test with a syntax error is discarded", async () => {
     const run = await play(verifierWrites("test/subtract_repro.test.js", `${REPRO}}\n`), [
       worker([
-        bash(
-          `printf '${
-            FIXED.replaceAll("\n", "\\n")
-          }' > src/math.js && git commit -qam 'fix: subtract'`,
-        ),
+        fixSubtract,
         claim("subtract returns a - b"),
       ]),
     ]);
