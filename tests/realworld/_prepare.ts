@@ -9,6 +9,7 @@
 
 import { corpusCache, type CorpusRepo, type Edit } from "./_corpus.ts";
 import { dirname } from "node:path";
+import { runTool } from "../../agents/common/process.ts";
 import { git } from "../_helpers.ts";
 
 /** A corpus repository ready to copy, or why it cannot be used on this machine. */
@@ -23,25 +24,14 @@ export type Prepared =
   }
   | { ok: false; repo: CorpusRepo; unavailable: string };
 
-/** Runs `sh -c command` in `cwd`; returns its exit code and output. */
+/** Runs `sh -c command` in `cwd` (10 minutes at most: installs); returns its exit code and output. */
 async function sh(
   command: string,
   cwd: string,
   env: Record<string, string> = {},
 ): Promise<{ code: number; output: string }> {
-  const result = await new Deno.Command("sh", {
-    args: ["-c", command],
-    cwd,
-    env,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: result.code,
-    output: decoder.decode(result.stdout) + decoder.decode(result.stderr),
-  };
+  const result = await runTool("sh", ["-c", command], { cwd, env, timeoutMs: 600_000 });
+  return { code: result.code, output: result.stdout + result.stderr };
 }
 
 async function exists(path: string): Promise<boolean> {
