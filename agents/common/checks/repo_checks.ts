@@ -310,13 +310,11 @@ export class RepoChecksChecker implements TaskCompletionChecker {
         if (failed) notes.push(failed);
         const local = await GitRepo.open(worktree.dir);
         if (!local) return { kept: false, why: "its worktree is not a repository", notes };
-        const linked = new Set(worktree.folders.keys());
         const isTest = (file: string) =>
           protectedRole(file, { protect: this.#protect, configFiles: [] }) === "test file";
-        const changed = await verifierChanges(local, isTest);
-        const others = changed.others.filter((file) => !linked.has(file.replace(/\/$/, "")));
-        if (others.length > 0) {
-          notes.push(`dropped what it changed outside test files: ${listPaths(others)}`);
+        const changed = await verifierChanges(local, isTest, [...worktree.folders.keys()]);
+        if (changed.others.length > 0) {
+          notes.push(`dropped what it changed outside test files: ${listPaths(changed.others)}`);
         }
         if (changed.tests.length === 0) {
           return { kept: false, why: failed ?? "the verifier wrote no test file", notes };

@@ -165,30 +165,28 @@ export function judgeReproduction(
 
 /**
  * The files the verifier changed in its worktree, split into test files
- * (kept) and others (dropped: the verifier writes tests, not code).
+ * (kept) and others (dropped: the verifier writes tests, not code; a
+ * deleted file is never a test to keep).
  *
  * @param repo The worktree's repository (git runs hardened).
  * @param isTest Whether a path is a test file.
+ * @param exclude Paths to leave out (the dependency folders linked in).
  * @returns Repository-relative paths.
  */
 export async function verifierChanges(
   repo: GitRepo,
   isTest: (path: string) => boolean,
+  exclude: string[],
 ): Promise<{ tests: string[]; others: string[] }> {
-  const status = await repo.exec(["status", "--porcelain", "-z", "--untracked-files=all"]);
+  const status = await repo.status(exclude);
   const tests: string[] = [];
   const others: string[] = [];
-  if (status.code !== 0) return { tests, others };
-  const entries = status.stdout.split("\0").filter((entry) => entry.length > 3);
-  for (const entry of entries) {
-    const code = entry.slice(0, 2);
-    const file = entry.slice(3);
-    // Deleted files are not tests to keep; a rename's source follows it (-z): skip it.
-    if (code.includes("D")) {
-      others.push(file);
-      continue;
-    }
-    (isTest(file) ? tests : others).push(file);
+  for (const file of new Set([...status?.staged ?? [], ...status?.unstaged ?? []])) {
+    const present = await Deno.lstat(`${repo.root}/${file}`).then(
+      (info) => info.isFile,
+      () => false,
+    );
+    (present && isTest(file) ? tests : others).push(file);
   }
   return { tests, others };
 }
