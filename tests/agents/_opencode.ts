@@ -25,7 +25,7 @@ export async function opencodeBinary(): Promise<string> {
   const arch = Deno.build.arch === "aarch64" ? "arm64" : "x64";
   const binary = `${prefix}/node_modules/opencode-${Deno.build.os}-${arch}/bin/opencode`;
   if (await exists(binary)) return binary;
-  await Deno.mkdir(prefix, { recursive: true });
+  await Deno.mkdir(`${prefix}/tmp`, { recursive: true });
   const out = await new Deno.Command("npm", {
     args: [
       "install",
@@ -36,6 +36,8 @@ export async function opencodeBinary(): Promise<string> {
       `opencode-ai@${OPENCODE_VERSION}`,
     ],
     stdin: "null",
+    // Its install script leaves an "opencode" folder in the temp directory: not the tests'.
+    env: { TMPDIR: `${prefix}/tmp` },
   }).output();
   if (!out.success) {
     throw new Error(`npm install opencode-ai: ${new TextDecoder().decode(out.stderr)}`);

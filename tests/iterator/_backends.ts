@@ -52,8 +52,12 @@ export interface BackendUnderTest {
   name: string;
   /** Whether the agent reports a cost over its protocol. */
   reportsCost: boolean;
-  /** Whether the agent reopens a session it kept, in a new process (`--resume` of a `continue` run). */
-  reopensSessions: boolean;
+  /**
+   * Whether the agent reopens a session it kept, in a new process (`--resume`
+   * of a `continue` run): `"sometimes"` when that depends on whether the agent
+   * had saved the session before it was stopped.
+   */
+  reopensSessions: boolean | "sometimes";
   /** A turn that runs `command` in the agent's shell tool. */
   shell(command: string): ScriptedTurn;
   /** A turn that calls complete_task as the agent names it. */
@@ -247,9 +251,11 @@ export const OPENCODE: BackendUnderTest = {
 export const GEMINI: BackendUnderTest = {
   name: "gemini",
   reportsCost: false,
-  // It offers session/load, but answers it for a session whose chat it keeps with
-  // "No previous sessions found for this project": finishline starts a new one.
-  reopensSessions: false,
+  // It offers session/load, and answers it with "No previous sessions found for
+  // this project" unless it had written the chat to disk before the interrupt
+  // (it saves the chat as the turn goes, so either can happen): finishline then
+  // starts a new session.
+  reopensSessions: "sometimes",
   shell: (command) => toolTurn("run_shell_command", { command }),
   completeTask: (input) => toolTurn("mcp_finishline_complete_task", { ...input }),
   toolNames: (request) =>

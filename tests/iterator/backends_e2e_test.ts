@@ -221,15 +221,29 @@ function suite(backend: BackendUnderTest): void {
 
   Deno.test(`${backend.name}: a "continue" run interrupted and resumed goes on in the same agent session`, async () => {
     await using repo = await tempRepo();
-    const reopened = backend.reopensSessions;
-    const { harness, interrupted, resume } = await interruptedRun(repo.path, reopened);
+    const { harness, interrupted, resume } = await interruptedRun(
+      repo.path,
+      backend.reopensSessions === true,
+    );
     await using _harness = harness;
     const resumed = await resume();
     assert.equal(resumed.code, 0, resumed.stderr);
     assert.equal(await Deno.readTextFile(`${repo.path}/steps.txt`), "step 1\nstep 2\n");
     const outcome = JSON.parse(resumed.stdout);
     assert.equal(outcome.iterations, 2);
-    if (!reopened) {
+    const refused = /cannot reopen session/.test(resumed.stderr);
+    if (backend.reopensSessions === true) assert.ok(!refused, resumed.stderr);
+    if (backend.reopensSessions === false) assert.ok(refused, resumed.stderr);
+    if (backend.reopensSessions === "sometimes" && !refused) {
+      // It had saved the chat: the same session goes on, holding iteration 1.
+      assert.deepEqual(new Set(outcome.sessionIds), new Set(interrupted.sessionIds));
+      const stepTwo = main(harness).find((request) =>
+        JSON.stringify(request.body).includes("step 2")
+      )!;
+      assert.ok(JSON.stringify(stepTwo.body).includes("Step 1 done."), "it holds iteration 1");
+      return;
+    }
+    if (refused) {
       // The agent refused to reopen it: said, and a new session did the work.
       assert.match(
         resumed.stderr,
