@@ -33,6 +33,7 @@ export type {
   ActionsConfig,
   AgentBehavior,
   AgentDefinition,
+  BackendName,
   CheckConfig,
   CircuitBreakerConfig,
   CommandCheckConfig,
@@ -55,6 +56,7 @@ export type {
   PlanCheckConfig,
   ProbeConfig,
   PromptsConfig,
+  ReproduceMode,
   RetryConfig,
   SettingSource,
   VerifyConfig,
@@ -71,14 +73,17 @@ export type {
   CompletionCriteria,
   CompletionHandler,
   CompletionHandlerFactory,
+  Declaration,
   DetectedAction,
   GitEvidence,
   HandlerFactoryContext,
   IterationSummary,
+  ReviewedDeclaration,
   RunOutcome,
   TestCounts,
   TokenUsage,
   ToolCall,
+  WorkerTestEvidence,
 } from "./common/completion/types.ts";
 export type { CompleteTaskCall } from "./common/complete_task.ts";
 export {
@@ -230,6 +235,12 @@ export {
 export { RepoChecksChecker, type RepoChecksOptions } from "./common/checks/repo_checks.ts";
 export type { HeldOutTest, Reproduction } from "./common/checks/reproduction.ts";
 export type { ReproductionRecord, VerifierCost } from "./iterator/loop/reproduce.ts";
+export type {
+  DeclarationReviewer,
+  ReviewAnswer,
+  ReviewRequest,
+} from "./common/checks/declarations.ts";
+export type { IndependentCost } from "./iterator/loop/independent.ts";
 export { IssueCompletionHandler, type IssueHandlerOptions } from "./common/completion/issue.ts";
 export {
   boardPhase,

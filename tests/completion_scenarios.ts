@@ -5,10 +5,11 @@
  * design: complete, waiting, working, stalled, forgot to commit): how many
  * were decided correctly and whether any run was aborted while the agent was
  * still making progress. Then the decision catalogue (realistic agent
- * behaviours in a Node project, no `verify` block but the held-out
+ * behaviours in a Node project, finishline's defaults, plus the held-out
  * reproduction test where a scenario scripts a verifier): a Markdown table of
  * the correct outcome, finishline's decision and the peers' rules, with
- * scores; then the scenarios with a verifier again without it.
+ * scores; then the scenarios with independent evidence (a verifier, a
+ * reviewer, a bug label) again without it.
  *
  *     deno run -A tests/completion_scenarios.ts              # both
  *     deno run -A tests/completion_scenarios.ts --catalogue  # the catalogue only
@@ -63,23 +64,27 @@ for (const scenario of selected) {
   if (!outcome.correct) { for (const line of outcome.evidence) console.error(`       ${line}`); }
 }
 console.log(`## Decision catalogue\n\n${catalogueTable(outcomes)}`);
-// The scenarios with a verifier, again without it: what the held-out test adds.
-const withVerifier = outcomes.filter((outcome) => outcome.scenario.verifier);
-if (withVerifier.length > 0) {
+// The scenarios that script a verifier or a reviewer, or whose issue is labelled a bug, again
+// without the independent evidence: what the held-out test, the worker's own test and the
+// reviewer add.
+const independent = outcomes.filter(({ scenario }) =>
+  scenario.verifier || scenario.reviewer || scenario.issue?.labels?.length
+);
+if (independent.length > 0) {
   let without = 0;
-  for (const { scenario } of withVerifier) {
-    // The decision alone: the scenario's report texts name the verifier, which is not there.
-    const outcome = await runCatalogueScenario(scenario, { reproduce: false });
+  for (const { scenario } of independent) {
+    // The decision alone: the scenario's report texts name evidence that is not there.
+    const outcome = await runCatalogueScenario(scenario, { independent: false });
     if (outcome.decisionCorrect) without++;
     console.error(
       `${
         outcome.decisionCorrect ? "ok  " : "FAIL"
-      } ${scenario.name}, no verifier: ${outcome.status} @${outcome.iterations}`,
+      } ${scenario.name}, without: ${outcome.status} @${outcome.iterations}`,
     );
   }
-  const right = withVerifier.filter((outcome) => outcome.decisionCorrect).length;
+  const right = independent.filter((outcome) => outcome.decisionCorrect).length;
   console.log(
-    `\nThe ${withVerifier.length} scenarios with a verifier: ${right} decided right with the held-out reproduction test, ${without} without it.`,
+    `\nThe ${independent.length} scenarios with independent evidence (a verifier, a reviewer, or a bug label): ${right} decided right with it, ${without} without it.`,
   );
 }
 // A known limit is scored wrong in the table, but only a miss that is not one fails the run.

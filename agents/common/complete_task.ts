@@ -42,6 +42,8 @@ export interface CompleteTaskCall {
   out_of_scope?: Array<{ check: string; reason: string }>;
   /** Test files or check configuration the agent changed on purpose, each with why. */
   tests_changed?: Array<{ path: string; reason: string }>;
+  /** For a bug fix that must come with a failing-then-passing test: why no test can show it. */
+  no_test?: string;
 }
 
 /** The tool's answer when no prompt asked for complete_task (a status probe, say). */
@@ -77,6 +79,9 @@ export const COMPLETE_TASK_SHAPE: z.ZodRawShape = {
     reason: z.string().describe("Why the change was needed"),
   })).optional().describe(
     "Test files or check configuration you changed or deleted on purpose, each with a reason",
+  ),
+  no_test: z.string().optional().describe(
+    "Only when finishline asks for a test that fails before your fix and passes after it and no such test can be written: why",
   ),
 };
 

@@ -16,7 +16,13 @@
 
 import { basename, dirname, relative } from "node:path";
 import type { CheckRun } from "../common/checks/check_run.ts";
-import type { CheckEvidence, IterationSummary, TestCounts } from "../common/completion/types.ts";
+import { describeDeclaration } from "../common/checks/declarations.ts";
+import type {
+  CheckEvidence,
+  IterationSummary,
+  ReviewedDeclaration,
+  TestCounts,
+} from "../common/completion/types.ts";
 import { describeGitSettings, type GitSettingsChange } from "../common/git_settings.ts";
 import { countTools, seconds, usd } from "../common/format.ts";
 import type { RunSegment } from "../common/store/mod.ts";
@@ -61,7 +67,7 @@ export interface ReportInput {
       | "runId"
       | "summaries"
     >
-    & Partial<Pick<RunResult, "baseline" | "reproduction">>;
+    & Partial<Pick<RunResult, "baseline" | "reproduction" | "review" | "reviews">>;
   /** Agent name. */
   agent: string;
   /** Completion handler type and criteria. */
@@ -388,7 +394,31 @@ function evidenceSection(input: ReportInput): string[] {
       ...reproduction.notes.map((note) => `- verifier: ${oneLine(note)}`),
     );
   }
-  const gated = evidenceMarkdown(result.summaries.findLast((summary) => summary.checks));
+  const review = result.review;
+  if (review && review.sessions > 0) {
+    lines.push(
+      "",
+      `Reviewer of declarations: ${review.sessions} ${
+        review.sessions === 1 ? "session" : "sessions"
+      }, ${review.requests} model ${review.requests === 1 ? "request" : "requests"}, ${
+        review.tokens.input + review.tokens.output
+      } tokens, $${review.costUsd.toFixed(4)}, ${seconds(review.durationMs)}`,
+    );
+  }
+  if (result.reviews?.length) {
+    lines.push("", `**Declarations, reviewed independently** (${REVIEWER_SAW}):`);
+    for (const review of result.reviews) {
+      lines.push(
+        ...review.declarations.map((entry) =>
+          `${declarationLine(entry)} (on ${codeSpan(review.commit.slice(0, 12))})`
+        ),
+      );
+    }
+  }
+  // The declarations of the run are listed above, every review of them.
+  const gated = evidenceMarkdown(result.summaries.findLast((summary) => summary.checks), {
+    declarations: false,
+  });
   if (gated.length > 0) lines.push("", ...gated);
   return lines;
 }
@@ -487,7 +517,10 @@ function fileLink(file: string, reportFile: string | undefined): string {
  * @param summary The last iteration's summary.
  * @returns Markdown lines (empty when there is no check evidence).
  */
-export function evidenceMarkdown(summary: IterationSummary | undefined): string[] {
+export function evidenceMarkdown(
+  summary: IterationSummary | undefined,
+  options: { declarations?: boolean } = {},
+): string[] {
   const evidence = summary?.checks;
   if (!evidence) return [];
   const lines = [
@@ -524,8 +557,41 @@ export function evidenceMarkdown(summary: IterationSummary | undefined): string[
       );
     }
   }
+  const worker = evidence.workerTest;
+  if (worker) {
+    lines.push(
+      "",
+      `**The agent's own test of the fix** (needed: ${inline(worker.required)}): ${
+        worker.tests.length > 0
+          ? `${tableCell(failingTests(worker.tests))} failed on the starting commit and pass${
+            worker.tests.length === 1 ? "es" : ""
+          } on the final one`
+          : worker.noTest
+          ? `none; the agent declared no_test: ${inline(worker.noTest)}`
+          : worker.files.length > 0
+          ? `none of the tests in ${
+            worker.files.map(codeSpan).join(", ")
+          } fails on the starting commit`
+          : "the agent added or changed no test file"
+      }`,
+    );
+  }
+  if (evidence.declarations?.length && options.declarations !== false) {
+    lines.push("", `**Declarations, reviewed independently** (${REVIEWER_SAW}):`);
+    lines.push(...evidence.declarations.map(declarationLine));
+  }
   lines.push(...cleanCopyLines(evidence));
   return lines;
+}
+
+/** Who the reviewer of declarations is, as the report and the pull request say it. */
+const REVIEWER_SAW = "the reviewer saw the diff, the task and the reasons, not the agent's session";
+
+/** One reviewed declaration, as a list item. */
+function declarationLine(entry: ReviewedDeclaration): string {
+  return `- ${inline(describeDeclaration(entry))}: **${entry.verdict}**: ${
+    inline(entry.why)
+  } (the agent's reason: ${inline(entry.reason)})`;
 }
 
 /** Where the checks ran, and what kept them from running or changed how they ran. */

@@ -60,6 +60,11 @@ export async function runCommand(
   if (claude && !command.dryRun) claude.preload();
   const plan = await prepareRun(command, { ...options, stderr: io.stderr });
   const backend = io.backend ?? chooseBackend(plan.definition.behavior.backend, claude!);
+  const reproduceBackend = plan.definition.verify.reproduceBackend;
+  // The verifier and the reviewer: another backend when agent.json names one.
+  const independentBackend = reproduceBackend && !io.backend
+    ? chooseBackend(reproduceBackend, claude ?? new ClaudeBackend())
+    : undefined;
   if (plan.flags.dryRun) {
     plan.store?.close();
     io.stdout(dryRunOutput(plan));
@@ -101,6 +106,7 @@ export async function runCommand(
     try {
       const result = await runLoop(plan, workspace, {
         backend,
+        independentBackend,
         io,
         reporter,
         signal: io.signal ?? signals!.signal,
@@ -127,6 +133,7 @@ async function runLoop(
   workspace: Workspace,
   options: {
     backend: AgentBackend;
+    independentBackend?: AgentBackend;
     io: CommandIO;
     reporter: ProgressReporter;
     signal: AbortSignal;
@@ -139,6 +146,7 @@ async function runLoop(
       definition: plan.definition,
       handler: plan.handler,
       backend: options.backend,
+      independentBackend: options.independentBackend,
       systemPrompt: plan.systemPrompt,
       args: plan.args,
       cwd: workspace.workDir,

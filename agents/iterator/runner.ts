@@ -34,6 +34,7 @@ import { verifyClaim } from "./loop/checks.ts";
 import { IterationRepo } from "./loop/evidence.ts";
 import { probeIfUnclear } from "./loop/probe.ts";
 import { startReproduction } from "./loop/reproduce.ts";
+import { installReviewer } from "./loop/review.ts";
 import { rescue } from "./loop/rescue.ts";
 import { buildPrompt, runSession, type SessionOutcome } from "./loop/session.ts";
 import { RunState } from "./loop/state.ts";
@@ -176,6 +177,9 @@ class Run {
     // What the agent finds, before its first session: the gate's uncommitted files and dependency manifest.
     if (git) await state.options.repoChecks?.recordStart(git, { exclude: ignorePaths });
     this.#startBaseline();
+    const workerTest = state.reproductionPlan.workerTest;
+    if (workerTest && git) state.options.repoChecks?.requireWorkerTest(workerTest);
+    installReviewer(state);
     if (git) state.startDirt = await git.snapshot(ignorePaths) ?? new Map();
     try {
       await state.handler.onRunStart?.();
@@ -230,7 +234,8 @@ class Run {
     });
     const start = await this.#startingPoint();
     // The verifier writes its reproduction test beside the first session.
-    if (iteration === 1) startReproduction(state, this.#sessions, built.prompt);
+    state.task ||= built.prompt;
+    if (iteration === 1) startReproduction(state, built.prompt);
     const started = state.now();
     const outcome = await runSession(state, this.#sessions, iteration, built.prompt);
     // The session's start-up is over: a check red at the baseline runs again, at low priority,
@@ -413,15 +418,18 @@ class Run {
     const state = this.#state;
     await this.#finalRescue(status);
     await this.#sessions.close();
-    try {
-      await state.options.backend.release?.();
-    } catch (error) {
-      state.emit({ type: "backend_release_failed", error: firstLine(error) });
+    for (const backend of new Set([state.options.backend, state.independentBackend])) {
+      try {
+        await backend.release?.();
+      } catch (error) {
+        state.emit({ type: "backend_release_failed", error: firstLine(error) });
+      }
     }
     // A baseline still running is stopped, not waited for; the gate's worktrees are removed.
     state.stopVerifier.abort();
     const reproduction = await state.reproduction;
     await state.options.repoChecks?.close();
+    const reviews = state.options.repoChecks?.reviews ?? [];
     const result: RunResult = {
       status,
       completionReason,
@@ -435,6 +443,8 @@ class Run {
       ...(state.pullRequest ? { pullRequest: state.pullRequest } : {}),
       ...(state.baseline ? { baseline: state.baseline } : {}),
       ...(reproduction ? { reproduction } : {}),
+      ...(state.reviewCost.sessions > 0 ? { review: structuredClone(state.reviewCost) } : {}),
+      ...(reviews.length > 0 ? { reviews } : {}),
     };
     state.emit({ type: "run_finished", result });
     return result;

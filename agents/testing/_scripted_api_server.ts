@@ -85,7 +85,7 @@ export function turnContext(record: RecordedRequest, lastUserText: string): Turn
 /** The session-related fields of a recorded request. */
 export type RequestPlace = Pick<
   RecordedRequest,
-  "sessionId" | "sessionIndex" | "turnIndex" | "side"
+  "sessionId" | "sessionIndex" | "turnIndex" | "side" | "role"
 >;
 
 /** The steps a scripted API server answers with: its options' share. */

@@ -82,6 +82,13 @@ export {
 } from "./scripted_gemini_server.ts";
 export { scriptsByPrompt } from "./prompt_scripts.ts";
 export { isSideRequest } from "./side_requests.ts";
+export {
+  acceptDeclarations,
+  roleOf,
+  roleScript,
+  type RoleScripts,
+  type SessionRole,
+} from "./roles.ts";
 export { type Filesystem, InMemoryFilesystem } from "./in_memory_filesystem.ts";
 export { checkerTestContext } from "./checker_context.ts";
 export {

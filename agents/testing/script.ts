@@ -197,6 +197,12 @@ export interface RecordedRequest {
   turnIndex: number;
   /** True for requests that do not advance the script. */
   side: boolean;
+  /**
+   * Set for the requests of finishline's verifier and reviewer sessions
+   * ({@linkcode RoleScripts}): their `sessionIndex` is -1 and `turnIndex`
+   * counts in their own script.
+   */
+  role?: "verifier" | "reviewer";
   /** The HTTP method. */
   method: string;
   /** The URL path, without the query (`/v1/messages`). */

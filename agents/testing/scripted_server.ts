@@ -30,6 +30,7 @@ import type {
   TurnContext,
 } from "./script.ts";
 import { isSideRequest } from "./side_requests.ts";
+import { roleOf, roleScript, type RoleScripts, type SessionRole } from "./roles.ts";
 
 /** Options of {@linkcode ScriptedModelServer.start}. */
 export interface ScriptedServerOptions {
@@ -43,6 +44,13 @@ export interface ScriptedServerOptions {
   scripts?:
     | SessionScript[]
     | ((ctx: SessionContext) => SessionScript | Promise<SessionScript>);
+  /**
+   * Scripts of finishline's verifier and reviewer sessions, told by their
+   * system prompt; they take no index among the sessions of `scripts`.
+   *
+   * @default {{}} (the verifier writes no test; the reviewer accepts every declaration)
+   */
+  roles?: RoleScripts;
   /**
    * The reply to main-loop requests once a session's script is exhausted.
    *
@@ -116,6 +124,7 @@ export class ScriptedModelServer implements AsyncDisposable {
     headers: Record<string, string>,
   ) => boolean;
   #sessions = new Map<string, SessionState>();
+  #roles = new Map<string, SessionState>();
 
   private constructor(options: ScriptedServerOptions) {
     this.#options = options;
@@ -311,10 +320,14 @@ export class ScriptedModelServer implements AsyncDisposable {
     const isMessages = request.method === "POST" && path === "/v1/messages";
     const sessionId = sessionIdOf(body, headers);
     const side = !isMessages || this.#isSide(body, headers);
+    const role = isMessages && !side ? roleOf(JSON.stringify(body.system ?? "")) : undefined;
     // A session gets its index with its first main-loop request: one that only asks side
-    // questions (a tool-less judge or finish step) takes no script and shifts no index.
+    // questions (a tool-less judge or finish step) takes no script and shifts no index,
+    // nor does a verifier or reviewer session, which plays its role's script.
     const session = isMessages || sessionId !== ""
-      ? side
+      ? role
+        ? this.#roleSession(sessionId, role)
+        : side
         ? this.#sessions.get(sessionId) ?? { index: -1, nextTurn: 0 }
         : this.#session(sessionId)
       : undefined;
@@ -323,6 +336,7 @@ export class ScriptedModelServer implements AsyncDisposable {
       sessionIndex: session?.index ?? -1,
       turnIndex: side || !session ? -1 : session.nextTurn++,
       side,
+      ...(role ? { role } : {}),
     });
     this.requests.push(record);
     return { record, session: isMessages ? session : undefined };
@@ -353,6 +367,15 @@ export class ScriptedModelServer implements AsyncDisposable {
       signal: this.#listener.closing,
       nextId: (prefix) => this.#listener.nextId(prefix),
     });
+  }
+
+  #roleSession(sessionId: string, role: SessionRole): SessionState {
+    let session = this.#roles.get(sessionId);
+    if (!session) {
+      session = { index: -1, nextTurn: 0, script: roleScript(role, this.#options.roles) };
+      this.#roles.set(sessionId, session);
+    }
+    return session;
   }
 
   #session(sessionId: string): SessionState {

@@ -94,9 +94,6 @@ interface Run {
   worktrees: number;
 }
 
-/** The verifier's first prompt ends so; no worker request carries it. */
-const VERIFIER_ASK = "Write the reproduction tests now.";
-
 async function play(
   verifier: SessionScript,
   workers: SessionScript[],
@@ -120,11 +117,9 @@ async function play(
     repo.path,
     backend ? { ...AGENT, behavior: { ...AGENT.behavior, backend } } : AGENT,
   );
-  let next = 0;
-  const isVerifier = (body: Record<string, unknown>) =>
-    JSON.stringify(body.messages ?? "").includes(VERIFIER_ASK);
   await using server = await ScriptedModelServer.start({
-    scripts: ({ request }) => isVerifier(request.body) ? verifier : workers[next++] ?? [],
+    scripts: workers,
+    roles: { verifier },
     fallback: textTurn(`Nothing to add. ${KEYWORD}`),
   });
   const run = await runCli(["--agent", AGENT.name, "--task", TASK, "--json"], {
@@ -140,11 +135,11 @@ async function play(
     code: run.code,
     status: result.status,
     report: result.report ? await Deno.readTextFile(result.report) : "",
-    told: main.filter((request) => !isVerifier(request.body))
+    told: main.filter((request) => !request.role)
       .map((request) => JSON.stringify(request.body.messages).slice(-6000)).join("\n"),
-    workerSystem: main.filter((request) => !isVerifier(request.body))
+    workerSystem: main.filter((request) => !request.role)
       .map((request) => JSON.stringify(request.body.system ?? "")).join("\n"),
-    verifier: main.filter((request) => isVerifier(request.body))
+    verifier: main.filter((request) => request.role === "verifier")
       .map((request) => JSON.stringify(request.body)).join("\n"),
     checks: finished.at(-1)?.summary.checks,
     reproduction: records.find((record) => record.kind === "reproduction"),

@@ -16,7 +16,10 @@ import type {
   CheckEvidence,
   ChecksEvidence,
   CompleteTaskCall,
+  Declaration,
+  ReviewedDeclaration,
   TestCounts,
+  WorkerTestEvidence,
 } from "../completion/types.ts";
 import { GitRepo } from "../git.ts";
 import { type CheckRun, describeRun, nameList, type RepoCheck, runRepoCheck } from "./check_run.ts";
@@ -29,6 +32,12 @@ import {
   linkableFolders,
   nodeInstallCommand,
 } from "./dependency_folders.ts";
+import {
+  applyVerdicts,
+  cutDiff,
+  type DeclarationReviewer,
+  reviewFeedback,
+} from "./declarations.ts";
 import { changedProtectedFiles, protectedRole } from "./protected_files.ts";
 import { findSpecialCases } from "./special_cases.ts";
 import {
@@ -46,6 +55,7 @@ import {
   type TaskCompletionResult,
 } from "./types.ts";
 import { type BaselineResult, CheckWorktree } from "./worktree_run.ts";
+import { flippedTests, workerTestFiles } from "./fail_to_pass.ts";
 
 /** Options of {@linkcode RepoChecksChecker}. */
 export interface RepoChecksOptions {
@@ -139,6 +149,16 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   #last: { key: string; result: TaskCompletionResult; evidence: ChecksEvidence } | undefined;
   /** The verifier's reproduction test, once judged. */
   #reproduction: Promise<Reproduction> | undefined;
+  /** Why the worker's own fail-to-pass test is required, when it is. */
+  #workerTestWhy: string | undefined;
+  /** The flipped tests of each set of worker test files already run on the starting commit. */
+  #workerTests = new Map<string, string[]>();
+  /** Reviews declarations; without one they stand as declared. */
+  #reviewer: DeclarationReviewer | undefined;
+  /** The reviews already had, by commit and declarations. */
+  #reviews = new Map<string, ReviewedDeclaration[]>();
+  /** Every review of the run, in order, for the report. */
+  #reviewLog: Array<{ commit: string; declarations: ReviewedDeclaration[] }> = [];
 
   /**
    * Create the gate.
@@ -350,6 +370,40 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   }
 
   /**
+   * Require the worker's own test: from now on a claim passes only when one
+   * of the worker's new or changed test files holds a test that fails on
+   * the starting commit and passes on the claim, or the worker's `no_test`
+   * declaration stands.
+   *
+   * @param why Why the run needs one, as the feedback and the report say it.
+   */
+  requireWorkerTest(why: string): void {
+    this.#workerTestWhy = why;
+  }
+
+  /**
+   * Have the worker's declarations (`tests_changed`, `out_of_scope`,
+   * `no_test`) reviewed: those a passing verdict relies on go to `reviewer`,
+   * and count only when it accepts them. Without a reviewer they stand as
+   * declared.
+   *
+   * @param reviewer Reviews a claim's declarations, or undefined for none.
+   */
+  setReviewer(reviewer: DeclarationReviewer | undefined): void {
+    this.#reviewer = reviewer;
+  }
+
+  /**
+   * Every review of declarations so far, in order (a claim answered from an
+   * earlier review is not listed again).
+   *
+   * @returns The commit each review was of, and the declarations with their verdicts.
+   */
+  get reviews(): Array<{ commit: string; declarations: ReviewedDeclaration[] }> {
+    return structuredClone(this.#reviewLog);
+  }
+
+  /**
    * End of the run: stop the baseline, remove the baseline's worktree and
    * the clean copy. A later check makes a new clean copy.
    *
@@ -447,7 +501,11 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       return this.#last.result;
     }
     const result = await this.#check(context, { repo, head, plans });
-    if (this.#evidence && !context.signal?.aborted) {
+    // A review that could not be had is asked again at the next claim.
+    const unreviewed = this.#evidence?.declarations?.some((entry) =>
+      entry.verdict === "unreviewed"
+    );
+    if (this.#evidence && !context.signal?.aborted && !unreviewed) {
       this.#last = { key: key(), result, evidence: structuredClone(this.#evidence) };
     }
     return result;
@@ -666,6 +724,32 @@ export class RepoChecksChecker implements TaskCompletionChecker {
         );
       }
     }
+    const noTest = context.completeTask?.no_test?.trim() || undefined;
+    if (problems.length === 0 && base && claim && this.#workerTestWhy) {
+      const worker = await this.#workerTest(claim, base, testsChanged, settled, noTest, signal);
+      evidence.workerTest = worker.evidence;
+      if (worker.problem) problems.push(worker.problem);
+    }
+    if (problems.length === 0 && base && claim && this.#reviewer && !signal?.aborted) {
+      const declarations = reliedOn(evidence, {
+        // The verdict without the test changes declared: does it need them?
+        without: judgeAll(settled, views, declared, {
+          undeclared: testsChanged,
+          changedCount: testsChanged.length,
+        }).problems.length > 0,
+      });
+      if (declarations.length > 0) {
+        const reviewed = await this.#review(claim, base, declarations, signal);
+        evidence.declarations = reviewed;
+        const refused = reviewFeedback(reviewed);
+        if (refused) problems.push(refused);
+        if (evidence.workerTest?.noTest) {
+          evidence.workerTest.passed = reviewed.some((entry) =>
+            entry.kind === "no_test" && entry.verdict === "accepted"
+          );
+        }
+      }
+    }
     if (signal?.aborted) return this.#refuse(facts, STOPPED);
     // Sent back to work: a red baseline runs again meanwhile, for the next claim to compare with.
     // A confirmation that fails (its worktree gone with the run) leaves the first baseline.
@@ -784,6 +868,128 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     return failing;
   }
 
+  /**
+   * The worker's own fail-to-pass test: its new or changed test files on a
+   * clean copy of the starting commit, the checks run there, and the tests
+   * that fail there and pass on the claim. Remembered by the files' content.
+   */
+  async #workerTest(
+    claim: Claim,
+    base: string,
+    changes: ChecksEvidence["testsChanged"],
+    settled: Array<{ run: CheckRun }>,
+    noTest: string | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<{ evidence: WorkerTestEvidence; problem?: string }> {
+    const required = this.#workerTestWhy!;
+    const files = workerTestFiles(changes);
+    const evidence: WorkerTestEvidence = { required, files, tests: [], passed: false };
+    const ask = `add or change a test that fails on the starting commit (${
+      base.slice(0, 12)
+    }) and passes with your fix, and commit it`;
+    const waived = () => {
+      // The reviewer decides whether the reason stands.
+      evidence.noTest = noTest;
+      evidence.passed = true;
+      return { evidence };
+    };
+    if (files.length === 0) {
+      if (noTest) return waived();
+      return {
+        evidence,
+        problem:
+          `This run needs a test of the fix (${required}), and your commits add or change no test file: ${ask}. If no test can show the bug, say why in complete_task no_test; a reviewer decides whether the reason stands`,
+      };
+    }
+    const listed = await claim.repo.exec(["ls-tree", claim.head, "--", ...files]);
+    const key = `${base}\n${listed.stdout}`;
+    let flipped = this.#workerTests.get(key);
+    if (!flipped) {
+      const atStart = await this.#atStart(claim, base, files, signal);
+      if (typeof atStart === "string") {
+        return {
+          evidence,
+          problem: `Your tests could not be run on the starting commit: ${atStart}`,
+        };
+      }
+      flipped = flippedTests(atStart, settled.map((entry) => entry.run));
+      if (!signal?.aborted) this.#workerTests.set(key, flipped);
+    }
+    evidence.tests = flipped;
+    if (flipped.length > 0) {
+      evidence.passed = true;
+      return { evidence };
+    }
+    if (noTest) return waived();
+    return {
+      evidence,
+      problem:
+        `This run needs a test of the fix (${required}). finishline ran your new or changed test files (${
+          files.slice(0, 5).map((file) => `"${file}"`).join(", ")
+        }) on the starting commit, without the rest of your change, and none of their tests failed there: they do not show the bug. ${
+          ask[0].toUpperCase()
+        }${
+          ask.slice(1)
+        }. If no test can show the bug, say why in complete_task no_test; a reviewer decides whether the reason stands`,
+    };
+  }
+
+  /** The checks on a clean copy of `base` with the claim's versions of `files`; the copy goes back to the claim after. */
+  async #atStart(
+    claim: Claim,
+    base: string,
+    files: string[],
+    signal: AbortSignal | undefined,
+  ): Promise<CheckRun[] | string> {
+    const copy = this.#copy!;
+    try {
+      const error = await copy.moveTo(base) ?? await copy.restore(claim.head, files);
+      if (error) return error;
+      return await copy.run(this.#checks, { timeoutMs: this.#timeoutMs, signal });
+    } finally {
+      await copy.moveTo(claim.head);
+    }
+  }
+
+  /**
+   * The declarations reviewed by the run's reviewer in the clean copy of the
+   * claim, which goes back to the commit afterwards. Remembered by commit and
+   * declarations; a review that failed is asked again at the next claim.
+   */
+  async #review(
+    claim: Claim,
+    base: string,
+    declarations: Declaration[],
+    signal: AbortSignal | undefined,
+  ): Promise<ReviewedDeclaration[]> {
+    const key = JSON.stringify([claim.head, declarations]);
+    const known = this.#reviews.get(key);
+    if (known) return structuredClone(known);
+    const copy = this.#copy!;
+    const diff = await claim.repo.exec(["diff", "--no-color", base, claim.head]);
+    let reviewed: ReviewedDeclaration[];
+    try {
+      const moved = await copy.moveTo(claim.head);
+      const answer = moved ? { failed: `no clean copy to review in (${moved})` } : await this
+        .#reviewer!({
+          dir: copy.dir,
+          base,
+          head: claim.head,
+          diff: cutDiff(diff.code === 0 ? diff.stdout : `(git diff failed: ${diff.stderr.trim()})`),
+          declarations,
+          signal,
+        }).catch((error) => ({ failed: `the reviewer failed: ${String(error)}` }));
+      reviewed = applyVerdicts(declarations, answer);
+    } finally {
+      await copy.moveTo(claim.head);
+    }
+    if (reviewed.every((entry) => entry.verdict !== "unreviewed")) {
+      this.#reviews.set(key, structuredClone(reviewed));
+    }
+    this.#reviewLog.push({ commit: claim.head, declarations: structuredClone(reviewed) });
+    return reviewed;
+  }
+
   async #originals(
     claim: Claim,
     base: string,
@@ -812,6 +1018,59 @@ export class RepoChecksChecker implements TaskCompletionChecker {
 }
 
 const STOPPED = "The checks were stopped before they finished: the run is ending";
+
+/**
+ * The declarations a passing verdict relies on: every check accepted as out
+ * of scope; the declared test changes when the verdict would not stand
+ * without them (`without`: the rules find problems once no change is
+ * declared, or the original versions fail); a `no_test` that stands in for
+ * the worker's test.
+ */
+function reliedOn(evidence: ChecksEvidence, options: { without: boolean }): Declaration[] {
+  const declarations: Declaration[] = [];
+  for (const entry of evidence.outOfScope) {
+    const check = evidence.checks.find((found) => found.name === entry.check);
+    declarations.push({
+      kind: "out_of_scope",
+      subject: entry.check,
+      reason: entry.reason,
+      facts: `"${entry.check}" failed on the starting commit${
+        check?.baselineFailing?.length ? ` (failing: ${nameList(check.baselineFailing)})` : ""
+      } and still fails${check?.failing.length ? ` (failing: ${nameList(check.failing)})` : ""}`,
+    });
+  }
+  if (options.without || evidence.originalsPass === false) {
+    for (const entry of evidence.testsChanged) {
+      if (!entry.reason) continue;
+      declarations.push({
+        kind: "tests_changed",
+        subject: entry.path,
+        reason: entry.reason,
+        facts: `"${entry.path}" was ${entry.change}${
+          entry.from ? ` from "${entry.from}"` : ""
+        } (protected: ${entry.why ?? "test file"}); the original versions of the changed files ${
+          evidence.originalsPass === false ? "fail" : "pass"
+        } against the new code`,
+      });
+    }
+  }
+  const worker = evidence.workerTest;
+  if (worker?.noTest) {
+    declarations.push({
+      kind: "no_test",
+      subject: "the task",
+      reason: worker.noTest,
+      facts: `the run needs a test of the fix (${worker.required}); ${
+        worker.files.length === 0
+          ? "the worker added or changed no test file"
+          : `none of the tests in ${
+            worker.files.map((file) => `"${file}"`).join(", ")
+          } fails on the starting commit`
+      }`,
+    });
+  }
+  return declarations;
+}
 
 /** The gate's rules on every check, from the settled runs and the baseline: no I/O, so it can run twice. */
 function judgeAll(

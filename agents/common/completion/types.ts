@@ -131,6 +131,44 @@ export interface ChecksEvidence {
   heldOut?: { tests: string[]; passed: boolean };
   /** Added conditions that compare against values found together on one test line. */
   specialCases?: Array<{ file: string; line: number; text: string; test: string }>;
+  /** The worker's own fail-to-pass test, when the run needs one (`verify.reproduce`). */
+  workerTest?: WorkerTestEvidence;
+  /** The declarations the verdict relied on, with an independent reviewer's verdicts. */
+  declarations?: ReviewedDeclaration[];
+}
+
+/** The worker's own test of a bug fix: new or changed tests that fail on the starting commit and pass at the end. */
+export interface WorkerTestEvidence {
+  /** Why the run needs one (`issue #7 is labelled "bug"`, `verify.reproduce is "worker"`). */
+  required: string;
+  /** The worker's new or changed test files, run on the starting commit. */
+  files: string[];
+  /** Their tests that fail on the starting commit and pass on the claim. */
+  tests: string[];
+  /** The worker's `no_test` reason, when it stands in for a test. */
+  noTest?: string;
+  /** Whether the rule is met (a test flipped, or a `no_test` the reviewer accepted). */
+  passed: boolean;
+}
+
+/** One declaration of a claim (a complete_task field), as the reviewer reads it. */
+export interface Declaration {
+  /** Which complete_task field it came from. */
+  kind: "tests_changed" | "out_of_scope" | "no_test";
+  /** The file (tests_changed), the check (out_of_scope), or the task (no_test). */
+  subject: string;
+  /** The worker's reason. */
+  reason: string;
+  /** What finishline found that the declaration answers, in one sentence. */
+  facts: string;
+}
+
+/** A declaration with the reviewer's verdict. */
+export interface ReviewedDeclaration extends Declaration {
+  /** Accepted, refused, or not reviewed (the reviewer failed). */
+  verdict: "accepted" | "refused" | "unreviewed";
+  /** The reviewer's reason, or why there is no verdict. */
+  why: string;
 }
 
 /** Git evidence gathered after an iteration; absent outside a repository. */

@@ -76,6 +76,21 @@ const COMPLETION_FIELDS_FOR_EDITORS = {
   })),
 };
 
+/** `behavior.backend` (and `verify.reproduceBackend`): a backend name or an ACP command. */
+export const backendSettingSchema = z.union([
+  z.enum(["claude", "codex", "gemini", "opencode", "claude-acp"]),
+  z.object({
+    acp: z.object({
+      command: z.array(nonEmptyString()).min(1),
+      env: z.record(z.string(), z.string()).optional(),
+      mode: nonEmptyString().optional(),
+    }).strict(),
+  }).strict(),
+], {
+  error:
+    'expected "claude", "codex", "gemini", "opencode", "claude-acp" or { "acp": { "command": [...] } }',
+});
+
 /** The schema of `behavior`, with the completionConfig field its completion type needs. */
 export const behaviorSchema = strictObject({
   systemPromptPath: nonEmptyString().optional().describe(
@@ -112,19 +127,7 @@ export const behaviorSchema = strictObject({
   maxBudgetUsd: positiveNumber().optional().describe(
     "Cost cap in USD for the whole run.",
   ),
-  backend: z.union([
-    z.enum(["claude", "codex", "gemini", "opencode", "claude-acp"]),
-    z.object({
-      acp: z.object({
-        command: z.array(nonEmptyString()).min(1),
-        env: z.record(z.string(), z.string()).optional(),
-        mode: nonEmptyString().optional(),
-      }).strict(),
-    }).strict(),
-  ], {
-    error:
-      'expected "claude", "codex", "gemini", "opencode", "claude-acp" or { "acp": { "command": [...] } }',
-  }).default("claude").describe(
+  backend: backendSettingSchema.default("claude").describe(
     'The agent backend: `claude` (the Claude Agent SDK), an ACP preset (`codex`, `gemini`, `opencode`, `claude-acp`), or `{ "acp": { "command": [...], "env": {...}, "mode": "..." } }` (`mode`: the ACP session mode to switch to when the agent offers it, e.g. codex-acp\'s `full-access`).',
   ),
   session: z.enum(["fresh", "continue"]).default("fresh").describe(

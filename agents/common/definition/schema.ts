@@ -7,8 +7,13 @@
  */
 
 import { z } from "zod";
-import { type AgentDefinition, DEFAULT_FINISH_MODEL, DEFAULT_PROTECTED_GLOBS } from "./types.ts";
-import { behaviorSchema } from "./_behavior_schema.ts";
+import {
+  type AgentDefinition,
+  DEFAULT_BUG_LABELS,
+  DEFAULT_FINISH_MODEL,
+  DEFAULT_PROTECTED_GLOBS,
+} from "./types.ts";
+import { backendSettingSchema, behaviorSchema } from "./_behavior_schema.ts";
 import { checkSchema } from "./_check_schema.ts";
 import {
   AGENT_NAME_PATTERN,
@@ -93,8 +98,14 @@ const verifySchema = strictObject({
   prChecksTimeoutSeconds: positiveNumber().default(1800).describe(
     "How long to wait for the pull request's checks in seconds.",
   ),
-  reproduce: z.enum(["held-out", "off"]).optional().describe(
-    "`held-out`: before the work starts, a separate verifier session writes a test that reproduces the task from its text alone, kept only if it fails on the starting commit with an assertion; the worker never sees it, and done needs it to pass on the final commit. `off`: no reproduction test.",
+  reproduce: z.enum(["held-out", "worker", "both", "off"]).optional().describe(
+    "`held-out`: before the work starts, a separate verifier session writes a test that reproduces the task from its text alone, kept only if it fails on the starting commit with an assertion; the worker never sees it, and done needs it to pass on the final commit. `worker`: one of the worker's own new or changed tests must fail on the starting commit and pass at the end. `both`: the two. `off`: neither. Unset: `both` for issue runs (the worker's test only when the issue carries one of `bugLabels`), `held-out` for project runs, `off` for other runs.",
+  ),
+  reproduceBackend: backendSettingSchema.optional().describe(
+    "The backend of the verifier and reviewer sessions, when not the run's (`behavior.backend`).",
+  ),
+  reproduceModel: nonEmptyString().optional().describe(
+    "The model of the verifier and reviewer sessions (a cheaper one, say), when not the run's (`behavior.model`).",
   ),
   reproduceMaxCostUsd: positiveNumber().default(1).describe(
     "Cost cap of the verifier session in USD; a verifier that runs out leaves the run on the other evidence.",
@@ -102,6 +113,16 @@ const verifySchema = strictObject({
   reproduceMaxTurns: positiveInt().default(30).describe(
     "Turn cap of the verifier session.",
   ),
+  bugLabels: z.array(nonEmptyString()).default(() => [...DEFAULT_BUG_LABELS]).describe(
+    "Issue labels (any case) that make an issue run a bug fix: with `reproduce` unset, the worker's own test must then fail on the starting commit and pass at the end.",
+  ),
+  reviewDeclarations: z.boolean().default(true).describe(
+    "Send the worker's declarations (`tests_changed`, `out_of_scope`, `no_test` in complete_task) to a reviewer session that sees the diff, the reasons and the task, not the worker's transcript; a declaration counts only when it accepts it.",
+  ),
+  reviewMaxCostUsd: positiveNumber().default(0.5).describe(
+    "Cost cap of one reviewer session in USD.",
+  ),
+  reviewMaxTurns: positiveInt().default(20).describe("Turn cap of one reviewer session."),
 });
 
 const gitSchema = strictObject({

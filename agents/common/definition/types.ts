@@ -76,13 +76,7 @@ export interface AgentBehavior {
    * The agent backend: `claude` (the Claude Agent SDK), an ACP preset name, or
    * an explicit ACP command. @default "claude"
    */
-  backend:
-    | "claude"
-    | "codex"
-    | "gemini"
-    | "opencode"
-    | "claude-acp"
-    | { acp: { command: string[]; env?: Record<string, string>; mode?: string } };
+  backend: BackendName;
   /**
    * `fresh` starts a new session per iteration; `continue` keeps one Claude
    * Code session (and process) for the whole run. @default "fresh"
@@ -205,14 +199,51 @@ export interface VerifyConfig {
   /**
    * `held-out`: a verifier session writes a reproduction test before the work
    * starts, kept only when it fails on the starting commit; done needs it to
-   * pass. `off`: none. @default "off"
+   * pass. `worker`: one of the worker's own new or changed tests must fail on
+   * the starting commit and pass at the end. `both`: the two. `off`: neither.
+   * Unset: `both` for issue runs (the worker's test for issues labelled as
+   * bugs), `held-out` for project runs, `off` otherwise.
    */
-  reproduce?: "held-out" | "off";
+  reproduce?: ReproduceMode;
+  /** The backend of the verifier and reviewer sessions; the run's when unset. */
+  reproduceBackend?: BackendName;
+  /** The model of the verifier and reviewer sessions; the run's when unset. */
+  reproduceModel?: string;
   /** Cost cap of the verifier session in USD. @default 1 */
   reproduceMaxCostUsd: number;
   /** Turn cap of the verifier session. @default 30 */
   reproduceMaxTurns: number;
+  /** Issue labels that make an issue run a bug fix. @default DEFAULT_BUG_LABELS */
+  bugLabels: string[];
+  /** Send declarations to an independent reviewer session. @default true */
+  reviewDeclarations: boolean;
+  /** Cost cap of one reviewer session in USD. @default 0.5 */
+  reviewMaxCostUsd: number;
+  /** Turn cap of one reviewer session. @default 20 */
+  reviewMaxTurns: number;
 }
+
+/** A backend as agent.json names it: `claude`, an ACP preset, or an explicit ACP command. */
+export type BackendName =
+  | "claude"
+  | "codex"
+  | "gemini"
+  | "opencode"
+  | "claude-acp"
+  | { acp: { command: string[]; env?: Record<string, string>; mode?: string } };
+
+/** What `verify.reproduce` asks for: the verifier's held-out test, the worker's own, both, or none. */
+export type ReproduceMode = "held-out" | "worker" | "both" | "off";
+
+/** The issue labels that make an issue run a bug fix unless `verify.bugLabels` says otherwise. */
+export const DEFAULT_BUG_LABELS: readonly string[] = [
+  "bug",
+  "type: bug",
+  "type/bug",
+  "kind/bug",
+  "defect",
+  "regression",
+];
 
 /**
  * The test files that define done unless `verify.protect` says otherwise:

@@ -17,7 +17,7 @@ import type {
 import { firstLine } from "../../common/errors.ts";
 import type { SummaryBuilder } from "../../common/summary.ts";
 import { fatalApiRetry } from "./faults.ts";
-import { HELD_OUT_NOTICE } from "./reproduce.ts";
+import { HELD_OUT_NOTICE, workerTestNotice } from "./reproduce.ts";
 import type { RunState } from "./state.ts";
 
 /** How one session ended. */
@@ -66,11 +66,15 @@ export class AgentSessions {
    */
   settings(spent: number): SessionSettings {
     const { behavior, options } = this.#state;
-    const heldOut = this.#state.definition.verify.reproduce === "held-out" &&
-      options.repoChecks !== undefined && options.git !== undefined;
+    const gated = options.repoChecks !== undefined && options.git !== undefined;
+    const plan = this.#state.reproductionPlan;
+    const notices = [
+      ...(gated && plan.heldOut ? [HELD_OUT_NOTICE] : []),
+      ...(gated && plan.workerTest ? [workerTestNotice(plan.workerTest)] : []),
+    ];
     return {
-      systemPromptAppend: heldOut
-        ? `${options.systemPrompt}\n\n${HELD_OUT_NOTICE}`.trim()
+      systemPromptAppend: notices.length > 0
+        ? [options.systemPrompt, ...notices].join("\n\n").trim()
         : options.systemPrompt,
       cwd: options.cwd,
       allowedTools: behavior.allowedTools,

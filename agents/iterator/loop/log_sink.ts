@@ -83,6 +83,7 @@ export function logRunEvent(log: RunLog, event: RunEvent): void {
         iterations: result.iterations,
         costUsd: result.costUsd,
         durationMs: result.durationMs,
+        ...(result.review ? { reviewCost: result.review } : {}),
       });
     }
     case "prompt_failed":

@@ -9,10 +9,11 @@
  * @module
  */
 
-import type { AgentMessage, SessionRequest } from "../../common/backends/types.ts";
 import type { Reproduction } from "../../common/checks/reproduction.ts";
+import type { CompletionHandler } from "../../common/completion/types.ts";
+import type { AgentDefinition, ReproduceMode } from "../../common/definition/types.ts";
 import { firstLine } from "../../common/errors.ts";
-import type { AgentSessions } from "./agent_sessions.ts";
+import { type IndependentCost, noCost, runIndependent } from "./independent.ts";
 import type { RunState } from "./state.ts";
 
 /** Marks the verifier's system prompt (scripted servers route on it). */
@@ -22,20 +23,84 @@ export const VERIFIER_MARKER = "[finishline verifier session]";
 export const HELD_OUT_NOTICE =
   "A held-out acceptance test for this task is being written from the task's text by a separate verifier; you will not see it. When you claim the task is done it runs on a clean copy of your final commit, beside the repository's checks, and must pass: make the code do what the task asks for every input, not only for the inputs of the tests you can see.";
 
-/** The verifier's cost, for the report: apart from the worker's. */
-export interface VerifierCost {
-  /** Model requests (assistant messages). */
-  requests: number;
-  /** What the verifier session cost, in USD, as the agent reported it. */
-  costUsd: number;
-  /** Input and output tokens of its requests. */
-  tokens: { input: number; output: number };
-  /** Wall time of the verifier session, in milliseconds. */
-  durationMs: number;
+/**
+ * What the worker is told, in its system prompt, when its own test of the
+ * fix is required.
+ *
+ * @param why Why the run needs one.
+ * @returns The notice.
+ */
+export function workerTestNotice(why: string): string {
+  return `This is a bug fix (${why}): commit a test that fails without your fix and passes with it, in the repository's own test files. When you claim the task is done, finishline runs your new or changed test files on the starting commit, without the rest of your change, and one of their tests must fail there.`;
 }
+
+/** The verifier's cost, for the report: apart from the worker's. */
+export type VerifierCost = Omit<IndependentCost, "sessions">;
 
 /** The reproduction of a run, as the log and the report record it. */
 export type ReproductionRecord = Reproduction & { cost: VerifierCost };
+
+/** What a run's reproduction evidence is: the verifier's held-out test, the worker's own, both or none. */
+export interface ReproductionPlan {
+  /** The mode in effect: `verify.reproduce`, or the default for the run's handler. */
+  mode: ReproduceMode;
+  /** Whether a verifier writes a held-out test. */
+  heldOut: boolean;
+  /** Why the worker's own fail-to-pass test is required, when it is. */
+  workerTest?: string;
+}
+
+/**
+ * The reproduction evidence of a run. Unset, `verify.reproduce` is `both`
+ * for issue runs (the worker's own test only when the issue carries one of
+ * `verify.bugLabels`), `held-out` for project runs and `off` otherwise; set
+ * to `worker` or `both`, the worker's own test is required of every run.
+ *
+ * @param definition The agent definition.
+ * @param handler The run's completion handler (an issue handler knows its labels).
+ * @returns The plan.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseDefinition } from "@finishline/agents";
+ * import { reproductionPlan } from "./reproduce.ts";
+ *
+ * const definition = parseDefinition(
+ *   '{ "name": "fixer", "behavior": { "completionConfig": { "maxIterations": 3 } } }',
+ *   { displayPath: "agent.json" },
+ * );
+ * const issue = { type: "issue", issue: { number: 7, labels: ["Bug"] } } as never;
+ * assert.deepEqual(reproductionPlan(definition, issue), {
+ *   mode: "both",
+ *   heldOut: true,
+ *   workerTest: 'issue #7 is labelled "Bug"',
+ * });
+ * assert.deepEqual(reproductionPlan(definition, { type: "iterate" } as never), {
+ *   mode: "off",
+ *   heldOut: false,
+ * });
+ * ```
+ */
+export function reproductionPlan(
+  definition: AgentDefinition,
+  handler: CompletionHandler,
+): ReproductionPlan {
+  const verify = definition.verify;
+  const mode = verify.reproduce ??
+    (handler.type === "issue" ? "both" : handler.type === "project" ? "held-out" : "off");
+  const heldOut = mode === "held-out" || mode === "both";
+  if (mode !== "worker" && mode !== "both") return { mode, heldOut };
+  if (verify.reproduce) return { mode, heldOut, workerTest: `"verify.reproduce" is "${mode}"` };
+  const issue = (handler as { issue?: { number?: unknown; labels?: unknown } }).issue;
+  const labels = handler.type === "issue" && Array.isArray(issue?.labels) ? issue.labels : [];
+  const wanted = new Set(verify.bugLabels.map((label) => label.toLowerCase()));
+  const bug = labels.find((label) => typeof label === "string" && wanted.has(label.toLowerCase()));
+  return bug ? { mode, heldOut, workerTest: `issue #${issue?.number} is labelled "${bug}"` } : {
+    mode,
+    heldOut,
+  };
+}
 
 /** The verifier's instructions, appended to its system prompt. */
 const VERIFIER_SYSTEM = `${VERIFIER_MARKER}
@@ -61,48 +126,31 @@ function verifierPrompt(task: string, checks: string[]): string {
  * waits for it at the first claim; the log gets a `reproduction` event.
  *
  * @param state The run.
- * @param sessions The run's sessions (for their settings).
  * @param task The first prompt: the task as the worker gets it.
  */
-export function startReproduction(state: RunState, sessions: AgentSessions, task: string): void {
+export function startReproduction(state: RunState, task: string): void {
   const { git, repoChecks } = state.options;
   const commit = state.git?.baseline;
-  if (state.definition.verify.reproduce !== "held-out" || !git || !commit || !repoChecks) return;
+  if (!state.reproductionPlan.heldOut || !git || !commit || !repoChecks) return;
   if (state.reproduction) return;
-  const cost: VerifierCost = {
-    requests: 0,
-    costUsd: 0,
-    tokens: { input: 0, output: 0 },
-    durationMs: 0,
-  };
-  const started = state.now();
+  const account = noCost();
   const verify = state.definition.verify;
+  const cost = (): VerifierCost => {
+    const { sessions: _, ...rest } = account;
+    return rest;
+  };
   state.reproduction = repoChecks.startReproduction(git, commit, async (dir) => {
-    const request: SessionRequest = {
-      ...sessions.settings(0),
+    const end = await runIndependent(state, {
       prompt: verifierPrompt(task, repoChecks.checks.map((check) => check.command)),
-      systemPromptAppend: VERIFIER_SYSTEM,
+      instructions: VERIFIER_SYSTEM,
       cwd: dir,
-      allowedTools: ["Bash", "Read", "Write", "Edit", "Glob", "Grep"],
-      disallowedTools: [],
-      permissionMode: "acceptEdits",
+      tools: ["Bash", "Read", "Write", "Edit", "Glob", "Grep"],
       maxTurns: verify.reproduceMaxTurns,
       maxBudgetUsd: verify.reproduceMaxCostUsd,
-      signal: AbortSignal.any([state.signal, state.stopVerifier.signal]),
-    };
-    try {
-      for await (const message of state.options.backend.session(request)) count(cost, message);
-    } catch (error) {
-      return `the verifier session failed: ${firstLine(error)}`;
-    } finally {
-      cost.durationMs = Math.round(state.now() - started);
-    }
-    if (cost.costUsd >= verify.reproduceMaxCostUsd) {
-      return `the verifier reached its budget ($${verify.reproduceMaxCostUsd})`;
-    }
-    return undefined;
+    }, account);
+    return end.problem ? `the verifier ${end.problem}` : undefined;
   }).then((reproduction) => {
-    const record: ReproductionRecord = { ...reproduction, cost };
+    const record: ReproductionRecord = { ...reproduction, cost: cost() };
     state.emit({ type: "reproduction", reproduction: record });
     return record;
   }, (error) => {
@@ -110,21 +158,9 @@ export function startReproduction(state: RunState, sessions: AgentSessions, task
       kept: false,
       why: `it failed: ${firstLine(error)}`,
       notes: [],
-      cost,
+      cost: cost(),
     };
     state.emit({ type: "reproduction", reproduction: record });
     return record;
   });
-}
-
-/** Adds a message's requests, cost and tokens to the verifier's account. */
-function count(cost: VerifierCost, message: AgentMessage): void {
-  if (message.type === "assistant") cost.requests++;
-  if (message.type !== "result") return;
-  if (typeof message.total_cost_usd === "number") cost.costUsd += message.total_cost_usd;
-  const usage = message.usage as Record<string, unknown> | undefined;
-  if (usage) {
-    cost.tokens.input += typeof usage.input_tokens === "number" ? usage.input_tokens : 0;
-    cost.tokens.output += typeof usage.output_tokens === "number" ? usage.output_tokens : 0;
-  }
 }

@@ -9,7 +9,9 @@
 
 import { redactingBackend } from "../../common/backends/redacting.ts";
 import type { AgentDefinition } from "../../common/definition/types.ts";
-import type { ReproductionRecord } from "./reproduce.ts";
+import type { AgentBackend } from "../../common/backends/types.ts";
+import { type ReproductionPlan, reproductionPlan, type ReproductionRecord } from "./reproduce.ts";
+import { type IndependentCost, noCost } from "./independent.ts";
 import type { BaselineResult } from "../../common/checks/worktree_run.ts";
 import type { RunGitEvidence, TaskCompletionContext } from "../../common/checks/types.ts";
 import { checkerContext } from "../../common/checks/context.ts";
@@ -63,6 +65,14 @@ export class RunState {
   reproduction: Promise<ReproductionRecord> | undefined;
   /** Stops the verifier session when the run ends first. */
   readonly stopVerifier: AbortController = new AbortController();
+  /** The run's reproduction evidence: the verifier's held-out test, the worker's own, both or none. */
+  readonly reproductionPlan: ReproductionPlan;
+  /** Runs the verifier and reviewer sessions: `verify.reproduceBackend`, else the run's backend. */
+  readonly independentBackend: AgentBackend;
+  /** What the reviewer sessions cost, apart from the worker's. */
+  readonly reviewCost: IndependentCost = noCost();
+  /** The task as the worker got it first (the first iteration's prompt), for the reviewer. */
+  task = "";
   /** Each iteration's messages, for the checkers' session (resumed iterations have none). */
   readonly #messages = new WeakMap<IterationSummary, readonly AgentMessage[]>();
 
@@ -74,6 +84,9 @@ export class RunState {
   constructor(options: RunOptions) {
     // Every prompt and tool answer the loop sends to the agent is redacted.
     this.options = { ...options, backend: redactingBackend(options.backend) };
+    this.independentBackend = options.independentBackend
+      ? redactingBackend(options.independentBackend)
+      : this.options.backend;
     this.definition = options.definition;
     this.handler = options.handler;
     this.log = options.log;
@@ -83,6 +96,7 @@ export class RunState {
     this.runId = options.runId ?? crypto.randomUUID();
     this.agentDir = options.agentDir ??
       new URL(`.agent/${this.definition.name}/`, `file://${options.cwd}/`);
+    this.reproductionPlan = reproductionPlan(this.definition, this.handler);
   }
 
   /**

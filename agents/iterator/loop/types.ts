@@ -16,8 +16,13 @@ import type { CompositeChecker } from "../../common/checks/composite.ts";
 import type { RepoChecksChecker } from "../../common/checks/repo_checks.ts";
 import type { BaselineResult } from "../../common/checks/worktree_run.ts";
 import type { ReproductionRecord } from "./reproduce.ts";
+import type { IndependentCost } from "./independent.ts";
 import type { VerificationRecord } from "../../common/checks/types.ts";
-import type { CompletionHandler, IterationSummary } from "../../common/completion/types.ts";
+import type {
+  CompletionHandler,
+  IterationSummary,
+  ReviewedDeclaration,
+} from "../../common/completion/types.ts";
 import type { GitRepo } from "../../common/git.ts";
 import type { RunLog } from "../../common/log.ts";
 import type { RunStore } from "../../common/store/mod.ts";
@@ -82,6 +87,10 @@ export interface RunResult {
   baseline?: BaselineResult;
   /** The verifier's held-out reproduction test (`verify.reproduce`), when one was started. */
   reproduction?: ReproductionRecord;
+  /** What the reviewer sessions of declarations cost, when one ran. */
+  review?: IndependentCost;
+  /** Every review of the worker's declarations, in order: the commit, each declaration and its verdict. */
+  reviews?: Array<{ commit: string; declarations: ReviewedDeclaration[] }>;
 }
 
 /**
@@ -171,6 +180,11 @@ export interface RunOptions {
   handler: CompletionHandler;
   /** Runs agent sessions. */
   backend: AgentBackend;
+  /**
+   * Runs the verifier and reviewer sessions (`verify.reproduceBackend`).
+   * @default backend
+   */
+  independentBackend?: AgentBackend;
   /** Text appended to the agent's system prompt. */
   systemPrompt: string;
   /** The run's arguments, passed to `buildInitialPrompt`. */

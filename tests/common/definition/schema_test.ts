@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import {
   type AgentDefinition,
+  DEFAULT_BUG_LABELS,
   DEFAULT_PROTECTED_GLOBS,
 } from "../../../agents/common/definition/types.ts";
 import { generateAgentSchema } from "../../../agents/schemas/generate.ts";
@@ -43,6 +44,10 @@ Deno.test("a minimal definition gets every default filled in", () => {
       prChecksTimeoutSeconds: 1800,
       reproduceMaxCostUsd: 1,
       reproduceMaxTurns: 30,
+      bugLabels: [...DEFAULT_BUG_LABELS],
+      reviewDeclarations: true,
+      reviewMaxCostUsd: 0.5,
+      reviewMaxTurns: 20,
     },
     git: { rescue: true, autoCommit: false, timeoutSeconds: 10 },
     circuitBreaker: { noProgressThreshold: 3, sameErrorThreshold: 5 },
@@ -102,6 +107,10 @@ Deno.test("verify checks and the new behavior fields get their defaults", () => 
     prChecksTimeoutSeconds: 1800,
     reproduceMaxCostUsd: 1,
     reproduceMaxTurns: 30,
+    bugLabels: [...DEFAULT_BUG_LABELS],
+    reviewDeclarations: true,
+    reviewMaxCostUsd: 0.5,
+    reviewMaxTurns: 20,
   });
 });
 
@@ -194,9 +203,15 @@ Deno.test("a full definition keeps every value it sets", () => {
       checkTimeoutSeconds: 30,
       prChecks: false,
       prChecksTimeoutSeconds: 60,
-      reproduce: "held-out",
+      reproduce: "both",
+      reproduceBackend: "codex",
+      reproduceModel: "claude-haiku-4-5",
       reproduceMaxCostUsd: 0.5,
       reproduceMaxTurns: 12,
+      bugLabels: ["kind/bug"],
+      reviewDeclarations: false,
+      reviewMaxCostUsd: 0.25,
+      reviewMaxTurns: 5,
     },
     git: { rescue: false, autoCommit: true, timeoutSeconds: 30 },
     circuitBreaker: { noProgressThreshold: 4, sameErrorThreshold: 2 },
