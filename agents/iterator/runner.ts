@@ -234,8 +234,10 @@ class Run {
     });
     const start = await this.#startingPoint();
     // The verifier writes its reproduction test beside the first session.
-    state.task ||= built.prompt;
-    if (iteration === 1) startReproduction(state, built.prompt);
+    // The task as the worker first got it, for the verifier and the reviewer: a resumed run
+    // builds it again, and starts its verifier again (the held-out test is never stored).
+    state.task ||= iteration === 1 ? built.prompt : await firstPrompt(state) ?? built.prompt;
+    startReproduction(state, state.task);
     const started = state.now();
     const outcome = await runSession(state, this.#sessions, iteration, built.prompt);
     // The session's start-up is over: a check red at the baseline runs again, at low priority,
@@ -461,6 +463,16 @@ class Run {
     const left = await rescue(state, this.#sessions, builder, state.definition.git.rescue);
     state.costUsd += builder.current.costUsd;
     state.emit({ type: "final_rescue", left });
+  }
+}
+
+/** The first iteration's prompt, built again for a resumed run; undefined when it cannot be. */
+async function firstPrompt(state: RunState): Promise<string | undefined> {
+  try {
+    return state.options.initialPrompt ??
+      await state.handler.buildInitialPrompt(state.options.args);
+  } catch {
+    return undefined;
   }
 }
 

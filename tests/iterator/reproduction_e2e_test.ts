@@ -274,3 +274,60 @@ Deno.test("on claude-agent-acp too: the verifier's test is held out and refuses 
   assert.match(run.told, /A held-out acceptance test, written from the task before you started/);
   assert.match(run.report, /Held-out reproduction test: subtract takes the second number/);
 });
+
+Deno.test("a run interrupted and resumed writes its held-out test again, and it still gates the claim", async () => {
+  await using repo = await tempRepo();
+  for (
+    const [file, text] of Object.entries({
+      ".gitignore": "node_modules\n",
+      "package.json": '{ "name": "math", "private": true, "scripts": { "test": "node --test" } }',
+      "src/math.js": BROKEN,
+      "test/math.test.js": SUITE,
+    })
+  ) {
+    await Deno.mkdir(`${repo.path}/${file}`.replace(/\/[^/]+$/, ""), { recursive: true });
+    await Deno.writeTextFile(`${repo.path}/${file}`, text);
+  }
+  await git(repo.path, "add", "-A");
+  await git(repo.path, "commit", "-qm", "math");
+  await commitAgent(repo.path, AGENT);
+  let interrupt!: () => void;
+  const interrupted = new Promise<void>((resolve) => (interrupt = resolve));
+  await using server = await ScriptedModelServer.start({
+    scripts: [
+      // Iteration 1 hangs until the run is interrupted.
+      [() => {
+        interrupt();
+        return { text: "This reply comes too late.", delayMs: 60_000 };
+      }],
+      worker([claim("subtract already works")]),
+    ],
+    roles: { verifier: verifierWrites("test/subtract_repro.test.js", REPRO) },
+    fallback: textTurn(`Nothing to add. ${KEYWORD}`),
+  });
+  const first = await runCli(["--agent", AGENT.name, "--task", TASK, "--json"], {
+    cwd: repo.path,
+    server,
+    onSpawn: async (child) => {
+      await interrupted;
+      child.kill("SIGINT");
+    },
+  });
+  assert.equal(first.code, 130, first.stderr);
+  const resumed = await runCli(["--resume", JSON.parse(first.stdout).runId, "--json"], {
+    cwd: repo.path,
+    server,
+  });
+  const result = JSON.parse(resumed.stdout);
+  assert.notEqual(result.status, "completed", "the empty claim after the resume is refused");
+  const verifiers = new Set(
+    server.requests.filter((request) => request.role === "verifier").map((r) => r.sessionId),
+  );
+  assert.equal(verifiers.size, 2, "one verifier per process of the run");
+  const told = server.requests.filter((request) => !request.side && !request.role)
+    .map((request) => JSON.stringify(request.body.messages)).join("\n");
+  assert.match(told, /A held-out acceptance test, written from the task before you started/);
+  const records = (await Deno.readTextFile(result.logFile)).trim().split("\n")
+    .map((line) => JSON.parse(line)).filter((record) => record.kind === "reproduction");
+  assert.equal(records.at(-1)?.kept, true);
+});
