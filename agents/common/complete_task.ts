@@ -44,6 +44,8 @@ export interface CompleteTaskCall {
   tests_changed?: Array<{ path: string; reason: string }>;
   /** For a bug fix that must come with a failing-then-passing test: why no test can show it. */
   no_test?: string;
+  /** When a held-out acceptance test fails and the agent is sure the test is wrong for the task: why. */
+  held_out_wrong?: string;
 }
 
 /** The tool's answer when no prompt asked for complete_task (a status probe, say). */
@@ -82,6 +84,9 @@ export const COMPLETE_TASK_SHAPE: z.ZodRawShape = {
   ),
   no_test: z.string().optional().describe(
     "Only when finishline asks for a test that fails before your fix and passes after it and no such test can be written: why",
+  ),
+  held_out_wrong: z.string().optional().describe(
+    "Only when finishline reports a held-out acceptance test failing and you are sure the test, not your code, contradicts the task: why (a reviewer who sees the test decides)",
   ),
 };
 

@@ -386,7 +386,15 @@ function evidenceSection(input: ReportInput): string[] {
         ? `Held-out reproduction test: ${
           failingTests(reproduction.test.tests)
         } failed on the starting commit${
-          last ? `; on the last claim ${last.passed ? "it passed" : "it failed"}` : ""
+          last
+            ? `; on the last claim ${
+              last.passed
+                ? "it passed"
+                : last.overruled
+                ? "it failed, and the reviewer accepted the worker's case that it contradicts the task"
+                : "it failed"
+            }`
+            : ""
         } (${spent})`
         : `Held-out reproduction test: none, ${
           oneLine(reproduction.why)

@@ -9,6 +9,7 @@
 
 import { sleep } from "./_reply.ts";
 import { readBody, recordHeaders } from "./_request.ts";
+import { roleOf, roleScript, type RoleScripts, type SessionRole } from "./roles.ts";
 import type {
   RecordedRequest,
   ScriptedTurn,
@@ -91,8 +92,38 @@ export type RequestPlace = Pick<
 /** The steps a scripted API server answers with: its options' share. */
 export interface ApiSteps {
   scripts?: SessionScript[];
+  roles?: RoleScripts;
   fallback?: ScriptStep;
   sideReply?: ScriptStep;
+}
+
+/**
+ * The system prompt of an OpenAI or Gemini request (Responses `instructions`,
+ * Chat Completions system and developer messages, Gemini `systemInstruction`),
+ * as JSON, for {@linkcode roleOf}.
+ */
+function systemOf(body: Record<string, unknown>): string {
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  const input = Array.isArray(body.input) ? body.input : [];
+  const system = [...messages, ...input].filter((message) =>
+    message && typeof message === "object" &&
+    ["system", "developer"].includes((message as { role?: unknown }).role as string)
+  );
+  return JSON.stringify([body.instructions ?? null, body.systemInstruction ?? null, system]);
+}
+
+/**
+ * What tells one verifier or reviewer session from another: its first user
+ * messages (agents put their own context, such as Codex's environment, before
+ * the prompt).
+ */
+function firstUserOf(body: Record<string, unknown>): string {
+  const list = [body.messages, body.input, body.contents].find(Array.isArray) ?? [];
+  const users = (list as unknown[]).filter((message) =>
+    message && typeof message === "object" &&
+    ["user", undefined].includes((message as { role?: unknown }).role as string | undefined)
+  );
+  return JSON.stringify(users.slice(0, 3));
 }
 
 /** What sets one vendor's API apart in {@linkcode ScriptedApi}. */
@@ -133,6 +164,8 @@ export class ScriptedApi<Route> {
   readonly requests: RecordedRequest[] = [];
 
   #dialect: ApiDialect<Route>;
+  /** Turns played by each verifier or reviewer session. */
+  #roleTurns = new Map<string, number>();
 
   constructor(port: number | undefined, dialect: ApiDialect<Route>) {
     this.#dialect = dialect;
@@ -151,7 +184,12 @@ export class ScriptedApi<Route> {
     const route = dialect.route(request.method, path, body);
     if (route instanceof Response) return route;
     const headers = recordHeaders(request.headers);
-    const place = dialect.place(body, headers, route !== undefined);
+    // Agents that ignore an appended system prompt get the instructions in the first message.
+    const role = route !== undefined ? roleOf(systemOf(body) + firstUserOf(body)) : undefined;
+    // finishline's verifier and reviewer play their role's script and take no session index.
+    const place = role
+      ? this.#rolePlace(role, body)
+      : dialect.place(body, headers, route !== undefined);
     const record = recordOf(request, { path, headers, body }, place);
     this.requests.push(record);
     if (route === undefined) return dialect.error(404, `No route for "${request.method} ${path}"`);
@@ -176,10 +214,19 @@ export class ScriptedApi<Route> {
     return dialect.reply(turn, body, route);
   }
 
+  #rolePlace(role: SessionRole, body: Record<string, unknown>): RequestPlace {
+    const key = `${role}:${firstUserOf(body)}`;
+    const turn = this.#roleTurns.get(key) ?? 0;
+    this.#roleTurns.set(key, turn + 1);
+    return { sessionId: key, sessionIndex: -1, turnIndex: turn, side: false, role };
+  }
+
   async #turn(record: RecordedRequest): Promise<ScriptedTurn> {
     const { steps, sideReply, lastUserText } = this.#dialect;
     const ctx = turnContext(record, lastUserText(record.body));
-    const script = steps.scripts?.[record.sessionIndex] ?? [];
+    const script = record.role
+      ? roleScript(record.role, steps.roles)
+      : steps.scripts?.[record.sessionIndex] ?? [];
     const step = record.side
       ? steps.sideReply ?? sideReply
       : script[record.turnIndex] ?? steps.fallback ?? FALLBACK;

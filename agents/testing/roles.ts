@@ -77,9 +77,10 @@ export function acceptDeclarations(
   reason = "The scripted reviewer accepts it.",
 ): (ctx: TurnContext) => ScriptedTurn {
   return (ctx) => {
-    const count =
-      [...ctx.lastUserText.matchAll(/^(\d+)\. (?:tests_changed|out_of_scope|no_test)/gm)]
-        .length;
+    const count = [...ctx.lastUserText.matchAll(
+      /^(\d+)\. (?:tests_changed|out_of_scope|no_test|held_out_wrong)/gm,
+    )]
+      .length;
     const verdicts = Array.from({ length: count }, (_, index) => ({
       id: index + 1,
       accept,

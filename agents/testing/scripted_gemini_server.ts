@@ -9,6 +9,7 @@
 
 import { geminiEvents, geminiResponse, isGeminiSideRequest, lastContentsText } from "./_gemini.ts";
 import { type RequestPlace, ScriptedApi, SSE_HEADERS } from "./_scripted_api_server.ts";
+import type { RoleScripts } from "./roles.ts";
 import type { RecordedRequest, ScriptedTurn, ScriptStep, SessionScript } from "./script.ts";
 
 /** Options of {@linkcode ScriptedGeminiServer.start}. */
@@ -24,6 +25,13 @@ export interface ScriptedGeminiServerOptions {
    * @default {[]}
    */
   scripts?: SessionScript[];
+  /**
+   * Scripts of finishline's verifier and reviewer sessions, told by their
+   * system prompt; they take no index among the sessions of `scripts`.
+   *
+   * @default {{}} (the verifier writes no test; the reviewer accepts every declaration)
+   */
+  roles?: RoleScripts;
   /**
    * The reply once a session's script is exhausted.
    *

@@ -16,6 +16,7 @@ import {
   type Usage,
 } from "./_responses_sse.ts";
 import { type RequestPlace, ScriptedApi, SSE_HEADERS } from "./_scripted_api_server.ts";
+import type { RoleScripts } from "./roles.ts";
 import type { RecordedRequest, ScriptedTurn, ScriptStep, SessionScript } from "./script.ts";
 
 /** Options of {@linkcode ScriptedResponsesServer.start}. */
@@ -29,6 +30,13 @@ export interface ScriptedResponsesServerOptions {
    * @default {[]}
    */
   scripts?: SessionScript[];
+  /**
+   * Scripts of finishline's verifier and reviewer sessions, told by their
+   * system prompt; they take no index among the sessions of `scripts`.
+   *
+   * @default {{}} (the verifier writes no test; the reviewer accepts every declaration)
+   */
+  roles?: RoleScripts;
   /**
    * The reply once a session's script is exhausted.
    *

@@ -320,7 +320,7 @@ export class ScriptedModelServer implements AsyncDisposable {
     const isMessages = request.method === "POST" && path === "/v1/messages";
     const sessionId = sessionIdOf(body, headers);
     const side = !isMessages || this.#isSide(body, headers);
-    const role = isMessages && !side ? roleOf(JSON.stringify(body.system ?? "")) : undefined;
+    const role = isMessages && !side ? roleOf(roleText(body)) : undefined;
     // A session gets its index with its first main-loop request: one that only asks side
     // questions (a tool-less judge or finish step) takes no script and shifts no index,
     // nor does a verifier or reviewer session, which plays its role's script.
@@ -401,6 +401,12 @@ export class ScriptedModelServer implements AsyncDisposable {
     }
     return session.script[ctx.turnIndex] ?? this.#options.fallback ?? FALLBACK;
   }
+}
+
+/** Where a verifier's or reviewer's marker is: the system prompt, or the first user message. */
+function roleText(body: Record<string, unknown>): string {
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  return JSON.stringify([body.system ?? null, messages[0] ?? null]);
 }
 
 interface SessionState {

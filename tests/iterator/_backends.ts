@@ -10,6 +10,7 @@
 
 import {
   type RecordedRequest,
+  type RoleScripts,
   ScriptedGeminiServer,
   ScriptedModelServer,
   ScriptedResponsesServer,
@@ -67,7 +68,7 @@ export interface BackendUnderTest {
   /** The name the agent offers complete_task under. */
   completeTaskName: string;
   /** Starts the scripted server with these scripts, by session. */
-  start(scripts: SessionScript[]): Promise<Harness>;
+  start(scripts: SessionScript[], roles?: RoleScripts): Promise<Harness>;
 }
 
 /** claude-agent-acp as deno.json pins it, run by Deno. */
@@ -82,8 +83,12 @@ function anthropicToolNames(request: RecordedRequest): string[] {
   return ((request.body.tools ?? []) as Array<{ name: string }>).map((tool) => tool.name);
 }
 
-async function anthropic(scripts: SessionScript[], backend?: BackendSetting): Promise<Harness> {
-  const server = await ScriptedModelServer.start({ scripts });
+async function anthropic(
+  scripts: SessionScript[],
+  roles: RoleScripts | undefined,
+  backend?: BackendSetting,
+): Promise<Harness> {
+  const server = await ScriptedModelServer.start({ scripts, roles });
   const home = await tempDir("finishline-home-");
   return {
     requests: server.requests,
@@ -116,7 +121,7 @@ const claudeTools = {
 export const CLAUDE_SDK: BackendUnderTest = {
   name: "claude (SDK)",
   ...claudeTools,
-  start: (scripts) => anthropic(scripts),
+  start: (scripts, roles) => anthropic(scripts, roles),
 };
 
 /**
@@ -127,8 +132,8 @@ export const CLAUDE_SDK: BackendUnderTest = {
 export const CLAUDE_ACP_BACKEND: BackendUnderTest = {
   name: "claude-acp",
   ...claudeTools,
-  start: (scripts) =>
-    anthropic(scripts, { acp: { command: CLAUDE_ACP, env: { IS_SANDBOX: "1" } } }),
+  start: (scripts, roles) =>
+    anthropic(scripts, roles, { acp: { command: CLAUDE_ACP, env: { IS_SANDBOX: "1" } } }),
 };
 
 /**
@@ -153,8 +158,8 @@ export const CODEX: BackendUnderTest = {
         tool.tools ? tool.tools.map((inner) => `${tool.name}__${inner.name}`) : [tool.name ?? ""]
       ),
   completeTaskName: "mcp__finishline__complete_task",
-  async start(scripts) {
-    const server = await ScriptedResponsesServer.start({ scripts });
+  async start(scripts, roles) {
+    const server = await ScriptedResponsesServer.start({ scripts, roles });
     const home = await tempDir("codex-home-");
     await Deno.writeTextFile(`${home.path}/config.toml`, codexConfig(server));
     return {
@@ -198,9 +203,10 @@ export const OPENCODE: BackendUnderTest = {
     ((request.body.tools ?? []) as Array<{ function?: { name: string } }>)
       .map((tool) => tool.function?.name ?? ""),
   completeTaskName: "finishline_complete_task",
-  async start(scripts) {
+  async start(scripts, roles) {
     const server = await ScriptedResponsesServer.start({
       scripts,
+      roles,
       isSideRequest: (body) => !Array.isArray(body.tools),
     });
     const home = await tempDir("opencode-home-");
@@ -262,8 +268,8 @@ export const GEMINI: BackendUnderTest = {
     ((request.body.tools ?? []) as Array<{ functionDeclarations?: Array<{ name: string }> }>)
       .flatMap((tool) => (tool.functionDeclarations ?? []).map((declaration) => declaration.name)),
   completeTaskName: "mcp_finishline_complete_task",
-  async start(scripts) {
-    const server = await ScriptedGeminiServer.start({ scripts });
+  async start(scripts, roles) {
+    const server = await ScriptedGeminiServer.start({ scripts, roles });
     const home = await tempDir("gemini-home-");
     await writeGeminiHome(home.path);
     return {

@@ -377,6 +377,53 @@ function suite(backend: BackendUnderTest): void {
     assert.deepEqual(turnsBySession(harness, 1), [[0, 1, 2, 3, 4]], "one session");
   });
 
+  Deno.test(`${backend.name}: the verifier gets its instructions, and its held-out test refuses an empty claim`, async () => {
+    await using repo = await tempRepo();
+    await Deno.mkdir(`${repo.path}/src`);
+    await Deno.writeTextFile(
+      `${repo.path}/package.json`,
+      '{ "name": "flags", "private": true, "scripts": { "test": "node --test" } }',
+    );
+    await Deno.writeTextFile(`${repo.path}/src/flag.js`, "exports.flag = () => false;\n");
+    await git(repo.path, "add", "-A");
+    await git(repo.path, "commit", "-qm", "flags");
+    const reproduction = [
+      'const test = require("node:test");',
+      'const assert = require("node:assert");',
+      'const { flag } = require("../src/flag.js");',
+      'test("flag is on", () => assert.equal(flag(), true));',
+    ].join("\\n");
+    await using harness = await backend.start(
+      [[done("flag() already returns true"), textTurn("SHIPPED")]],
+      {
+        verifier: [
+          backend.shell(`mkdir -p test && printf '${reproduction}\\n' > test/flag.test.js`),
+          textTurn("The test is written and fails on this commit."),
+        ],
+      },
+    );
+    await writeAgent(repo.path, harness, {
+      ...MANUAL,
+      completionConfig: { completionKeyword: "SHIPPED", maxIterations: 1 },
+    }, {
+      verify: { reproduce: "held-out" },
+    });
+    const result = await run(repo.path, harness, [
+      "--task",
+      "Make flag() in src/flag.js return true",
+    ]);
+    const outcome = JSON.parse(result.stdout);
+    assert.notEqual(outcome.status, "completed", await Deno.readTextFile(outcome.report));
+    const verifier = harness.requests.filter((request) => request.role === "verifier");
+    assert.ok(verifier.length > 0, "the verifier's session reached the model");
+    assert.match(JSON.stringify(verifier[0].body), /You are the verifier of a coding task/);
+    const told = main(harness).filter((request) => !request.role)
+      .map((request) => JSON.stringify(request.body)).join("\n");
+    assert.match(told, /A held-out acceptance test, written from the task before you started/);
+    assert.match(told, /flag is on/);
+    assert.doesNotMatch(told, /assert.equal\(flag\(\), true\)/, "never its code");
+  });
+
   Deno.test(`${backend.name}: uncommitted work gets the commit rescue prompt in the same session`, async () => {
     await using repo = await tempRepo();
     await using harness = await backend.start([[

@@ -492,6 +492,8 @@ export class RepoChecksChecker implements TaskCompletionChecker {
         head,
         context.completeTask?.out_of_scope ?? [],
         context.completeTask?.tests_changed ?? [],
+        context.completeTask?.no_test ?? null,
+        context.completeTask?.held_out_wrong ?? null,
         git.baseline ?? null,
         plans.map((plan) => [plan.dir, plan.install, plan.key]),
         this.#confirmed,
@@ -693,15 +695,27 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     const reproduction = problems.length === 0 && claim
       ? await this.#reproduction?.catch(() => undefined)
       : undefined;
+    let heldOutFailure: string | undefined;
+    let dispute: Declaration | undefined;
     if (reproduction?.kept && claim && this.#copy) {
       const heldOut = await this.#heldOut(reproduction.test, claim, signal);
       evidence.heldOut = { tests: reproduction.test.tests, passed: heldOut.length === 0 };
+      const disputed = context.completeTask?.held_out_wrong?.trim() || undefined;
       if (heldOut.length > 0) {
-        problems.push(
+        heldOutFailure =
           `A held-out acceptance test, written from the task before you started and never shown to you, fails against your code: ${
             heldOut.join("; ")
-          }. It checks the behaviour the task asks for: change the code so that it does what the task says, for every input, not only the ones your own tests use`,
-        );
+          }. It checks the behaviour the task asks for: change the code so that it does what the task says, for every input, not only the ones your own tests use${
+            this.#reviewer
+              ? ". If you are sure the test contradicts the task, say why in complete_task held_out_wrong: a reviewer who sees the test decides"
+              : ""
+          }`;
+        if (disputed && this.#reviewer) {
+          evidence.heldOut.disputed = disputed;
+          dispute = heldOutDispute(reproduction.test, heldOut, disputed);
+        } else {
+          problems.push(heldOutFailure);
+        }
       }
     }
     if (problems.length === 0 && git && base && claim && testsChanged.length > 0) {
@@ -731,24 +745,31 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       if (worker.problem) problems.push(worker.problem);
     }
     if (problems.length === 0 && base && claim && this.#reviewer && !signal?.aborted) {
-      const declarations = reliedOn(evidence, {
-        // The verdict without the test changes declared: does it need them?
-        without: judgeAll(settled, views, declared, {
-          undeclared: testsChanged,
-          changedCount: testsChanged.length,
-        }).problems.length > 0,
-      });
+      const declarations = [
+        ...(dispute ? [dispute] : []),
+        ...reliedOn(evidence, {
+          // The verdict without the test changes declared: does it need them?
+          without: judgeAll(settled, views, declared, {
+            undeclared: testsChanged,
+            changedCount: testsChanged.length,
+          }).problems.length > 0,
+        }),
+      ];
       if (declarations.length > 0) {
         const reviewed = await this.#review(claim, base, declarations, signal);
         evidence.declarations = reviewed;
+        const accepted = (kind: Declaration["kind"]) =>
+          reviewed.some((entry) => entry.kind === kind && entry.verdict === "accepted");
+        if (dispute && evidence.heldOut) {
+          evidence.heldOut.overruled = accepted("held_out_wrong");
+          if (!evidence.heldOut.overruled) problems.push(heldOutFailure!);
+        }
         const refused = reviewFeedback(reviewed);
         if (refused) problems.push(refused);
-        if (evidence.workerTest?.noTest) {
-          evidence.workerTest.passed = reviewed.some((entry) =>
-            entry.kind === "no_test" && entry.verdict === "accepted"
-          );
-        }
+        if (evidence.workerTest?.noTest) evidence.workerTest.passed = accepted("no_test");
       }
+    } else if (dispute) {
+      problems.push(heldOutFailure!);
     }
     if (signal?.aborted) return this.#refuse(facts, STOPPED);
     // Sent back to work: a red baseline runs again meanwhile, for the next claim to compare with.
@@ -1018,6 +1039,25 @@ export class RepoChecksChecker implements TaskCompletionChecker {
 }
 
 const STOPPED = "The checks were stopped before they finished: the run is ending";
+
+/**
+ * The worker's dispute of a failing held-out test, for the reviewer: the
+ * tests, what they asserted, and their code (the worker never sees it; the
+ * reviewer must, to judge the test against the task).
+ */
+function heldOutDispute(test: HeldOutTest, failing: string[], reason: string): Declaration {
+  const code = test.files.map((file) => `--- ${file.path}\n${file.content.slice(0, 4000)}`)
+    .join("\n");
+  return {
+    kind: "held_out_wrong",
+    subject: test.tests.join(", "),
+    reason,
+    facts:
+      `a held-out acceptance test, written by a verifier from the task before the work began, fails against the new code: ${
+        failing.join("; ")
+      }. Its code (never shown to the worker):\n${code}`,
+  };
+}
 
 /**
  * The declarations a passing verdict relies on: every check accepted as out

@@ -128,7 +128,14 @@ export interface ChecksEvidence {
   /** Wall time of preparing the clean copy (worktree, dependencies), in milliseconds. */
   setupMs?: number;
   /** The held-out reproduction tests and whether they passed on the clean copy. */
-  heldOut?: { tests: string[]; passed: boolean };
+  heldOut?: {
+    tests: string[];
+    passed: boolean;
+    /** The worker's reason for calling it wrong (`held_out_wrong`), when it failed. */
+    disputed?: string;
+    /** A reviewer accepted the dispute: the failing held-out test does not count. */
+    overruled?: boolean;
+  };
   /** Added conditions that compare against values found together on one test line. */
   specialCases?: Array<{ file: string; line: number; text: string; test: string }>;
   /** The worker's own fail-to-pass test, when the run needs one (`verify.reproduce`). */
@@ -154,8 +161,8 @@ export interface WorkerTestEvidence {
 /** One declaration of a claim (a complete_task field), as the reviewer reads it. */
 export interface Declaration {
   /** Which complete_task field it came from. */
-  kind: "tests_changed" | "out_of_scope" | "no_test";
-  /** The file (tests_changed), the check (out_of_scope), or the task (no_test). */
+  kind: "tests_changed" | "out_of_scope" | "no_test" | "held_out_wrong";
+  /** The file (tests_changed), the check (out_of_scope), the held-out tests (held_out_wrong), or the task (no_test). */
   subject: string;
   /** The worker's reason. */
   reason: string;

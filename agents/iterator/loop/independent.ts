@@ -77,8 +77,10 @@ export async function runIndependent(
 ): Promise<IndependentEnd> {
   const { behavior, options } = state;
   const verify = state.definition.verify;
+  const backend = state.independentBackend;
   const request: SessionRequest = {
-    prompt: ask.prompt,
+    // Only Claude Code reads an appended system prompt; other agents read the instructions first.
+    prompt: /^claude/.test(backend.name) ? ask.prompt : `${ask.instructions}\n\n${ask.prompt}`,
     systemPromptAppend: ask.instructions,
     cwd: ask.cwd,
     allowedTools: ask.tools,
@@ -102,7 +104,7 @@ export async function runIndependent(
   cost.sessions++;
   let lastText = "";
   try {
-    for await (const message of state.independentBackend.session(request)) {
+    for await (const message of backend.session(request)) {
       count(cost, message);
       lastText = textOf(message) ?? lastText;
     }
