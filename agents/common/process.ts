@@ -97,22 +97,102 @@ const KILL_GRACE_MS = 2_000;
 
 /** What {@linkcode runShell} saw. */
 export interface ShellResult {
-  /** Exit code (the shell's 127 when the command is not found). */
+  /**
+   * Exit code (the shell's 127 when the command is not found).
+   */
   code: number;
-  /** Standard output and standard error, interleaved as they came. */
+  /**
+   * Standard output and standard error, interleaved as they came; beyond
+   * `maxBytes`, its head and its tail with a line saying how much was cut.
+   */
   combined: string;
   /** Whether the command was stopped at its timeout. */
   timedOut: boolean;
+  /** Bytes of output left out of `combined` (0 when it is whole). */
+  cutBytes: number;
+}
+
+/** The most of a command's output {@linkcode runShell} keeps, by default: 4 MiB. */
+export const SHELL_OUTPUT_LIMIT = 4 * 1024 * 1024;
+
+/**
+ * A command's output, kept within a budget: the first eighth of it whole,
+ * then the latest bytes, the middle dropped. Test runners name what matters
+ * at the start (the run's set-up) and at the end (the summary of failures);
+ * a suite that prints 100 MB then costs finishline its budget, not 1 GB.
+ */
+class BoundedOutput {
+  readonly #headLimit: number;
+  readonly #tailLimit: number;
+  #head: Uint8Array[] = [];
+  #headBytes = 0;
+  #tail: Uint8Array[] = [];
+  #tailBytes = 0;
+  /** Bytes dropped from the middle. */
+  cut = 0;
+
+  constructor(limit: number) {
+    this.#headLimit = Math.floor(limit / 8);
+    this.#tailLimit = limit - this.#headLimit;
+  }
+
+  add(chunk: Uint8Array): void {
+    if (this.#headBytes < this.#headLimit) {
+      const room = this.#headLimit - this.#headBytes;
+      const first = chunk.subarray(0, room);
+      this.#head.push(first);
+      this.#headBytes += first.length;
+      chunk = chunk.subarray(first.length);
+      if (chunk.length === 0) return;
+    }
+    // Each read is a fresh buffer: kept as it is, never copied.
+    this.#tail.push(chunk);
+    this.#tailBytes += chunk.length;
+    while (this.#tailBytes > this.#tailLimit) {
+      const over = this.#tailBytes - this.#tailLimit;
+      const first = this.#tail[0];
+      const dropped = Math.min(over, first.length);
+      if (dropped === first.length) this.#tail.shift();
+      else this.#tail[0] = first.subarray(dropped);
+      this.#tailBytes -= dropped;
+      this.cut += dropped;
+    }
+  }
+
+  text(): string {
+    const decoder = new TextDecoder();
+    const head = decoder.decode(concat(this.#head));
+    const tail = decoder.decode(concat(this.#tail));
+    if (this.cut === 0) return head + tail;
+    // Cut at line ends, so that no line of the tail is read half.
+    const start = tail.indexOf("\n") + 1;
+    return `${head.replace(/[^\n]*$/, "")}\n[finishline: ${this.cut} bytes of output cut here]\n${
+      tail.slice(start)
+    }`;
+  }
+}
+
+function concat(chunks: Uint8Array[]): Uint8Array {
+  const bytes = new Uint8Array(chunks.reduce((total, chunk) => total + chunk.length, 0));
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return bytes;
 }
 
 /**
  * Run `sh -c command` as the leader of its own process group, stdout and
- * stderr captured together. On timeout the whole group is stopped: killing
- * only the shell would leave its children running, holding the output pipes
- * open, so the wait would outlast the timeout.
+ * stderr captured together, at most `maxBytes` of them kept (head and tail).
+ * On timeout the whole group is stopped: killing only the shell would leave
+ * its children running, holding the output pipes open, so the wait would
+ * outlast the timeout. When the shell exits, what it left running in its
+ * group (a dev server, a watcher started in the background) is stopped too.
  *
  * @param command The shell command.
- * @param options Working directory, timeout and extra environment.
+ * @param options Working directory, timeout, extra environment, abort signal,
+ * and `maxBytes` of output to keep (default {@linkcode SHELL_OUTPUT_LIMIT}).
  * @returns Exit code, output and whether it timed out.
  * @example
  * ```ts
@@ -128,7 +208,13 @@ export interface ShellResult {
  */
 export async function runShell(
   command: string,
-  options: { cwd: string; timeoutMs: number; env?: Record<string, string>; signal?: AbortSignal },
+  options: {
+    cwd: string;
+    timeoutMs: number;
+    env?: Record<string, string>;
+    signal?: AbortSignal;
+    maxBytes?: number;
+  },
 ): Promise<ShellResult> {
   const { cwd, timeoutMs, env, signal } = options;
   const child = new Deno.Command("sh", {
@@ -140,12 +226,12 @@ export async function runShell(
     stderr: "piped",
     detached: true,
   }).spawn();
-  const chunks: Uint8Array[] = [];
+  const output = new BoundedOutput(options.maxBytes ?? SHELL_OUTPUT_LIMIT);
   const readers = [child.stdout.getReader(), child.stderr.getReader()];
   const reading = Promise.all(readers.map(async (reader) => {
     try {
       for (let read = await reader.read(); !read.done; read = await reader.read()) {
-        chunks.push(read.value);
+        output.add(read.value);
       }
     } catch {
       // cancelled after the kill; keep what was read
@@ -153,7 +239,11 @@ export async function runShell(
   }));
   let exited = false;
   let timedOut = false;
-  const status = child.status.finally(() => exited = true);
+  const status = child.status.finally(() => {
+    exited = true;
+    // What the shell left running in its group would hold the pipes, and outlive the run.
+    stop();
+  });
   const killGroup = (signal: Deno.Signal) => {
     try {
       Deno.kill(-child.pid, signal);
@@ -179,13 +269,7 @@ export async function runShell(
   signal?.addEventListener("abort", stop, { once: true });
   try {
     const [{ code }] = await Promise.all([status, reading]);
-    const bytes = new Uint8Array(chunks.reduce((total, chunk) => total + chunk.length, 0));
-    let offset = 0;
-    for (const chunk of chunks) {
-      bytes.set(chunk, offset);
-      offset += chunk.length;
-    }
-    return { code, combined: new TextDecoder().decode(bytes), timedOut };
+    return { code, combined: output.text(), timedOut, cutBytes: output.cut };
   } finally {
     signal?.removeEventListener("abort", stop);
     clearTimeout(timer);
