@@ -24,7 +24,7 @@ import { createReporter, progressMode, type ProgressReporter } from "./progress.
 import { stderrColumns, stderrLine } from "./_terminal_line.ts";
 import { EXIT_CODES, runIterations, type RunResult } from "./runner.ts";
 import { dryRunOutput, prepareRun, type RunPlan } from "./run_plan.ts";
-import { lockRunAndIssue } from "./run_locks.ts";
+import { guardRun, lockRunAndIssue } from "./run_locks.ts";
 import { openWorkspace, type Workspace } from "./workspace.ts";
 
 /** Where a command writes and what it runs on. */
@@ -89,6 +89,15 @@ export async function runCommand(
     issue: plan.flags.issue,
     held: options.runLock,
   });
+  // Whatever this run starts dies with it, however it ends.
+  const guard = await guardRun(plan.storeFile, plan.runId);
+  if (guard.orphans > 0) {
+    io.stderr(
+      `[finishline] stopped ${guard.orphans} process${
+        guard.orphans === 1 ? "" : "es"
+      } left running by an earlier run that was killed\n`,
+    );
+  }
   try {
     const workspace = await openWorkspace(plan, io.stderr);
     const mode = progressMode(plan.flags, {
@@ -123,6 +132,7 @@ export async function runCommand(
       signals?.dispose();
     }
   } finally {
+    await guard.end();
     await locks.release();
   }
 }

@@ -11,6 +11,14 @@
 import { dirname, join } from "node:path";
 import { UsageError } from "../common/errors.ts";
 import { RunLock } from "../common/run_lock.ts";
+import {
+  guardProcesses,
+  type ProcessId,
+  RUN_TAG,
+  stopProcesses,
+  stopTagged,
+  taggedProcesses,
+} from "../common/process_tags.ts";
 
 /** The locks of one run. */
 export interface RunLocks {
@@ -82,4 +90,61 @@ async function lockIssue(storeFile: string, issue: number, runId: string): Promi
       other ? `run ${other.slice(0, 8)}, ` : ""
     }another finishline process holds its lock): wait for it, or stop it first`,
   );
+}
+
+/**
+ * Guard a run's processes for its whole life: first stop what earlier, dead
+ * runs of this repository left running (their processes carry the
+ * {@linkcode RUN_TAG} of a run whose lock file here is free: a process of
+ * this run before a `--resume`, or a run SIGKILLed while its watchdog could
+ * not act), then tag this process and start its watchdog
+ * ({@linkcode guardProcesses}). Call it while holding the run's lock.
+ *
+ * @param storeFile The run history's file (its `locks/` folder names the repository's runs).
+ * @param runId The run.
+ * @returns The watchdog and how many orphans were stopped; `end()` stops
+ * everything still tagged with the run, then the watchdog.
+ */
+export async function guardRun(
+  storeFile: string,
+  runId: string,
+): Promise<{ orphans: number; end(): Promise<void> }> {
+  const dir = locksDir(storeFile);
+  const dead: ProcessId[] = [];
+  const checked = new Map<string, boolean>();
+  for (const process of await taggedProcesses(RUN_TAG)) {
+    // This run's own, from its process before a --resume: this process holds its lock now.
+    if (process.value === runId) {
+      dead.push(process);
+      continue;
+    }
+    if (!checked.has(process.value)) {
+      checked.set(process.value, await runIsDead(dir, process.value));
+    }
+    if (checked.get(process.value)) dead.push(process);
+  }
+  const orphans = await stopProcesses(dead);
+  const watchdog = await guardProcesses(RUN_TAG, runId);
+  return {
+    orphans,
+    end: async () => {
+      await stopTagged(RUN_TAG, runId);
+      watchdog.stop();
+    },
+  };
+}
+
+/** Whether a run of this repository died: its lock file is still here (a run that ended removed it) and nobody holds it. */
+async function runIsDead(dir: string, runId: string): Promise<boolean> {
+  if (!/^[\w.-]+$/.test(runId)) return false;
+  try {
+    await Deno.stat(join(dir, `run-${runId}.lock`));
+  } catch {
+    // Not a run of this repository.
+    return false;
+  }
+  const lock = await RunLock.tryAcquire(dir, `run-${runId}`);
+  if (!lock) return false;
+  await lock.release();
+  return true;
 }

@@ -34,6 +34,8 @@ const NOT_OUTPUTS: Record<string, string> = {
   "agents/common/process.ts":
     "starts processes; what they print is read, and written only by sinks",
   "agents/common/run_git.ts": "runs git with argument lists; reading the repository",
+  "agents/common/process_tags.ts":
+    "starts the run's watchdog (a shell that stops the run's processes), which prints nothing",
   "agents/common/git_settings.ts":
     "puts the repository's own git settings back, byte for byte as they were",
   "agents/common/checks/worktree_run.ts": "runs git to set up worktrees",

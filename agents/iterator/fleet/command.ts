@@ -9,6 +9,7 @@
  * @module
  */
 
+import { FLEET_TAG, guardProcesses, stopTagged } from "../../common/process_tags.ts";
 import { dirname, isAbsolute, join } from "node:path";
 import { loadDefinition } from "../../common/definition/load.ts";
 import { UsageError } from "../../common/errors.ts";
@@ -112,6 +113,11 @@ async function goOn(
 ): Promise<number> {
   const { view, io, lock } = options;
   const started = performance.now();
+  // What an earlier process of this fleet left running (its lock is ours now), then a watchdog:
+  // the fleet's runs and their agents die with it, however it dies.
+  const orphans = await stopTagged(FLEET_TAG, record.id);
+  if (orphans > 0) view.line(`[finishline] fleet: stopped ${orphans} processes of its earlier run`);
+  const watchdog = await guardProcesses(FLEET_TAG, record.id);
   const store = openStore(record.store, record.cwd);
   try {
     record.status = "running";
@@ -140,6 +146,8 @@ async function goOn(
     return ranWithout ? 1 : 0;
   } finally {
     store.close();
+    await stopTagged(FLEET_TAG, record.id);
+    watchdog.stop();
     await lock.release();
   }
 }

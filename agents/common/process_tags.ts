@@ -1,0 +1,208 @@
+/**
+ * Every process a finishline run starts carries a tag in its environment
+ * (`FINISHLINE_RUN=<run id>`, and `FINISHLINE_FLEET=<fleet id>` under a
+ * fleet), inherited by whatever it starts in turn: agents, adapters, checks,
+ * the daemons a check backgrounds, even after they leave their process group
+ * or their parent dies. At its end a run stops every process with its tag;
+ * while it runs, a watchdog outside its process group waits for it to die,
+ * however it dies (SIGKILL included), and then stops them; and the next run
+ * in the repository stops the tagged processes of runs whose lock is free.
+ * A process is named by its pid and its start time, never by its name, so a
+ * reused pid is never hit. Linux only (it reads `/proc`); elsewhere nothing
+ * is found and nothing is stopped.
+ *
+ * @module
+ */
+
+/** The variable that tags a run's processes. */
+export const RUN_TAG = "FINISHLINE_RUN";
+/** The variable that tags a fleet's processes. */
+export const FLEET_TAG = "FINISHLINE_FLEET";
+
+/** A running process, named safely: its pid and its start time (clock ticks since boot). */
+export interface ProcessId {
+  /** The process id. */
+  pid: number;
+  /** When it started, from `/proc/<pid>/stat`: a reused pid has another. */
+  start: number;
+}
+
+/**
+ * When a process started, and whether it still runs (a zombie does not).
+ *
+ * @param pid The process.
+ * @returns Its start time, or undefined when it is gone or a zombie.
+ */
+export async function startTime(pid: number): Promise<number | undefined> {
+  const stat = await Deno.readTextFile(`/proc/${pid}/stat`).catch(() => undefined);
+  if (!stat) return undefined;
+  // Fields after the command name, which may hold spaces and parentheses.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  if (fields[0] === "Z" || fields[0] === "X") return undefined;
+  return Number(fields[19]);
+}
+
+/**
+ * The processes whose environment holds `name=value` (or, without a value,
+ * any value of `name`), with that value.
+ *
+ * @param name The variable.
+ * @param value The value to match; any when undefined.
+ * @returns The processes, with the tag's value, this process left out.
+ */
+export async function taggedProcesses(
+  name: string,
+  value?: string,
+): Promise<Array<ProcessId & { value: string }>> {
+  const found: Array<ProcessId & { value: string }> = [];
+  const prefix = `${name}=`;
+  let entries: Deno.DirEntry[];
+  try {
+    entries = [...Deno.readDirSync("/proc")];
+  } catch {
+    return found;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    const pid = Number(entry.name);
+    if (pid === Deno.pid) continue;
+    let environ: Uint8Array;
+    try {
+      environ = await Deno.readFile(`/proc/${pid}/environ`);
+    } catch {
+      continue;
+    }
+    const tag = new TextDecoder().decode(environ).split("\0").find((entry) =>
+      entry.startsWith(prefix)
+    )?.slice(prefix.length);
+    if (tag === undefined || tag === "" || (value !== undefined && tag !== value)) continue;
+    const start = await startTime(pid);
+    if (start !== undefined) found.push({ pid, start, value: tag });
+  }
+  return found;
+}
+
+/**
+ * Stop processes: SIGTERM, then SIGKILL to those still running after
+ * `graceMs`. A process whose pid now belongs to another start time is left
+ * alone.
+ *
+ * @param processes The processes.
+ * @param graceMs How long they get to exit on SIGTERM.
+ * @returns How many were running when asked to stop.
+ */
+export async function stopProcesses(processes: ProcessId[], graceMs = 2_000): Promise<number> {
+  const same = async (process: ProcessId) => await startTime(process.pid) === process.start;
+  const running: ProcessId[] = [];
+  for (const process of processes) {
+    if (!(await same(process))) continue;
+    running.push(process);
+    signal(process.pid, "SIGTERM");
+  }
+  const deadline = performance.now() + graceMs;
+  let left = running;
+  while (left.length > 0 && performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const still: ProcessId[] = [];
+    for (const process of left) if (await same(process)) still.push(process);
+    left = still;
+  }
+  for (const process of left) if (await same(process)) signal(process.pid, "SIGKILL");
+  return running.length;
+}
+
+function signal(pid: number, name: Deno.Signal): void {
+  try {
+    Deno.kill(pid, name);
+  } catch {
+    // gone in between
+  }
+}
+
+/**
+ * Stop every process tagged `name=value`.
+ *
+ * @param name The variable.
+ * @param value Its value.
+ * @param graceMs How long they get to exit on SIGTERM.
+ * @returns How many were stopped.
+ */
+export async function stopTagged(name: string, value: string, graceMs = 2_000): Promise<number> {
+  return await stopProcesses(await taggedProcesses(name, value), graceMs);
+}
+
+/**
+ * The watchdog's script: it waits while its parent (pid and start time)
+ * lives, then stops every process tagged `$3=$4`: SIGTERM, two seconds,
+ * SIGKILL. It carries no tag itself.
+ */
+const WATCHDOG = String.raw`
+parent=$1 start=$2 name=$3 value=$4
+alive() {
+  stat=$(cat /proc/$parent/stat 2>/dev/null) || return 1
+  set -- ${"${stat##*) }"}
+  [ "$1" != Z ] && [ "$1" != X ] && [ "${"${20}"}" = "$start" ]
+}
+while alive; do sleep 1; done
+tagged() {
+  for file in /proc/[0-9]*/environ; do
+    grep -qzxF "$name=$value" "$file" 2>/dev/null && { pid=${"${file#/proc/}"}; echo ${"${pid%/environ}"}; }
+  done
+}
+pids=$(tagged)
+[ -n "$pids" ] && kill -TERM $pids 2>/dev/null
+sleep 2
+pids=$(tagged)
+[ -n "$pids" ] && kill -KILL $pids 2>/dev/null
+exit 0
+`;
+
+/** A watchdog that outlives the process it watches, to stop what that process left. */
+export interface Watchdog {
+  /** Ends the watchdog (the watched process ended normally and cleaned up itself) and takes the tag off. */
+  stop(): void;
+}
+
+/**
+ * Tag this process's environment, so that every process it starts from now
+ * on carries `name=value`, and start a watchdog in a session of its own that
+ * stops them once this process has died, however it dies. Without `/proc`
+ * (not Linux) the tag is set and no watchdog starts.
+ *
+ * @param name {@linkcode RUN_TAG} or {@linkcode FLEET_TAG}.
+ * @param value The run's or fleet's id.
+ * @returns The watchdog.
+ */
+export async function guardProcesses(name: string, value: string): Promise<Watchdog> {
+  const before = Deno.env.get(name);
+  Deno.env.set(name, value);
+  const untag = () => before === undefined ? Deno.env.delete(name) : Deno.env.set(name, before);
+  const start = await startTime(Deno.pid);
+  if (start === undefined) return { stop: untag };
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command("sh", {
+      args: ["-c", WATCHDOG, "finishline-watchdog", String(Deno.pid), String(start), name, value],
+      // Untagged: it must not stop itself.
+      env: { [name]: "" },
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+      detached: true,
+    }).spawn();
+  } catch {
+    return { stop: untag };
+  }
+  child.unref();
+  return {
+    stop: () => {
+      untag();
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // ended already
+      }
+      child.status.catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,191 @@
+/**
+ * End to end: nothing a run starts outlives it. The CLI as a subprocess, the
+ * real Claude Code binary against the scripted model server, real git and
+ * real checks; processes are found in /proc by the tag every process of a
+ * run carries, and by their command line.
+ */
+
+import assert from "node:assert/strict";
+import { RUN_TAG, taggedProcesses } from "../../agents/common/process_tags.ts";
+import { ScriptedModelServer, textTurn, toolTurn } from "../../agents/testing/mod.ts";
+import { commitAgent, git, runCli, tempDir, tempRepo } from "../_helpers.ts";
+
+/** A repository whose test script sleeps (a slow suite) unless FAST is set. */
+async function slowSuite(repo: string, script: string): Promise<void> {
+  await Deno.writeTextFile(
+    `${repo}/package.json`,
+    JSON.stringify({ name: "slow", private: true, scripts: { test: script } }),
+  );
+  await git(repo, "add", "-A");
+  await git(repo, "commit", "-qm", "slow suite");
+  await commitAgent(repo, {
+    name: "worker",
+    behavior: {
+      completionType: "iterate",
+      completionConfig: { maxIterations: 1 },
+      allowedTools: ["Bash"],
+    },
+    probe: { enabled: false },
+  });
+}
+
+/** Waits until `found` holds, polling every 100 ms, for at most `ms`. */
+async function until<T>(found: () => Promise<T | undefined>, ms: number): Promise<T | undefined> {
+  const deadline = performance.now() + ms;
+  for (;;) {
+    const value = await found();
+    if (value !== undefined || performance.now() > deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** The run id of the processes tagged in `repo`'s runs whose command line holds `marker`. */
+async function taggedRun(marker: string): Promise<string | undefined> {
+  for (const process of await taggedProcesses(RUN_TAG)) {
+    const command = await Deno.readTextFile(`/proc/${process.pid}/cmdline`).catch(() => "");
+    if (command.includes(marker)) return process.value;
+  }
+  return undefined;
+}
+
+/** Processes whose command line holds `marker`, as pids. */
+async function withMarker(marker: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(entry.name) || Number(entry.name) === Deno.pid) continue;
+    const command = await Deno.readTextFile(`/proc/${entry.name}/cmdline`).catch(() => "");
+    const stat = await Deno.readTextFile(`/proc/${entry.name}/stat`).catch(() => "");
+    const zombie = stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+    if (command.includes(marker) && !zombie) found.push(entry.name);
+  }
+  return found;
+}
+
+/** Waits until no process's command line holds `marker` (at most `ms`); returns those left. */
+async function gone(marker: string, ms: number): Promise<string[]> {
+  return await until(async () => {
+    const left = await withMarker(marker);
+    return left.length === 0 ? left : undefined;
+  }, ms) ?? await withMarker(marker);
+}
+
+/** A check that runs for five minutes and starts a daemon of its own in another session. */
+const SLOW_CHECK = (marker: string) =>
+  `(setsid node -e "setTimeout(() => {}, 301000)" ${marker}-daemon &); node -e "setTimeout(() => {}, 300000)" ${marker}`;
+
+/** Starts a run whose first session hangs, and SIGKILLs it once its baseline runs; returns its run id. */
+async function killedDuringBaseline(
+  repo: string,
+  server: ScriptedModelServer,
+  marker: string,
+  options: { killWatchdog?: boolean; home?: string } = {},
+): Promise<string> {
+  let runId: string | undefined;
+  const run = await runCli(["--agent", "worker", "--task", "Do the work", "--json"], {
+    cwd: repo,
+    server,
+    home: options.home,
+    onSpawn: async (child) => {
+      runId = await until(() => taggedRun(marker), 60_000);
+      // The first session is waiting for its model's answer: it holds the first script.
+      await until(
+        async () => server.requests.some((request) => !request.side) || undefined,
+        60_000,
+      );
+      if (options.killWatchdog) {
+        for (const pid of await withMarker("finishline-watchdog")) {
+          Deno.kill(Number(pid), "SIGKILL");
+        }
+      }
+      child.kill("SIGKILL");
+    },
+  });
+  assert.equal(run.code, 137, run.stderr);
+  assert.ok(runId, "the baseline's check was seen running, tagged with the run");
+  return runId!;
+}
+
+Deno.test("kill -9 during the baseline: the watchdog stops the check, its daemon and the agent", async () => {
+  await using repo = await tempRepo();
+  const marker = `baseline-${crypto.randomUUID().slice(0, 8)}`;
+  await slowSuite(repo.path, SLOW_CHECK(marker));
+  await using server = await ScriptedModelServer.start({
+    scripts: [[{ text: "Thinking about it.", delayMs: 120_000 }]],
+  });
+  await using home = await tempDir("finishline-home-");
+  const runId = await killedDuringBaseline(repo.path, server, marker, { home: home.path });
+  // SIGTERM, then SIGKILL two seconds on.
+  assert.deepEqual(await gone(marker, 10_000), [], "the check and its daemon are gone");
+  const left = await until(async () => {
+    const tagged = await taggedProcesses(RUN_TAG, runId);
+    return tagged.length === 0 ? tagged : undefined;
+  }, 5_000) ?? await Promise.all(
+    (await taggedProcesses(RUN_TAG, runId)).map((process) =>
+      Deno.readTextFile(`/proc/${process.pid}/cmdline`).catch(() => "")
+    ),
+  );
+  assert.deepEqual(left, [], "no process of the run is left");
+});
+
+Deno.test("kill -9 of a run and of its watchdog: the next run in the checkout stops what is left", async () => {
+  await using repo = await tempRepo();
+  const marker = `orphan-${crypto.randomUUID().slice(0, 8)}`;
+  await slowSuite(repo.path, SLOW_CHECK(marker));
+  await using server = await ScriptedModelServer.start({
+    scripts: [[{ text: "Thinking about it.", delayMs: 120_000 }], [textTurn("Done.")]],
+  });
+  // A HOME that outlives the run: runCli's own would stop what is left in it (tests/_helpers.ts).
+  await using home = await tempDir("finishline-home-");
+  const runId = await killedDuringBaseline(repo.path, server, marker, {
+    killWatchdog: true,
+    home: home.path,
+  });
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  assert.notDeepEqual(await withMarker(marker), [], "with no watchdog, the check lives on");
+  // The next run (any run in this checkout) finds the dead run's processes by their tag.
+  await Deno.writeTextFile(
+    `${repo.path}/package.json`,
+    JSON.stringify({ name: "slow", private: true, scripts: { test: "exit 0" } }),
+  );
+  await git(repo.path, "commit", "-qam", "fast suite");
+  const next = await runCli(["--agent", "worker", "--task", "Something else", "--json"], {
+    cwd: repo.path,
+    server,
+  });
+  assert.match(
+    next.stderr,
+    /stopped \d+ process(es)? left running by an earlier run that was killed/,
+  );
+  assert.deepEqual(await gone(marker, 10_000), []);
+  assert.deepEqual(await taggedProcesses(RUN_TAG, runId), []);
+});
+
+Deno.test("a check that starts a daemon does not leave it behind after a run", async () => {
+  await using repo = await tempRepo();
+  const marker = `daemon-${crypto.randomUUID().slice(0, 8)}`;
+  await slowSuite(repo.path, `(setsid sleep 302 ${marker} > /dev/null 2>&1 &); exit 0`);
+  await Deno.writeTextFile(`${repo.path}/note.txt`, "x\n");
+  await using server = await ScriptedModelServer.start({
+    scripts: [[
+      toolTurn("Bash", {
+        command: "echo y >> note.txt && git add -A && git commit -qm 'docs: note'",
+      }),
+      toolTurn("mcp__finishline__complete_task", {
+        status: "success",
+        original_request_summary: "Do the work",
+        summary: "Done",
+      }),
+      textTurn("Done."),
+    ]],
+  });
+  const run = await runCli(["--agent", "worker", "--task", "Do the work", "--json"], {
+    cwd: repo.path,
+    server,
+  });
+  assert.equal(run.code, 0, run.stderr);
+  assert.deepEqual(
+    await gone(marker, 5_000),
+    [],
+    "the daemons the baseline and the claim's check started are gone",
+  );
+});
