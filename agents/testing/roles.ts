@@ -78,7 +78,7 @@ export function acceptDeclarations(
 ): (ctx: TurnContext) => ScriptedTurn {
   return (ctx) => {
     const count = [...ctx.lastUserText.matchAll(
-      /^(\d+)\. (?:tests_changed|out_of_scope|no_test|held_out_wrong)/gm,
+      /^(\d+)\. (?:tests_changed|out_of_scope|no_test|held_out_wrong|worker_test)/gm,
     )]
       .length;
     const verdicts = Array.from({ length: count }, (_, index) => ({

@@ -162,8 +162,11 @@ Deno.test("an issue labelled bug needs the worker's own failing test: a fix with
     required: 'issue #7 is labelled "bug"',
     files: ["test/subtract.test.js"],
     tests: ["subtracts"],
+    failedWith: ["name: 'AssertionError'", "expected: 2", "actual: 8"],
     passed: true,
   });
+  // The reviewer (scripted to accept) was asked whether that failure is the bug.
+  assert.match(run.roles.reviewer?.[0] ?? "", /worker_test \\"subtracts\\"/);
   assert.match(
     run.report,
     /\*\*The agent's own test of the fix\*\* \(needed: issue #7 is labelled "bug"\): subtracts failed on the starting commit and passes on the final one/,

@@ -10,6 +10,7 @@
 
 import type { ChecksEvidence } from "../completion/types.ts";
 import type { CheckRun } from "./check_run.ts";
+import { isLoadFailure, setupError } from "./reproduction.ts";
 
 /**
  * The worker's test files worth running on the starting commit: added,
@@ -48,7 +49,9 @@ export function workerTestFiles(changes: ChecksEvidence["testsChanged"]): string
  * commit with the worker's test files, and passing in the same check on the
  * claim (the check green, or the test no longer among its failures). A
  * runner that names no tests counts as one test, named by its check, when
- * it was red at the start and is green on the claim.
+ * it was red at the start and is green on the claim. A failure to parse,
+ * import or build, or a test file that did not load, does not count: it
+ * says nothing about the bug.
  *
  * @param atStart The checks on the starting commit with the worker's test files.
  * @param final The same checks on the claim.
@@ -70,7 +73,8 @@ export function workerTestFiles(changes: ChecksEvidence["testsChanged"]): string
 export function flippedTests(atStart: CheckRun[], final: CheckRun[]): string[] {
   const flipped: string[] = [];
   for (const run of atStart) {
-    if (run.green) continue;
+    // A test that does not parse, import or build at the start shows nothing about the bug.
+    if (run.green || setupError(run.tail)) continue;
     const now = final.find((entry) => entry.name === run.name);
     if (!now) continue;
     if (run.failing.length === 0) {
@@ -79,6 +83,7 @@ export function flippedTests(atStart: CheckRun[], final: CheckRun[]): string[] {
     }
     const still = new Set(now.green ? [] : now.failing);
     for (const name of run.failing) {
+      if (isLoadFailure(name)) continue;
       if (!still.has(name) && !flipped.includes(name)) flipped.push(name);
     }
   }

@@ -151,8 +151,8 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   #reproduction: Promise<Reproduction> | undefined;
   /** Why the worker's own fail-to-pass test is required, when it is. */
   #workerTestWhy: string | undefined;
-  /** The flipped tests of each set of worker test files already run on the starting commit. */
-  #workerTests = new Map<string, string[]>();
+  /** The flipped tests (and what they said at the start) of each set of worker test files run there. */
+  #workerTests = new Map<string, { flipped: string[]; said: string[] }>();
   /** Reviews declarations; without one they stand as declared. */
   #reviewer: DeclarationReviewer | undefined;
   /** The reviews already had, by commit and declarations. */
@@ -663,6 +663,11 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     for (const [index, check] of this.#checks.entries()) {
       settled.push(await this.#settle(check, runs[index], views.get(check.name), cwd, signal));
     }
+    // The agent's tests ran: a linked dependency folder they wrote into would reach every later run.
+    const planted = claim ? await this.#linkedChanges(claim) : [];
+    if (planted.length > 0) {
+      return this.#refuse({ ...facts, dependencyChanges: planted }, plantedFeedback(planted));
+    }
     const judged = judgeAll(settled, views, declared, {
       undeclared,
       changedCount: testsChanged.length,
@@ -699,6 +704,10 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     let dispute: Declaration | undefined;
     if (reproduction?.kept && claim && this.#copy) {
       const heldOut = await this.#heldOut(reproduction.test, claim, signal);
+      const changed = await this.#linkedChanges(claim);
+      if (changed.length > 0) {
+        return this.#refuse({ ...facts, dependencyChanges: changed }, plantedFeedback(changed));
+      }
       evidence.heldOut = { tests: reproduction.test.tests, passed: heldOut.length === 0 };
       const disputed = context.completeTask?.held_out_wrong?.trim() || undefined;
       if (heldOut.length > 0) {
@@ -719,8 +728,14 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       }
     }
     if (problems.length === 0 && git && base && claim && testsChanged.length > 0) {
-      const originals = await this.#originals(claim, base, testsChanged, declared, signal);
+      // Only the checks accepted as out of scope are left out: a declaration on a green check is not.
+      const excused = new Map(judged.outOfScope.map((entry) => [entry.check, entry.reason]));
+      const originals = await this.#originals(claim, base, testsChanged, excused, signal);
       evidence.originalsPass = originals.passed;
+      const changed = await this.#linkedChanges(claim);
+      if (changed.length > 0) {
+        return this.#refuse({ ...facts, dependencyChanges: changed }, plantedFeedback(changed));
+      }
       const unfixed = stillFailing(originals.runs, views);
       if (unfixed.length > 0) {
         problems.push(
@@ -741,6 +756,10 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     const noTest = context.completeTask?.no_test?.trim() || undefined;
     if (problems.length === 0 && base && claim && this.#workerTestWhy) {
       const worker = await this.#workerTest(claim, base, testsChanged, settled, noTest, signal);
+      const changed = await this.#linkedChanges(claim);
+      if (changed.length > 0) {
+        return this.#refuse({ ...facts, dependencyChanges: changed }, plantedFeedback(changed));
+      }
       evidence.workerTest = worker.evidence;
       if (worker.problem) problems.push(worker.problem);
     }
@@ -753,10 +772,16 @@ export class RepoChecksChecker implements TaskCompletionChecker {
             undeclared: testsChanged,
             changedCount: testsChanged.length,
           }).problems.length > 0,
+          declared: context.completeTask?.tests_changed ?? [],
+          summary: context.completeTask?.summary ?? "",
         }),
       ];
       if (declarations.length > 0) {
-        const reviewed = await this.#review(claim, base, declarations, signal);
+        const focus = [
+          ...testsChanged.flatMap((entry) => entry.from ? [entry.from, entry.path] : [entry.path]),
+          ...(evidence.workerTest?.files ?? []),
+        ];
+        const reviewed = await this.#review(claim, base, declarations, { focus, signal });
         evidence.declarations = reviewed;
         const accepted = (kind: Declaration["kind"]) =>
           reviewed.some((entry) => entry.kind === kind && entry.verdict === "accepted");
@@ -767,6 +792,9 @@ export class RepoChecksChecker implements TaskCompletionChecker {
         const refused = reviewFeedback(reviewed);
         if (refused) problems.push(refused);
         if (evidence.workerTest?.noTest) evidence.workerTest.passed = accepted("no_test");
+        else if (evidence.workerTest?.tests.length) {
+          evidence.workerTest.passed = accepted("worker_test");
+        }
       }
     } else if (dispute) {
       problems.push(heldOutFailure!);
@@ -890,6 +918,23 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   }
 
   /**
+   * What the checks changed in the dependency folders linked into the clean
+   * copy (they are the checkout's own folders), against the start: a test
+   * that writes a shim there would fake every later run.
+   */
+  async #linkedChanges(claim: Claim): Promise<string[]> {
+    const start = (await this.#start)!;
+    const linked = claim.plans.filter((plan) => !plan.install).map((plan) => plan.dir);
+    if (linked.length === 0) return [];
+    const now = await dependencyManifest(claim.repo.root, start.folders);
+    const within = (manifest: DependencyManifest) =>
+      new Map(
+        [...manifest].filter(([entry]) => linked.some((dir) => entry.startsWith(`${dir}/`))),
+      );
+    return dependencyChanges(within(start.manifest), within(now));
+  }
+
+  /**
    * The worker's own fail-to-pass test: its new or changed test files on a
    * clean copy of the starting commit, the checks run there, and the tests
    * that fail there and pass on the claim. Remembered by the files' content.
@@ -924,8 +969,8 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     }
     const listed = await claim.repo.exec(["ls-tree", claim.head, "--", ...files]);
     const key = `${base}\n${listed.stdout}`;
-    let flipped = this.#workerTests.get(key);
-    if (!flipped) {
+    let found = this.#workerTests.get(key);
+    if (!found) {
       const atStart = await this.#atStart(claim, base, files, signal);
       if (typeof atStart === "string") {
         return {
@@ -933,11 +978,16 @@ export class RepoChecksChecker implements TaskCompletionChecker {
           problem: `Your tests could not be run on the starting commit: ${atStart}`,
         };
       }
-      flipped = flippedTests(atStart, settled.map((entry) => entry.run));
-      if (!signal?.aborted) this.#workerTests.set(key, flipped);
+      found = {
+        flipped: flippedTests(atStart, settled.map((entry) => entry.run)),
+        said: atStart.flatMap((run) => run.green ? [] : assertionLines(run.tail, 3)),
+      };
+      if (!signal?.aborted) this.#workerTests.set(key, found);
     }
-    evidence.tests = flipped;
-    if (flipped.length > 0) {
+    evidence.tests = found.flipped;
+    if (found.flipped.length > 0) {
+      // The reviewer decides whether what failed at the start is the bug.
+      if (found.said.length > 0) evidence.failedWith = found.said;
       evidence.passed = true;
       return { evidence };
     }
@@ -981,13 +1031,14 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     claim: Claim,
     base: string,
     declarations: Declaration[],
-    signal: AbortSignal | undefined,
+    options: { focus: string[]; signal: AbortSignal | undefined },
   ): Promise<ReviewedDeclaration[]> {
+    const { signal } = options;
     const key = JSON.stringify([claim.head, declarations]);
     const known = this.#reviews.get(key);
     if (known) return structuredClone(known);
     const copy = this.#copy!;
-    const diff = await claim.repo.exec(["diff", "--no-color", base, claim.head]);
+    const diff = await reviewDiff(claim, base, options.focus);
     let reviewed: ReviewedDeclaration[];
     try {
       const moved = await copy.moveTo(claim.head);
@@ -996,7 +1047,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
           dir: copy.dir,
           base,
           head: claim.head,
-          diff: cutDiff(diff.code === 0 ? diff.stdout : `(git diff failed: ${diff.stderr.trim()})`),
+          diff: cutDiff(diff),
           declarations,
           signal,
         }).catch((error) => ({ failed: `the reviewer failed: ${String(error)}` }));
@@ -1066,7 +1117,14 @@ function heldOutDispute(test: HeldOutTest, failing: string[], reason: string): D
  * declared, or the original versions fail); a `no_test` that stands in for
  * the worker's test.
  */
-function reliedOn(evidence: ChecksEvidence, options: { without: boolean }): Declaration[] {
+function reliedOn(
+  evidence: ChecksEvidence,
+  options: {
+    without: boolean;
+    declared: NonNullable<CompleteTaskCall["tests_changed"]>;
+    summary: string;
+  },
+): Declaration[] {
   const declarations: Declaration[] = [];
   for (const entry of evidence.outOfScope) {
     const check = evidence.checks.find((found) => found.name === entry.check);
@@ -1080,6 +1138,18 @@ function reliedOn(evidence: ChecksEvidence, options: { without: boolean }): Decl
     });
   }
   if (options.without || evidence.originalsPass === false) {
+    // A declaration naming a file the commits did not change still made the rules let it pass.
+    const changed = new Set(evidence.testsChanged.map((entry) => entry.path));
+    for (const entry of options.declared) {
+      if (!entry?.reason?.trim() || changed.has(entry.path)) continue;
+      declarations.push({
+        kind: "tests_changed",
+        subject: entry.path,
+        reason: entry.reason.trim(),
+        facts:
+          `"${entry.path}" is not among the test or runner files the worker's commits changed, yet the claim runs fewer tests or sets tests aside, and passes only with a declared change`,
+      });
+    }
     for (const entry of evidence.testsChanged) {
       if (!entry.reason) continue;
       declarations.push({
@@ -1095,6 +1165,20 @@ function reliedOn(evidence: ChecksEvidence, options: { without: boolean }): Decl
     }
   }
   const worker = evidence.workerTest;
+  if (worker && worker.tests.length > 0 && !worker.noTest) {
+    declarations.push({
+      kind: "worker_test",
+      subject: worker.tests.join(", "),
+      reason: options.summary.trim() || "(the worker's summary is empty)",
+      facts: `the run needs a test that shows the bug (${worker.required}). The worker's ${
+        worker.tests.length === 1 ? "test" : "tests"
+      } in ${
+        worker.files.map((file) => `"${file}"`).join(", ")
+      } failed on the starting commit, run there with only its test files${
+        worker.failedWith?.length ? ` (${worker.failedWith.join(" ")})` : ""
+      }, and pass on the claim. Accept only when that failure at the start is the bug the task describes, not something else the worker's change adds (a file, a module, a field, a setting) or a test that is flaky`,
+    });
+  }
   if (worker?.noTest) {
     declarations.push({
       kind: "no_test",
@@ -1179,6 +1263,40 @@ async function uncommittedChanges(repo: GitRepo, dirt: Map<string, string>): Pro
   const now = await repo.snapshot();
   if (!now) return [];
   return [...now].filter(([file, signature]) => dirt.get(file) !== signature).map(([file]) => file);
+}
+
+/**
+ * The diff a reviewer reads: its summary, then the test and runner files
+ * the claim changed, then the rest, so that padding the change cannot push
+ * the files a declaration is about out of what the prompt holds.
+ */
+async function reviewDiff(claim: Claim, base: string, focus: string[]): Promise<string> {
+  const diff = async (args: string[]) => {
+    const result = await claim.repo.exec(["diff", "--no-color", ...args]);
+    return result.code === 0 ? result.stdout : `(git diff failed: ${result.stderr.trim()})`;
+  };
+  const paths = [...new Set(focus)];
+  const parts = [await diff(["--stat", base, claim.head])];
+  if (paths.length > 0) {
+    parts.push(await diff([base, claim.head, "--", ...paths.map((file) => `:(literal)${file}`)]));
+  }
+  parts.push(
+    await diff([
+      base,
+      claim.head,
+      "--",
+      ".",
+      ...paths.map((file) => `:(literal,exclude)${file}`),
+    ]),
+  );
+  return parts.filter((part) => part.trim() !== "").join("\n");
+}
+
+/** What the feedback says when the checks, running the agent's tests, changed a linked dependency folder. */
+function plantedFeedback(changes: string[]): string {
+  const shown = changes.slice(0, 10).join(", ");
+  const more = changes.length > 10 ? ` and ${changes.length - 10} more` : "";
+  return `Running your commit's checks changed the dependency folders finishline links into its clean copy from your checkout: ${shown}${more}. Tests must not write into the installed dependencies (a file there runs instead of the real tools in every later check), so the checks could not be trusted. Find what writes there, remove it from your commit, and reinstall the dependencies`;
 }
 
 /** What the feedback says when the agent changed a linked dependency folder. */

@@ -60,6 +60,26 @@ export function setupError(tail: string): string | undefined {
 /** A failing "test" that is a test file's path (node --test, vitest and jest name a file that did not load so). */
 const LOAD_FAILURE = /^[^\s:]*\.(?:[cm]?[jt]sx?|py|rb)$/;
 
+/**
+ * Whether a failing "test" is a test file that did not load (node --test,
+ * vitest and jest name such a file by its path).
+ *
+ * @param name A failing test's name.
+ * @returns True for a file's path.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { isLoadFailure } from "./reproduction.ts";
+ *
+ * assert.equal(isLoadFailure("test/subtract.test.js"), true);
+ * assert.equal(isLoadFailure("subtract subtracts"), false);
+ * ```
+ */
+export function isLoadFailure(name: string): boolean {
+  return LOAD_FAILURE.test(name);
+}
+
 /** Lines that state what an assertion expected, not the code around it. */
 const ASSERTION =
   /AssertionError|\bexpected\b|\bExpected\b|\bReceived\b|\bactual\b|assert(?:ion)? failed|\bassert\b.*==|!=|to (?:equal|be|match)|panicked at/;
@@ -135,7 +155,7 @@ export function judgeReproduction(
     const earlier = new Set(before?.failing ?? []);
     const fresh = run.failing.filter((name) => !earlier.has(name));
     // A runner names a file it could not load by its path: no test of it ran.
-    const unloaded = fresh.filter((name) => LOAD_FAILURE.test(name));
+    const unloaded = fresh.filter(isLoadFailure);
     if (unloaded.length > 0) {
       problems.push(
         `"${run.name}" fails before any test runs (${

@@ -154,15 +154,22 @@ export interface WorkerTestEvidence {
   tests: string[];
   /** The worker's `no_test` reason, when it stands in for a test. */
   noTest?: string;
-  /** Whether the rule is met (a test flipped, or a `no_test` the reviewer accepted). */
+  /** What the tests' failures said on the starting commit (assertion lines, no code). */
+  failedWith?: string[];
+  /** Whether the rule is met (a test flipped, and the reviewer accepted it; or a `no_test` the reviewer accepted). */
   passed: boolean;
 }
 
 /** One declaration of a claim (a complete_task field), as the reviewer reads it. */
 export interface Declaration {
   /** Which complete_task field it came from. */
-  kind: "tests_changed" | "out_of_scope" | "no_test" | "held_out_wrong";
-  /** The file (tests_changed), the check (out_of_scope), the held-out tests (held_out_wrong), or the task (no_test). */
+  kind: "tests_changed" | "out_of_scope" | "no_test" | "held_out_wrong" | "worker_test";
+  /**
+   * The file (tests_changed), the check (out_of_scope), the held-out tests
+   * (held_out_wrong), the worker's flipped tests (worker_test: not a
+   * declaration the worker made, but its claim that its test shows the bug),
+   * or the task (no_test).
+   */
   subject: string;
   /** The worker's reason. */
   reason: string;

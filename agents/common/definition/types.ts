@@ -263,7 +263,10 @@ export const DEFAULT_PROTECTED_GLOBS: readonly string[] = [
   "**/*.spec.*",
   "**/*_test.*",
   "**/*_spec.*",
+  "**/*-test.*",
+  "**/*-spec.*",
   "**/test_*.*",
+  "**/test-*.*",
 ];
 
 /**
@@ -309,6 +312,9 @@ export const RUNNER_CONFIG_GLOBS: readonly string[] = [
   "**/go.work",
   // CI, where the detected checks come from
   ".github/workflows/**",
+  // Installed dependencies, committed: a shim in node_modules/.bin runs instead of the runner
+  "**/node_modules/**",
+  "**/.bin/**",
 ];
 
 /** Validation rules of a definition parameter. */

@@ -136,6 +136,8 @@ Deno.test("the worker's test of a bug fix must fail on the starting commit and p
       required: 'issue #7 is labelled "bug"',
       files: ["test/subtract.test.js"],
       tests: ["subtracts"],
+      // What it said at the start, for the reviewer: the bug, subtract(5, 3) was 8.
+      failedWith: ["name: 'AssertionError'", "expected: 2", "actual: 8"],
       passed: true,
     });
     // The clean copy went back to the claim: the starting commit's run leaves nothing behind.
