@@ -90,7 +90,7 @@ export async function runCommand(
     held: options.runLock,
   });
   // Whatever this run starts dies with it, however it ends.
-  const guard = await guardRun(plan.storeFile, plan.runId);
+  const guard = await guardRun(plan.storeFile, plan.runId, plan.mainRepo);
   if (guard.orphans > 0) {
     io.stderr(
       `[finishline] stopped ${guard.orphans} process${
@@ -98,6 +98,14 @@ export async function runCommand(
       } left running by an earlier run that was killed\n`,
     );
   }
+  if (guard.worktrees.length > 0) {
+    io.stderr(
+      `[finishline] removed ${guard.worktrees.length} check worktree${
+        guard.worktrees.length === 1 ? "" : "s"
+      } left by an earlier run that was killed\n`,
+    );
+  }
+  plan.checks.gate?.ownedBy(plan.runId);
   try {
     const workspace = await openWorkspace(plan, io.stderr);
     const mode = progressMode(plan.flags, {

@@ -11,6 +11,8 @@
 import { dirname, join } from "node:path";
 import { UsageError } from "../common/errors.ts";
 import { RunLock } from "../common/run_lock.ts";
+import type { GitRepo } from "../common/git.ts";
+import { removeStaleWorktrees } from "../common/checks/worktree_run.ts";
 import {
   guardProcesses,
   type ProcessId,
@@ -102,31 +104,35 @@ async function lockIssue(storeFile: string, issue: number, runId: string): Promi
  *
  * @param storeFile The run history's file (its `locks/` folder names the repository's runs).
  * @param runId The run.
+ * @param repo The repository, whose dead runs' check worktrees are removed.
  * @returns The watchdog and how many orphans were stopped; `end()` stops
  * everything still tagged with the run, then the watchdog.
  */
 export async function guardRun(
   storeFile: string,
   runId: string,
-): Promise<{ orphans: number; end(): Promise<void> }> {
+  repo?: GitRepo,
+): Promise<{ orphans: number; worktrees: string[]; end(): Promise<void> }> {
   const dir = locksDir(storeFile);
+  // Asked once per run: taking a dead run's free lock to see that it is free removes its file.
+  const verdicts = new Map<string, Promise<boolean>>();
+  const isDead = (owner: string) => {
+    if (owner === runId) return Promise.resolve(true);
+    if (!verdicts.has(owner)) verdicts.set(owner, runIsDead(dir, owner));
+    return verdicts.get(owner)!;
+  };
+  // This run's own, from its process before a --resume: this process holds its lock now.
   const dead: ProcessId[] = [];
-  const checked = new Map<string, boolean>();
   for (const process of await taggedProcesses(RUN_TAG)) {
-    // This run's own, from its process before a --resume: this process holds its lock now.
-    if (process.value === runId) {
-      dead.push(process);
-      continue;
-    }
-    if (!checked.has(process.value)) {
-      checked.set(process.value, await runIsDead(dir, process.value));
-    }
-    if (checked.get(process.value)) dead.push(process);
+    if (await isDead(process.value)) dead.push(process);
   }
   const orphans = await stopProcesses(dead);
+  // Their check worktrees too (this run's own, from before a --resume, among them).
+  const worktrees = repo ? await removeStaleWorktrees(repo, isDead) : [];
   const watchdog = await guardProcesses(RUN_TAG, runId);
   return {
     orphans,
+    worktrees,
     end: async () => {
       await stopTagged(RUN_TAG, runId);
       watchdog.stop();

@@ -127,7 +127,7 @@ Deno.test("kill -9 during the baseline: the watchdog stops the check, its daemon
   assert.deepEqual(left, [], "no process of the run is left");
 });
 
-Deno.test("kill -9 of a run and of its watchdog: the next run in the checkout stops what is left", async () => {
+Deno.test("kill -9 of a run and of its watchdog: the next run in the checkout stops what is left and removes its worktree", async () => {
   await using repo = await tempRepo();
   const marker = `orphan-${crypto.randomUUID().slice(0, 8)}`;
   await slowSuite(repo.path, SLOW_CHECK(marker));
@@ -142,6 +142,11 @@ Deno.test("kill -9 of a run and of its watchdog: the next run in the checkout st
   });
   await new Promise((resolve) => setTimeout(resolve, 1_500));
   assert.notDeepEqual(await withMarker(marker), [], "with no watchdog, the check lives on");
+  const worktrees = async () =>
+    (await git(repo.path, "worktree", "list", "--porcelain")).split("\n\n").slice(1);
+  const left = await worktrees();
+  assert.equal(left.length, 1, "the baseline's worktree is left");
+  assert.match(left[0], new RegExp(`locked finishline run ${runId}`));
   // The next run (any run in this checkout) finds the dead run's processes by their tag.
   await Deno.writeTextFile(
     `${repo.path}/package.json`,
@@ -158,6 +163,13 @@ Deno.test("kill -9 of a run and of its watchdog: the next run in the checkout st
   );
   assert.deepEqual(await gone(marker, 10_000), []);
   assert.deepEqual(await taggedProcesses(RUN_TAG, runId), []);
+  assert.match(next.stderr, /removed 1 check worktree left by an earlier run that was killed/);
+  assert.deepEqual(await worktrees(), [], "no worktree of either run is left");
+  assert.equal(
+    await Deno.stat(left[0].split("\n")[0].slice("worktree ".length)).then(() => true, () => false),
+    false,
+    "its folder is gone too",
+  );
 });
 
 Deno.test("a check that starts a daemon does not leave it behind after a run", async () => {

@@ -67,6 +67,11 @@ export interface RepoChecksOptions {
   protect?: string[];
   /** Files that define the checks (package.json, ...), protected too. @default [] */
   configFiles?: string[];
+  /**
+   * The run that owns the gate's worktrees: they are locked in its name, so
+   * that a later run removes them if this one dies before it can.
+   */
+  owner?: string;
 }
 
 /** The repository as the run found it. */
@@ -134,6 +139,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   readonly #timeoutMs: number;
   readonly #protect: string[];
   readonly #configFiles: string[];
+  #owner: string | undefined;
   #start: Promise<RunStart> | undefined;
   #baseline: Promise<BaselineResult> | undefined;
   /** The baseline's worktree, kept until its red checks ran a second time. */
@@ -170,6 +176,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     this.#timeoutMs = options.timeoutMs ?? 600_000;
     this.#protect = options.protect ?? [];
     this.#configFiles = options.configFiles ?? [];
+    this.#owner = options.owner;
   }
 
   /**
@@ -236,6 +243,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       });
       const worktree = await CheckWorktree.create(repo, commit, {
         link: (await this.#start!).folders,
+        owner: this.#owner,
       });
       if (typeof worktree === "string") return finished([], worktree);
       const runs = await worktree.run(this.#checks, { timeoutMs: this.#timeoutMs, signal });
@@ -322,7 +330,10 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     this.#reproduction = (async (): Promise<Reproduction> => {
       await this.recordStart(repo);
       const start = await this.#start!;
-      const worktree = await CheckWorktree.create(repo, commit, { link: start.folders });
+      const worktree = await CheckWorktree.create(repo, commit, {
+        link: start.folders,
+        owner: this.#owner,
+      });
       if (typeof worktree === "string") return { kept: false, why: worktree, notes: [] };
       try {
         const failed = await write(worktree.dir);
@@ -367,6 +378,16 @@ export class RepoChecksChecker implements TaskCompletionChecker {
    */
   async reproduction(): Promise<Reproduction | undefined> {
     return await this.#reproduction;
+  }
+
+  /**
+   * Name the run that owns the gate's worktrees (see {@linkcode RepoChecksOptions.owner}),
+   * when the gate was made before the run's id was known.
+   *
+   * @param runId The run.
+   */
+  ownedBy(runId: string): void {
+    this.#owner = runId;
   }
 
   /**
@@ -564,7 +585,10 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       copy = undefined;
     }
     if (!copy) {
-      const made = await CheckWorktree.create(claim.repo, claim.head, { link: start.folders });
+      const made = await CheckWorktree.create(claim.repo, claim.head, {
+        link: start.folders,
+        owner: this.#owner,
+      });
       if (typeof made === "string") {
         this.#copy = undefined;
         return { notes: [], problem: `finishline could not make its clean copy: ${made}` };

@@ -89,20 +89,26 @@ export class CheckWorktree {
    *
    * @param repo The repository.
    * @param commit The commit to check out.
-   * @param options The folders to link (default: every dependency folder the checkout has).
+   * @param options The folders to link (default: every dependency folder the
+   * checkout has), and the run that owns it: the worktree is then locked with
+   * the reason `finishline run <owner>`, so that the next run can tell it
+   * from the user's and remove it once its run is dead
+   * ({@linkcode removeStaleWorktrees}).
    * @returns The worktree, or why it could not be made.
    */
   static async create(
     repo: GitRepo,
     commit: string,
-    options: { link?: readonly string[] } = {},
+    options: { link?: readonly string[]; owner?: string } = {},
   ): Promise<CheckWorktree | string> {
     const dir = await Deno.makeTempDir({ prefix: "finishline-checks-" });
+    const lock = options.owner ? ["--lock", "--reason", `${OWNER_REASON}${options.owner}`] : [];
     const added = await repo.exec([
       "worktree",
       "add",
       "--detach",
       "--quiet",
+      ...lock,
       dir,
       commit,
     ]);
@@ -284,7 +290,8 @@ export class CheckWorktree {
    * @returns Resolves once it is gone from `git worktree list`.
    */
   async remove(): Promise<void> {
-    await this.#repo.exec(["worktree", "remove", "--force", this.dir]);
+    // Twice forced: a locked worktree too.
+    await this.#repo.exec(["worktree", "remove", "--force", "--force", this.dir]);
     await Deno.remove(this.dir, { recursive: true }).catch(() => {});
     await this.#repo.exec(["worktree", "prune"]);
   }
@@ -292,6 +299,38 @@ export class CheckWorktree {
   async #git(args: string[]) {
     return await runGit(args, { cwd: this.dir, timeoutMs: 120_000 });
   }
+}
+
+/** The lock reason of a worktree a run made for its checks, before the run's id. */
+const OWNER_REASON = "finishline run ";
+
+/**
+ * Remove the check worktrees of runs that are dead: worktrees locked as
+ * `finishline run <id>` ({@linkcode CheckWorktree.create}) whose run `isDead`
+ * says is over, with their folders; then `git worktree prune`. They hold only
+ * finishline's copies of commits, never work of the agent's or the user's.
+ *
+ * @param repo The repository.
+ * @param isDead Whether a run (by id) is over and its worktrees may go.
+ * @returns The folders removed.
+ */
+export async function removeStaleWorktrees(
+  repo: GitRepo,
+  isDead: (runId: string) => Promise<boolean>,
+): Promise<string[]> {
+  const listed = await repo.exec(["worktree", "list", "--porcelain"]);
+  if (listed.code !== 0) return [];
+  const removed: string[] = [];
+  for (const block of listed.stdout.split("\n\n")) {
+    const dir = /^worktree (.+)$/m.exec(block)?.[1];
+    const owner = new RegExp(`^locked ${OWNER_REASON}([\\w.-]+)$`, "m").exec(block)?.[1];
+    if (!dir || !owner || !(await isDead(owner))) continue;
+    await repo.exec(["worktree", "remove", "--force", "--force", dir]);
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+    removed.push(dir);
+  }
+  if (removed.length > 0) await repo.exec(["worktree", "prune"]);
+  return removed;
 }
 
 /** The check at `nice -n 10`: it yields the machine to the agent's session. */
