@@ -88,6 +88,7 @@ export async function runCommand(
     runId: plan.runId,
     issue: plan.flags.issue,
     held: options.runLock,
+    checkout: !plan.flags.worktree,
   });
   // Whatever this run starts dies with it, however it ends.
   const guard = await guardRun(plan.storeFile, plan.runId, plan.mainRepo);

@@ -63,14 +63,16 @@ export async function lockRun(storeFile: string, runId: string): Promise<RunLock
  * @throws {UsageError} When another live process holds one of them.
  */
 export async function lockRunAndIssue(
-  run: { storeFile: string; runId: string; issue?: number; held?: RunLock },
+  run: { storeFile: string; runId: string; issue?: number; held?: RunLock; checkout?: boolean },
 ): Promise<RunLocks> {
   const own = run.held ?? await lockRun(run.storeFile, run.runId);
   const locks = [own];
   try {
+    // The issue first: its refusal says more than the checkout's.
     if (run.issue !== undefined) locks.push(await lockIssue(run.storeFile, run.issue, run.runId));
+    if (run.checkout) locks.push(await lockCheckout(run.storeFile, run.runId));
   } catch (error) {
-    await own.release();
+    for (const lock of locks.reverse()) await lock.release();
     throw error;
   }
   return {
@@ -79,6 +81,23 @@ export async function lockRunAndIssue(
       locks.length = 0;
     },
   };
+}
+
+/**
+ * One run at a time works in a checkout: two agents and two gates on one
+ * working tree would take each other's changes for their own. `--worktree`
+ * runs each have a tree of their own and take no such lock.
+ */
+async function lockCheckout(storeFile: string, runId: string): Promise<RunLock> {
+  const dir = locksDir(storeFile);
+  const lock = await RunLock.tryAcquire(dir, "checkout", { note: runId });
+  if (lock) return lock;
+  const other = (await RunLock.holder(dir, "checkout"))?.note;
+  throw new UsageError(
+    `Another run is working in this checkout (${
+      other ? `run ${other.slice(0, 8)}, ` : ""
+    }another finishline process holds its lock): wait for it, stop it, or start this one with --worktree`,
+  );
 }
 
 async function lockIssue(storeFile: string, issue: number, runId: string): Promise<RunLock> {

@@ -158,3 +158,47 @@ Deno.test("a second run on the same issue is refused while the first goes on, ex
   );
   assert.equal(server.sessionIds().length, 1, "the second run started no session");
 });
+
+Deno.test("a second run of any kind in the same checkout is refused while the first goes on, exit 2, nothing written", async () => {
+  await using repo = await tempRepo();
+  let hung: () => void;
+  const hanging = new Promise<void>((resolve) => hung = resolve);
+  await using server = await ScriptedModelServer.start({
+    scripts: [[() => {
+      hung();
+      return { text: "never delivered", delayMs: 120_000 };
+    }]],
+  });
+  let second: Awaited<ReturnType<typeof runCli>> | undefined;
+  let runs = "";
+  let logs: string[] = [];
+  const first = await runCli(["--task", "Write the docs", "--json"], {
+    cwd: repo.path,
+    server,
+    onSpawn: async (child) => {
+      await hanging;
+      const listed = () => runCli(["runs", "--json"], { cwd: repo.path });
+      runs = (await listed()).stdout;
+      logs = [...Deno.readDirSync(`${repo.path}/.agent/iterator/logs`)].map((entry) => entry.name);
+      second = await runCli(["--task", "Write the tests"], { cwd: repo.path, server });
+      assert.equal((await listed()).stdout, runs, "the refused run is not recorded");
+      child.kill("SIGKILL");
+    },
+  });
+  assert.equal(first.code, 137, first.stderr);
+  assert.ok(second);
+  assert.equal(second.code, 2, second.stderr);
+  const [running] = JSON.parse(runs);
+  assert.equal(
+    second.stderr.trim(),
+    `finishline: Another run is working in this checkout (run ${
+      running.id.slice(0, 8)
+    }, another finishline process holds its lock): wait for it, stop it, or start this one with --worktree`,
+  );
+  assert.deepEqual(
+    [...Deno.readDirSync(`${repo.path}/.agent/iterator/logs`)].map((entry) => entry.name),
+    logs,
+    "it wrote no log",
+  );
+  assert.equal(server.sessionIds().length, 1, "the second run started no session");
+});
