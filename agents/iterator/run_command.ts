@@ -174,6 +174,7 @@ async function runLoop(
       verifier: plan.verifier,
       repoChecks: plan.checks.gate,
       refuseCommands: plan.refuseCommands,
+      env: plan.agentEnv,
       pullRequest: plan.prChecks && worktree && git
         ? new GitHubPullRequestGate({
           worktree,

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { dirname, join } from "node:path";
 import { type BackendSetting, resolveBackend } from "../common/backends/presets.ts";
 import type { CommandRefusal, SessionPermissionMode } from "../common/backends/types.ts";
 import { CompositeChecker } from "../common/checks/composite.ts";
@@ -24,7 +25,7 @@ import type { SqliteStore, StoredRun } from "../common/store/mod.ts";
 import { applyFlags, parseRunFlags, type RunCommand, type RunFlags } from "./command_line.ts";
 import { completeTaskInstructions } from "../common/complete_task.ts";
 import { learningsFinder } from "../common/learnings.ts";
-import { ISSUE_CLOSE_REFUSAL } from "../common/completion/issue.ts";
+import { ISSUE_CLOSE_REFUSAL, noGithubWriteEnv } from "../common/completion/issue.ts";
 import { describeChecks, prepareChecks, type RunChecks } from "./run_checks.ts";
 import { openStore, resolveStorePath, workingDirectory } from "./workspace.ts";
 
@@ -72,6 +73,8 @@ export interface RunPlan {
   permissionMode: SessionPermissionMode;
   /** Bash commands the agent may not run. */
   refuseCommands: CommandRefusal[];
+  /** Variables over the runner's environment for the agent's processes (no GitHub login, say). */
+  agentEnv: Record<string, string>;
   /** Whether the pull request's checks gate completion. */
   prChecks: boolean;
 }
@@ -165,6 +168,7 @@ export async function prepareRun(
     "uv-complete_task_instructions": completeTaskInstructions(definition),
   });
   const { checks, verifier } = await gates(definition, { loaded, cwd, mainRepo, handler });
+  const runnerCloses = handler.type === "issue" && definition.github.closeIssue === "runner";
   const permissionMode: SessionPermissionMode = flags.dangerouslySkipPermissions
     ? "bypassPermissions"
     : definition.behavior.permissionMode;
@@ -190,9 +194,9 @@ export async function prepareRun(
     verifier,
     checksText: describeChecks(definition, checks),
     permissionMode,
-    refuseCommands: handler.type === "issue" && definition.github.closeIssue === "runner"
-      ? [ISSUE_CLOSE_REFUSAL]
-      : [],
+    refuseCommands: runnerCloses ? [ISSUE_CLOSE_REFUSAL] : [],
+    // No GitHub credentials for the agent when the runner closes the issue.
+    agentEnv: runnerCloses ? noGithubWriteEnv(join(dirname(storeFile), "no-gh-login")) : {},
     prChecks: flags.createPr === true && (definition.verify.prChecks ?? true),
   });
 }

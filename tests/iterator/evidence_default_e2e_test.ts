@@ -50,6 +50,12 @@ Deno.test("an issue is done only when the repository's own tests pass, and the r
     scripts: [[
       // The agent tries to close the issue and claim success without changing code.
       toolTurn("Bash", { command: "gh issue close 5 --comment 'fixed'" }),
+      // By other spellings too, and with what GitHub access it has.
+      toolTurn("Bash", { command: `"$(command -v gh)" issue close 5` }),
+      toolTurn("Bash", { command: "gh api repos/octo/math/issues/5 -f state=closed" }),
+      toolTurn("Bash", {
+        command: 'printf "token=%s login=%s" "$GH_TOKEN" "$GH_CONFIG_DIR" > /dev/stderr; exit 3',
+      }),
       success("Closed the issue"),
       // Sent back by the failed checks, it fixes the code for real.
       toolTurn("Bash", {
@@ -62,7 +68,8 @@ Deno.test("an issue is done only when the repository's own tests pass, and the r
   const run = await runCli(["--issue", "5", "--json"], {
     cwd: repo.path,
     server,
-    env: gh.env(),
+    // The runner's own login: the agent never sees it.
+    env: { ...gh.env(), GH_TOKEN: "ghp_runnersowntoken0000000000000000000000" },
   });
   assert.equal(run.code, 0, run.stderr);
   const result = JSON.parse(run.stdout);
@@ -77,6 +84,15 @@ Deno.test("an issue is done only when the repository's own tests pass, and the r
   assert.ok(!closes[0].argv.includes("fixed"), "the agent's comment never reached gh");
   const requests = JSON.stringify(server.requests.filter((request) => !request.side));
   assert.match(requests, /finishline closes the issue itself once the evidence passes/);
+  const last = JSON.stringify(server.requests.filter((request) => !request.side).at(-1)?.body);
+  assert.equal(
+    last.match(/finishline closes the issue itself once the evidence passes/g)?.length,
+    3,
+    "each spelling was refused",
+  );
+  // No token in the agent's environment, and gh pointed at a folder with no login.
+  assert.match(requests, /token= login=[^"\\]*no-gh-login/);
+  assert.doesNotMatch(requests, /ghp_runnersowntoken/);
   // The first complete_task was answered with the failing check, named with its test.
   assert.match(requests, /npm test.*fails/);
   assert.match(requests, /failing before your changes too: \\"adds\\"/);

@@ -15,12 +15,56 @@ import type {
   RunOutcome,
 } from "./types.ts";
 
-/** The agent may not close the issue itself: the runner does once the evidence passes. */
+/**
+ * The agent may not close the issue itself: the runner does once the evidence
+ * passes. Refused by what the command does, whatever its spelling: `gh` by
+ * any path or quoted, `gh issue close|edit|reopen`, `gh api` with a closed
+ * state or a PATCH of an issue, `hub issue update`, and `curl` or `wget` at an
+ * issue of the API. Its GitHub credentials are taken away besides
+ * ({@linkcode noGithubWriteEnv}); this refusal is the message it reads.
+ */
 export const ISSUE_CLOSE_REFUSAL: CommandRefusal = {
-  pattern: String.raw`(^|[\s;&|(])gh\s+(?:\S+\s+)*?issue\s+close\b`,
+  pattern: [
+    String
+      .raw`(?:^|[\s;&|(\`'"/])gh['")]*\s+(?:\S+\s+)*?issue\s+(?:close|edit|reopen|delete|transfer)\b`,
+    String
+      .raw`(?:^|[\s;&|(\`'"/])gh['")]*\s+(?:\S+\s+)*?api\b.*(?:state[\s"':=]+closed|-X\s*PATCH|--method[\s=]+PATCH)`,
+    String.raw`(?:^|[\s;&|(\`'"/])hub['")]*\s+(?:\S+\s+)*?issue\s+update\b`,
+    String.raw`\b(?:curl|wget|http)\b.*\brepos/[^/\s]+/[^/\s]+/issues/\d+`,
+  ].join("|"),
   reason:
-    "finishline closes the issue itself once the evidence passes, so it refused this command. Do not close the issue: call the complete_task tool with status success when the work is done.",
+    "finishline closes the issue itself once the evidence passes, so it refused this command. Do not close or edit the issue: call the complete_task tool with status success when the work is done.",
 };
+
+/**
+ * The agent's environment in a run whose runner closes the issue: no GitHub
+ * token and no `gh` login, so that no spelling of "close the issue" can
+ * succeed. The runner keeps its own credentials for what it does itself.
+ *
+ * @param configDir A `gh` configuration folder with no login in it.
+ * @returns Variables over the runner's environment.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { noGithubWriteEnv } from "./issue.ts";
+ *
+ * const env = noGithubWriteEnv("/tmp/none");
+ * assert.equal(env.GH_TOKEN, "");
+ * assert.equal(env.GH_CONFIG_DIR, "/tmp/none");
+ * ```
+ */
+export function noGithubWriteEnv(configDir: string): Record<string, string> {
+  return {
+    GH_TOKEN: "",
+    GITHUB_TOKEN: "",
+    GH_ENTERPRISE_TOKEN: "",
+    GITHUB_ENTERPRISE_TOKEN: "",
+    GH_CONFIG_DIR: configDir,
+    GH_NO_UPDATE_NOTIFIER: "1",
+    GH_PROMPT_DISABLED: "1",
+  };
+}
 
 /** Marks comments finishline posts, so they are not fed back as human steering. */
 export const COMMENT_MARKER = "<!-- finishline -->";
