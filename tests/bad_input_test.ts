@@ -396,6 +396,36 @@ const CASES: BadInput[] = [
     files: { ".agent/x/agent.json": agent({ ...iterate, verify: { mode: "most" } }) },
     message: /"verify\.mode": expected one of "all", "any"/,
   },
+  // what a machine or a file does
+  {
+    name: "agent.json nested 200,000 levels deep",
+    args: ["--agent", "x"],
+    files: {
+      ".agent/x/agent.json": `{"name": "x", "deep": ${"[".repeat(200_000)}${"]".repeat(200_000)}}`,
+    },
+    message:
+      /^finishline: Cannot load agent definition "\.agent\/x\/agent\.json": objects and arrays nest more than 64 levels deep, the limit$/,
+  },
+  {
+    name: "agent.json of 2 MB",
+    args: ["--agent", "x"],
+    files: { ".agent/x/agent.json": agent({ description: "x".repeat(2_000_000) }) },
+    message:
+      /^finishline: Cannot load agent definition "\.agent\/x\/agent\.json": the file is \d+ bytes, more than the limit of 1048576 bytes$/,
+  },
+  {
+    name: "--store under a regular file",
+    args: ["--task", "x", "--store", "notes.txt/state.db"],
+    files: { "notes.txt": "mine\n" },
+    message:
+      /^finishline: Cannot write ".*\/notes\.txt\/locks": a part of its path is a file, not a folder \(choose another place with --store/,
+  },
+  {
+    name: "--trigger-label without --github-actions",
+    args: ["--init", "y", "--trigger-label", "go"],
+    message:
+      /^finishline: Flag "--trigger-label" names the label that starts the GitHub Actions workflow: add --github-actions$/,
+  },
   // faults during a run
   {
     name: "handler throws inside isComplete (three times)",

@@ -135,6 +135,8 @@ export class RunLock {
           return new RunLock(path, file);
         }
       } catch (error) {
+        // Held or not, a lock whose holder could not be written (a full disk) is no lock.
+        if (locked) await Deno.remove(path).catch(() => {});
         file.close();
         throw error;
       }

@@ -193,6 +193,11 @@ export function parseCommandLine(argv: readonly string[]): Command {
   if ((flags.githubActions || flags.triggerLabel !== undefined) && flags.init === undefined) {
     throw new UsageError(`Flags "--github-actions" and "--trigger-label" go with --init NAME`);
   }
+  if (flags.triggerLabel !== undefined && !flags.githubActions) {
+    throw new UsageError(
+      `Flag "--trigger-label" names the label that starts the GitHub Actions workflow: add --github-actions`,
+    );
+  }
   if (flags.init !== undefined) {
     const { cwd, githubActions, triggerLabel } = flags;
     return { kind: "init", name: flags.init, cwd, githubActions, triggerLabel };

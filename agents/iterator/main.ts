@@ -74,6 +74,11 @@ export async function main(argv: string[], io: MainIO = {}): Promise<number> {
       stderr(`finishline: ${error.message}\n`);
       return error.exitCode;
     }
+    const unwritable = fileSystemProblem(error);
+    if (unwritable) {
+      stderr(`finishline: ${unwritable}\n`);
+      return 2;
+    }
     stderr(
       `finishline: unexpected error: ${
         error instanceof Error ? error.stack ?? error.message : error
@@ -179,6 +184,33 @@ async function resume(command: ResumeCommand, io: CommandIO): Promise<number> {
   } finally {
     await runLock.release();
   }
+}
+
+/** What the machine's file system refused, by the error's OS code. */
+const FILE_SYSTEM_REASONS: Record<number, string> = {
+  1: "permission denied",
+  13: "permission denied",
+  20: "a part of its path is a file, not a folder",
+  28: "the disk is full",
+  30: "the file system is read-only",
+};
+
+/**
+ * One line for an error of the file system that reached the top (a
+ * read-only checkout, a full disk, `--store` under a file): the path and why.
+ *
+ * @param error What was thrown.
+ * @returns The line, or undefined for any other error.
+ */
+function fileSystemProblem(error: unknown): string | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const code = Number(/\(os error (\d+)\)/.exec(error.message)?.[1]);
+  const reason = FILE_SYSTEM_REASONS[code];
+  if (!reason) return undefined;
+  const path = /'([^']+)'/.exec(error.message)?.[1];
+  return `Cannot write${
+    path ? ` "${path}"` : ""
+  }: ${reason} (choose another place with --store, or run in a writable checkout with room)`;
 }
 
 /** A whole buffer to a synchronous stream (one `writeSync` may take only part of it). */

@@ -107,8 +107,10 @@ export async function runCommand(
     );
   }
   plan.checks.gate?.ownedBy(plan.runId);
+  let started = false;
   try {
     const workspace = await openWorkspace(plan, io.stderr);
+    started = true;
     const mode = progressMode(plan.flags, {
       terminal: io.stderrIsTerminal ?? false,
       ci: /^(1|true|yes)$/i.test(Deno.env.get("CI") ?? ""),
@@ -142,7 +144,8 @@ export async function runCommand(
     }
   } finally {
     await guard.end();
-    await locks.release();
+    // A run that never started leaves no folder of its own behind.
+    await locks.release({ tidy: !started });
   }
 }
 

@@ -24,8 +24,11 @@ import {
 
 /** The locks of one run. */
 export interface RunLocks {
-  /** Release every lock (a second call does nothing). */
-  release(): Promise<void>;
+  /**
+   * Release every lock (a second call does nothing). With `tidy` (the run
+   * never started), also remove the folders taking them created, when empty.
+   */
+  release(options?: { tidy?: boolean }): Promise<void>;
 }
 
 /**
@@ -65,7 +68,14 @@ export async function lockRun(storeFile: string, runId: string): Promise<RunLock
 export async function lockRunAndIssue(
   run: { storeFile: string; runId: string; issue?: number; held?: RunLock; checkout?: boolean },
 ): Promise<RunLocks> {
-  const own = run.held ?? await lockRun(run.storeFile, run.runId);
+  const created = await missingFolders(locksDir(run.storeFile));
+  let own: RunLock;
+  try {
+    own = run.held ?? await lockRun(run.storeFile, run.runId);
+  } catch (error) {
+    await removeEmpty(created);
+    throw error;
+  }
   const locks = [own];
   try {
     // The issue first: its refusal says more than the checkout's.
@@ -73,12 +83,14 @@ export async function lockRunAndIssue(
     if (run.checkout) locks.push(await lockCheckout(run.storeFile, run.runId));
   } catch (error) {
     for (const lock of locks.reverse()) await lock.release();
+    await removeEmpty(created);
     throw error;
   }
   return {
-    release: async () => {
+    release: async (options = {}) => {
       for (const lock of locks.reverse()) await lock.release();
       locks.length = 0;
+      if (options.tidy) await removeEmpty(created);
     },
   };
 }
@@ -111,6 +123,21 @@ async function lockIssue(storeFile: string, issue: number, runId: string): Promi
       other ? `run ${other.slice(0, 8)}, ` : ""
     }another finishline process holds its lock): wait for it, or stop it first`,
   );
+}
+
+/** The folders of `dir`'s path that do not exist yet, deepest first. */
+async function missingFolders(dir: string): Promise<string[]> {
+  const missing: string[] = [];
+  for (let folder = dir; folder !== dirname(folder); folder = dirname(folder)) {
+    if (await Deno.stat(folder).then(() => true, () => false)) break;
+    missing.push(folder);
+  }
+  return missing;
+}
+
+/** Removes each folder that is empty, deepest first; others stay. */
+async function removeEmpty(folders: string[]): Promise<void> {
+  for (const folder of folders) await Deno.remove(folder).catch(() => {});
 }
 
 /**

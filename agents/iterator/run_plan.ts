@@ -21,6 +21,8 @@ import type { AgentDefinition, LoadedDefinition } from "../common/definition/typ
 import { GitRepo } from "../common/git.ts";
 import { argsToVariables, PromptResolver } from "../common/prompt_resolver.ts";
 import { pathExists } from "../common/resource.ts";
+import { runTool } from "../common/process.ts";
+import { UsageError } from "../common/errors.ts";
 import type { SqliteStore, StoredRun } from "../common/store/mod.ts";
 import { applyFlags, parseRunFlags, type RunCommand, type RunFlags } from "./command_line.ts";
 import { completeTaskInstructions } from "../common/complete_task.ts";
@@ -111,6 +113,7 @@ export async function prepareRun(
   const args = { ...runArgs(flags), cwd };
   const runId = options.resume?.id ?? crypto.randomUUID();
   const mainRepo = await GitRepo.open(cwd, { timeoutMs: definition.git.timeoutSeconds * 1000 });
+  await checkWhereItRuns(cwd, mainRepo, flags.worktree === true);
   const storeFile = resolveStorePath(
     options.storePath ?? command.flags.store,
     mainRepo?.root ?? cwd,
@@ -199,6 +202,41 @@ export async function prepareRun(
     agentEnv: runnerCloses ? noGithubWriteEnv(join(dirname(storeFile), "no-gh-login")) : {},
     prChecks: flags.createPr === true && (definition.verify.prChecks ?? true),
   });
+}
+
+/**
+ * Refuse, before anything is written, a folder a run cannot work in: a bare
+ * repository or the inside of a `.git` folder (it has no working tree: the
+ * agent would write into git's own files), and, with `--worktree`, a folder
+ * outside git or a repository with no commit to branch from.
+ */
+async function checkWhereItRuns(cwd: string, repo: GitRepo | undefined, worktree: boolean) {
+  if (!repo) {
+    const probe = await runTool(
+      "git",
+      ["rev-parse", "--is-bare-repository", "--is-inside-git-dir"],
+      {
+        cwd,
+        timeoutMs: 10_000,
+      },
+    );
+    if (probe.code === 0 && probe.stdout.includes("true")) {
+      throw new UsageError(
+        `"${cwd}" is ${
+          probe.stdout.startsWith("true") ? "a bare git repository" : "inside a .git folder"
+        }, which has no working tree: run finishline in a clone or a worktree of it`,
+      );
+    }
+  }
+  if (!worktree) return;
+  if (!repo) {
+    throw new UsageError(`Flag "--worktree" needs a git repository, and "${cwd}" is not in one`);
+  }
+  if (!(await repo.head())) {
+    throw new UsageError(
+      `Flag "--worktree" needs a commit to branch from, and the repository "${repo.root}" has none yet: commit first`,
+    );
+  }
 }
 
 /** The configured checkers, the detected checks and, for an issue, the need for a commit. */

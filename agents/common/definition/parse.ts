@@ -186,8 +186,58 @@ export function parseDefinition(
   return definition;
 }
 
+/** The largest agent.json read: definitions are a few kilobytes. */
+export const MAX_DEFINITION_BYTES = 1024 * 1024;
+/** The deepest nesting of objects and arrays in an agent.json (the schema needs 5). */
+export const MAX_DEFINITION_DEPTH = 64;
+
+/**
+ * How deep objects and arrays nest in JSONC text, strings and comments
+ * skipped; counting stops past `limit`, so that a file nested 200,000 levels
+ * deep costs no more than one nested `limit` levels.
+ *
+ * @param source The text.
+ * @param limit The depth at which to stop.
+ * @returns The deepest nesting, at most `limit + 1`.
+ */
+function nestingDepth(source: string, limit: number): number {
+  let depth = 0;
+  let deepest = 0;
+  for (let index = 0; index < source.length; index++) {
+    const char = source[index];
+    if (char === '"') {
+      for (index++; index < source.length && source[index] !== '"'; index++) {
+        if (source[index] === "\\") index++;
+      }
+    } else if (char === "/" && source[index + 1] === "/") {
+      while (index < source.length && source[index] !== "\n") index++;
+    } else if (char === "/" && source[index + 1] === "*") {
+      const end = source.indexOf("*/", index + 2);
+      index = end === -1 ? source.length : end + 1;
+    } else if (char === "{" || char === "[") {
+      deepest = Math.max(deepest, ++depth);
+      if (deepest > limit) return deepest;
+    } else if (char === "}" || char === "]") {
+      depth--;
+    }
+  }
+  return deepest;
+}
+
 /** Parses JSONC text; a syntax error becomes a `UsageError` with line and column. */
 function parseJsoncText(source: string, prefix: string): unknown {
+  // Limits first: the parser recurses, and a deep enough file overflows its stack.
+  const bytes = new TextEncoder().encode(source).length;
+  if (bytes > MAX_DEFINITION_BYTES) {
+    throw new UsageError(
+      `${prefix}: the file is ${bytes} bytes, more than the limit of ${MAX_DEFINITION_BYTES} bytes`,
+    );
+  }
+  if (nestingDepth(source, MAX_DEFINITION_DEPTH) > MAX_DEFINITION_DEPTH) {
+    throw new UsageError(
+      `${prefix}: objects and arrays nest more than ${MAX_DEFINITION_DEPTH} levels deep, the limit`,
+    );
+  }
   const errors: ParseError[] = [];
   const data: unknown = parseJsonc(source, errors, {
     allowTrailingComma: true,
