@@ -18,6 +18,8 @@ const FILES = [
   "tests/iterator/github_e2e_test.ts",
   "tests/iterator/run_lock_e2e_test.ts",
   "tests/iterator/finish_faults_e2e_test.ts",
+  "tests/iterator/orphans_e2e_test.ts",
+  "tests/iterator/fleet_e2e_test.ts",
 ];
 
 const { values } = parseArgs({
@@ -30,7 +32,7 @@ if (!Number.isInteger(rounds) || rounds < 1) {
   Deno.exit(2);
 }
 
-type Row = { outcome: string; seconds: number[]; iterations: string };
+type Row = { outcome: string; seconds: number[]; iterations: string; left: string[] };
 const rows = new Map<string, Row>();
 let failed = false;
 for (let round = 1; round <= rounds; round++) {
@@ -44,9 +46,9 @@ for (let round = 1; round <= rounds; round++) {
   if (!output.success) failed = true;
   for (const line of new TextDecoder().decode(output.stdout).split("\n")) {
     if (!line.startsWith(CATALOGUE_PREFIX)) continue;
-    const [name, outcome, seconds, iterations] = line.slice(CATALOGUE_PREFIX.length).split(" | ")
-      .map((cell) => cell.trim());
-    const row = rows.get(name) ?? { outcome, seconds: [], iterations };
+    const [name, outcome, seconds, iterations, ...left] = line.slice(CATALOGUE_PREFIX.length)
+      .split(" | ").map((cell) => cell.trim());
+    const row = rows.get(name) ?? { outcome, seconds: [], iterations, left };
     row.seconds.push(Number.parseFloat(seconds));
     rows.set(name, row);
   }
@@ -57,10 +59,13 @@ const range = (values: number[]) => {
   const high = Math.max(...values).toFixed(1);
   return low === high ? `${low} s` : `${low}–${high} s`;
 };
-console.log("| case | outcome | time to the outcome | iterations recorded |");
-console.log("| --- | --- | --- | --- |");
+console.log(
+  "| case | outcome | time to the outcome | iterations recorded | processes left | stale worktrees | iterations lost | peak memory |",
+);
+console.log("| --- | --- | --- | --- | --- | --- | --- | --- |");
 for (const [name, row] of rows) {
-  console.log(`| ${name} | ${row.outcome} | ${range(row.seconds)} | ${row.iterations} |`);
+  const left = [0, 1, 2, 3].map((index) => row.left[index] ?? "–").join(" | ");
+  console.log(`| ${name} | ${row.outcome} | ${range(row.seconds)} | ${row.iterations} | ${left} |`);
 }
 if (failed) {
   console.error("Some catalogue tests failed: the table lacks their rows");

@@ -112,6 +112,9 @@ export interface ShellResult {
   cutBytes: number;
 }
 
+/** Bytes read from a command's pipe at a time. */
+const READ_SIZE = 64 * 1024;
+
 /** The most of a command's output {@linkcode runShell} keeps, by default: 4 MiB. */
 export const SHELL_OUTPUT_LIMIT = 4 * 1024 * 1024;
 
@@ -122,47 +125,63 @@ export const SHELL_OUTPUT_LIMIT = 4 * 1024 * 1024;
  * a suite that prints 100 MB then costs finishline its budget, not 1 GB.
  */
 class BoundedOutput {
-  readonly #headLimit: number;
-  readonly #tailLimit: number;
-  #head: Uint8Array[] = [];
+  readonly #head: Uint8Array;
   #headBytes = 0;
-  #tail: Uint8Array[] = [];
+  /** The latest bytes, in a ring: `#tailStart` is where the oldest one is once it is full. */
+  readonly #tail: Uint8Array;
   #tailBytes = 0;
+  #tailStart = 0;
   /** Bytes dropped from the middle. */
   cut = 0;
 
   constructor(limit: number) {
-    this.#headLimit = Math.floor(limit / 8);
-    this.#tailLimit = limit - this.#headLimit;
+    const head = Math.floor(limit / 8);
+    this.#head = new Uint8Array(head);
+    this.#tail = new Uint8Array(limit - head);
   }
 
+  /** Keeps what of `chunk` fits (copied: the reader reuses its buffer). */
   add(chunk: Uint8Array): void {
-    if (this.#headBytes < this.#headLimit) {
-      const room = this.#headLimit - this.#headBytes;
-      const first = chunk.subarray(0, room);
-      this.#head.push(first);
+    if (this.#headBytes < this.#head.length) {
+      const first = chunk.subarray(0, this.#head.length - this.#headBytes);
+      this.#head.set(first, this.#headBytes);
       this.#headBytes += first.length;
       chunk = chunk.subarray(first.length);
-      if (chunk.length === 0) return;
     }
-    // Each read is a fresh buffer: kept as it is, never copied.
-    this.#tail.push(chunk);
-    this.#tailBytes += chunk.length;
-    while (this.#tailBytes > this.#tailLimit) {
-      const over = this.#tailBytes - this.#tailLimit;
-      const first = this.#tail[0];
-      const dropped = Math.min(over, first.length);
-      if (dropped === first.length) this.#tail.shift();
-      else this.#tail[0] = first.subarray(dropped);
-      this.#tailBytes -= dropped;
-      this.cut += dropped;
+    const size = this.#tail.length;
+    if (chunk.length === 0 || size === 0) {
+      this.cut += chunk.length;
+      return;
     }
+    if (chunk.length >= size) {
+      // The chunk alone fills the ring: its last bytes are the tail.
+      this.cut += this.#tailBytes + chunk.length - size;
+      this.#tail.set(chunk.subarray(chunk.length - size));
+      this.#tailBytes = size;
+      this.#tailStart = 0;
+      return;
+    }
+    const end = (this.#tailStart + this.#tailBytes) % size;
+    const first = Math.min(chunk.length, size - end);
+    this.#tail.set(chunk.subarray(0, first), end);
+    this.#tail.set(chunk.subarray(first), 0);
+    const over = Math.max(0, this.#tailBytes + chunk.length - size);
+    this.cut += over;
+    this.#tailBytes = Math.min(size, this.#tailBytes + chunk.length);
+    this.#tailStart = (this.#tailStart + over) % size;
   }
 
   text(): string {
     const decoder = new TextDecoder();
-    const head = decoder.decode(concat(this.#head));
-    const tail = decoder.decode(concat(this.#tail));
+    const head = decoder.decode(this.#head.subarray(0, this.#headBytes));
+    const size = this.#tail.length;
+    const ordered = this.#tailStart + this.#tailBytes <= size
+      ? this.#tail.subarray(this.#tailStart, this.#tailStart + this.#tailBytes)
+      : concat([
+        this.#tail.subarray(this.#tailStart),
+        this.#tail.subarray(0, (this.#tailStart + this.#tailBytes) % size),
+      ]);
+    const tail = decoder.decode(ordered);
     if (this.cut === 0) return head + tail;
     // Cut at line ends, so that no line of the tail is read half.
     const start = tail.indexOf("\n") + 1;
@@ -227,11 +246,17 @@ export async function runShell(
     detached: true,
   }).spawn();
   const output = new BoundedOutput(options.maxBytes ?? SHELL_OUTPUT_LIMIT);
-  const readers = [child.stdout.getReader(), child.stderr.getReader()];
+  // Each pipe is read into one buffer of its own, reused: 100 MB of output allocate nothing.
+  const readers = [
+    child.stdout.getReader({ mode: "byob" }),
+    child.stderr.getReader({ mode: "byob" }),
+  ];
   const reading = Promise.all(readers.map(async (reader) => {
+    let buffer = new Uint8Array(READ_SIZE);
     try {
-      for (let read = await reader.read(); !read.done; read = await reader.read()) {
+      for (let read = await reader.read(buffer); !read.done; read = await reader.read(buffer)) {
         output.add(read.value);
+        buffer = new Uint8Array(read.value.buffer);
       }
     } catch {
       // cancelled after the kill; keep what was read

@@ -1,7 +1,8 @@
 /**
  * Every process a finishline run starts carries a tag in its environment
- * (`FINISHLINE_RUN=<run id>`, and `FINISHLINE_FLEET=<fleet id>` under a
- * fleet), inherited by whatever it starts in turn: agents, adapters, checks,
+ * (`FINISHLINE_RUN=<run id>/<pid>`, and `FINISHLINE_FLEET=<fleet id>/<pid>`
+ * under a fleet: the pid of the finishline process, so that a `--resume`
+ * started at once is never taken for what the killed process left), inherited by whatever it starts in turn: agents, adapters, checks,
  * the daemons a check backgrounds, even after they leave their process group
  * or their parent dies. At its end a run stops every process with its tag;
  * while it runs, a watchdog outside its process group waits for it to die,
@@ -44,15 +45,18 @@ export async function startTime(pid: number): Promise<number | undefined> {
 
 /**
  * The processes whose environment holds `name=value` (or, without a value,
- * any value of `name`), with that value.
+ * any value of `name`; with `prefix`, a value that starts with `value`), with
+ * that value.
  *
  * @param name The variable.
  * @param value The value to match; any when undefined.
+ * @param options `prefix`: match values that start with `value`.
  * @returns The processes, with the tag's value, this process left out.
  */
 export async function taggedProcesses(
   name: string,
   value?: string,
+  options: { prefix?: boolean } = {},
 ): Promise<Array<ProcessId & { value: string }>> {
   const found: Array<ProcessId & { value: string }> = [];
   const prefix = `${name}=`;
@@ -75,7 +79,8 @@ export async function taggedProcesses(
     const tag = new TextDecoder().decode(environ).split("\0").find((entry) =>
       entry.startsWith(prefix)
     )?.slice(prefix.length);
-    if (tag === undefined || tag === "" || (value !== undefined && tag !== value)) continue;
+    if (tag === undefined || tag === "") continue;
+    if (value !== undefined && (options.prefix ? !tag.startsWith(value) : tag !== value)) continue;
     const start = await startTime(pid);
     if (start !== undefined) found.push({ pid, start, value: tag });
   }
@@ -120,15 +125,23 @@ function signal(pid: number, name: Deno.Signal): void {
 }
 
 /**
- * Stop every process tagged `name=value`.
+ * Stop every process tagged `name=value` (with `prefix`, any value starting
+ * with `value`: `<run id>/` for every process of a run).
  *
  * @param name The variable.
  * @param value Its value.
- * @param graceMs How long they get to exit on SIGTERM.
+ * @param options `prefix` matching, and how long they get to exit on SIGTERM.
  * @returns How many were stopped.
  */
-export async function stopTagged(name: string, value: string, graceMs = 2_000): Promise<number> {
-  return await stopProcesses(await taggedProcesses(name, value), graceMs);
+export async function stopTagged(
+  name: string,
+  value: string,
+  options: { prefix?: boolean; graceMs?: number } = {},
+): Promise<number> {
+  return await stopProcesses(
+    await taggedProcesses(name, value, { prefix: options.prefix }),
+    options.graceMs,
+  );
 }
 
 /**
@@ -150,15 +163,18 @@ tagged() {
   done
 }
 pids=$(tagged)
-[ -n "$pids" ] && kill -TERM $pids 2>/dev/null
+[ -n "$pids" ] || exit 0
+kill -TERM $pids 2>/dev/null
 sleep 2
-pids=$(tagged)
-[ -n "$pids" ] && kill -KILL $pids 2>/dev/null
+# The same processes only: none started since carries this tag (it names the dead process).
+kill -KILL $pids 2>/dev/null
 exit 0
 `;
 
 /** A watchdog that outlives the process it watches, to stop what that process left. */
 export interface Watchdog {
+  /** The tag's value this process's children carry: `<value>/<pid>`. */
+  tag: string;
   /** Ends the watchdog (the watched process ended normally and cleaned up itself) and takes the tag off. */
   stop(): void;
 }
@@ -175,14 +191,15 @@ export interface Watchdog {
  */
 export async function guardProcesses(name: string, value: string): Promise<Watchdog> {
   const before = Deno.env.get(name);
-  Deno.env.set(name, value);
+  const tag = `${value}/${Deno.pid}`;
+  Deno.env.set(name, tag);
   const untag = () => before === undefined ? Deno.env.delete(name) : Deno.env.set(name, before);
   const start = await startTime(Deno.pid);
-  if (start === undefined) return { stop: untag };
+  if (start === undefined) return { tag, stop: untag };
   let child: Deno.ChildProcess;
   try {
     child = new Deno.Command("sh", {
-      args: ["-c", WATCHDOG, "finishline-watchdog", String(Deno.pid), String(start), name, value],
+      args: ["-c", WATCHDOG, "finishline-watchdog", String(Deno.pid), String(start), name, tag],
       // Untagged: it must not stop itself.
       env: { [name]: "" },
       stdin: "null",
@@ -191,10 +208,11 @@ export async function guardProcesses(name: string, value: string): Promise<Watch
       detached: true,
     }).spawn();
   } catch {
-    return { stop: untag };
+    return { tag, stop: untag };
   }
   child.unref();
   return {
+    tag,
     stop: () => {
       untag();
       try {

@@ -170,7 +170,7 @@ export async function guardRun(
   // This run's own, from its process before a --resume: this process holds its lock now.
   const dead: ProcessId[] = [];
   for (const process of await taggedProcesses(RUN_TAG)) {
-    if (await isDead(process.value)) dead.push(process);
+    if (await isDead(process.value.split("/")[0])) dead.push(process);
   }
   const orphans = await stopProcesses(dead);
   // Their check worktrees too (this run's own, from before a --resume, among them).
@@ -180,7 +180,7 @@ export async function guardRun(
     orphans,
     worktrees,
     end: async () => {
-      await stopTagged(RUN_TAG, runId);
+      await stopTagged(RUN_TAG, watchdog.tag);
       watchdog.stop();
     },
   };

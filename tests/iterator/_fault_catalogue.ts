@@ -15,14 +15,22 @@ export const CATALOGUE_PREFIX = "[fault catalogue]";
  * @param outcome The outcome the run reached, e.g. `failed, exit 1`.
  * @param startedAt `performance.now()` when the fault was injected or the run started.
  * @param iterations The iterations recorded in the history.
+ * @param left For the cases of what outlives a run: processes left running,
+ * stale worktrees, iterations lost, and the runner's peak memory.
  */
 export function catalogueLine(
   name: string,
   outcome: string,
   startedAt: number,
   iterations: number[],
+  left?: { orphans: number; worktrees: number | string; lost: number; peakMb?: number },
 ): void {
   const seconds = ((performance.now() - startedAt) / 1000).toFixed(1);
   const recorded = iterations.length === 0 ? "none" : iterations.join(", ");
-  console.log(`${CATALOGUE_PREFIX} ${name} | ${outcome} | ${seconds} s | ${recorded}`);
+  const after = left
+    ? ` | ${left.orphans} | ${left.worktrees} | ${left.lost}${
+      left.peakMb === undefined ? "" : ` | ${left.peakMb.toFixed(0)} MB`
+    }`
+    : "";
+  console.log(`${CATALOGUE_PREFIX} ${name} | ${outcome} | ${seconds} s | ${recorded}${after}`);
 }

@@ -14,6 +14,8 @@ import {
   textTurn,
 } from "../../agents/testing/mod.ts";
 import { SqliteStore } from "../../agents/common/store/mod.ts";
+import { FLEET_TAG, taggedProcesses } from "../../agents/common/process_tags.ts";
+import { catalogueLine } from "./_fault_catalogue.ts";
 import { type CliRun, runCli, tempDir } from "../_helpers.ts";
 import { blockIssue, fixIssue, fleetRepo, goIssue, issueKey } from "./_fleet.ts";
 
@@ -227,7 +229,7 @@ function latch(): { promise: Promise<void>; open: () => void } {
 }
 
 /** The fleet records in a repository's history folder. */
-async function fleetRecords(repo: string): Promise<Array<{ entries: IssueResult[] }>> {
+async function fleetRecords(repo: string): Promise<Array<{ id: string; entries: IssueResult[] }>> {
   const dir = `${repo}/.agent/.finishline/fleets`;
   const records = [];
   for await (const file of Deno.readDir(dir)) {
@@ -238,30 +240,26 @@ async function fleetRecords(repo: string): Promise<Array<{ entries: IssueResult[
   return records;
 }
 
-Deno.test("a fleet killed outright (SIGKILL) resumes with fleet --resume: its runs are not done twice", async () => {
+Deno.test("a fleet killed outright (SIGKILL) takes its runs and their agents with it; fleet --resume finishes them", async () => {
   await using fleet = await fleetRepo([goIssue(1), goIssue(2), goIssue(3)]);
   const arrived = [latch(), latch()];
-  const gates = [latch(), latch()];
-  // Issues 1 and 2 wait at their first model turn until the test lets them go on.
-  const gated = (n: number): ScriptStep[] => {
-    const [first, ...rest] = fixIssue(n);
-    return [async () => {
-      arrived[n - 1].open();
-      await gates[n - 1].promise;
-      return first;
-    }, ...rest];
-  };
+  // The first session on issues 1 and 2 waits for a model answer that never comes.
+  const hang = (n: number): ScriptStep[] => [() => {
+    arrived[n - 1].open();
+    return { text: "never delivered", delayMs: 120_000 };
+  }];
   await using server = await ScriptedModelServer.start({
     scripts: scriptsByPrompt({
-      [issueKey(1)]: [gated(1)],
-      [issueKey(2)]: [gated(2)],
+      [issueKey(1)]: [hang(1), fixIssue(1)],
+      [issueKey(2)]: [hang(2), fixIssue(2)],
       [issueKey(3)]: [fixIssue(3)],
     }, [textTurn("This session was not expected.")]),
   });
-  // One home for both fleets, kept until the test ends: the killed fleet's runs go on
-  // without it, and a home removed with its CLI call would stop them (see tempDir).
+  // One home for both fleets, kept until the test ends: a home removed with its CLI call
+  // would stop what is left in it (see tempDir), and this test is about what is left.
   await using home = await tempDir("finishline-home-");
   const options = { cwd: fleet.repo.path, server, env: fleet.gh.env(), home: home.path };
+  const started = performance.now();
   const killed = await runCli(["fleet", "--label", "agent:go", "--parallel", "2", "--json"], {
     ...options,
     onSpawn: async (child) => {
@@ -270,38 +268,43 @@ Deno.test("a fleet killed outright (SIGKILL) resumes with fleet --resume: its ru
     },
   });
   assert.equal(killed.code, 137, killed.stderr);
-  // The runs go on without their fleet: issue 1's ends before the resume, issue 2's during it.
-  gates[0].open();
-  const resumed = await runCli(["fleet", "--resume", "--json"], {
-    ...options,
-    onSpawn: async () => {
-      // Bounded: a resume that never waits fails the stderr assertion below.
-      for (let i = 0; i < 600; i++) {
-        const [record] = await fleetRecords(fleet.repo.path);
-        if (record.entries[1].reason?.startsWith("waiting for run")) break;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      gates[1].open();
-    },
-  });
+  const [record] = await fleetRecords(fleet.repo.path);
+  // Its watchdog stops its runs (SIGTERM: they record where they stopped) and their agents.
+  let left = await taggedProcesses(FLEET_TAG, `${record.id}/`, { prefix: true });
+  for (let i = 0; i < 150 && left.length > 0; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    left = await taggedProcesses(FLEET_TAG, `${record.id}/`, { prefix: true });
+  }
+  assert.deepEqual(left, [], "nothing of the killed fleet runs on");
+  const store = `${fleet.repo.path}/.agent/.finishline/state.db`;
+  assert.deepEqual(
+    [...runsByIssue(store).entries()].sort(),
+    [[1, ["interrupted"]], [2, ["interrupted"]]],
+    "each run recorded where it stopped",
+  );
+  catalogueLine(
+    "SIGKILL of a fleet: its runs stop with it",
+    "runs interrupted, 0 left running",
+    started,
+    [
+      1,
+    ],
+    { orphans: 0, worktrees: "kept for --resume", lost: 0 },
+  );
+  const resumed = await runCli(["fleet", "--resume", "--json"], options);
   assert.equal(resumed.code, 0, resumed.stderr);
+  assert.doesNotMatch(resumed.stderr, /still going from a fleet that stopped/);
   const result = parseFleet(resumed);
   assert.equal(result.status, "done");
   assert.deepEqual(
     result.issues.map((issue) => [issue.number, issue.status, issue.attempts]),
-    [[1, "completed", 1], [2, "completed", 1], [3, "completed", 1]],
-    "the runs of the killed fleet were followed to their end, not started again",
+    [[1, "completed", 2], [2, "completed", 2], [3, "completed", 1]],
   );
   for (const issue of result.issues) assert.ok(issue.pullRequest, `#${issue.number} has its PR`);
-  assert.match(
-    resumed.stderr,
-    /#2 Add file 2: waiting for run [0-9a-f]{8}, still going from a fleet that stopped/,
-  );
-  assert.deepEqual(sessionsByIssue(server, [1, 2, 3]), [1, 1, 1], "no issue was worked twice");
-  const store = `${fleet.repo.path}/.agent/.finishline/state.db`;
   assert.deepEqual(
     [...runsByIssue(store).entries()].sort(),
     [1, 2, 3].map((n) => [n, ["completed"]]),
+    "the interrupted runs were resumed, not started again",
   );
   assert.equal((await fleet.gh.state()).pullRequests?.length, 3);
 });

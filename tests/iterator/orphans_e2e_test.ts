@@ -9,6 +9,8 @@ import assert from "node:assert/strict";
 import { RUN_TAG, taggedProcesses } from "../../agents/common/process_tags.ts";
 import { ScriptedModelServer, textTurn, toolTurn } from "../../agents/testing/mod.ts";
 import { commitAgent, git, runCli, tempDir, tempRepo } from "../_helpers.ts";
+import { SqliteStore } from "../../agents/common/store/mod.ts";
+import { catalogueLine } from "./_fault_catalogue.ts";
 
 /** A repository whose test script sleeps (a slow suite) unless FAST is set. */
 async function slowSuite(repo: string, script: string): Promise<void> {
@@ -43,7 +45,7 @@ async function until<T>(found: () => Promise<T | undefined>, ms: number): Promis
 async function taggedRun(marker: string): Promise<string | undefined> {
   for (const process of await taggedProcesses(RUN_TAG)) {
     const command = await Deno.readTextFile(`/proc/${process.pid}/cmdline`).catch(() => "");
-    if (command.includes(marker)) return process.value;
+    if (command.includes(marker)) return process.value.split("/")[0];
   }
   return undefined;
 }
@@ -69,9 +71,33 @@ async function gone(marker: string, ms: number): Promise<string[]> {
   }, ms) ?? await withMarker(marker);
 }
 
-/** A check that runs for five minutes and starts a daemon of its own in another session. */
+/**
+ * A check that runs for five minutes and starts a daemon of its own in
+ * another session, unless FAST is set (the resumed run's).
+ */
 const SLOW_CHECK = (marker: string) =>
-  `(setsid node -e "setTimeout(() => {}, 301000)" ${marker}-daemon &); node -e "setTimeout(() => {}, 300000)" ${marker}`;
+  `[ -n "$FAST" ] || { (setsid node -e "setTimeout(() => {}, 301000)" ${marker}-daemon &); node -e "setTimeout(() => {}, 300000)" ${marker}; }`;
+
+/** The worktrees of a repository besides its checkout. */
+async function worktrees(repo: string): Promise<string[]> {
+  return (await git(repo, "worktree", "list", "--porcelain")).split("\n\n").slice(1);
+}
+
+/** The iterations the run history holds for a run. */
+function recorded(repo: string, runId: string): number[] {
+  const store = SqliteStore.open(`${repo}/.agent/.finishline/state.db`);
+  try {
+    return store.iterations(runId).map((row) => row.number);
+  } finally {
+    store.close();
+  }
+}
+
+const done = toolTurn("mcp__finishline__complete_task", {
+  status: "success",
+  original_request_summary: "Do the work",
+  summary: "Done",
+});
 
 /** Starts a run whose first session hangs, and SIGKILLs it once its baseline runs; returns its run id. */
 async function killedDuringBaseline(
@@ -105,26 +131,49 @@ async function killedDuringBaseline(
   return runId!;
 }
 
-Deno.test("kill -9 during the baseline: the watchdog stops the check, its daemon and the agent", async () => {
+Deno.test("kill -9 during the baseline: the watchdog stops the check, its daemon and the agent; --resume completes with no stale worktree", async () => {
   await using repo = await tempRepo();
   const marker = `baseline-${crypto.randomUUID().slice(0, 8)}`;
   await slowSuite(repo.path, SLOW_CHECK(marker));
   await using server = await ScriptedModelServer.start({
-    scripts: [[{ text: "Thinking about it.", delayMs: 120_000 }]],
+    scripts: [[{ text: "Thinking about it.", delayMs: 120_000 }], [
+      toolTurn("Bash", { command: "echo done > done.txt && git add -A && git commit -qm done" }),
+      done,
+      textTurn("Done."),
+    ]],
   });
   await using home = await tempDir("finishline-home-");
+  const started = performance.now();
   const runId = await killedDuringBaseline(repo.path, server, marker, { home: home.path });
   // SIGTERM, then SIGKILL two seconds on.
   assert.deepEqual(await gone(marker, 10_000), [], "the check and its daemon are gone");
   const left = await until(async () => {
-    const tagged = await taggedProcesses(RUN_TAG, runId);
+    const tagged = await taggedProcesses(RUN_TAG, `${runId}/`, { prefix: true });
     return tagged.length === 0 ? tagged : undefined;
   }, 5_000) ?? await Promise.all(
-    (await taggedProcesses(RUN_TAG, runId)).map((process) =>
+    (await taggedProcesses(RUN_TAG, `${runId}/`, { prefix: true })).map((process) =>
       Deno.readTextFile(`/proc/${process.pid}/cmdline`).catch(() => "")
     ),
   );
   assert.deepEqual(left, [], "no process of the run is left");
+  const resumed = await runCli(["--resume", runId, "--json"], {
+    cwd: repo.path,
+    server,
+    home: home.path,
+    env: { FAST: "1" },
+  });
+  assert.equal(resumed.code, 0, resumed.stderr);
+  assert.match(resumed.stderr, /removed 1 check worktree left by an earlier run that was killed/);
+  assert.deepEqual(await worktrees(repo.path), []);
+  assert.deepEqual(await taggedProcesses(RUN_TAG, `${runId}/`, { prefix: true }), []);
+  assert.deepEqual(recorded(repo.path, runId), [1]);
+  catalogueLine(
+    "SIGKILL during the baseline, then --resume",
+    "completed, exit 0",
+    started,
+    [1],
+    { orphans: 0, worktrees: 0, lost: 0 },
+  );
 });
 
 Deno.test("kill -9 of a run and of its watchdog: the next run in the checkout stops what is left and removes its worktree", async () => {
@@ -162,7 +211,7 @@ Deno.test("kill -9 of a run and of its watchdog: the next run in the checkout st
     /stopped \d+ process(es)? left running by an earlier run that was killed/,
   );
   assert.deepEqual(await gone(marker, 10_000), []);
-  assert.deepEqual(await taggedProcesses(RUN_TAG, runId), []);
+  assert.deepEqual(await taggedProcesses(RUN_TAG, `${runId}/`, { prefix: true }), []);
   assert.match(next.stderr, /removed 1 check worktree left by an earlier run that was killed/);
   assert.deepEqual(await worktrees(), [], "no worktree of either run is left");
   assert.equal(
@@ -199,5 +248,102 @@ Deno.test("a check that starts a daemon does not leave it behind after a run", a
     await gone(marker, 5_000),
     [],
     "the daemons the baseline and the claim's check started are gone",
+  );
+});
+
+Deno.test("kill -9 while a claim is verified: nothing left running; --resume completes with no stale worktree", async () => {
+  await using repo = await tempRepo();
+  const marker = `verify-${crypto.randomUUID().slice(0, 8)}`;
+  // Slow only on a commit that holds slow.flag, so the baseline is quick and the claim's check is not.
+  await slowSuite(
+    repo.path,
+    `if [ -f slow.flag ] && [ -z "$FAST" ]; then node -e "setTimeout(() => {}, 300000)" ${marker}; fi`,
+  );
+  await using server = await ScriptedModelServer.start({
+    scripts: [
+      [
+        toolTurn("Bash", { command: "touch slow.flag && git add -A && git commit -qm flag" }),
+        done,
+        textTurn("Done."),
+      ],
+      [done, textTurn("Done.")],
+    ],
+  });
+  await using home = await tempDir("finishline-home-");
+  const started = performance.now();
+  let runId: string | undefined;
+  const killed = await runCli(["--agent", "worker", "--task", "Do the work", "--json"], {
+    cwd: repo.path,
+    server,
+    home: home.path,
+    onSpawn: async (child) => {
+      runId = await until(() => taggedRun(marker), 60_000);
+      child.kill("SIGKILL");
+    },
+  });
+  assert.equal(killed.code, 137, killed.stderr);
+  assert.ok(runId, "the claim's check was seen running on the clean copy");
+  assert.deepEqual(await gone(marker, 10_000), []);
+  assert.equal((await worktrees(repo.path)).length, 1, "the clean copy is left until the resume");
+  const resumed = await runCli(["--resume", runId!, "--json"], {
+    cwd: repo.path,
+    server,
+    home: home.path,
+    env: { FAST: "1" },
+  });
+  assert.equal(resumed.code, 0, resumed.stderr);
+  assert.deepEqual(await worktrees(repo.path), []);
+  assert.deepEqual(await taggedProcesses(RUN_TAG, `${runId}/`, { prefix: true }), []);
+  assert.deepEqual(recorded(repo.path, runId!), [1]);
+  catalogueLine(
+    "SIGKILL while a claim is verified, then --resume",
+    "completed, exit 0",
+    started,
+    [1],
+    { orphans: 0, worktrees: 0, lost: 0 },
+  );
+});
+
+Deno.test("a check that prints 100 MB: the run completes, and the runner's memory is reported", async () => {
+  await using repo = await tempRepo();
+  await slowSuite(
+    repo.path,
+    "head -c 104857600 /dev/zero | tr '\\\\0' 'x' | fold -w 99; echo; echo '# pass 1'",
+  );
+  await using server = await ScriptedModelServer.start({
+    scripts: [[
+      toolTurn("Bash", { command: "echo y > y.txt && git add -A && git commit -qm y" }),
+      done,
+      textTurn("Done."),
+    ]],
+  });
+  const started = performance.now();
+  let peakKb = 0;
+  const run = await runCli(["--agent", "worker", "--task", "Do the work", "--json"], {
+    cwd: repo.path,
+    server,
+    onSpawn: async (child) => {
+      // The runner's resident memory, sampled while it runs (reported, never asserted).
+      const watch = async () => {
+        for (;;) {
+          const status = await Deno.readTextFile(`/proc/${child.pid}/status`).catch(() => "");
+          const kb = Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? NaN);
+          if (Number.isNaN(kb)) return;
+          peakKb = Math.max(peakKb, kb);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      };
+      watch();
+    },
+  });
+  assert.equal(run.code, 0, run.stderr);
+  const result = JSON.parse(run.stdout);
+  assert.equal(result.status, "completed");
+  catalogueLine(
+    "a check that prints 100 MB",
+    "completed, exit 0",
+    started,
+    [1],
+    { orphans: 0, worktrees: 0, lost: 0, peakMb: peakKb / 1024 },
   );
 });

@@ -115,7 +115,7 @@ async function goOn(
   const started = performance.now();
   // What an earlier process of this fleet left running (its lock is ours now), then a watchdog:
   // the fleet's runs and their agents die with it, however it dies.
-  const orphans = await stopTagged(FLEET_TAG, record.id);
+  const orphans = await stopTagged(FLEET_TAG, `${record.id}/`, { prefix: true });
   if (orphans > 0) view.line(`[finishline] fleet: stopped ${orphans} processes of its earlier run`);
   const watchdog = await guardProcesses(FLEET_TAG, record.id);
   const store = openStore(record.store, record.cwd);
@@ -146,7 +146,7 @@ async function goOn(
     return ranWithout ? 1 : 0;
   } finally {
     store.close();
-    await stopTagged(FLEET_TAG, record.id);
+    await stopTagged(FLEET_TAG, watchdog.tag);
     watchdog.stop();
     await lock.release();
   }
