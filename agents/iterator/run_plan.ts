@@ -21,7 +21,7 @@ import type { AgentDefinition, LoadedDefinition } from "../common/definition/typ
 import { GitRepo } from "../common/git.ts";
 import { argsToVariables, PromptResolver } from "../common/prompt_resolver.ts";
 import { pathExists } from "../common/resource.ts";
-import { runTool } from "../common/process.ts";
+import { runGit } from "../common/run_git.ts";
 import { UsageError } from "../common/errors.ts";
 import type { SqliteStore, StoredRun } from "../common/store/mod.ts";
 import { applyFlags, parseRunFlags, type RunCommand, type RunFlags } from "./command_line.ts";
@@ -212,8 +212,7 @@ export async function prepareRun(
  */
 async function checkWhereItRuns(cwd: string, repo: GitRepo | undefined, worktree: boolean) {
   if (!repo) {
-    const probe = await runTool(
-      "git",
+    const probe = await runGit(
       ["rev-parse", "--is-bare-repository", "--is-inside-git-dir"],
       {
         cwd,
