@@ -7,8 +7,6 @@
  */
 
 import assert from "node:assert/strict";
-import { RepoChecksChecker } from "../../../agents/mod.ts";
-import { GitRepo } from "../../../agents/common/git.ts";
 import {
   applyVerdicts,
   cutDiff,
@@ -18,16 +16,11 @@ import {
   type ReviewRequest,
 } from "../../../agents/common/checks/declarations.ts";
 import type { Declaration } from "../../../agents/common/completion/types.ts";
-import { git, tempRepo } from "../../_helpers.ts";
+import { git } from "../../_helpers.ts";
+import { commitAll, gateProject, NODE_TEST, PACKAGE_JSON, write } from "./_gate_project.ts";
 
-const NODE_TEST = { name: "npm test", command: "npm test", runner: "node" as const };
 /** A lint check that fails at the start and whatever the agent does. */
 const LINT = { name: "npm run lint", command: "echo 'lint: 3 problems' && exit 1" };
-const PACKAGE_JSON = JSON.stringify({
-  name: "math",
-  private: true,
-  scripts: { test: "node --test" },
-});
 const BROKEN = "exports.add = (a, b) => a - b;\n";
 const FIXED = "exports.add = (a, b) => a + b;\n";
 const TEST = `const test = require("node:test");
@@ -38,67 +31,19 @@ test("adds", () => assert.equal(add(2, 2), 4));
 /** The test weakened until the bug passes. */
 const WEAKENED = TEST.replace("assert.equal(add(2, 2), 4)", "assert.ok(add(2, 2) !== undefined)");
 
-async function write(root: string, files: Record<string, string>): Promise<void> {
-  for (const [file, text] of Object.entries(files)) {
-    await Deno.mkdir(`${root}/${file}`.replace(/\/[^/]+$/, ""), { recursive: true });
-    await Deno.writeTextFile(`${root}/${file}`, text);
-  }
-}
-
-async function commitAll(root: string, message = "work"): Promise<string> {
-  await git(root, "add", "-A");
-  await git(root, "commit", "-qm", message);
-  return await git(root, "rev-parse", "HEAD");
-}
-
 /** A node project with a bug its test catches and a lint check red from the start; a reviewer that answers `answer`. */
 async function project(answer: (request: ReviewRequest) => ReviewAnswer | Promise<ReviewAnswer>) {
-  const repo = await tempRepo();
-  await write(repo.path, {
-    "package.json": PACKAGE_JSON,
-    "src/math.js": BROKEN,
-    "test/math.test.js": TEST,
-  });
-  const base = await commitAll(repo.path, "start");
-  const gitRepo = (await GitRepo.open(repo.path))!;
-  const gate = new RepoChecksChecker({
+  /** What the reviewer found in its folder at each review: the claim's files. */
+  const found: Array<Record<string, string>> = [];
+  const gate = await gateProject({
+    files: { "package.json": PACKAGE_JSON, "src/math.js": BROKEN, "test/math.test.js": TEST },
     checks: [NODE_TEST, LINT],
-    timeoutMs: 60_000,
-    protect: ["**/test/**"],
-  });
-  const asked: Array<ReviewRequest & { found: Record<string, string> }> = [];
-  gate.setReviewer(async (request) => {
-    // What the reviewer finds in its folder: the claim's files.
-    const found = { "src/math.js": await Deno.readTextFile(`${request.dir}/src/math.js`) };
-    asked.push({ ...request, found });
-    return await answer(request);
-  });
-  await gate.recordStart(gitRepo);
-  await gate.startBaseline(gitRepo, base);
-  const claim = (completeTask: Record<string, unknown>) =>
-    gate.check(
-      {
-        cwd: repo.path,
-        git: { repo: gitRepo, baseline: base },
-        completeTask: {
-          status: "success",
-          summary: "",
-          original_request_summary: "",
-          ...completeTask,
-        },
-      } as never,
-    );
-  return {
-    repo,
-    gate,
-    base,
-    asked,
-    claim,
-    async [Symbol.asyncDispose]() {
-      await gate.close();
-      await repo[Symbol.asyncDispose]();
+    reviewer: async (request) => {
+      found.push({ "src/math.js": await Deno.readTextFile(`${request.dir}/src/math.js`) });
+      return await answer(request);
     },
-  };
+  });
+  return Object.assign(gate, { found });
 }
 
 const OUT_OF_SCOPE = {
@@ -132,7 +77,7 @@ Deno.test("declarations count only when an independent reviewer accepts them", a
       request.diff,
       /-exports.add = \(a, b\) => a - b;\n\+exports.add = \(a, b\) => a \+ b;/,
     );
-    assert.equal(request.found["src/math.js"], FIXED);
+    assert.equal(run.found[0]["src/math.js"], FIXED);
     assert.deepEqual(run.gate.evidence?.declarations, [{
       ...request.declarations[0],
       verdict: "accepted",

@@ -6,18 +6,9 @@
  */
 
 import assert from "node:assert/strict";
-import { RepoChecksChecker } from "../../../agents/mod.ts";
-import { GitRepo } from "../../../agents/common/git.ts";
-import type { ReviewRequest } from "../../../agents/common/checks/declarations.ts";
 import { flippedTests, workerTestFiles } from "../../../agents/common/checks/fail_to_pass.ts";
 import type { CheckRun } from "../../../agents/common/checks/check_run.ts";
-import { git, tempRepo } from "../../_helpers.ts";
-
-const PACKAGE_JSON = JSON.stringify({
-  name: "math",
-  private: true,
-  scripts: { test: "node --test" },
-});
+import { commitAll, gateProject, type GateSetup, PACKAGE_JSON, write } from "./_gate_project.ts";
 const BROKEN = "exports.add = (a, b) => a + b;\nexports.subtract = (a, b) => a + b;\n";
 const FIXED = "exports.add = (a, b) => a + b;\nexports.subtract = (a, b) => a - b;\n";
 /** The suite tests add only: green at the start, blind to the bug. */
@@ -37,72 +28,24 @@ const { add } = require("../src/math.js");
 test("adds negatives", () => assert.equal(add(-2, -2), -4));
 `;
 
-async function write(root: string, files: Record<string, string>): Promise<void> {
-  for (const [file, text] of Object.entries(files)) {
-    await Deno.mkdir(`${root}/${file}`.replace(/\/[^/]+$/, ""), { recursive: true });
-    await Deno.writeTextFile(`${root}/${file}`, text);
-  }
-}
-
-async function commitAll(root: string, message = "work"): Promise<string> {
-  await git(root, "add", "-A");
-  await git(root, "commit", "-qm", message);
-  return await git(root, "rev-parse", "HEAD");
-}
-
 /** A node project whose suite is green and blind to the subtract bug; the gate needs the worker's test. */
-async function bugFix(reviewer?: (request: ReviewRequest) => Promise<unknown>) {
-  const repo = await tempRepo();
+async function bugFix(reviewer?: GateSetup["reviewer"]) {
   // Each run of the check adds a line here, outside the repository.
-  const runs = `${repo.path}.runs`;
-  await write(repo.path, {
-    "package.json": PACKAGE_JSON,
-    "src/math.js": BROKEN,
-    "test/math.test.js": SUITE,
-  });
-  const base = await commitAll(repo.path, "start");
-  const gitRepo = (await GitRepo.open(repo.path))!;
-  const gate = new RepoChecksChecker({
+  const runs = await Deno.makeTempFile({ prefix: "finishline-runs-" });
+  const project = await gateProject({
+    files: { "package.json": PACKAGE_JSON, "src/math.js": BROKEN, "test/math.test.js": SUITE },
     checks: [{ name: "npm test", command: `echo run >> "${runs}"; npm test`, runner: "node" }],
-    timeoutMs: 60_000,
-    protect: ["**/test/**"],
+    workerTest: 'issue #7 is labelled "bug"',
+    reviewer,
   });
-  gate.requireWorkerTest('issue #7 is labelled "bug"');
-  const asked: ReviewRequest[] = [];
-  if (reviewer) {
-    gate.setReviewer(async (request) => {
-      asked.push(request);
-      return await reviewer(request) as never;
-    });
-  }
-  await gate.recordStart(gitRepo);
-  await gate.startBaseline(gitRepo, base);
-  const claim = (completeTask: Record<string, unknown> = {}) =>
-    gate.check(
-      {
-        cwd: repo.path,
-        git: { repo: gitRepo, baseline: base },
-        completeTask: {
-          status: "success",
-          summary: "",
-          original_request_summary: "",
-          ...completeTask,
-        },
-      } as never,
-    );
-  return {
-    repo,
-    gate,
-    base,
-    asked,
-    claim,
-    runs: async () => (await Deno.readTextFile(runs)).trim().split("\n").length,
+  const dispose = project[Symbol.asyncDispose].bind(project);
+  return Object.assign(project, {
+    runs: async () => (await Deno.readTextFile(runs)).split("\n").filter(Boolean).length,
     async [Symbol.asyncDispose]() {
-      await gate.close();
-      await repo[Symbol.asyncDispose]();
+      await dispose();
       await Deno.remove(runs).catch(() => {});
     },
-  };
+  });
 }
 
 Deno.test("the worker's test of a bug fix must fail on the starting commit and pass on the claim", async (t) => {

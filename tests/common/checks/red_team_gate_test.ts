@@ -8,18 +8,19 @@
  */
 
 import assert from "node:assert/strict";
-import { DEFAULT_PROTECTED_GLOBS, RepoChecksChecker } from "../../../agents/mod.ts";
-import { GitRepo } from "../../../agents/common/git.ts";
+import { DEFAULT_PROTECTED_GLOBS } from "../../../agents/mod.ts";
 import type { RepoCheck } from "../../../agents/common/checks/check_run.ts";
 import type { ReviewAnswer, ReviewRequest } from "../../../agents/common/checks/declarations.ts";
-import { git, tempRepo } from "../../_helpers.ts";
+import { git } from "../../_helpers.ts";
+import {
+  commitAll,
+  type GateProject,
+  gateProject,
+  NODE_TEST,
+  PACKAGE_JSON,
+  write,
+} from "./_gate_project.ts";
 
-const NODE_TEST: RepoCheck = { name: "npm test", command: "npm test", runner: "node" };
-const PACKAGE_JSON = JSON.stringify({
-  name: "math",
-  private: true,
-  scripts: { test: "node --test" },
-});
 const BROKEN = "exports.add = (a, b) => a + b;\nexports.subtract = (a, b) => a + b;\n";
 const FIXED = "exports.add = (a, b) => a + b;\nexports.subtract = (a, b) => a - b;\n";
 /** Tests add only: green at the start and blind to the subtract bug. */
@@ -41,19 +42,6 @@ const { subtract } = require("../src/math.js");
 test("subtracts", () => assert.equal(subtract(5, 3), 2));
 `;
 
-async function write(root: string, files: Record<string, string>): Promise<void> {
-  for (const [file, text] of Object.entries(files)) {
-    await Deno.mkdir(`${root}/${file}`.replace(/\/[^/]+$/, ""), { recursive: true });
-    await Deno.writeTextFile(`${root}/${file}`, text);
-  }
-}
-
-async function commitAll(root: string, message = "work"): Promise<string> {
-  await git(root, "add", "-A");
-  await git(root, "commit", "-qm", message);
-  return await git(root, "rev-parse", "HEAD");
-}
-
 interface Setup {
   /** The starting commit's files. */
   files: Record<string, string>;
@@ -66,52 +54,17 @@ interface Setup {
 }
 
 /** A project at its starting commit with the gate's baseline run, and a reviewer that records what it is asked. */
-async function project(setup: Setup) {
-  const repo = await tempRepo();
-  await write(repo.path, setup.files);
-  const base = await commitAll(repo.path, "start");
-  const gitRepo = (await GitRepo.open(repo.path))!;
-  const gate = new RepoChecksChecker({
-    checks: setup.checks ?? [NODE_TEST],
-    timeoutMs: 60_000,
-    protect: setup.protect ?? ["**/test/**"],
+function project(setup: Setup): Promise<GateProject> {
+  return gateProject({
+    files: setup.files,
+    checks: setup.checks,
+    protect: setup.protect,
+    workerTest: setup.workerTest ? 'issue #7 is labelled "bug"' : undefined,
+    reviewer: setup.answer ??
+      ((request) => ({
+        verdicts: request.declarations.map(() => ({ accept: false, why: "red team: refused" })),
+      })),
   });
-  if (setup.workerTest) gate.requireWorkerTest('issue #7 is labelled "bug"');
-  const asked: ReviewRequest[] = [];
-  const answer = setup.answer ??
-    ((request: ReviewRequest): ReviewAnswer => ({
-      verdicts: request.declarations.map(() => ({ accept: false, why: "red team: refused" })),
-    }));
-  gate.setReviewer((request) => {
-    asked.push(request);
-    return Promise.resolve(answer(request));
-  });
-  await gate.recordStart(gitRepo);
-  await gate.startBaseline(gitRepo, base);
-  const claim = (completeTask: Record<string, unknown> = {}) =>
-    gate.check(
-      {
-        cwd: repo.path,
-        git: { repo: gitRepo, baseline: base },
-        completeTask: {
-          status: "success",
-          summary: "",
-          original_request_summary: "",
-          ...completeTask,
-        },
-      } as never,
-    );
-  return {
-    repo,
-    gate,
-    base,
-    asked,
-    claim,
-    async [Symbol.asyncDispose]() {
-      await gate.close();
-      await repo[Symbol.asyncDispose]();
-    },
-  };
 }
 
 /** A reviewer that accepts that the worker's test shows the bug, and refuses every declaration. */
