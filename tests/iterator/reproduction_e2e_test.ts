@@ -94,12 +94,8 @@ interface Run {
   worktrees: number;
 }
 
-async function play(
-  verifier: SessionScript,
-  workers: SessionScript[],
-  backend?: Record<string, unknown>,
-): Promise<Run> {
-  await using repo = await tempRepo();
+/** The math project at its starting commit: subtract broken, a suite blind to it. */
+async function mathProject(path: string): Promise<void> {
   for (
     const [file, text] of Object.entries({
       ".gitignore": "node_modules\n",
@@ -108,11 +104,20 @@ async function play(
       "test/math.test.js": SUITE,
     })
   ) {
-    await Deno.mkdir(`${repo.path}/${file}`.replace(/\/[^/]+$/, ""), { recursive: true });
-    await Deno.writeTextFile(`${repo.path}/${file}`, text);
+    await Deno.mkdir(`${path}/${file}`.replace(/\/[^/]+$/, ""), { recursive: true });
+    await Deno.writeTextFile(`${path}/${file}`, text);
   }
-  await git(repo.path, "add", "-A");
-  await git(repo.path, "commit", "-qm", "math");
+  await git(path, "add", "-A");
+  await git(path, "commit", "-qm", "math");
+}
+
+async function play(
+  verifier: SessionScript,
+  workers: SessionScript[],
+  backend?: Record<string, unknown>,
+): Promise<Run> {
+  await using repo = await tempRepo();
+  await mathProject(repo.path);
   await commitAgent(
     repo.path,
     backend ? { ...AGENT, behavior: { ...AGENT.behavior, backend } } : AGENT,
@@ -277,19 +282,7 @@ Deno.test("on claude-agent-acp too: the verifier's test is held out and refuses 
 
 Deno.test("a run interrupted and resumed writes its held-out test again, and it still gates the claim", async () => {
   await using repo = await tempRepo();
-  for (
-    const [file, text] of Object.entries({
-      ".gitignore": "node_modules\n",
-      "package.json": '{ "name": "math", "private": true, "scripts": { "test": "node --test" } }',
-      "src/math.js": BROKEN,
-      "test/math.test.js": SUITE,
-    })
-  ) {
-    await Deno.mkdir(`${repo.path}/${file}`.replace(/\/[^/]+$/, ""), { recursive: true });
-    await Deno.writeTextFile(`${repo.path}/${file}`, text);
-  }
-  await git(repo.path, "add", "-A");
-  await git(repo.path, "commit", "-qm", "math");
+  await mathProject(repo.path);
   await commitAgent(repo.path, AGENT);
   let interrupt!: () => void;
   const interrupted = new Promise<void>((resolve) => (interrupt = resolve));
