@@ -12,6 +12,7 @@ import { DatabaseSync } from "node:sqlite";
 import { EXTRACT_MARKER } from "../../agents/common/learnings.ts";
 import { ScriptedModelServer, textTurn } from "../../agents/testing/mod.ts";
 import { SqliteStore } from "../../agents/common/store/mod.ts";
+import { RUN_TAG, taggedProcesses } from "../../agents/common/process_tags.ts";
 import { denoDir, runCli, tempDir, tempRepo } from "../_helpers.ts";
 import { catalogueLine } from "./_fault_catalogue.ts";
 
@@ -304,3 +305,68 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "SIGKILL during the finish leaves the outcome recorded and nothing running, and finish RUN_ID completes it",
+  ignore: Deno.build.os !== "linux",
+  fn: async () => {
+    await using repo = await tempRepo();
+    await writeAgent(repo.path);
+    let extracting: () => void;
+    const extraction = new Promise<void>((resolve) => extracting = resolve);
+    let extractions = 0;
+    await using server = await ScriptedModelServer.start({
+      scripts: [[textTurn("Looked around.")]],
+      sideReply: ({ lastUserText }) => {
+        if (!lastUserText.includes(EXTRACT_MARKER)) return textTurn("OK.");
+        if (extractions++ > 0) return textTurn('[{"learning": "Finish steps are checkpointed"}]');
+        extracting();
+        return { text: "[]", delayMs: 120_000 };
+      },
+    });
+    // A HOME that outlives the killed run: runCli's own would stop what is left (see tempDir).
+    await using home = await tempDir("finishline-home-");
+    let sentAt = 0;
+    const run = await runCli(["--agent", "slow"], {
+      cwd: repo.path,
+      server,
+      home: home.path,
+      onSpawn: async (child) => {
+        await Promise.race([extraction, child.status]);
+        sentAt = performance.now();
+        child.kill("SIGKILL");
+      },
+    });
+    assert.equal(run.code, 137, run.stderr);
+    const { id, status } = storedRun(repo.path);
+    assert.equal(status, "completed", "the outcome was recorded before the finish began");
+    let left = await taggedProcesses(RUN_TAG, `${id}/`, { prefix: true });
+    for (let i = 0; i < 100 && left.length > 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      left = await taggedProcesses(RUN_TAG, `${id}/`, { prefix: true });
+    }
+    assert.deepEqual(left, [], "the finish's Claude Code process is stopped with the run");
+    const worktrees = await runGitList(repo.path);
+    assert.deepEqual(worktrees, [], "the gate's worktrees were gone before the finish began");
+    catalogueLine(
+      "SIGKILL during the finish workflow",
+      "outcome recorded; finish RUN_ID completes it",
+      sentAt,
+      storedIterations(repo.path),
+      { orphans: left.length, worktrees: worktrees.length, lost: 0 },
+    );
+    const finished = await runCli(["finish", id], { cwd: repo.path, server, home: home.path });
+    assert.equal(finished.code, 0, finished.stderr);
+  },
+});
+
+/** The worktrees of a repository besides its checkout. */
+async function runGitList(root: string): Promise<string[]> {
+  const output = await new Deno.Command("git", {
+    args: ["worktree", "list", "--porcelain"],
+    cwd: root,
+    stdout: "piped",
+  }).output();
+  return new TextDecoder().decode(output.stdout).trim().split("\n\n").slice(1);
+}

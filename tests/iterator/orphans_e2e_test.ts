@@ -239,6 +239,7 @@ Deno.test("a check that starts a daemon does not leave it behind after a run", a
       textTurn("Done."),
     ]],
   });
+  const started = performance.now();
   const run = await runCli(["--agent", "worker", "--task", "Do the work", "--json"], {
     cwd: repo.path,
     server,
@@ -248,6 +249,15 @@ Deno.test("a check that starts a daemon does not leave it behind after a run", a
     await gone(marker, 5_000),
     [],
     "the daemons the baseline and the claim's check started are gone",
+  );
+  const { runId } = JSON.parse(run.stdout);
+  assert.deepEqual(await worktrees(repo.path), []);
+  catalogueLine(
+    "a check that backgrounds a daemon",
+    "completed, exit 0, the daemon stopped",
+    started,
+    recorded(repo.path, runId),
+    { orphans: 0, worktrees: 0, lost: 0 },
   );
 });
 

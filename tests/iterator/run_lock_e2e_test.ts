@@ -170,6 +170,7 @@ Deno.test("a second run of any kind in the same checkout is refused while the fi
     }]],
   });
   let second: Awaited<ReturnType<typeof runCli>> | undefined;
+  let secondAt = 0;
   let runs = "";
   let logs: string[] = [];
   const first = await runCli(["--task", "Write the docs", "--json"], {
@@ -180,7 +181,9 @@ Deno.test("a second run of any kind in the same checkout is refused while the fi
       const listed = () => runCli(["runs", "--json"], { cwd: repo.path });
       runs = (await listed()).stdout;
       logs = [...Deno.readDirSync(`${repo.path}/.agent/iterator/logs`)].map((entry) => entry.name);
+      secondAt = performance.now();
       second = await runCli(["--task", "Write the tests"], { cwd: repo.path, server });
+      catalogueLine("two runs in one checkout", "the second refused, exit 2", secondAt, []);
       assert.equal((await listed()).stdout, runs, "the refused run is not recorded");
       child.kill("SIGKILL");
     },
