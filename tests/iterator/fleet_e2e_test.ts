@@ -284,12 +284,10 @@ Deno.test("a fleet killed outright (SIGKILL) takes its runs and their agents wit
   );
   catalogueLine(
     "SIGKILL of a fleet: its runs stop with it",
-    "runs interrupted, 0 left running",
+    "runs interrupted and recorded, 0 left running",
     started,
-    [
-      1,
-    ],
-    { orphans: 0, worktrees: "kept for --resume", lost: 0 },
+    [],
+    { orphans: 0, worktrees: "run worktrees kept for --resume", lost: 0 },
   );
   const resumed = await runCli(["fleet", "--resume", "--json"], options);
   assert.equal(resumed.code, 0, resumed.stderr);
