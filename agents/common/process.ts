@@ -115,8 +115,8 @@ export interface ShellResult {
 /** Bytes read from a command's pipe at a time. */
 const READ_SIZE = 64 * 1024;
 
-/** The most of a command's output {@linkcode runShell} keeps, by default: 4 MiB. */
-export const SHELL_OUTPUT_LIMIT = 4 * 1024 * 1024;
+/** The most of a command's output {@linkcode runShell} keeps, by default: 1 MiB. */
+export const SHELL_OUTPUT_LIMIT = 1024 * 1024;
 
 /**
  * A command's output, kept within a budget: the first eighth of it whole,
