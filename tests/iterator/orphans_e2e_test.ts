@@ -115,7 +115,7 @@ async function killedDuringBaseline(
       runId = await until(() => taggedRun(marker), 60_000);
       // The first session is waiting for its model's answer: it holds the first script.
       await until(
-        async () => server.requests.some((request) => !request.side) || undefined,
+        () => Promise.resolve(server.requests.some((request) => !request.side) || undefined),
         60_000,
       );
       if (options.killWatchdog) {
@@ -332,7 +332,7 @@ Deno.test("a check that prints 100 MB: the run completes, and the runner's memor
   const run = await runCli(["--agent", "worker", "--task", "Do the work", "--json"], {
     cwd: repo.path,
     server,
-    onSpawn: async (child) => {
+    onSpawn: (child) => {
       // The runner's resident memory, sampled while it runs (reported, never asserted).
       const watch = async () => {
         for (;;) {

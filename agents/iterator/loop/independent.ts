@@ -101,15 +101,24 @@ export async function runIndependent(
   };
   const started = state.now();
   const before = cost.costUsd;
-  cost.sessions++;
   let lastText = "";
   try {
-    for await (const message of backend.session(request)) {
-      count(cost, message);
-      lastText = textOf(message) ?? lastText;
+    // An agent process that dies before its first answer (two starting at once, a first
+    // run's set-up) gets one more try: nothing was done yet.
+    for (let attempt = 1;; attempt++) {
+      cost.sessions++;
+      const requests = cost.requests;
+      try {
+        for await (const message of backend.session(request)) {
+          count(cost, message);
+          lastText = textOf(message) ?? lastText;
+        }
+        break;
+      } catch (error) {
+        if (attempt < 2 && cost.requests === requests && !request.signal.aborted) continue;
+        return { lastText, problem: `session failed: ${firstLine(error)}` };
+      }
     }
-  } catch (error) {
-    return { lastText, problem: `session failed: ${firstLine(error)}` };
   } finally {
     cost.durationMs += Math.round(state.now() - started);
   }
