@@ -688,10 +688,8 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       settled.push(await this.#settle(check, runs[index], views.get(check.name), cwd, signal));
     }
     // The agent's tests ran: a linked dependency folder they wrote into would reach every later run.
-    const planted = claim ? await this.#linkedChanges(claim) : [];
-    if (planted.length > 0) {
-      return this.#refuse({ ...facts, dependencyChanges: planted }, plantedFeedback(planted));
-    }
+    const planted = claim && await this.#planted(claim, facts);
+    if (planted) return planted;
     const judged = judgeAll(settled, views, declared, {
       undeclared,
       changedCount: testsChanged.length,
@@ -728,10 +726,8 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     let dispute: Declaration | undefined;
     if (reproduction?.kept && claim && this.#copy) {
       const heldOut = await this.#heldOut(reproduction.test, claim, signal);
-      const changed = await this.#linkedChanges(claim);
-      if (changed.length > 0) {
-        return this.#refuse({ ...facts, dependencyChanges: changed }, plantedFeedback(changed));
-      }
+      const planted = await this.#planted(claim, facts);
+      if (planted) return planted;
       evidence.heldOut = { tests: reproduction.test.tests, passed: heldOut.length === 0 };
       const disputed = context.completeTask?.held_out_wrong?.trim() || undefined;
       if (heldOut.length > 0) {
@@ -756,10 +752,8 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       const excused = new Map(judged.outOfScope.map((entry) => [entry.check, entry.reason]));
       const originals = await this.#originals(claim, base, testsChanged, excused, signal);
       evidence.originalsPass = originals.passed;
-      const changed = await this.#linkedChanges(claim);
-      if (changed.length > 0) {
-        return this.#refuse({ ...facts, dependencyChanges: changed }, plantedFeedback(changed));
-      }
+      const planted = await this.#planted(claim, facts);
+      if (planted) return planted;
       const unfixed = stillFailing(originals.runs, views);
       if (unfixed.length > 0) {
         problems.push(
@@ -780,10 +774,8 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     const noTest = context.completeTask?.no_test?.trim() || undefined;
     if (problems.length === 0 && base && claim && this.#workerTestWhy) {
       const worker = await this.#workerTest(claim, base, testsChanged, settled, noTest, signal);
-      const changed = await this.#linkedChanges(claim);
-      if (changed.length > 0) {
-        return this.#refuse({ ...facts, dependencyChanges: changed }, plantedFeedback(changed));
-      }
+      const planted = await this.#planted(claim, facts);
+      if (planted) return planted;
       evidence.workerTest = worker.evidence;
       if (worker.problem) problems.push(worker.problem);
     }
@@ -942,20 +934,25 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   }
 
   /**
-   * What the checks changed in the dependency folders linked into the clean
-   * copy (they are the checkout's own folders), against the start: a test
-   * that writes a shim there would fake every later run.
+   * The refusal of a claim whose checks, just run, changed the dependency
+   * folders linked into the clean copy (they are the checkout's own folders):
+   * a test that writes a shim there would fake every later run.
    */
-  async #linkedChanges(claim: Claim): Promise<string[]> {
+  async #planted(
+    claim: Claim,
+    facts: Partial<ChecksEvidence>,
+  ): Promise<TaskCompletionResult | undefined> {
     const start = (await this.#start)!;
     const linked = claim.plans.filter((plan) => !plan.install).map((plan) => plan.dir);
-    if (linked.length === 0) return [];
+    if (linked.length === 0) return undefined;
     const now = await dependencyManifest(claim.repo.root, start.folders);
     const within = (manifest: DependencyManifest) =>
       new Map(
         [...manifest].filter(([entry]) => linked.some((dir) => entry.startsWith(`${dir}/`))),
       );
-    return dependencyChanges(within(start.manifest), within(now));
+    const changes = dependencyChanges(within(start.manifest), within(now));
+    if (changes.length === 0) return undefined;
+    return this.#refuse({ ...facts, dependencyChanges: changes }, plantedFeedback(changes));
   }
 
   /**
