@@ -175,8 +175,11 @@ exit 0
 export interface Watchdog {
   /** The tag's value this process's children carry: `<value>/<pid>`. */
   tag: string;
-  /** Ends the watchdog (the watched process ended normally and cleaned up itself) and takes the tag off. */
-  stop(): void;
+  /**
+   * The watched process ends normally: stop every process it tagged, take the
+   * tag off, and end the watchdog.
+   */
+  end(): Promise<void>;
 }
 
 /**
@@ -194,8 +197,18 @@ export async function guardProcesses(name: string, value: string): Promise<Watch
   const tag = `${value}/${Deno.pid}`;
   Deno.env.set(name, tag);
   const untag = () => before === undefined ? Deno.env.delete(name) : Deno.env.set(name, before);
+  const end = async (watchdog?: Deno.ChildProcess) => {
+    await stopTagged(name, tag);
+    untag();
+    try {
+      watchdog?.kill("SIGKILL");
+    } catch {
+      // ended already
+    }
+    watchdog?.status.catch(() => {});
+  };
   const start = await startTime(Deno.pid);
-  if (start === undefined) return { tag, stop: untag };
+  if (start === undefined) return { tag, end: () => end() };
   let child: Deno.ChildProcess;
   try {
     child = new Deno.Command("sh", {
@@ -208,19 +221,8 @@ export async function guardProcesses(name: string, value: string): Promise<Watch
       detached: true,
     }).spawn();
   } catch {
-    return { tag, stop: untag };
+    return { tag, end: () => end() };
   }
   child.unref();
-  return {
-    tag,
-    stop: () => {
-      untag();
-      try {
-        child.kill("SIGKILL");
-      } catch {
-        // ended already
-      }
-      child.status.catch(() => {});
-    },
-  };
+  return { tag, end: () => end(child) };
 }

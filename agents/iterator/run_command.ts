@@ -91,7 +91,10 @@ export async function runCommand(
     checkout: !plan.flags.worktree,
   });
   // Whatever this run starts dies with it, however it ends.
-  const guard = await guardRun(plan.storeFile, plan.runId, plan.mainRepo);
+  const guard = await guardRun(plan.storeFile, plan.runId, plan.mainRepo).catch(async (error) => {
+    await locks.release({ tidy: true });
+    throw error;
+  });
   if (guard.orphans > 0) {
     io.stderr(
       `[finishline] stopped ${guard.orphans} process${

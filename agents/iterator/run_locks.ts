@@ -18,7 +18,6 @@ import {
   type ProcessId,
   RUN_TAG,
   stopProcesses,
-  stopTagged,
   taggedProcesses,
 } from "../common/process_tags.ts";
 
@@ -179,10 +178,7 @@ export async function guardRun(
   return {
     orphans,
     worktrees,
-    end: async () => {
-      await stopTagged(RUN_TAG, watchdog.tag);
-      watchdog.stop();
-    },
+    end: () => watchdog.end(),
   };
 }
 

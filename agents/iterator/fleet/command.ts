@@ -146,8 +146,7 @@ async function goOn(
     return ranWithout ? 1 : 0;
   } finally {
     store.close();
-    await stopTagged(FLEET_TAG, watchdog.tag);
-    watchdog.stop();
+    await watchdog.end();
     await lock.release();
   }
 }
