@@ -157,8 +157,8 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   #reproduction: Promise<Reproduction> | undefined;
   /** Why the worker's own fail-to-pass test is required, when it is. */
   #workerTestWhy: string | undefined;
-  /** The flipped tests (and what they said at the start) of each set of worker test files run there. */
-  #workerTests = new Map<string, { flipped: string[]; said: string[] }>();
+  /** The checks on the starting commit with each set of the worker's test files. */
+  #workerTests = new Map<string, CheckRun[]>();
   /** Reviews declarations; without one they stand as declared. */
   #reviewer: DeclarationReviewer | undefined;
   /** The reviews already had, by commit and declarations. */
@@ -990,25 +990,21 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     }
     const listed = await claim.repo.exec(["ls-tree", claim.head, "--", ...files]);
     const key = `${base}\n${listed.stdout}`;
-    let found = this.#workerTests.get(key);
-    if (!found) {
-      const atStart = await this.#atStart(claim, base, files, signal);
-      if (typeof atStart === "string") {
-        return {
-          evidence,
-          problem: `Your tests could not be run on the starting commit: ${atStart}`,
-        };
+    let atStart = this.#workerTests.get(key);
+    if (!atStart) {
+      const ran = await this.#atStart(claim, base, files, signal);
+      if (typeof ran === "string") {
+        return { evidence, problem: `Your tests could not be run on the starting commit: ${ran}` };
       }
-      found = {
-        flipped: flippedTests(atStart, settled.map((entry) => entry.run)),
-        said: atStart.flatMap((run) => run.green ? [] : assertionLines(run.tail, 3)),
-      };
-      if (!signal?.aborted) this.#workerTests.set(key, found);
+      atStart = ran;
+      if (!signal?.aborted) this.#workerTests.set(key, atStart);
     }
-    evidence.tests = found.flipped;
-    if (found.flipped.length > 0) {
+    // Against this claim's runs: another commit with the same test files may pass other tests.
+    evidence.tests = flippedTests(atStart, settled.map((entry) => entry.run));
+    if (evidence.tests.length > 0) {
       // The reviewer decides whether what failed at the start is the bug.
-      if (found.said.length > 0) evidence.failedWith = found.said;
+      const said = atStart.flatMap((run) => run.green ? [] : assertionLines(run.tail, 3));
+      if (said.length > 0) evidence.failedWith = said;
       evidence.passed = true;
       return { evidence };
     }
