@@ -85,7 +85,7 @@ export type {
   ToolCall,
   WorkerTestEvidence,
 } from "./common/completion/types.ts";
-export type { CompleteTaskCall } from "./common/complete_task.ts";
+export { COMPLETE_TASK_TOOL, type CompleteTaskCall } from "./common/complete_task_call.ts";
 export {
   createCompletionHandler,
   type CreateHandlerOptions,

@@ -15,6 +15,7 @@ import { parseArgs } from "node:util";
 import { ScriptedModelServer, textTurn, toolTurn } from "../agents/testing/mod.ts";
 import { commitAgent, runCli, tempRepo } from "../tests/_helpers.ts";
 import { bundledClaude } from "./loop_bench.ts";
+import { toolCommand } from "../tests/tools/mod.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -26,7 +27,7 @@ const { values } = parseArgs({
 const rounds = Number(values.rounds);
 const iterations = Number(values.iterations);
 const claude = await bundledClaude();
-const CLAUDE_ACP = [Deno.execPath(), "run", "-A", "npm:@zed-industries/claude-agent-acp@0.23.1"];
+const CLAUDE_ACP = toolCommand("@zed-industries/claude-agent-acp");
 
 type Kind = "sdk" | "acp";
 

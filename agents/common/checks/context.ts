@@ -8,7 +8,7 @@
  */
 
 import type { AgentBackend } from "../backends/types.ts";
-import type { CompleteTaskCall } from "../complete_task.ts";
+import type { CompleteTaskCall } from "../complete_task_call.ts";
 import type { IterationSummary } from "../completion/types.ts";
 import type { AgentMessage } from "../summary.ts";
 import { ask } from "../ask.ts";

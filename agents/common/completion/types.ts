@@ -6,7 +6,7 @@
  */
 
 import type { AgentDefinition, CompletionType } from "../definition/types.ts";
-import type { CompleteTaskCall } from "../complete_task.ts";
+import type { CompleteTaskCall } from "../complete_task_call.ts";
 
 export type { AgentDefinition, CompleteTaskCall, CompletionType };
 

@@ -1,0 +1,75 @@
+/**
+ * The kit for writing completion handlers and checkers: the contracts as
+ * types, the checker result helpers and an in-memory filesystem for tests.
+ *
+ * It imports no npm package, so a project that only writes a handler or a
+ * checker downloads finishline's own source for it (about 250 KB), not the
+ * Claude Agent SDK and its binaries. Everything here is also exported by the
+ * main entry, `@finishline/agents`, or by `@finishline/agents/testing`.
+ *
+ * @example A checker, and a test of it on an in-memory repository
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import {
+ *   InMemoryFilesystem,
+ *   type TaskCompletionContext,
+ *   TaskCompletionResult,
+ * } from "@finishline/agents/kit";
+ *
+ * function changelogChecker(context: Pick<TaskCompletionContext, "filesystem">) {
+ *   return context.filesystem?.exists("CHANGELOG.md")
+ *     ? TaskCompletionResult.ok("CHANGELOG.md is there.")
+ *     : TaskCompletionResult.incomplete("Add an entry to CHANGELOG.md.");
+ * }
+ *
+ * const empty = new InMemoryFilesystem({ "src/main.ts": "" });
+ * assert.equal(changelogChecker({ filesystem: empty }).complete, false);
+ * const done = new InMemoryFilesystem({ "CHANGELOG.md": "## 1.1\n" });
+ * assert.equal(changelogChecker({ filesystem: done }).complete, true);
+ * ```
+ *
+ * @module
+ */
+
+export type {
+  AgentDefinition,
+  CheckEvidence,
+  ChecksEvidence,
+  CompleteTaskCall,
+  CompletionCriteria,
+  CompletionHandler,
+  CompletionHandlerFactory,
+  CompletionType,
+  Declaration,
+  DetectedAction,
+  GitEvidence,
+  HandlerFactoryContext,
+  IterationSummary,
+  ReviewedDeclaration,
+  RunOutcome,
+  TestCounts,
+  TokenUsage,
+  ToolCall,
+  WorkerTestEvidence,
+} from "./common/completion/types.ts";
+export type { CustomHandlerContext } from "./common/completion/custom.ts";
+export { COMPLETE_TASK_TOOL } from "./common/complete_task_call.ts";
+export {
+  incomplete,
+  ok,
+  type RunGitEvidence,
+  type TaskCompletionChecker,
+  type TaskCompletionContext,
+  TaskCompletionResult,
+  type VerificationRecord,
+} from "./common/checks/types.ts";
+export type {
+  AskModelOptions,
+  CheckerSession,
+  ModelAdapter,
+  SessionIteration,
+  SessionToolCall,
+  TentativeOutput,
+} from "./common/checks/context.ts";
+export { type Filesystem, OutsideRepositoryError } from "./common/checks/filesystem.ts";
+export { InMemoryFilesystem } from "./testing/in_memory_filesystem.ts";

