@@ -49,8 +49,10 @@ export interface RunChanges {
   commits: Array<{ hash: string; subject: string }>;
   /** The files those commits changed. */
   files: ChangedFile[];
-  /** Files left uncommitted at the end. */
+  /** Files the run left uncommitted at the end (new, or changed since the start). */
   uncommitted: string[];
+  /** Files that were uncommitted before the run and that it did not touch: the user's. */
+  dirtyBefore?: string[];
 }
 
 /** What a report is made of. */
@@ -291,6 +293,14 @@ function changesSection(changes: RunChanges | undefined): string[] {
     lines.push(
       "",
       `Left uncommitted: ${changes.uncommitted.map(codeSpan).join(", ")}`,
+    );
+  }
+  if (changes.dirtyBefore?.length) {
+    lines.push(
+      "",
+      `Uncommitted before the run, untouched by it (yours): ${
+        changes.dirtyBefore.map(codeSpan).join(", ")
+      }`,
     );
   }
   return lines;

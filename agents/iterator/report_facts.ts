@@ -99,17 +99,19 @@ export function taskOf(flags: Pick<RunFlags, "task" | "issue" | "project" | "rep
 
 /**
  * The run's commits and changed files since its starting commit, and what
- * is left uncommitted.
+ * is left uncommitted: by the run, and by the user before it (untouched).
  *
  * @param git The repository the agent worked in.
  * @param baseline The commit the run started from.
  * @param ignorePaths finishline's own paths, left out of the uncommitted files.
+ * @param dirtyAtStart The files uncommitted when the run started (path → signature).
  * @returns The changes, or undefined outside a repository or when git cannot tell.
  */
 export async function runChanges(
   git: GitRepo | undefined,
   baseline: string | null,
   ignorePaths: string[] = [],
+  dirtyAtStart: Record<string, string> = {},
 ): Promise<RunChanges | undefined> {
   if (!git || !baseline) return undefined;
   const log = await git.exec(["log", "--reverse", "--format=%h%x09%s", `${baseline}..HEAD`]);
@@ -118,12 +120,14 @@ export async function runChanges(
     const [hash, ...subject] = line.split("\t");
     return { hash, subject: subject.join("\t") };
   });
-  const status = await git.status(ignorePaths);
+  const now = await git.snapshot(ignorePaths) ?? new Map<string, string>();
+  const untouched = (path: string) => dirtyAtStart[path] === now.get(path);
   return {
     baseline,
     commits,
     files: await changedFiles(git, baseline),
-    uncommitted: [...new Set([...(status?.staged ?? []), ...(status?.unstaged ?? [])])],
+    uncommitted: [...now.keys()].filter((path) => !untouched(path)),
+    dirtyBefore: [...now.keys()].filter(untouched),
   };
 }
 
@@ -196,7 +200,12 @@ export async function liveFacts(workspace: Workspace): Promise<LiveFacts> {
   try {
     const { git, worktree } = workspace;
     return {
-      changes: await runChanges(git, workspace.baseline, workspace.ignorePaths),
+      changes: await runChanges(
+        git,
+        workspace.baseline,
+        workspace.ignorePaths,
+        workspace.dirtyAtStart,
+      ),
       branch: worktree?.branch ?? (await git?.branch()) ?? undefined,
     };
   } catch {

@@ -36,6 +36,11 @@ export type CleanupFacts = {
   worktreeBranch?: string;
   /** The repository the worktree belongs to. */
   mainRepo?: string;
+  /**
+   * The files uncommitted when the run started (path → size and time), the
+   * user's work in progress: the report keeps them apart from what the run left.
+   */
+  dirtyAtStart?: Record<string, string>;
   /** The finish workflow's model settings (agent.json's `finish`) and the run's budget. */
   finish?: FinishSettings;
 };
@@ -60,6 +65,8 @@ export interface Workspace {
   baseline: string | null;
   /** What the finish cleans up. */
   cleanup: CleanupFacts;
+  /** The files uncommitted when the run started: the user's, not the run's. */
+  dirtyAtStart: Record<string, string>;
   /** The first write to the history that failed during the run (locked, read-only). */
   storeFault?: string;
   /** This process's segment of the run (its start, or a resume), once recorded. */
@@ -119,7 +126,9 @@ export async function openWorkspace(
       `[finishline] note: "${cwd}" is not a git repository: no commit evidence, rescue or circuit breaker for this run\n`,
     );
   }
+  const dirtyAtStart = await userWorkInProgress(plan, git, worktree, ignorePaths, stderr);
   const cleanup: CleanupFacts = {
+    dirtyAtStart,
     issue: plan.flags.issue,
     repo: plan.flags.repo,
     labels: definition.github.labels,
@@ -143,10 +152,43 @@ export async function openWorkspace(
     ignorePaths: worktree ? [] : ignorePaths,
     baseline: plan.resume?.baseline ?? null,
     cleanup,
+    dirtyAtStart,
     gitSettings,
   };
   await recordRun(plan, workspace, stderr);
   return workspace;
+}
+
+/** How many of the user's uncommitted files the start-of-run warning names. */
+const DIRTY_NAMED = 5;
+
+/**
+ * The user's uncommitted files when the run starts, with a warning naming them
+ * (a resume keeps what its run found at the start; a worktree starts clean).
+ */
+async function userWorkInProgress(
+  plan: RunPlan,
+  git: GitRepo | undefined,
+  worktree: Worktree | undefined,
+  ignorePaths: string[],
+  stderr: (text: string) => void,
+): Promise<Record<string, string>> {
+  if (plan.resume) {
+    return (plan.resume.cleanup as CleanupFacts).dirtyAtStart ?? {};
+  }
+  if (!git || worktree) return {};
+  const dirty = Object.fromEntries(await git.snapshot(ignorePaths) ?? []);
+  const paths = Object.keys(dirty).sort();
+  if (paths.length > 0) {
+    const named = paths.slice(0, DIRTY_NAMED).join(", ");
+    const more = paths.length > DIRTY_NAMED ? ` and ${paths.length - DIRTY_NAMED} more` : "";
+    stderr(
+      `[finishline] warning: the working tree has uncommitted changes (${named}${more}). ` +
+        `They stay yours: the report lists them apart from what the run leaves. ` +
+        `To give the agent a clean checkout of HEAD instead, run with --worktree.\n`,
+    );
+  }
+  return dirty;
 }
 
 /** `--worktree`: a new worktree and branch named after the issue, project or run. */
