@@ -1,7 +1,7 @@
 /**
  * What publishing to JSR relies on: one version (deno.json's), the docs gate
- * on every entry point, a valid publish workflow with provenance, and README
- * examples that are type-checked.
+ * on every entry point, and a valid publish workflow with provenance. The
+ * examples of README.md and docs/ are checked in docs_test.ts.
  *
  * @module
  */
@@ -90,14 +90,6 @@ Deno.test("the publish workflow publishes a version tag with an OIDC token, afte
   const publish = index((step) => step.run === "deno publish");
   assert.deepEqual([checkout, deno, tag, checks, publish], [0, 1, 2, 3, 4]);
   assert.equal(publish, steps.length - 1);
-});
-
-Deno.test("every TypeScript example in README.md is type-checked by deno test --doc", async () => {
-  const readme = await Deno.readTextFile(`${ROOT}README.md`);
-  const fences = [...readme.matchAll(/^(`{3,})(ts|typescript)\b(.*)$/gm)];
-  assert.ok(fences.length >= 2, "README.md has TypeScript examples");
-  const skipped = fences.filter((fence) => /\bignore\b/.test(fence[3]));
-  assert.deepEqual(skipped.map((fence) => fence[0]), [], "an ignored block is never checked");
 });
 
 /** Every file `deno publish` would include (publish.include minus publish.exclude). */

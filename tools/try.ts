@@ -10,7 +10,7 @@
  * (a temp home, so your own Claude Code settings stay out of it), `DENO_DIR`
  * (the current Deno cache: with `HOME` moved, Deno would otherwise download
  * every npm package again) and, when you have one, `GIT_CONFIG_GLOBAL` (your
- * git identity). Any command of the README then runs against the scripted
+ * git identity). Any command of the docs then runs against the scripted
  * model. Each model request is printed here as it is served. Ctrl-C stops the
  * server and removes the temp home and the scratch repository.
  *

@@ -105,7 +105,7 @@ async function ignoreStore(cwd: string): Promise<boolean> {
 function templates(name: string): Record<string, string> {
   return {
     "agent.json": `{
-  // Agent definition for finishline. Reference: README.md, "agent.json reference".
+  // Agent definition for finishline. Reference: finishline's docs/agent-json.md.
   "$schema": "https://jsr.io/@finishline/agents/${VERSION}/agents/schemas/agent.schema.json",
   "version": "1",
   "name": "${name}",
@@ -143,7 +143,7 @@ function templates(name: string): Record<string, string> {
 }
 `,
     "prompts/initial_custom.md": `---
-description: First prompt. Variables: README.md, "Prompt variables".
+description: First prompt. Variables: finishline's docs/agent-json.md, "Prompts and variables".
 ---
 # Goal
 

@@ -238,7 +238,7 @@ export class AcpBackend implements AgentBackend {
       throw new AgentSetupError(
         `cannot start "${program}" (${
           error instanceof Deno.errors.NotFound ? "not found" : "not executable"
-        }): install the agent (README, "Backends") or fix behavior.backend's command`,
+        }): install the agent (docs/backends.md) or fix behavior.backend's command`,
       );
     }
     if (request.stderr) pipeText(child.stderr, request.stderr);
