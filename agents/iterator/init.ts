@@ -5,14 +5,17 @@
  * @module
  */
 
-import { join } from "node:path";
+import { join, relative } from "node:path";
+import { agentsHome } from "../common/definition/load.ts";
 import { UsageError } from "../common/errors.ts";
 import { VERSION } from "../common/version.ts";
 
 const NAME = /^[a-z][a-z0-9-]*$/;
 
 /**
- * Create `.agent/<name>/` in `cwd`. Refuses to touch an existing folder.
+ * Create `.agent/<name>/` where agents are looked up from `cwd` (the nearest
+ * `.agent/` up to the repository's root, else that root, else `cwd`). Refuses
+ * to touch an existing folder.
  *
  * @param name The agent name.
  * @param options The working directory.
@@ -38,8 +41,11 @@ export async function scaffoldAgent(
       `Flag "--init" expects an agent name matching ^[a-z][a-z0-9-]*$ (lowercase letters, digits, dashes), got "${name}"`,
     );
   }
-  const dir = join(options.cwd, ".agent", name);
-  const workflowFile = join(options.cwd, ".github", "workflows", "finishline.yml");
+  // From a subfolder, the repository's own .agent/ (where agents are looked up).
+  const home = await agentsHome(options.cwd);
+  const shown = (path: string) => relative(options.cwd, join(home, path));
+  const dir = join(home, ".agent", name);
+  const workflowFile = join(home, ".github", "workflows", "finishline.yml");
   if (options.githubActions) {
     checkTriggerLabel(options.triggerLabel ?? "finishline");
     await refuseExisting(
@@ -58,22 +64,22 @@ export async function scaffoldAgent(
       const full = join(dir, path);
       await Deno.mkdir(join(full, ".."), { recursive: true });
       await Deno.writeTextFile(full, text, { createNew: true });
-      created.push(`.agent/${name}/${path}`);
+      created.push(shown(`.agent/${name}/${path}`));
     }
   } catch (error) {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
     throw error;
   }
   if (options.githubActions) {
-    await Deno.mkdir(join(options.cwd, ".github", "workflows"), { recursive: true });
+    await Deno.mkdir(join(home, ".github", "workflows"), { recursive: true });
     await Deno.writeTextFile(
       workflowFile,
       githubWorkflow(name, options.triggerLabel ?? "finishline"),
       { createNew: true },
     );
-    created.push(".github/workflows/finishline.yml");
+    created.push(shown(".github/workflows/finishline.yml"));
   }
-  if (await ignoreStore(options.cwd)) created.push(".agent/.gitignore");
+  if (await ignoreStore(home)) created.push(shown(".agent/.gitignore"));
   return created;
 }
 

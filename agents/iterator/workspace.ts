@@ -7,6 +7,7 @@
  */
 
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { firstLine, UsageError } from "../common/errors.ts";
 import { type GitFault, GitRepo } from "../common/git.ts";
 import { GitSettingsGuard } from "../common/git_settings.ts";
@@ -94,7 +95,7 @@ export async function openWorkspace(
   checkWritable(store);
   const logDir = isAbsolute(definition.logging.directory)
     ? definition.logging.directory
-    : join(cwd, definition.logging.directory);
+    : join(logBase(plan), definition.logging.directory);
   // Before any of finishline's git calls of this run, and before the agent works:
   // the program settings of the repository's config now are the user's.
   if (mainRepo) await trustGitConfig(mainRepo.root);
@@ -157,6 +158,19 @@ export async function openWorkspace(
   };
   await recordRun(plan, workspace, stderr);
   return workspace;
+}
+
+/**
+ * Where a relative logging directory starts: the folder holding the local
+ * agent's `.agent/`, or for a built-in agent the repository's root (the
+ * working directory outside one), so a run from a subfolder logs where a run
+ * from the root does.
+ */
+function logBase(plan: RunPlan): string {
+  if (!plan.loaded.builtin && plan.loaded.agentDir.protocol === "file:") {
+    return fileURLToPath(new URL("../../", plan.loaded.agentDir));
+  }
+  return plan.mainRepo?.root ?? plan.cwd;
 }
 
 /** How many of the user's uncommitted files the start-of-run warning names. */

@@ -67,13 +67,57 @@ interface Candidate {
   displayPath: string;
 }
 
-function localCandidate(name: string, cwd: string): Candidate {
-  const file = path.join(path.resolve(cwd), ".agent", name, "agent.json");
+function localCandidate(name: string, home: string, cwd: string): Candidate {
+  const file = path.join(home, ".agent", name, "agent.json");
   return {
     url: pathToFileURL(file),
     builtin: false,
     displayPath: path.relative(path.resolve(cwd), file),
   };
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await Deno.lstat(file);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The folder whose `.agent/` holds the local agents: the nearest one that has
+ * an `.agent/` folder, from the working directory up to the root of its git
+ * repository (the folder with `.git`); when none has, that root, or the
+ * working directory outside a repository. So an agent of the repository is
+ * found from any of its subfolders, and `--init` scaffolds where it is found.
+ *
+ * @param cwd The working directory.
+ * @returns The folder, absolute.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { agentsHome } from "./load.ts";
+ *
+ * const repo = await Deno.makeTempDir();
+ * try {
+ *   await Deno.mkdir(`${repo}/.git`);
+ *   await Deno.mkdir(`${repo}/src/deep`, { recursive: true });
+ *   assert.equal(await agentsHome(`${repo}/src/deep`), repo);
+ *   await Deno.mkdir(`${repo}/src/.agent`);
+ *   assert.equal(await agentsHome(`${repo}/src/deep`), `${repo}/src`);
+ * } finally {
+ *   await Deno.remove(repo, { recursive: true });
+ * }
+ * ```
+ */
+export async function agentsHome(cwd: string): Promise<string> {
+  const start = path.resolve(cwd);
+  for (let dir = start;; dir = path.dirname(dir)) {
+    if (await exists(path.join(dir, ".agent"))) return dir;
+    if (await exists(path.join(dir, ".git"))) return dir;
+    if (path.dirname(dir) === dir) return start;
+  }
 }
 
 function builtinCandidate(name: string, builtinRoot: URL): Candidate {
@@ -114,8 +158,10 @@ function loaded(
 }
 
 /**
- * Finds and loads the agent of the given name: `<cwd>/.agent/<name>/agent.json`,
- * else the built-in agent of that name.
+ * Finds and loads the agent of the given name: `.agent/<name>/agent.json` in
+ * the working directory or the nearest folder above it, up to its git
+ * repository's root, that has an `.agent/` folder; else the built-in agent of
+ * that name.
  *
  * @param name The agent's name, which is also its folder name.
  * @param options The working directory and where the built-in agents are.
@@ -144,9 +190,10 @@ export async function loadDefinition(
 ): Promise<LoadedDefinition> {
   checkAgentName(name);
   const builtinRoot = options.builtinRoot ?? defaultBuiltinRoot();
+  const home = await agentsHome(options.cwd);
   for (
     const candidate of [
-      localCandidate(name, options.cwd),
+      localCandidate(name, home, options.cwd),
       builtinCandidate(name, builtinRoot),
     ]
   ) {
@@ -160,7 +207,7 @@ export async function loadDefinition(
   }
   throw new UsageError(
     `Unknown agent ${quote(name)}: found no ${quote(`.agent/${name}/agent.json`)} in ${
-      quote(path.resolve(options.cwd))
+      quote(home)
     } and no built-in agent of that name; run with --list to see the agents`,
   );
 }
@@ -260,13 +307,12 @@ export async function listAgents(
 ): Promise<AgentListEntry[]> {
   const builtinRoot = options.builtinRoot ?? defaultBuiltinRoot();
   const agents = new Map<string, AgentListEntry>();
-  const localRoot = pathToFileURL(
-    path.join(path.resolve(options.cwd), ".agent") + path.sep,
-  );
+  const home = await agentsHome(options.cwd);
+  const localRoot = pathToFileURL(path.join(home, ".agent") + path.sep);
   for (const name of await listFolder(localRoot)) {
     const entry = await describeCandidate(
       name,
-      localCandidate(name, options.cwd),
+      localCandidate(name, home, options.cwd),
     );
     if (entry !== undefined) agents.set(name, entry);
   }
