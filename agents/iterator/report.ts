@@ -28,6 +28,7 @@ import { countTools, seconds, usd } from "../common/format.ts";
 import type { RunSegment } from "../common/store/mod.ts";
 import type { RunResult } from "./runner.ts";
 import { blockquote, codeBlock, codeSpan, inline, tableCell } from "./_markdown.ts";
+import { iterationCharts } from "./_mermaid.ts";
 
 /** A file the run changed, between its starting commit and its last. */
 export interface ChangedFile {
@@ -158,6 +159,7 @@ export function renderReport(input: ReportInput): string {
     "| # | duration | cost | tokens in/out | tools | commits | verdict |",
     "|---|---|---|---|---|---|---|",
     ...result.summaries.map(iterationRow),
+    ...chartLines(result.summaries),
     ...changesSection(input.changes),
     ...segmentsSection(input),
     ...failuresSection(result.summaries),
@@ -260,6 +262,11 @@ function iterationRow(summary: IterationSummary): string {
   } | ${summary.tokens.input}/${summary.tokens.output} | ${cell(tools)} | ${commits} | ${
     cell(verdict)
   } |`;
+}
+
+/** Time and cost per iteration as charts, for a run of two iterations or more. */
+function chartLines(summaries: IterationSummary[]): string[] {
+  return summaries.length < 2 ? [] : ["", ...iterationCharts(summaries)];
 }
 
 function changesSection(changes: RunChanges | undefined): string[] {

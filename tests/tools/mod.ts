@@ -16,7 +16,9 @@ const PINS: Record<string, string> = JSON.parse(Deno.readTextFileSync(TOOLS_CONF
 /** The pinned `npm:` specifier of a test-only package ("@openai/codex" → "npm:@openai/codex@0.169.0"). */
 export function pinned(name: string): string {
   const specifier = PINS[name];
-  if (specifier === undefined) throw new Error(`${name} is not pinned in ${TOOLS_CONFIG}`);
+  if (specifier === undefined) {
+    throw new Error(`${name} is not pinned in ${TOOLS_CONFIG}`);
+  }
   return specifier;
 }
 
@@ -26,22 +28,39 @@ export function pinnedVersion(name: string): string {
 }
 
 /** Lints one workflow with the pinned actionlint ({@linkcode actionlint}). */
-export async function lintWorkflow(text: string, path: string): Promise<LintProblem[]> {
+export async function lintWorkflow(
+  text: string,
+  path: string,
+): Promise<LintProblem[]> {
   return (await actionlint([{ text, path }]))[0];
 }
 
 /** The command that runs a pinned package's binary with Deno, before its arguments. */
 export function toolCommand(name: string): string[] {
-  return [Deno.execPath(), "run", "-A", "--frozen", "--config", TOOLS_CONFIG, pinned(name)];
+  return [
+    Deno.execPath(),
+    "run",
+    "-A",
+    "--frozen",
+    "--config",
+    TOOLS_CONFIG,
+    pinned(name),
+  ];
 }
 
 /** Caches a pinned package (and its platform packages) in Deno's npm cache. */
 export async function cacheTool(name: string): Promise<void> {
   const args = ["cache", "--frozen", "--config", TOOLS_CONFIG, pinned(name)];
-  const out = await new Deno.Command(Deno.execPath(), { args, stdout: "null", stderr: "piped" })
+  const out = await new Deno.Command(Deno.execPath(), {
+    args,
+    stdout: "null",
+    stderr: "piped",
+  })
     .output();
   if (!out.success) {
-    throw new Error(`deno ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
+    throw new Error(
+      `deno ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`,
+    );
   }
 }
 
@@ -77,6 +96,38 @@ export async function actionlint(
   await writer.write(new TextEncoder().encode(JSON.stringify(workflows)));
   await writer.close();
   const out = await process.output();
-  if (!out.success) throw new Error(`actionlint: ${new TextDecoder().decode(out.stderr)}`);
+  if (!out.success) {
+    throw new Error(`actionlint: ${new TextDecoder().decode(out.stderr)}`);
+  }
   return JSON.parse(new TextDecoder().decode(out.stdout));
+}
+
+/**
+ * Parses Mermaid diagrams with the real Mermaid (the npm package, on a jsdom
+ * document), in a Deno process of its own under the test-only configuration.
+ * Returns, per diagram, its type, or the parser's error.
+ */
+export async function parseMermaid(
+  diagrams: readonly string[],
+): Promise<Array<{ type?: string; error?: string }>> {
+  const child = new URL("./_mermaid_child.ts", import.meta.url).pathname;
+  const process = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--frozen", "--config", TOOLS_CONFIG, child],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = process.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(JSON.stringify(diagrams)));
+  await writer.close();
+  const out = await process.output();
+  if (!out.success) {
+    throw new Error(`mermaid: ${new TextDecoder().decode(out.stderr)}`);
+  }
+  return JSON.parse(new TextDecoder().decode(out.stdout));
+}
+
+/** The Mermaid blocks of a Markdown text, without their fences. */
+export function mermaidBlocks(markdown: string): string[] {
+  return [...markdown.matchAll(/^```mermaid\n([\s\S]*?)^```$/gm)].map((match) => match[1]);
 }

@@ -11,6 +11,7 @@
 import { roundUsd } from "../../common/format.ts";
 import { clock } from "../progress.ts";
 import { codeSpan, inline, tableCell } from "../_markdown.ts";
+import { timelineChart } from "../_mermaid.ts";
 import type { FleetEntry, FleetRecord } from "./record.ts";
 
 /** The fleet's totals. */
@@ -104,6 +105,26 @@ function entryRow(entry: FleetEntry): string {
   } |`;
 }
 
+/** The runs on a timeline, when two or more started. */
+function timeline(record: FleetRecord): string[] {
+  const runs = record.entries.filter((entry) => entry.startedAt !== undefined);
+  if (runs.length < 2) return [];
+  const now = record.endedAt ? Date.parse(record.endedAt) : Date.now();
+  return [
+    "",
+    ...timelineChart(
+      "Runs over time",
+      runs.map((entry) => ({
+        name: `issue ${entry.number}`,
+        status: entry.status,
+        startedAt: entry.startedAt!,
+        endedAt: entry.endedAt,
+      })),
+      now,
+    ),
+  ];
+}
+
 /**
  * The fleet's report.
  *
@@ -132,6 +153,7 @@ export function renderFleetReport(record: FleetRecord, totals: FleetTotals): str
     "| issue | title | status | pull request or label | iterations | cost | time | run |",
     "| ----- | ----- | ------ | --------------------- | ---------- | ---- | ---- | --- |",
     ...record.entries.map(entryRow),
+    ...timeline(record),
     "",
     `**Totals:** ${plural(totals.issues, "issue")}: ${
       plural(totals.pullRequests, "pull request")
