@@ -860,9 +860,9 @@ Deno.test("--help shows every flag of the table", () => {
   }
 });
 
-Deno.test("the README's flag table lists exactly the flags of the CLI", async () => {
-  const readme = await Deno.readTextFile(new URL("../../README.md", import.meta.url));
-  const section = readme.split("\n### Flags\n")[1].split("\n### ")[0];
+Deno.test("docs/cli.md's flag table lists exactly the flags of the CLI", async () => {
+  const page = await Deno.readTextFile(new URL("../../docs/cli.md", import.meta.url));
+  const section = page.split("\n## Flags\n")[1].split("\n## ")[0];
   const cells = section.split("\n")
     .filter((line) => line.startsWith("| ") && !line.startsWith("| --"))
     .slice(1)
@@ -873,10 +873,10 @@ Deno.test("the README's flag table lists exactly the flags of the CLI", async ()
   assert.deepEqual(
     [...new Set(documented)].sort(),
     FLAGS.map((flag) => flag.name).sort(),
-    "README.md, section Flags, against agents/iterator/_flag_table.ts",
+    "docs/cli.md, section Flags, against agents/iterator/_flag_table.ts",
   );
   for (const flag of FLAGS.filter((flag) => flag.short)) {
     const form = `-${flag.short}, --${flag.name}`;
-    assert.ok(spans.some((span) => span.startsWith(form)), `README.md shows "${form}"`);
+    assert.ok(spans.some((span) => span.startsWith(form)), `docs/cli.md shows "${form}"`);
   }
 });
