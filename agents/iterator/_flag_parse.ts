@@ -11,6 +11,7 @@ import type { ParameterSpec } from "../common/definition/types.ts";
 import { UsageError } from "../common/errors.ts";
 import type { FlagSpec } from "./_flag_table.ts";
 import { needsValue, type RawValue, readValue, valueText } from "./_flag_values.ts";
+import { closest } from "./_suggest.ts";
 
 /** parseArgs options. */
 export type Options = Record<string, { type: "string" | "boolean"; short?: string }>;
@@ -46,13 +47,13 @@ export function readFlags(values: Values, flags: readonly FlagSpec[]): Record<st
  *
  * @param argv The arguments.
  * @param flags The flags of the table to read.
- * @returns Raw values, and the first other argument that looks like a flag.
+ * @returns Raw values, the positionals, and the first other argument that looks like a flag.
  */
 export function lenientParse(
   argv: readonly string[],
   flags: readonly FlagSpec[],
-): { values: Values; other?: string } {
-  const { values, tokens } = parseArgs({
+): { values: Values; positionals: string[]; other?: string } {
+  const { values, positionals, tokens } = parseArgs({
     args: [...argv],
     options: optionsOf(flags),
     strict: false,
@@ -61,7 +62,45 @@ export function lenientParse(
   });
   const known = new Set(flags.map((flag) => flag.name));
   const other = tokens.find((token) => token.kind === "option" && !known.has(token.name));
-  return { values, other: other && argv[other.index] };
+  return { values, positionals, other: other && argv[other.index] };
+}
+
+/**
+ * The flag a mistyped one most likely meant.
+ *
+ * @param flag The flag as given, with dashes (and perhaps `=value`).
+ * @param known The long names it may have meant, without dashes.
+ * @returns The flag with dashes, or undefined when none is close (or it is a short flag).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { meantFlag } from "./_flag_parse.ts";
+ * assert.equal(meantFlag("--isue=3", ["issue", "project"]), "--issue");
+ * assert.equal(meantFlag("-x", ["issue"]), undefined);
+ * ```
+ */
+export function meantFlag(flag: string, known: Iterable<string>): string | undefined {
+  if (!flag.startsWith("--")) return undefined;
+  const meant = closest(flag.slice(2).split("=")[0], known);
+  return meant && `--${meant}`;
+}
+
+/**
+ * The message for a flag a command does not take: "did you mean" when one
+ * of its flags is close, else the fallback.
+ *
+ * @param flag The flag as given.
+ * @param options The command's flags (long names), its name, and the message without a suggestion.
+ * @returns A one-line usage error.
+ */
+export function unknownFlag(
+  flag: string,
+  options: { known: Iterable<string>; command?: string; fallback: () => UsageError },
+): UsageError {
+  const meant = meantFlag(flag, options.known);
+  if (!meant) return options.fallback();
+  const where = options.command ? ` for "${options.command}"` : "";
+  return new UsageError(`Unknown flag "${flag.split("=")[0]}"${where}: did you mean "${meant}"?`);
 }
 
 /** What a strict parse may meet besides the table's flags. */
@@ -70,8 +109,10 @@ export interface StrictOptions {
   parameters?: Map<string, [string, ParameterSpec]>;
   /** Whether positionals are allowed. */
   positionals?: boolean;
-  /** The message for an unknown flag. */
+  /** The message for an unknown flag no known one is close to. */
   unknown?: (flag: string) => UsageError;
+  /** The command, for messages ("runs"); none for a run. */
+  command?: string;
 }
 
 /**
@@ -102,26 +143,32 @@ export function strictParse(
     });
     return { values: parsed.values as Values, positionals: parsed.positionals };
   } catch (error) {
+    const known = [...flags.map((flag) => flag.name), ...parameters.keys()];
     throw parseError(error, (name) => {
       const flag = flags.find((spec) => spec.name === name);
       if (flag) return valueText(flag);
       const parameter = parameters.get(name);
       return parameter && `the agent's parameter "${parameter[0]}"`;
-    }, options.unknown);
+    }, (flag) =>
+      unknownFlag(flag, {
+        known,
+        command: options.command,
+        fallback: () =>
+          options.unknown?.(flag) ??
+            new UsageError(`Unknown flag "${flag}": run with --help to see the flags`),
+      }));
   }
 }
 
 function parseError(
   error: unknown,
   describe: (name: string) => string | undefined,
-  unknown?: (flag: string) => UsageError,
+  unknown: (flag: string) => UsageError,
 ): UsageError {
   const message = error instanceof Error ? error.message : String(error);
   const code = (error as { code?: string }).code;
   if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
-    const flag = message.match(/'(-{1,2}[^' ]+)/)?.[1] ?? message;
-    return unknown?.(flag) ??
-      new UsageError(`Unknown flag "${flag}": run with --help to see the flags`);
+    return unknown(message.match(/'(-{1,2}[^' ]+)/)?.[1] ?? message);
   }
   if (code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL") {
     const arg = message.match(/'([^']*)'/)?.[1] ?? "";

@@ -39,6 +39,27 @@ export interface ValueSpec {
   what?: string;
 }
 
+/** The permission modes a flag may set. */
+const PERMISSION_MODES: readonly FlagPermissionMode[] = ["default", "acceptEdits", "plan"];
+
+/**
+ * The values a kind of flag value takes, when they are a fixed set (the
+ * shell completions offer them).
+ *
+ * @param kind The kind.
+ * @returns The values, or undefined for a kind of open values.
+ */
+export function kindValues(kind: FlagKind): readonly string[] | undefined {
+  if (kind === "backend") return BACKEND_NAMES;
+  if (kind === "permissionMode") return PERMISSION_MODES;
+  return undefined;
+}
+
+const quoted = (values: readonly string[]) => {
+  const items = values.map((value) => `"${value}"`);
+  return `${items.slice(0, -1).join(", ")} or ${items.at(-1)}`;
+};
+
 /** What each kind of value is, when the flag does not say more. */
 const KIND_TEXT: Record<FlagKind, string> = {
   boolean: "",
@@ -48,8 +69,8 @@ const KIND_TEXT: Record<FlagKind, string> = {
   positiveNumber: "a number above 0",
   seconds: "a number of seconds (0 or more)",
   repo: 'owner/name (e.g. "octo/demo")',
-  permissionMode: '"default", "acceptEdits" or "plan"',
-  backend: '"claude", "codex", "gemini", "opencode" or "claude-acp"',
+  permissionMode: quoted(PERMISSION_MODES),
+  backend: quoted(BACKEND_NAMES),
   issueList: 'issue numbers separated by commas (e.g. "4,7,9")',
 };
 
@@ -170,14 +191,16 @@ function backend(raw: string, flag: string): string {
 }
 
 function permissionMode(raw: string, flag: string): FlagPermissionMode {
-  if (raw === "default" || raw === "acceptEdits" || raw === "plan") return raw;
+  if ((PERMISSION_MODES as readonly string[]).includes(raw)) return raw as FlagPermissionMode;
   if (raw === "bypassPermissions") {
     throw new UsageError(
       `Flag "${flag}" does not take "bypassPermissions": use --dangerously-skip-permissions`,
     );
   }
   throw new UsageError(
-    `Flag "${flag}" expects one of "default", "acceptEdits", "plan", got "${raw}"`,
+    `Flag "${flag}" expects one of ${
+      PERMISSION_MODES.map((mode) => `"${mode}"`).join(", ")
+    }, got "${raw}"`,
   );
 }
 

@@ -3,8 +3,8 @@
  * {@linkcode Command}. A run is parsed in two passes, because the agent's own
  * parameters (and so its flags) are only known once its definition is
  * loaded: {@linkcode parseCommandLine} reads the command and the base flags,
- * {@linkcode parseRunFlags} the rest. Every flag comes from one table, which
- * also makes `--help`.
+ * {@linkcode parseRunFlags} the rest. Every flag and command comes from one
+ * table, which also makes `--help`, the shell completions and docs/cli.md.
  *
  * @module
  */
@@ -12,9 +12,20 @@
 import type { AgentBehavior, AgentDefinition, ParameterSpec } from "../common/definition/types.ts";
 import type { RunInputs } from "../common/completion/run_inputs.ts";
 import { UsageError } from "../common/errors.ts";
-import { lenientParse, readFlags, strictParse } from "./_flag_parse.ts";
-import { FLAGS, type FlagSpec, helpText } from "./_flag_table.ts";
+import { lenientParse, readFlags, strictParse, unknownFlag } from "./_flag_parse.ts";
+import {
+  COMMAND_WORDS,
+  commandNamed,
+  COMMANDS,
+  type CommandSpec,
+  flagNamed,
+  FLAGS,
+  flagsOf,
+  type FlagSpec,
+} from "./_flag_table.ts";
+import { argumentLabel, commandLabel } from "./_flag_help.ts";
 import { type FlagPermissionMode, parameterValue } from "./_flag_values.ts";
+import { closest } from "./_suggest.ts";
 import { type FleetCommand, type FleetResumeCommand, parseFleetCommand } from "./fleet/flags.ts";
 
 export { FLAGS, type FlagSpec, type FleetCommand, type FleetResumeCommand };
@@ -138,29 +149,64 @@ export type Command =
   | { kind: "checks"; agent: string; cwd?: string }
   | { kind: "init"; name: string; cwd?: string; githubActions: boolean; triggerLabel?: string }
   | { kind: "list"; cwd?: string }
-  | { kind: "help" }
+  | HelpCommand
+  | { kind: "completions"; shell: string }
   | { kind: "version" };
 
-/** The usage text printed by `--help`. */
-export const HELP_TEXT: string = helpText();
+/** `--help`: the general help, or a command's; with `--agent`, the agent's parameters too. */
+export interface HelpCommand {
+  /** The command. */
+  kind: "help";
+  /** The command whose help it is, as in the table ("runs show"); "" for a run. */
+  command: string;
+  /** `--agent`, when given with a command that takes the agent's parameters. */
+  agent?: string;
+  /** `--cwd`, where the agent is found. */
+  cwd?: string;
+}
 
 /** Flags the CLI itself defines (parameters may not reuse them). */
 export const RESERVED_FLAGS: readonly string[] = FLAGS
   .filter((flag) => flag.pass !== "own")
   .map((flag) => flag.name);
 
-/** The first words of the history subcommands. */
-const HISTORY_WORDS = ["runs", "learnings", "finish"];
-
-function flagsNamed(...names: string[]): FlagSpec[] {
-  return names.map((name) => FLAGS.find((flag) => flag.name === name)!);
-}
+/** The commands that are words and parsed alike: history and completions. */
+const WORD_COMMANDS = COMMANDS.filter((command) =>
+  ["runs", "learnings", "finish", "completions"].includes(command.name.split(" ")[0])
+);
 
 const BASE_FLAGS = FLAGS.filter((flag) => flag.pass === "base");
 const RUN_FLAGS = FLAGS.filter((flag) => flag.pass === "run");
-const HISTORY_FLAGS = flagsNamed("json", "store", "cwd", "agent", "limit");
-const RESUME_FLAGS = flagsNamed("json", "store", "cwd", "agent");
-const CHECKS_FLAGS = flagsNamed("cwd", "agent");
+const RESUME_FLAGS = flagsOf(commandNamed("--resume"));
+const CHECKS_FLAGS = flagsOf(commandNamed("checks"));
+const HELP = [flagNamed("help")];
+
+/** The flags a command lists in its messages (all but --help). */
+function listed(command: CommandSpec): string[] {
+  return command.flags.filter((name) => name !== "help").map((name) => `--${name}`);
+}
+
+/** "a, b and c". */
+function and(items: readonly string[]): string {
+  return items.length < 2 ? items.join("") : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`;
+}
+
+/** "a, b or c". */
+function or(items: readonly string[]): string {
+  return items.length < 2 ? items.join("") : `${items.slice(0, -1).join(", ")} or ${items.at(-1)}`;
+}
+
+/** Whether `--help` or `-h` is among the arguments, as a flag (not another flag's value). */
+function asksHelp(argv: readonly string[], flags: readonly FlagSpec[]): boolean {
+  return lenientParse(argv, [...flags.filter((flag) => flag.name !== "help"), ...HELP]).values
+    .help === true;
+}
+
+/** `--agent` when given (not its default). */
+function givenAgent(argv: readonly string[]): string | undefined {
+  const agent = lenientParse(argv, [flagNamed("agent")]).values.agent;
+  return typeof agent === "string" ? agent : undefined;
+}
 
 /**
  * Parse a command line into the command it asks for. A run's own flags are
@@ -177,16 +223,22 @@ const CHECKS_FLAGS = flagsNamed("cwd", "agent");
  * ```
  */
 export function parseCommandLine(argv: readonly string[]): Command {
-  if (HISTORY_WORDS.includes(argv[0])) return parseHistory(argv);
-  if (argv[0] === "fleet") {
-    const help = argv.includes("--help") || argv.includes("-h");
-    return help ? { kind: "help" } : parseFleetCommand(argv.slice(1));
+  const first = argv[0];
+  if (first !== undefined && !first.startsWith("-") && !COMMAND_WORDS.includes(first)) {
+    const meant = closest(first, COMMAND_WORDS);
+    if (meant) throw new UsageError(`Unknown command "${first}": did you mean "${meant}"?`);
   }
-  if (argv[0] === "checks") return parseChecks(argv.slice(1));
+  if (
+    WORD_COMMANDS.some((command) => command.name.startsWith(`${first} `) || command.name === first)
+  ) {
+    return parseWords(argv);
+  }
+  if (first === "fleet") return parseFleet(argv.slice(1));
+  if (first === "checks") return parseChecks(argv.slice(1));
   const resumeAt = argv.indexOf("--resume");
   if (resumeAt !== -1) return parseResume(argv, resumeAt);
   const flags = parseBaseFlags(argv);
-  if (flags.help) return { kind: "help" };
+  if (flags.help) return { kind: "help", command: "", agent: givenAgent(argv), cwd: flags.cwd };
   if (flags.version) return { kind: "version" };
   if (flags.listChecks) return parseChecks(argv.filter((arg) => arg !== "--list-checks"));
   if (flags.list) return { kind: "list", cwd: flags.cwd };
@@ -244,10 +296,27 @@ export function parseBaseFlags(argv: readonly string[]): BaseFlags {
   return { ...flags, agent: flags.agent ?? "iterator" };
 }
 
+function parseFleet(argv: readonly string[]): Command {
+  const resume = argv.includes("--resume");
+  const command = commandNamed(resume ? "fleet --resume" : "fleet");
+  if (!asksHelp(argv, flagsOf(command))) return parseFleetCommand(argv);
+  const cwd = lenientParse(argv, [flagNamed("cwd")]).values.cwd as string | undefined;
+  return { kind: "help", command: command.name, agent: resume ? undefined : givenAgent(argv), cwd };
+}
+
 function parseChecks(argv: readonly string[]): Command {
+  const command = commandNamed("checks");
   const { values: raw, other } = lenientParse(argv, CHECKS_FLAGS);
+  if (raw.help === true) return { kind: "help", command: "checks" };
   if (other) {
-    throw new UsageError(`The "checks" command takes only --cwd and --agent, not "${other}"`);
+    throw unknownFlag(other, {
+      known: command.flags,
+      command: "checks",
+      fallback: () =>
+        new UsageError(
+          `The "checks" command takes only ${and(listed(command))}, not "${other}"`,
+        ),
+    });
   }
   const values = readFlags(raw, CHECKS_FLAGS);
   return {
@@ -257,43 +326,139 @@ function parseChecks(argv: readonly string[]): Command {
   };
 }
 
-function parseResume(argv: readonly string[], at: number): ResumeCommand {
+function parseResume(argv: readonly string[], at: number): ResumeCommand | HelpCommand {
   const next = argv[at + 1];
   const runId = next !== undefined && !next.startsWith("-") ? next : undefined;
   const rest = [...argv.slice(0, at), ...argv.slice(at + (runId ? 2 : 1))];
+  const command = commandNamed("--resume");
   const { values, other } = lenientParse(rest, RESUME_FLAGS);
+  if (values.help === true) return { kind: "help", command: "--resume" };
   if (other) {
-    throw new UsageError(
-      `Flag "--resume" continues a run with the arguments it was started with; it takes only --json, --store, --cwd and --agent, not "${other}"`,
-    );
+    throw unknownFlag(other, {
+      known: command.flags,
+      command: "--resume",
+      fallback: () =>
+        new UsageError(
+          `Flag "--resume" continues a run with the arguments it was started with; it takes only ${
+            and(listed(command))
+          }, not "${other}"`,
+        ),
+    });
   }
-  return { kind: "resume", runId, ...readFlags(values, RESUME_FLAGS) } as ResumeCommand;
+  const { help: _, ...read } = readFlags(values, RESUME_FLAGS);
+  return { kind: "resume", runId, ...read } as ResumeCommand;
 }
 
-function parseHistory(argv: readonly string[]): HistoryCommand {
+/**
+ * The command of the table a command line of words names: the longest
+ * whose words begin it.
+ */
+function wordCommand(positionals: readonly string[]): CommandSpec | undefined {
+  return WORD_COMMANDS
+    .filter((command) => {
+      const words = command.name.split(" ");
+      return words.every((word, i) => positionals[i] === word);
+    })
+    .sort((a, b) => b.name.length - a.name.length)[0];
+}
+
+/** `runs`, `runs show RUN_ID`, `learnings search [QUERY]`, `finish RUN_ID`, `completions SHELL`. */
+function parseWords(argv: readonly string[]): Command {
+  const union = [...new Set(WORD_COMMANDS.flatMap((command) => command.flags))].map(flagNamed);
+  const { values: loose, positionals, other } = lenientParse(argv, union);
+  const command = wordCommand(positionals);
+  const history = WORD_COMMANDS.filter((spec) => spec.group === "history");
+  if (!command) {
+    const typed = positionals.slice(0, 2).join(" ");
+    const meant = closest(typed, WORD_COMMANDS.map((spec) => spec.name));
+    throw new UsageError(
+      meant
+        ? `Unknown command "${typed}": did you mean "${meant}"?`
+        : `Unknown command "${typed}": expected ${
+          history.map((spec) => `"${commandLabel(spec)}"`).join(", ").replace(
+            /, ([^,]*)$/,
+            " or $1",
+          )
+        }`,
+    );
+  }
+  if (loose.help === true) return { kind: "help", command: command.name };
   const unknown = (flag: string) =>
     new UsageError(
-      `Unknown flag "${flag}" for "${argv[0]}": it takes --json, --store, --cwd, --agent, --limit`,
+      `Unknown flag "${flag}" for "${command.name}": it takes ${
+        listed(command).join(", ") || "no flags"
+      }`,
     );
-  const { values, positionals } = strictParse(argv, HISTORY_FLAGS, { positionals: true, unknown });
-  const read = readFlags(values, HISTORY_FLAGS) as Omit<HistoryOptions, "limit"> & {
-    limit?: number;
+  // Before the arguments are counted: an unknown flag's value is not one of them.
+  if (other) {
+    const flag = other.split("=")[0];
+    throw unknownFlag(flag, {
+      known: command.flags,
+      command: command.name,
+      fallback: () => unknown(flag),
+    });
+  }
+  const args = positionals.slice(command.name.split(" ").length);
+  const specs = command.args ?? [];
+  const extra = args[specs.length];
+  if (extra !== undefined && !specs.at(-1)?.rest) {
+    // "runs shwo 1a2b": a command word mistyped, not an argument.
+    const meant = closest(`${command.name} ${extra}`, WORD_COMMANDS.map((spec) => spec.name));
+    if (meant && meant !== command.name) {
+      throw new UsageError(`Unknown command "${command.name} ${extra}": did you mean "${meant}"?`);
+    }
+    throw new UsageError(
+      specs.length === 0
+        ? `Unknown command "${positionals.join(" ")}": expected ${
+          history.map((spec) => `"${commandLabel(spec)}"`).join(", ").replace(
+            /, ([^,]*)$/,
+            " or $1",
+          )
+        }`
+        : `Unexpected argument "${extra}": "${command.name}" takes ${
+          specs.map(argumentLabel).join(" ")
+        } (run "${command.name} --help")`,
+    );
+  }
+  specs.forEach((spec, i) => {
+    const given = args[i];
+    if (given === undefined && !spec.optional) {
+      throw new UsageError(`"${command.name}" needs ${spec.name}: ${spec.what}`);
+    }
+    if (given !== undefined && spec.values && !spec.values.includes(given)) {
+      const meant = closest(given, spec.values);
+      throw new UsageError(
+        `Unknown ${spec.name.toLowerCase()} "${given}" for "${command.name}": ${
+          meant ? `did you mean "${meant}"?` : `expected ${or(spec.values)}`
+        }`,
+      );
+    }
+  });
+  const flags = flagsOf(command).filter((flag) => flag.name !== "help");
+  const { values } = strictParse(argv, [...flags, ...HELP], {
+    positionals: true,
+    command: command.name,
+    unknown,
+  });
+  if (command.name === "completions") return { kind: "completions", shell: args[0] };
+  const read = readFlags(values, flags) as Partial<HistoryOptions>;
+  const options: HistoryOptions = {
+    json: read.json ?? false,
+    store: read.store,
+    cwd: read.cwd,
+    agent: read.agent,
+    limit: read.limit ?? 20,
   };
-  const options: HistoryOptions = { ...read, limit: read.limit ?? 20 };
-  const [word, ...rest] = positionals;
-  if (word === "runs" && rest.length === 0) return { kind: "runs", ...options };
-  if (word === "runs" && rest[0] === "show" && rest.length === 2) {
-    return { kind: "runs show", runId: rest[1], ...options };
+  switch (command.name) {
+    case "runs":
+      return { kind: "runs", ...options };
+    case "runs show":
+      return { kind: "runs show", runId: args[0], ...options };
+    case "learnings search":
+      return { kind: "learnings search", query: args.join(" "), ...options };
+    default:
+      return { kind: "finish", runId: args[0], ...options };
   }
-  if (word === "learnings" && rest[0] === "search") {
-    return { kind: "learnings search", query: rest.slice(1).join(" "), ...options };
-  }
-  if (word === "finish" && rest.length === 1) return { kind: "finish", runId: rest[0], ...options };
-  throw new UsageError(
-    `Unknown command "${
-      positionals.join(" ")
-    }": expected "runs", "runs show RUN_ID", "learnings search [QUERY]" or "finish RUN_ID"`,
-  );
 }
 
 /**
@@ -364,7 +529,10 @@ export function parameterFlags(
  */
 export function parseRunFlags(command: RunCommand, definition: AgentDefinition): RunFlags {
   const parameters = parameterFlags(definition);
-  const { values } = strictParse(command.argv, [...BASE_FLAGS, ...RUN_FLAGS], { parameters });
+  const { values } = strictParse(command.argv, [...BASE_FLAGS, ...RUN_FLAGS], {
+    parameters,
+    unknown: elsewhere,
+  });
   const flags = {
     ...command.flags,
     ...readFlags(values, RUN_FLAGS),
@@ -385,6 +553,20 @@ export function parseRunFlags(command: RunCommand, definition: AgentDefinition):
     }
   }
   return flags;
+}
+
+/** The message for a flag of the table that a run does not take: which commands do. */
+function elsewhere(flag: string): UsageError {
+  const name = flag.replace(/^--/, "").split("=")[0];
+  const takers = COMMANDS.filter((command) => command.name !== "" && command.flags.includes(name));
+  if (!flag.startsWith("--") || takers.length === 0) {
+    return new UsageError(`Unknown flag "${flag}": run with --help to see the flags`);
+  }
+  return new UsageError(
+    `Flag "--${name}" does not go with a run: it goes with ${
+      and(takers.map((command) => `"${command.name}"`))
+    }`,
+  );
 }
 
 function checkCombinations(flags: RunFlags): void {

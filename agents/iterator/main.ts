@@ -19,11 +19,16 @@ import { listAgents, loadDefinition } from "../common/definition/load.ts";
 import { UsageError } from "../common/errors.ts";
 import { GitRepo } from "../common/git.ts";
 import {
-  HELP_TEXT,
+  type HelpCommand,
+  parameterFlag,
   parseCommandLine,
   parseRunCommand,
   type ResumeCommand,
 } from "./command_line.ts";
+import { commandHelp, parametersHelp } from "./_flag_help.ts";
+import { commandNamed } from "./_flag_table.ts";
+import { completedProgram, completionScript } from "./completions.ts";
+import { invokedAs } from "./invoked_as.ts";
 import { fleetCommand, fleetResumeCommand } from "./fleet/command.ts";
 import { historyCommand } from "./history.ts";
 import { listAndRunChecks } from "./run_checks.ts";
@@ -92,7 +97,10 @@ async function dispatch(argv: string[], io: CommandIO): Promise<number> {
   const command = parseCommandLine(argv);
   switch (command.kind) {
     case "help":
-      io.stdout(`${HELP_TEXT}\n`);
+      io.stdout(`${await help(command)}\n`);
+      return 0;
+    case "completions":
+      io.stdout(completionScript(command.shell, completedProgram(invokedAs())));
       return 0;
     case "version":
       io.stdout(`finishline ${VERSION}\n`);
@@ -119,6 +127,18 @@ async function dispatch(argv: string[], io: CommandIO): Promise<number> {
     default:
       return await historyCommand(command, io);
   }
+}
+
+/**
+ * `--help`: the general help or a command's, as the user runs finishline;
+ * with `--agent NAME`, the agent's parameters too.
+ */
+async function help(command: HelpCommand): Promise<string> {
+  const text = commandHelp(commandNamed(command.command), invokedAs());
+  if (command.agent === undefined) return text;
+  const cwd = await workingDirectory(command.cwd);
+  const { definition, displayPath } = await loadDefinition(command.agent, { cwd });
+  return `${text}\n\n${parametersHelp(definition, { displayPath, flagOf: parameterFlag })}`;
 }
 
 /** `--list`: the agents found, local and built-in. */

@@ -10,7 +10,7 @@
 import type { ParameterSpec } from "../../common/definition/types.ts";
 import { UsageError } from "../../common/errors.ts";
 import { lenientParse, readFlags, strictParse, type Values } from "../_flag_parse.ts";
-import { FLAGS, type FlagSpec } from "../_flag_table.ts";
+import { commandNamed, FLAGS, flagsOf, type FlagSpec } from "../_flag_table.ts";
 
 /** `fleet ...`: the flags read before the agent's definition is loaded. */
 export interface FleetCommand {
@@ -92,30 +92,20 @@ const FORWARDED = named(
   "dangerously-skip-permissions",
   "no-learnings",
 );
+const withoutHelp = (flags: FlagSpec[]) => flags.filter((flag) => flag.name !== "help");
+/** Every flag of `fleet`, from the table (`--help` is read before). */
+const FLEET_FLAGS = withoutHelp(flagsOf(commandNamed("fleet")));
 /** Flags the fleet reads itself (`--worktree` and `--create-pr` are implied, so allowed). */
-const OWN = named(
-  "agent",
-  "cwd",
-  "store",
-  "repo",
-  "label",
-  "issues",
-  "parallel",
-  "limit",
-  "base-branch",
-  "json",
-  "quiet",
-  "dry-run",
-  "worktree",
-  "create-pr",
-);
-const FLEET_FLAGS = [...OWN, ...FORWARDED];
+const OWN = FLEET_FLAGS.filter((flag) => !FORWARDED.includes(flag));
 const BASE = named("agent", "cwd", "store");
-const RESUME = named("cwd", "store", "parallel", "json", "quiet");
+const RESUME = withoutHelp(flagsOf(commandNamed("fleet --resume")));
 
 const UNKNOWN = (flag: string) =>
   new UsageError(
-    `Flag "${flag}" does not go with "fleet": it takes --label or --issues, --parallel, --limit, --agent, --repo, --base-branch, --store, --cwd, --json, --quiet, --dry-run, the run flags ${
+    `Flag "${flag}" does not go with "fleet": it takes ${
+      OWN.filter((spec) => !["worktree", "create-pr"].includes(spec.name))
+        .map((spec) => `--${spec.name}`).join(", ")
+    }, the run flags ${
       FORWARDED.map((spec) => `--${spec.name}`).join(", ")
     } and the agent's parameters`,
   );
@@ -150,6 +140,7 @@ function parseResume(argv: readonly string[], at: number): FleetResumeCommand {
   const fleetId = next !== undefined && !next.startsWith("-") ? next : undefined;
   const rest = [...argv.slice(0, at), ...argv.slice(at + (fleetId ? 2 : 1))];
   const { values } = strictParse(rest, RESUME, {
+    command: "fleet --resume",
     unknown: (flag) =>
       new UsageError(
         `"fleet --resume" continues a fleet with the flags it was started with; it takes only --parallel, --json, --quiet, --store and --cwd, not "${flag}"`,
@@ -185,7 +176,11 @@ export function parseFleetFlags(
       );
     }
   }
-  const { values } = strictParse(command.argv, FLEET_FLAGS, { parameters, unknown: UNKNOWN });
+  const { values } = strictParse(command.argv, FLEET_FLAGS, {
+    parameters,
+    command: "fleet",
+    unknown: UNKNOWN,
+  });
   const own = readFlags(values, OWN) as Omit<FleetFlags, "runArgs">;
   readFlags(values, FORWARDED); // checks the values: one line naming a bad one
   if (own.label !== undefined && own.issues !== undefined) {
