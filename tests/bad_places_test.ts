@@ -7,6 +7,7 @@
  */
 
 import assert from "node:assert/strict";
+import { ScriptedModelServer } from "../agents/testing/mod.ts";
 import { git, runCli, tempDir } from "./_helpers.ts";
 
 /** Every path under `root` (the `.git` folder left out), relative. */
@@ -23,8 +24,13 @@ async function contents(root: string, skip = ".git"): Promise<string[]> {
   return found.sort();
 }
 
-async function refused(cwd: string, args: string[], message: RegExp): Promise<void> {
-  const run = await runCli(args, { cwd });
+async function refused(
+  cwd: string,
+  args: string[],
+  message: RegExp,
+  server?: ScriptedModelServer,
+): Promise<void> {
+  const run = await runCli(args, { cwd, server });
   assert.equal(run.code, 2, run.stderr);
   const lines = run.stderr.trim().split("\n");
   assert.equal(lines.length, 1, run.stderr);
@@ -99,11 +105,15 @@ Deno.test({
       args: ["-o", "remount,ro", disk.path],
     }).output();
     assert.ok(remount.success);
+    // A model the agent can reach (the model check comes first), never asked.
+    await using server = await ScriptedModelServer.start({ scripts: [] });
     await refused(
       disk.path,
       ["--task", "x"],
       /^finishline: Cannot write ".*\/\.agent\/\.finishline\/locks": the file system is read-only/,
+      server,
     );
+    assert.equal(server.requests.length, 0);
   },
 });
 
@@ -120,7 +130,15 @@ Deno.test({
       args: ["-c", "head -c 1000000 /dev/zero > filler 2>/dev/null; true"],
       cwd: disk.path,
     }).output();
-    await refused(disk.path, ["--task", "x"], /^finishline: Cannot write.*: the disk is full/);
+    // A model the agent can reach (the model check comes first), never asked.
+    await using server = await ScriptedModelServer.start({ scripts: [] });
+    await refused(
+      disk.path,
+      ["--task", "x"],
+      /^finishline: Cannot write.*: the disk is full/,
+      server,
+    );
+    assert.equal(server.requests.length, 0);
     assert.deepEqual(await contents(disk.path), ["filler"]);
   },
 });

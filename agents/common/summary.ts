@@ -31,6 +31,8 @@ export interface ApiRetry {
   error: string;
   /** How long Claude Code waits before the retry, in milliseconds. */
   waitMs: number;
+  /** When no response headers came within Claude Code's first-byte window: how long it waited. */
+  noResponseMs?: number;
 }
 
 /** How action blocks are recognised. */
@@ -322,12 +324,16 @@ export class SummaryBuilder {
           if (typeof message.model === "string" && message.model) summary.model = message.model;
         } else if (message.subtype === "api_retry") {
           this.#apiRetries++;
+          const noResponse = message.no_response as { waited_ms?: unknown } | undefined;
           this.#lastApiRetry = {
             attempt: numberOr(message.attempt),
             maxRetries: numberOr(message.max_retries),
             status: typeof message.error_status === "number" ? message.error_status : null,
             error: typeof message.error === "string" ? message.error : "unknown",
             waitMs: numberOr(message.retry_delay_ms),
+            ...(typeof noResponse?.waited_ms === "number"
+              ? { noResponseMs: noResponse.waited_ms }
+              : {}),
           };
         }
         break;

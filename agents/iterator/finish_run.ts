@@ -79,8 +79,13 @@ export async function finishRun(
     runId: plan.runId,
     outcome: { status: result.status, reason: result.completionReason },
     ...workspace.cleanup.finish,
-    // After an interrupt the user wants out quickly: no model session then.
-    skipModel: result.status === "interrupted" ? "the run was interrupted" : undefined,
+    // After an interrupt the user wants out quickly, and a model that just failed would fail
+    // again (or wait for retries): no model session then.
+    skipModel: result.status === "interrupted"
+      ? "the run was interrupted"
+      : result.modelFailure !== undefined
+      ? "the run ended because the model could not be used"
+      : undefined,
     backend: options.backend,
     cwd: workspace.workDir,
     onEvent: (kind, data) => log.event(kind, data),

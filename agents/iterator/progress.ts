@@ -11,6 +11,7 @@ import { COMPLETE_TASK_TOOL } from "../common/complete_task.ts";
 import { countTools, seconds, shortToolName, usd } from "../common/format.ts";
 import { type Field, fitRow, fitRows, joinFields } from "./_fit_line.ts";
 import { LiveCost } from "./_live_cost.ts";
+import { apiRetryCause } from "./loop/faults.ts";
 import type { LiveLine } from "./_terminal_line.ts";
 import type { RunEvent, RunResult } from "./runner.ts";
 
@@ -173,8 +174,8 @@ function eventText(event: RunEvent, width?: number): string | undefined {
     case "api_retry":
       return eventLine(event.iteration, [{
         text: `API retry ${event.attempt}/${event.maxRetries} (${
-          event.status ?? "no response"
-        } ${event.error}), next in ${seconds(event.waitMs)}`,
+          apiRetryCause(event, event.cause)
+        }), next in ${seconds(event.waitMs)}`,
       }], width);
     default:
       return undefined;

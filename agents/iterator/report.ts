@@ -70,7 +70,9 @@ export interface ReportInput {
       | "runId"
       | "summaries"
     >
-    & Partial<Pick<RunResult, "baseline" | "reproduction" | "review" | "reviews">>;
+    & Partial<
+      Pick<RunResult, "baseline" | "reproduction" | "review" | "reviews" | "modelFailure">
+    >;
   /** Agent name. */
   agent: string;
   /** Completion handler type and criteria. */
@@ -226,6 +228,12 @@ function factLines(input: ReportInput): string[] {
       `- Git settings changed during the run, restored at its end: ${
         inline(describeGitSettings(input.gitSettings), { limit: 1000 })
       }`,
+    );
+  }
+  if (result.modelFailure !== undefined) {
+    lines.push(
+      "- Finish: no model was asked, since the run ended because the model could not be used; " +
+        "the summary and next actions come from the run's record",
     );
   }
   if (input.logFile) lines.push(`- Log: ${fileLink(input.logFile, input.reportFile)}`);

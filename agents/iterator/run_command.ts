@@ -11,6 +11,7 @@ import { AcpBackend } from "../common/backends/acp.ts";
 import { type BackendSetting, resolveBackend } from "../common/backends/presets.ts";
 import process from "node:process";
 import { ClaudeBackend } from "../common/backends/claude.ts";
+import { checkModelAccess, connectionCause, modelAccess } from "../common/backends/model_access.ts";
 import type { AgentBackend } from "../common/backends/types.ts";
 import { GitHubCli } from "../common/github.ts";
 import type { RunLock } from "../common/run_lock.ts";
@@ -83,6 +84,8 @@ export async function runCommand(
       }
       : undefined,
   });
+  // Before anything is recorded: a model the agent cannot reach fails in seconds, not minutes.
+  if (!io.backend) await checkModels(plan);
   const locks = await lockRunAndIssue({
     storeFile: plan.storeFile,
     runId: plan.runId,
@@ -181,6 +184,7 @@ async function runLoop(
       repoChecks: plan.checks.gate,
       refuseCommands: plan.refuseCommands,
       env: plan.agentEnv,
+      connectionCause: options.io.backend ? undefined : probeConnection(plan),
       pullRequest: plan.prChecks && worktree && git
         ? new GitHubPullRequestGate({
           worktree,
@@ -277,6 +281,43 @@ function listenForSignals(
       for (const signal of signals) Deno.removeSignalListener(signal, onSignal);
     },
   };
+}
+
+/** Set to skip the model check before the first session (credentials, API host). */
+const SKIP_MODEL_CHECK = "FINISHLINE_SKIP_MODEL_CHECK";
+
+/**
+ * The model check of every backend the run uses (the agent's, the
+ * verifier's): credentials, and the API host at the TCP/TLS level.
+ */
+async function checkModels(plan: RunPlan): Promise<void> {
+  if (/^(1|true|yes)$/i.test(Deno.env.get(SKIP_MODEL_CHECK) ?? "")) return;
+  const { behavior, verify } = plan.definition;
+  const settings = new Map<string, BackendSetting>();
+  for (const setting of [behavior.backend, verify.reproduceBackend]) {
+    if (setting !== undefined) settings.set(JSON.stringify(setting), setting);
+  }
+  const options = {
+    env: { ...Deno.env.toObject(), ...plan.agentEnv },
+    cwd: plan.cwd,
+    settingSources: behavior.settingSources,
+  };
+  await Promise.all([...settings.values()].map((setting) => checkModelAccess(setting, options)));
+}
+
+/** The probe that names the cause of the agent's connection errors during the run. */
+function probeConnection(plan: RunPlan): () => Promise<string | undefined> {
+  const env = { ...Deno.env.toObject(), ...plan.agentEnv };
+  const { behavior } = plan.definition;
+  return async () =>
+    await connectionCause(
+      await modelAccess(behavior.backend, {
+        env,
+        cwd: plan.cwd,
+        settingSources: behavior.settingSources,
+      }),
+      { env, stageTimeoutMs: 3000 },
+    );
 }
 
 /** The backend a definition names: the SDK one, or an ACP agent. */

@@ -260,6 +260,10 @@ class Run {
       state.account(summary);
     };
     let verdict = sessionVerdict(state, outcome);
+    if (verdict?.kind === "end" && verdict.status === "failed" && outcome.fault?.modelDown) {
+      // Nothing more is asked of a model that cannot be used: no rescue prompt, no finish model.
+      state.modelFailure = outcome.fault.message;
+    }
     if (verdict) {
       finish();
       if (verdict.kind === "end" && verdict.status === "budget_exhausted") {
@@ -447,6 +451,7 @@ class Run {
       ...(reproduction ? { reproduction } : {}),
       ...(state.reviewCost.sessions > 0 ? { review: structuredClone(state.reviewCost) } : {}),
       ...(reviews.length > 0 ? { reviews } : {}),
+      ...(state.modelFailure ? { modelFailure: state.modelFailure } : {}),
     };
     state.emit({ type: "run_finished", result });
     return result;
@@ -460,7 +465,8 @@ class Run {
     const last = state.summaries.at(-1);
     const builder = new SummaryBuilder(last?.iteration ?? 0, state.definition.actions);
     if (last?.sessionId) builder.add({ type: "system", session_id: last.sessionId });
-    const left = await rescue(state, this.#sessions, builder, state.definition.git.rescue);
+    const askAgent = state.definition.git.rescue && state.modelFailure === undefined;
+    const left = await rescue(state, this.#sessions, builder, askAgent);
     state.costUsd += builder.current.costUsd;
     state.emit({ type: "final_rescue", left });
   }

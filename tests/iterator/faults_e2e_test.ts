@@ -150,7 +150,7 @@ function failedRequests(server: ScriptedModelServer): number {
 
 for (
   const [status, reason] of [
-    [401, /^Authentication failed: check ANTHROPIC_API_KEY \(or log in with `claude login`\)/],
+    [401, /^Authentication failed: check ANTHROPIC_API_KEY \(or the Claude Code login it uses\)/],
     [403, /^(Authentication failed: check ANTHROPIC_API_KEY|The API refused access \(403\))/],
   ] as const
 ) {

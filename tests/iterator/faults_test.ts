@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { SummaryBuilder } from "../../agents/common/summary.ts";
-import { classifyFault, fatalApiRetry } from "../../agents/iterator/loop/faults.ts";
+import { apiRetryCause, classifyFault, fatalApiRetry } from "../../agents/iterator/loop/faults.ts";
 import { SessionGoneError } from "../../agents/common/backends/types.ts";
 
 const RETRY = { iterationTimeoutSeconds: 1200, maxWaitSeconds: 900 };
@@ -88,9 +88,53 @@ Deno.test("retries beyond the run's wait budget are a fatal fault that names the
   });
   assert.deepEqual(fault, {
     retryable: false,
+    modelDown: true,
     message: "Claude's API kept failing (529 overloaded) for 7 s, beyond the wait budget of 5 s " +
       "(retry.maxWaitSeconds, --max-wait): try again later, or resume with --resume",
   });
+});
+
+Deno.test("connection errors beyond the wait budget name the cause a probe found, never 'no response unknown'", () => {
+  const builder = session([{ status: null, error: "unknown" }, { status: null, error: "unknown" }]);
+  const cause = "cannot reach api.anthropic.com:443: DNS lookup failed (ENOTFOUND)";
+  const fault = classifyFault(builder, { ...ended, waitedMs: 21_000, connectionCause: cause }, {
+    ...RETRY,
+    maxWaitSeconds: 20,
+  });
+  assert.equal(fault?.modelDown, true);
+  assert.equal(
+    fault?.message,
+    `Claude's API kept failing (connection error: ${cause}) for 21 s, beyond the wait budget of ` +
+      "20 s (retry.maxWaitSeconds, --max-wait): try again later, or resume with --resume",
+  );
+  const unprobed = classifyFault(builder, { ...ended, waitedMs: 21_000 }, RETRY);
+  assert.match(unprobed!.message, /^Claude's API kept failing \(connection error\) for 21 s/);
+});
+
+Deno.test("apiRetryCause: a status and its code; a connection error, a silent API, and the probe's cause", () => {
+  const retry = { attempt: 1, maxRetries: 10, waitMs: 500 };
+  assert.equal(apiRetryCause({ ...retry, status: 529, error: "overloaded" }), "529 overloaded");
+  assert.equal(apiRetryCause({ ...retry, status: null, error: "unknown" }), "connection error");
+  assert.equal(
+    apiRetryCause({ ...retry, status: null, error: "connection_error" }, "cannot reach h:80: x"),
+    "connection error: cannot reach h:80: x",
+  );
+  assert.equal(
+    apiRetryCause({ ...retry, status: null, error: "unknown", noResponseMs: 30_000 }),
+    "no response within 30 s",
+  );
+});
+
+Deno.test("only faults of the API itself mark the model as down", () => {
+  const down = (retry: { status: number | null; error: string }) =>
+    classifyFault(session([retry, retry]), ended, RETRY)?.modelDown ?? false;
+  assert.equal(down({ status: 401, error: "authentication_failed" }), true);
+  assert.equal(down({ status: 400, error: "billing_error" }), true);
+  assert.equal(down({ status: 404, error: "model_not_found" }), false, "another model may work");
+  assert.equal(
+    classifyFault(session([]), { error: undefined, hung: true }, RETRY)?.modelDown,
+    undefined,
+  );
 });
 
 Deno.test("a hang stays a retryable fault whatever the retries said", () => {

@@ -167,7 +167,7 @@ Deno.test("event lines fit: API retries keep their text whole", () => {
     waitMs: 4800,
   });
   assert.deepEqual(wide, [
-    "[finishline] iteration 2: API retry 3/10 (no response connection_error), next in 4.8s",
+    "[finishline] iteration 2: API retry 3/10 (connection error), next in 4.8s",
   ]);
 });
 

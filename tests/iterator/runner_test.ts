@@ -467,7 +467,7 @@ Deno.test("runner writes run, iteration and message records to the log", async (
 
 /** A session that reports Claude Code's retries, then answers unless it was stopped first. */
 function retryingSession(
-  retries: Array<{ status: number; error: string; waitMs: number }>,
+  retries: Array<{ status: number | null; error: string; waitMs: number }>,
   seen: { retries: number; answered: boolean },
 ) {
   return async function* (): AsyncIterable<AgentMessage> {
@@ -545,4 +545,46 @@ Deno.test("retries within the wait budget let the session finish", async () => {
   const result = await runIterations(options(backend, new KeywordHandler("DONE")));
   assert.equal(result.status, "completed");
   assert.deepEqual(seen, { retries: 3, answered: true });
+});
+
+Deno.test("connection errors are reported with the cause a probe of the host found, and the run records that the model could not be used", async () => {
+  const seen = { retries: 0, answered: false };
+  const refused = { status: null, error: "unknown", waitMs: 400_000 };
+  const backend = new CannedBackend([retryingSession([refused, refused, refused, refused], seen)]);
+  const events: RunEvent[] = [];
+  let probes = 0;
+  const result = await runIterations({
+    ...options(backend, new KeywordHandler("DONE")),
+    onEvent: (event) => events.push(event),
+    connectionCause: () => {
+      probes++;
+      return Promise.resolve("cannot reach 127.0.0.1:9: connection refused (ECONNREFUSED)");
+    },
+  });
+  assert.equal(result.status, "failed");
+  assert.equal(
+    result.completionReason,
+    "Claude's API kept failing (connection error: cannot reach 127.0.0.1:9: connection refused " +
+      "(ECONNREFUSED)) for 1200 s, beyond the wait budget of 900 s (retry.maxWaitSeconds, " +
+      "--max-wait): try again later, or resume with --resume",
+  );
+  assert.equal(result.modelFailure, result.completionReason);
+  assert.equal(probes, 1, "the host is probed once per session");
+  const reported = events.filter((event) => event.type === "api_retry");
+  assert.equal(reported.length, 3);
+  for (const event of reported) {
+    assert.equal(
+      (event as { cause?: string }).cause,
+      "cannot reach 127.0.0.1:9: connection refused (ECONNREFUSED)",
+    );
+  }
+});
+
+Deno.test("a run that ends for another reason records no model failure", async () => {
+  const seen = { retries: 0, answered: false };
+  const overloaded = { status: 529, error: "overloaded", waitMs: 500 };
+  const backend = new CannedBackend([retryingSession([overloaded], seen)]);
+  const result = await runIterations(options(backend, new KeywordHandler("DONE")));
+  assert.equal(result.status, "completed");
+  assert.equal(result.modelFailure, undefined);
 });

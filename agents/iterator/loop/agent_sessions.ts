@@ -33,6 +33,8 @@ export interface SessionEnd {
    * `retry.maxWaitSeconds` and the session was ended for it.
    */
   waitedMs?: number;
+  /** For API retries after connection errors: why the API host cannot be reached, as probed. */
+  connectionCause?: string;
 }
 
 /** One session's prompt, callbacks and limits. */
@@ -181,6 +183,8 @@ export class AgentSessions {
     const started = state.now();
     let failed = false;
     let waitedMs: number | undefined;
+    // The cause of this session's connection errors, probed at the first one.
+    const connection: { probe?: Promise<string | undefined>; cause?: string } = {};
     try {
       const turn = { prompt: ask.prompt, onCompleteTask: ask.onCompleteTask, onStop: ask.onStop };
       const messages: AsyncIterable<AgentMessage> = live
@@ -203,7 +207,7 @@ export class AgentSessions {
         const retries = builder.apiRetries;
         this.#add(builder, message);
         if (builder.apiRetries > retries) {
-          const verdict = this.#apiRetry(builder);
+          const verdict = await this.#apiRetry(builder, connection);
           if (verdict !== "wait") {
             if (verdict === "over_budget") waitedMs = state.apiRetryWaitMs;
             stop.abort();
@@ -217,10 +221,17 @@ export class AgentSessions {
         hung: watchdog.signal.aborted,
         budget: budget?.aborted ?? false,
         waitedMs,
+        connectionCause: connection.cause,
       };
     } catch (error) {
       failed = true;
-      return { error, hung: watchdog.signal.aborted, budget: budget?.aborted ?? false, waitedMs };
+      return {
+        error,
+        hung: watchdog.signal.aborted,
+        budget: budget?.aborted ?? false,
+        waitedMs,
+        connectionCause: connection.cause,
+      };
     } finally {
       clearTimeout(timer);
       builder.current.agentMs = (builder.current.agentMs ?? 0) + Math.round(state.now() - started);
@@ -271,14 +282,28 @@ export class AgentSessions {
   /**
    * Judge Claude Code's latest API retry: one that cannot help ends the
    * session; the others are reported and their waits counted against the
-   * run's wait budget.
+   * run's wait budget. Claude Code names no cause for a connection error:
+   * the API host is probed once per session to name it.
    */
-  #apiRetry(builder: SummaryBuilder): "fatal" | "over_budget" | "wait" {
+  async #apiRetry(
+    builder: SummaryBuilder,
+    connection: { probe?: Promise<string | undefined>; cause?: string },
+  ): Promise<"fatal" | "over_budget" | "wait"> {
     const state = this.#state;
     const retry = builder.lastApiRetry!;
     if (fatalApiRetry(retry, builder.apiKeySource)) return "fatal";
+    const probe = state.options.connectionCause;
+    if (retry.status === null && probe) {
+      connection.probe ??= probe().catch(() => undefined);
+      connection.cause = await connection.probe;
+    }
     state.apiRetryWaitMs += retry.waitMs;
-    state.emit({ type: "api_retry", iteration: builder.current.iteration, ...retry });
+    state.emit({
+      type: "api_retry",
+      iteration: builder.current.iteration,
+      ...retry,
+      ...(connection.cause && retry.status === null ? { cause: connection.cause } : {}),
+    });
     return state.apiRetryWaitMs > state.definition.retry.maxWaitSeconds * 1000
       ? "over_budget"
       : "wait";

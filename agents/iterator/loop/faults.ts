@@ -22,6 +22,11 @@ export interface SessionFault {
   resetsAt?: number;
   /** The session to resume is gone: the retry starts a new one, at once. */
   fresh?: boolean;
+  /**
+   * The model's API could not be used (unreachable, the credentials refused,
+   * failing beyond the wait budget): nothing more is asked of it in this run.
+   */
+  modelDown?: boolean;
 }
 
 /** Claude Code's result error for a `resume` of a session it does not have. */
@@ -29,17 +34,17 @@ const NO_CONVERSATION = /No conversation found with session ID/;
 
 const FATAL_API_ERRORS: Record<string, string> = {
   authentication_failed:
-    "Authentication failed: check ANTHROPIC_API_KEY (or log in with `claude login`)",
+    "Authentication failed: check ANTHROPIC_API_KEY (or the Claude Code login it uses)",
   oauth_org_not_allowed: "This organisation may not use Claude Code: log in with another account",
   account_on_hold: "The account is on hold: see the Anthropic console",
-  verification_required: "The account needs verification: log in with `claude login`",
+  verification_required: "The account needs verification: see the Anthropic console",
   billing_error:
     "Billing: the credit balance is too low or billing is not set up; add credits in the Anthropic console",
   model_not_found: "The model was not found: check --model or behavior.model",
   cloud_credential_error: "The cloud credentials (Bedrock/Vertex) were rejected: check them",
   invalid_request: "The API rejected the request as invalid",
   permission_error:
-    "The API refused access (403): check that the key's workspace may use this model, or log in with `claude login`",
+    "The API refused access (403): check that the key's workspace may use this model, or use another key",
 };
 
 /** Error types of the API's error bodies that name one of the codes above. */
@@ -77,14 +82,46 @@ export function fatalApiRetry(retry: ApiRetry, apiKeySource?: string): string | 
   return fatal;
 }
 
+/** The fatal codes that say the API cannot be used at all, whatever the model (not a missing model). */
+const MODEL_DOWN_ERRORS = new Set([
+  "authentication_failed",
+  "oauth_org_not_allowed",
+  "account_on_hold",
+  "verification_required",
+  "billing_error",
+  "cloud_credential_error",
+  "permission_error",
+]);
+
 /**
- * A retry's status and error as people read them: `529 overloaded`.
+ * A retry's status and error as people read them: `529 overloaded`; a
+ * connection error (no status) with its cause when a probe of the host named
+ * one: `connection error: cannot reach 127.0.0.1:9: connection refused (ECONNREFUSED)`.
  *
  * @param retry The retry.
+ * @param cause Why the host cannot be reached, as a probe found it.
  * @returns The words.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { apiRetryCause } from "./faults.ts";
+ *
+ * const retry = { attempt: 1, maxRetries: 10, waitMs: 500 };
+ * assert.equal(apiRetryCause({ ...retry, status: 529, error: "overloaded" }), "529 overloaded");
+ * assert.equal(
+ *   apiRetryCause({ ...retry, status: null, error: "unknown" }, "cannot reach h:443: DNS lookup failed (ENOTFOUND)"),
+ *   "connection error: cannot reach h:443: DNS lookup failed (ENOTFOUND)",
+ * );
+ * ```
  */
-export function apiRetryCause(retry: ApiRetry): string {
-  return `${retry.status ?? "no response"} ${retry.error}`;
+export function apiRetryCause(retry: ApiRetry, cause?: string): string {
+  if (retry.status !== null) return `${retry.status} ${retry.error}`;
+  const what = retry.noResponseMs !== undefined
+    ? `no response within ${Math.round(retry.noResponseMs / 1000)} s`
+    : "connection error";
+  // Claude Code's code for a connection error says no more than "connection error" does.
+  const code = /^(unknown|connection_error)?$/.test(retry.error) ? "" : ` ${retry.error}`;
+  return `${what}${code}${cause ? `: ${cause}` : ""}`;
 }
 
 /**
@@ -101,7 +138,7 @@ export function apiRetryCause(retry: ApiRetry): string {
  */
 export function classifyFault(
   builder: SummaryBuilder,
-  session: { error: unknown; hung: boolean; waitedMs?: number },
+  session: { error: unknown; hung: boolean; waitedMs?: number; connectionCause?: string },
   retry: Pick<RetryConfig, "iterationTimeoutSeconds" | "maxWaitSeconds">,
 ): SessionFault | undefined {
   if (session.hung) {
@@ -115,8 +152,11 @@ export function classifyFault(
   if (session.waitedMs !== undefined) {
     return {
       retryable: false,
+      modelDown: true,
       message:
-        `Claude's API kept failing (${retried ? apiRetryCause(retried) : "retries"}) for ${
+        `Claude's API kept failing (${
+          retried ? apiRetryCause(retried, session.connectionCause) : "retries"
+        }) for ${
           Math.round(session.waitedMs / 1000)
         } s, beyond the wait budget of ${retry.maxWaitSeconds} s (retry.maxWaitSeconds, --max-wait): ` +
         "try again later, or resume with --resume",
@@ -126,6 +166,7 @@ export function classifyFault(
   if (retried && fatal) {
     return {
       retryable: false,
+      modelDown: MODEL_DOWN_ERRORS.has(fatal),
       message: `${FATAL_API_ERRORS[fatal]} (API error ${
         apiRetryCause(retried)
       }; Claude Code's retries were stopped)`,
@@ -135,6 +176,7 @@ export function classifyFault(
   if (limit?.status === "rejected") {
     return {
       retryable: true,
+      modelDown: true,
       message: "Rate limited (the usage limit was reached)",
       resetsAt: limit.resetsAt !== undefined ? limit.resetsAt * 1000 : undefined,
     };
@@ -142,10 +184,14 @@ export function classifyFault(
   const apiError = builder.apiError;
   const detail = builder.current.errors.findLast((error) => error.startsWith("api ")) ?? "";
   if (apiError && FATAL_API_ERRORS[apiError]) {
-    return { retryable: false, message: `${FATAL_API_ERRORS[apiError]} (${detail || apiError})` };
+    return {
+      retryable: false,
+      modelDown: MODEL_DOWN_ERRORS.has(apiError),
+      message: `${FATAL_API_ERRORS[apiError]} (${detail || apiError})`,
+    };
   }
   if (apiError && RETRYABLE_API_ERRORS.has(apiError)) {
-    return { retryable: true, message: `API error: ${detail || apiError}` };
+    return { retryable: true, modelDown: true, message: `API error: ${detail || apiError}` };
   }
   const current = builder.current;
   const noTurn = builder.sawResult && current.turns === 0 &&

@@ -51,6 +51,8 @@ export class RunState {
   costUsd = 0;
   /** How long Claude Code's API retries waited in this run, against `retry.maxWaitSeconds`. */
   apiRetryWaitMs = 0;
+  /** Why the model could not be used, once a session fault ended the run for it. */
+  modelFailure: string | undefined;
   /** The repository and the run's starting commit. */
   git: RunGitEvidence | undefined;
   /** Digest of the current iteration's prompt, for the history. */

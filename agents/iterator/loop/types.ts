@@ -91,6 +91,11 @@ export interface RunResult {
   review?: IndependentCost;
   /** Every review of the worker's declarations, in order: the commit, each declaration and its verdict. */
   reviews?: Array<{ commit: string; declarations: ReviewedDeclaration[] }>;
+  /**
+   * Why the model could not be used when the run ended for it (unreachable,
+   * credentials refused, failing beyond the wait budget): the finish asks it nothing.
+   */
+  modelFailure?: string;
 }
 
 /**
@@ -150,6 +155,9 @@ export type RunEvent =
     status: number | null;
     error: string;
     waitMs: number;
+    noResponseMs?: number;
+    /** For a connection error: why the API host cannot be reached, as a probe found it. */
+    cause?: string;
   }
   | { type: "baseline"; baseline: BaselineResult }
   | { type: "reproduction"; reproduction: ReproductionRecord }
@@ -235,4 +243,9 @@ export interface RunOptions {
   initialPrompt?: string;
   /** Continue a recorded run: its iterations so far (the loop goes on with the next one). */
   resume?: { summaries: IterationSummary[]; baseline: string | null };
+  /**
+   * Names the cause of a connection error that the agent reports without one
+   * (by probing the API host once per session); undefined when the host answers.
+   */
+  connectionCause?: () => Promise<string | undefined>;
 }
