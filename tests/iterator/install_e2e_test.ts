@@ -11,11 +11,11 @@ import { denoDir, git, tempDir, tempRepo } from "../_helpers.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
-async function run(command: string, args: string[], cwd: string) {
+async function run(command: string, args: string[], cwd: string, env: Record<string, string> = {}) {
   const output = await new Deno.Command(command, {
     args,
     cwd,
-    env: { NO_COLOR: "1", DENO_DIR: await denoDir() },
+    env: { NO_COLOR: "1", DENO_DIR: await denoDir(), ...env },
     stdout: "piped",
     stderr: "piped",
   }).output();
@@ -38,6 +38,27 @@ Deno.test("deno task install makes a finishline command that finds the repositor
   assert.equal(
     (await run(finishline, ["--version"], deep)).stdout,
     `finishline ${config.version}\n`,
+  );
+  // The help names the command as it was run: bash and zsh say so in "_"; fish does not,
+  // and the install root is looked in.
+  const usage = /^Usage:\n {2}\S*finishline \[flags\]/m;
+  assert.match((await run(finishline, ["--help"], deep, { _: finishline })).stdout, usage);
+  const fish = await new Deno.Command(finishline, {
+    args: ["--help"],
+    cwd: deep,
+    clearEnv: true,
+    env: {
+      HOME: Deno.env.get("HOME")!,
+      DENO_DIR: await denoDir(),
+      DENO_INSTALL_ROOT: root.path,
+      PATH: `${root.path}/bin:${Deno.env.get("PATH")}`,
+    },
+    stdout: "piped",
+  }).output();
+  assert.match(
+    new TextDecoder().decode(fish.stdout),
+    /^Usage:\n {2}finishline \[flags\]/m,
+    "by its name, on the PATH",
   );
 
   // --init from a subfolder scaffolds at the repository's root, and says where.
