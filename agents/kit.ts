@@ -51,9 +51,9 @@ export type {
   TokenUsage,
   ToolCall,
   WorkerTestEvidence,
-} from "./common/completion/types.ts";
-export type { CustomHandlerContext } from "./common/completion/custom.ts";
-export { COMPLETE_TASK_TOOL } from "./common/complete_task_call.ts";
+} from "./completion/contract.ts";
+export type { CustomHandlerContext } from "./completion/custom.ts";
+export { COMPLETE_TASK_TOOL } from "./record/complete_task_call.ts";
 export {
   incomplete,
   ok,
@@ -62,7 +62,7 @@ export {
   type TaskCompletionContext,
   TaskCompletionResult,
   type VerificationRecord,
-} from "./common/checks/types.ts";
+} from "./checks/contract.ts";
 export type {
   AskModelOptions,
   CheckerSession,
@@ -70,6 +70,6 @@ export type {
   SessionIteration,
   SessionToolCall,
   TentativeOutput,
-} from "./common/checks/context.ts";
-export { type Filesystem, OutsideRepositoryError } from "./common/checks/filesystem.ts";
+} from "./checks/context.ts";
+export { type Filesystem, OutsideRepositoryError } from "./checks/filesystem.ts";
 export { InMemoryFilesystem } from "./testing/in_memory_filesystem.ts";

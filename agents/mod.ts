@@ -60,13 +60,13 @@ export type {
   RetryConfig,
   SettingSource,
   VerifyConfig,
-} from "./common/definition/mod.ts";
+} from "./definition/mod.ts";
 export {
   COMPLETION_TYPES,
   DEFAULT_FINISH_MODEL,
   DEFAULT_PROTECTED_GLOBS,
   RUNNER_CONFIG_GLOBS,
-} from "./common/definition/mod.ts";
+} from "./definition/mod.ts";
 export type {
   CheckEvidence,
   ChecksEvidence,
@@ -84,25 +84,25 @@ export type {
   TokenUsage,
   ToolCall,
   WorkerTestEvidence,
-} from "./common/completion/types.ts";
-export { COMPLETE_TASK_TOOL, type CompleteTaskCall } from "./common/complete_task_call.ts";
+} from "./completion/contract.ts";
+export { COMPLETE_TASK_TOOL, type CompleteTaskCall } from "./record/complete_task_call.ts";
 export {
   createCompletionHandler,
   type CreateHandlerOptions,
   DEFAULT_MAX_ITERATIONS,
   iterationCap,
-} from "./common/completion/factory.ts";
+} from "./completion/factory.ts";
 export {
   getRegisteredHandler,
   registerCompletionHandler,
   registeredTypes,
   unregisterCompletionHandler,
-} from "./common/completion/registry.ts";
-export type { CustomHandlerContext } from "./common/completion/custom.ts";
-export type { RunInputs } from "./common/completion/run_inputs.ts";
-export { IterateCompletionHandler } from "./common/completion/iterate.ts";
-export { ManualCompletionHandler } from "./common/completion/manual.ts";
-export { BaseHandler, type HandlerContext } from "./common/completion/base_handler.ts";
+} from "./completion/registry.ts";
+export type { CustomHandlerContext } from "./completion/custom.ts";
+export type { RunInputs } from "./completion/run_inputs.ts";
+export { IterateCompletionHandler } from "./completion/iterate.ts";
+export { ManualCompletionHandler } from "./completion/manual.ts";
+export { BaseHandler, type HandlerContext } from "./completion/base_handler.ts";
 export {
   type AgentListEntry,
   listAgents,
@@ -110,8 +110,8 @@ export {
   type LoadDefinitionOptions,
   parseDefinition,
   type ParseDefinitionOptions,
-} from "./common/definition/mod.ts";
-export { UsageError } from "./common/errors.ts";
+} from "./definition/mod.ts";
+export { UsageError } from "./support/errors.ts";
 export {
   argsToVariables,
   fillTemplate,
@@ -120,7 +120,7 @@ export {
   type PromptVariables,
   stripFrontMatter,
   toVariableName,
-} from "./common/prompt_resolver.ts";
+} from "./prompts/resolver.ts";
 export {
   type ActionOptions,
   type AgentMessage,
@@ -128,7 +128,7 @@ export {
   emptySummary,
   extractActions,
   SummaryBuilder,
-} from "./common/summary.ts";
+} from "./loop/summary_builder.ts";
 export type {
   AgentBackend,
   AgentConversation,
@@ -140,26 +140,26 @@ export type {
   SessionSettings,
   StopDecision,
   StopEvent,
-} from "./common/backends/types.ts";
-export { ClaudeBackend, type ClaudeBackendOptions } from "./common/backends/claude.ts";
-export { AcpBackend, type AcpCommand } from "./common/backends/acp.ts";
-export { AgentSetupError, SessionGoneError } from "./common/backends/types.ts";
+} from "./backends/port.ts";
+export { ClaudeBackend, type ClaudeBackendOptions } from "./backends/claude.ts";
+export { AcpBackend, type AcpCommand } from "./backends/acp.ts";
+export { AgentSetupError, SessionGoneError } from "./backends/port.ts";
 export {
   ACP_PRESETS,
   BACKEND_NAMES,
   type BackendSetting,
   resolveBackend,
-} from "./common/backends/presets.ts";
-export { RunLog } from "./common/log.ts";
+} from "./backends/presets.ts";
+export { RunLog } from "./support/log.ts";
 export {
   isSecretName,
   REDACTED,
   Redactor,
   redactorOfProcess,
   type RedactorOptions,
-} from "./common/redact.ts";
-export { redactingWriter, writeRedactedFile } from "./common/sinks.ts";
-export { redactingBackend } from "./common/backends/redacting.ts";
+} from "./support/redact.ts";
+export { redactingWriter, writeRedactedFile } from "./support/sinks.ts";
+export { redactingBackend } from "./backends/redacting.ts";
 export {
   incomplete,
   ok,
@@ -168,7 +168,7 @@ export {
   type TaskCompletionContext,
   TaskCompletionResult,
   type VerificationRecord,
-} from "./common/checks/types.ts";
+} from "./checks/contract.ts";
 export {
   type AskModelOptions,
   checkerContext,
@@ -182,19 +182,15 @@ export {
   type TentativeOutput,
   tentativeOutputOf,
   toolResults,
-} from "./common/checks/context.ts";
-export {
-  type Filesystem,
-  OutsideRepositoryError,
-  RepoFilesystem,
-} from "./common/checks/filesystem.ts";
-export { checkerName, CompositeChecker, type CompositeResult } from "./common/checks/composite.ts";
-export { CommandChecker, type CommandCheckerOptions } from "./common/checks/command.ts";
-export { FilesChecker } from "./common/checks/files.ts";
-export { GitChecker, type GitCheckerOptions } from "./common/checks/git.ts";
-export { latestPlan, PlanChecker, type PlanItem } from "./common/checks/plan.ts";
-export { JudgeChecker, type JudgeCheckerOptions, parseVerdict } from "./common/checks/judge.ts";
-export { buildVerifier, type BuildVerifierOptions, verify } from "./common/checks/verifier.ts";
+} from "./checks/context.ts";
+export { type Filesystem, OutsideRepositoryError, RepoFilesystem } from "./checks/filesystem.ts";
+export { checkerName, CompositeChecker, type CompositeResult } from "./checks/composite.ts";
+export { CommandChecker, type CommandCheckerOptions } from "./checks/command.ts";
+export { FilesChecker } from "./checks/files.ts";
+export { GitChecker, type GitCheckerOptions } from "./checks/git_checker.ts";
+export { latestPlan, PlanChecker, type PlanItem } from "./checks/plan.ts";
+export { JudgeChecker, type JudgeCheckerOptions, parseVerdict } from "./checks/judge.ts";
+export { buildVerifier, type BuildVerifierOptions, verify } from "./checks/verifier.ts";
 export {
   type CheckHint,
   detectChecks,
@@ -203,14 +199,14 @@ export {
   type DetectOptions,
   formatDetection,
   type SkippedCandidate,
-} from "./common/checks/detect.ts";
+} from "./checks/detect.ts";
 export {
   parseTestReport,
   testCounts,
   type TestReport,
   type TestRunner,
   testsRun,
-} from "./common/checks/test_report.ts";
+} from "./checks/test_report.ts";
 export {
   CHECK_ENVIRONMENT,
   type CheckRun,
@@ -219,36 +215,32 @@ export {
   describeRun,
   type RepoCheck,
   runRepoCheck,
-} from "./common/checks/check_run.ts";
+} from "./checks/check_run.ts";
 export {
   changedProtectedFiles,
   isProtected,
   type ProtectedChange,
   type ProtectOptions,
-} from "./common/checks/protected_files.ts";
+} from "./checks/protected_files.ts";
 export {
   type BaselineResult,
   runInWorktree,
   snapshotCommit,
   snapshotTree,
-} from "./common/checks/worktree_run.ts";
-export { RepoChecksChecker, type RepoChecksOptions } from "./common/checks/repo_checks.ts";
-export type { HeldOutTest, Reproduction } from "./common/checks/reproduction.ts";
-export type { ReproductionRecord, VerifierCost } from "./iterator/loop/reproduce.ts";
-export type {
-  DeclarationReviewer,
-  ReviewAnswer,
-  ReviewRequest,
-} from "./common/checks/declarations.ts";
-export type { IndependentCost } from "./iterator/loop/independent.ts";
-export { IssueCompletionHandler, type IssueHandlerOptions } from "./common/completion/issue.ts";
+} from "./checks/worktree_run.ts";
+export { RepoChecksChecker, type RepoChecksOptions } from "./checks/repo_checks.ts";
+export type { HeldOutTest, Reproduction } from "./checks/reproduction.ts";
+export type { ReproductionRecord, VerifierCost } from "./loop/reproduce.ts";
+export type { DeclarationReviewer, ReviewAnswer, ReviewRequest } from "./checks/declarations.ts";
+export type { IndependentCost } from "./loop/independent.ts";
+export { IssueCompletionHandler, type IssueHandlerOptions } from "./completion/issue.ts";
 export {
   boardPhase,
   lastReview,
   ProjectCompletionHandler,
   type ProjectHandlerOptions,
   type ProjectPhase,
-} from "./common/completion/project.ts";
+} from "./completion/project.ts";
 export {
   type GhComment,
   type GhFault,
@@ -261,14 +253,14 @@ export {
   type PullRequestCheck,
   type PullRequestChecks,
   type WaitForChecksOptions,
-} from "./common/github.ts";
+} from "./github/port.ts";
 export {
   type GitFault,
   type GitOptions,
   GitRepo,
   type RepoState,
   type TreeStatus,
-} from "./common/git.ts";
+} from "./git/repo.ts";
 export {
   MISSING_CODE,
   runShell,
@@ -277,8 +269,8 @@ export {
   TIMEOUT_CODE,
   type ToolOptions,
   type ToolResult,
-} from "./common/process.ts";
-export { type LockHolder, RunLock } from "./common/run_lock.ts";
+} from "./support/process.ts";
+export { type LockHolder, RunLock } from "./support/file_lock.ts";
 export {
   type FinishRecord,
   type FinishStepData,
@@ -297,7 +289,7 @@ export {
   type StoredRun,
   type StoreOptions,
   type VectorOptions,
-} from "./common/store/mod.ts";
+} from "./store/mod.ts";
 export {
   createEmbedder,
   type Embedder,
@@ -306,13 +298,13 @@ export {
   type HttpEmbedderOptions,
   LexicalEmbedder,
   type LexicalOptions,
-} from "./common/embeddings/mod.ts";
+} from "./embeddings/mod.ts";
 export {
   type FinishOptions,
   type FinishReport,
   type FinishSettings,
   runFinish,
-} from "./iterator/finish.ts";
+} from "./finish/workflow.ts";
 export {
   EXIT_CODES,
   type PullRequestGate,
@@ -322,5 +314,5 @@ export {
   type RunResult,
   type RunStatus,
   type SessionFaultFacts,
-} from "./iterator/runner.ts";
-export type { ProbeState, ProbeStatus } from "./iterator/status_probe.ts";
+} from "./loop/runner.ts";
+export type { ProbeState, ProbeStatus } from "./loop/status_probe.ts";

@@ -15,7 +15,7 @@ import { parseArgs } from "node:util";
 import { ScriptedModelServer, textTurn, toolTurn } from "../agents/testing/mod.ts";
 import { commitAgent, runCli, tempRepo } from "../tests/_helpers.ts";
 import { bundledClaude } from "./loop_bench.ts";
-import { toolCommand } from "../tests/tools/mod.ts";
+import { toolCommand } from "../tests/pinned/mod.ts";
 
 const { values } = parseArgs({
   args: Deno.args,

@@ -11,7 +11,7 @@
  */
 
 import { parseArgs } from "node:util";
-import { COMPLETE_TASK_TOOL } from "../agents/common/complete_task.ts";
+import { COMPLETE_TASK_TOOL } from "../agents/record/complete_task_tool.ts";
 import {
   ScriptedModelServer,
   type ScriptedTurn,

@@ -11,15 +11,15 @@
  */
 
 import { parseArgs } from "node:util";
-import { CATALOGUE_PREFIX } from "../tests/iterator/_fault_catalogue.ts";
+import { CATALOGUE_PREFIX } from "../tests/e2e/_fault_catalogue.ts";
 
 const FILES = [
-  "tests/iterator/faults_e2e_test.ts",
-  "tests/iterator/github_e2e_test.ts",
-  "tests/iterator/run_lock_e2e_test.ts",
-  "tests/iterator/finish_faults_e2e_test.ts",
-  "tests/iterator/orphans_e2e_test.ts",
-  "tests/iterator/fleet_e2e_test.ts",
+  "tests/e2e/faults_e2e_test.ts",
+  "tests/e2e/github_e2e_test.ts",
+  "tests/e2e/run_lock_e2e_test.ts",
+  "tests/e2e/finish_faults_e2e_test.ts",
+  "tests/e2e/orphans_e2e_test.ts",
+  "tests/e2e/fleet_e2e_test.ts",
 ];
 
 const { values } = parseArgs({

@@ -14,7 +14,7 @@
 import { parseArgs } from "node:util";
 import { ScriptedModelServer, scriptsByPrompt, textTurn } from "../agents/testing/mod.ts";
 import { runCli, tempDir } from "../tests/_helpers.ts";
-import { fixIssue, fleetRepo, goIssue, issueKey } from "../tests/iterator/_fleet.ts";
+import { fixIssue, fleetRepo, goIssue, issueKey } from "../tests/e2e/_fleet.ts";
 import { TreeSampler } from "./proc.ts";
 
 const { values } = parseArgs({

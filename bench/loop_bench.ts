@@ -20,7 +20,7 @@
 import { join } from "node:path";
 import { ScriptedModelServer, textTurn, toolTurn } from "../agents/testing/mod.ts";
 import type { ScriptStep } from "../agents/testing/mod.ts";
-import { SqliteStore } from "../agents/common/store/mod.ts";
+import { SqliteStore } from "../agents/store/mod.ts";
 import { denoDir, MAIN, tempDir, tempRepo } from "../tests/_helpers.ts";
 import { TreeSampler } from "./proc.ts";
 

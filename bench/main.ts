@@ -11,8 +11,8 @@
 
 import { parseArgs } from "node:util";
 import { join } from "node:path";
-import { RunLog } from "../agents/common/log.ts";
-import { GitRepo } from "../agents/common/git.ts";
+import { RunLog } from "../agents/support/log.ts";
+import { GitRepo } from "../agents/git/repo.ts";
 import { MAIN, tempDir, tempRepo } from "../tests/_helpers.ts";
 import { bundledClaude, type LoopKind, type LoopSample, runLoop } from "./loop_bench.ts";
 import { storeBench } from "./store_bench.ts";

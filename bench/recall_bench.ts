@@ -19,8 +19,8 @@
  */
 
 import { parseArgs } from "node:util";
-import { SqliteStore } from "../agents/common/store/mod.ts";
-import { Redactor } from "../agents/common/redact.ts";
+import { SqliteStore } from "../agents/store/mod.ts";
+import { Redactor } from "../agents/support/redact.ts";
 import {
   cosine,
   createEmbedder,
@@ -28,7 +28,7 @@ import {
   LexicalEmbedder,
   lexicalWords,
   normalize,
-} from "../agents/common/embeddings/mod.ts";
+} from "../agents/embeddings/mod.ts";
 
 /** The labelled set. */
 export interface RecallFixture {

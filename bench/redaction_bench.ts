@@ -12,9 +12,9 @@
  */
 
 import { parseArgs } from "node:util";
-import { RunLog } from "../agents/common/log.ts";
-import { Redactor } from "../agents/common/redact.ts";
-import { SECRET_KINDS } from "../tests/common/_secrets.ts";
+import { RunLog } from "../agents/support/log.ts";
+import { Redactor } from "../agents/support/redact.ts";
+import { SECRET_KINDS } from "../tests/support/_secrets.ts";
 
 const { values } = parseArgs({
   args: Deno.args,

@@ -7,8 +7,8 @@
  * @module
  */
 
-import { SqliteStore } from "../agents/common/store/mod.ts";
-import { emptySummary } from "../agents/common/summary.ts";
+import { SqliteStore } from "../agents/store/mod.ts";
+import { emptySummary } from "../agents/loop/summary_builder.ts";
 
 /** What recording iterations costs. */
 export interface StoreBench {

@@ -6,9 +6,9 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { denoDir, tempDir } from "./_helpers.ts";
-import { REPORT_NAME } from "./demo.ts";
+import { REPORT_NAME } from "../tools/demo.ts";
 
-const DEMO = fileURLToPath(new URL("./demo.ts", import.meta.url));
+const DEMO = fileURLToPath(new URL("../tools/demo.ts", import.meta.url));
 
 Deno.test("the demo shows a failing check fed back and fixed, and keeps its report", async () => {
   await using cwd = await tempDir("finishline-demo-cwd-");

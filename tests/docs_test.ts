@@ -12,9 +12,9 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import config from "../deno.json" with { type: "json" };
-import { parseCommandLine, parseRunFlags } from "../agents/iterator/command_line.ts";
-import { scaffoldAgent } from "../agents/iterator/init.ts";
-import { loadDefinition } from "../agents/common/definition/load.ts";
+import { parseCommandLine, parseRunFlags } from "../agents/iterator/flags/command_line.ts";
+import { scaffoldAgent } from "../agents/iterator/commands/init.ts";
+import { loadDefinition } from "../agents/definition/load.ts";
 import { runCli, tempDir, tempRepo } from "./_helpers.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));

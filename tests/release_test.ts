@@ -8,10 +8,10 @@
 
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { lintWorkflow } from "./tools/mod.ts";
+import { lintWorkflow } from "./pinned/mod.ts";
 import { parse as parseYaml } from "yaml";
 import config from "../deno.json" with { type: "json" };
-import { scaffoldAgent } from "../agents/iterator/init.ts";
+import { scaffoldAgent } from "../agents/iterator/commands/init.ts";
 import { MAIN, tempDir } from "./_helpers.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
@@ -153,7 +153,7 @@ Deno.test("everything the kit exports, the main or the testing entry exports too
 });
 
 Deno.test("the test-only packages are pinned apart: the import map users download holds none of them", async () => {
-  const tools = JSON.parse(await Deno.readTextFile(`${ROOT}tests/tools/deno.json`)).imports;
+  const tools = JSON.parse(await Deno.readTextFile(`${ROOT}tests/pinned/deno.json`)).imports;
   for (const name of Object.keys(tools)) {
     assert.equal((config.imports as Record<string, string>)[name], undefined, name);
   }

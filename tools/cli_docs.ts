@@ -1,6 +1,6 @@
 /**
  * The generated parts of docs/cli.md: the commands, the flags and the exit
- * codes, from the CLI's own table (agents/iterator/_flag_table.ts).
+ * codes, from the CLI's own table (agents/iterator/flags/table.ts).
  *
  *     deno run -A tools/cli_docs.ts           # rewrite docs/cli.md
  *     deno run -A tools/cli_docs.ts --check   # exit 1 when it is out of date
@@ -8,7 +8,7 @@
  * Each part sits between `<!-- begin generated: NAME -->` and
  * `<!-- end generated: NAME -->`; the text around them is written by hand.
  * The page is then formatted as `deno fmt` does, so that the check of the
- * formatting and this tool agree. tests/iterator/cli_docs_test.ts fails when
+ * formatting and this tool agree. tests/iterator/flags/cli_docs_test.ts fails when
  * the page and the table differ.
  *
  * @module
@@ -21,8 +21,8 @@ import {
   flagHelpFor,
   flagLabel,
   usageOf,
-} from "../agents/iterator/_flag_help.ts";
-import { COMMANDS, EXIT_CODE_TABLE, FLAGS } from "../agents/iterator/_flag_table.ts";
+} from "../agents/iterator/flags/help.ts";
+import { COMMANDS, EXIT_CODE_TABLE, FLAGS } from "../agents/iterator/flags/table.ts";
 
 /** The page, from the repository root. */
 export const CLI_DOCS_PATH: string = fileURLToPath(new URL("../docs/cli.md", import.meta.url));
@@ -171,7 +171,7 @@ if (import.meta.main) {
     }
   } else if (text !== expected) {
     await Deno.writeTextFile(CLI_DOCS_PATH, expected);
-    console.error("docs/cli.md rewritten from agents/iterator/_flag_table.ts");
+    console.error("docs/cli.md rewritten from agents/iterator/flags/table.ts");
   } else {
     console.error("docs/cli.md is up to date");
   }

@@ -32,7 +32,7 @@
 
 import { resolve } from "node:path";
 import { z } from "zod";
-import { UsageError } from "../agents/common/errors.ts";
+import { UsageError } from "../agents/support/errors.ts";
 import {
   ScriptedModelServer,
   type ScriptedTurn,

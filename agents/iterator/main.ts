@@ -14,33 +14,33 @@
  */
 
 import process from "node:process";
-import type { AgentBackend } from "../common/backends/types.ts";
-import { listAgents, loadDefinition } from "../common/definition/load.ts";
-import { UsageError } from "../common/errors.ts";
-import { GitRepo } from "../common/git.ts";
+import type { AgentBackend } from "../backends/port.ts";
+import { listAgents, loadDefinition } from "../definition/load.ts";
+import { UsageError } from "../support/errors.ts";
+import { GitRepo } from "../git/repo.ts";
 import {
   type HelpCommand,
   parameterFlag,
   parseCommandLine,
   parseRunCommand,
   type ResumeCommand,
-} from "./command_line.ts";
-import { commandHelp, parametersHelp } from "./_flag_help.ts";
-import { commandNamed } from "./_flag_table.ts";
-import { completedProgram, completionScript } from "./completions.ts";
-import { invokedAs } from "./invoked_as.ts";
+} from "./flags/command_line.ts";
+import { commandHelp, parametersHelp } from "./flags/help.ts";
+import { commandNamed } from "./flags/table.ts";
+import { completedProgram, completionScript } from "./flags/completions.ts";
+import { invokedAs } from "./flags/invoked_as.ts";
 import { fleetCommand, fleetResumeCommand } from "./fleet/command.ts";
-import { historyCommand } from "./history.ts";
-import { listAndRunChecks } from "./run_checks.ts";
-import { scaffoldAgent } from "./init.ts";
-import { EXIT_CODES } from "./runner.ts";
-import { type CommandIO, runCommand } from "./run_command.ts";
-import { lockRun } from "./run_locks.ts";
-import { openStore, workingDirectory } from "./workspace.ts";
-import { VERSION } from "../common/version.ts";
-import { redactingWriter } from "../common/sinks.ts";
+import { historyCommand } from "./commands/history.ts";
+import { listAndRunChecks } from "./run/repo_checks_setup.ts";
+import { scaffoldAgent } from "./commands/init.ts";
+import { EXIT_CODES } from "../loop/runner.ts";
+import { type CommandIO, runCommand } from "./run/command.ts";
+import { lockRun } from "./run/locks.ts";
+import { openStore, workingDirectory } from "./run/workspace.ts";
+import { VERSION } from "../support/version.ts";
+import { redactingWriter } from "../support/sinks.ts";
 
-export { VERSION } from "../common/version.ts";
+export { VERSION } from "../support/version.ts";
 
 /** Where the CLI writes and what it runs on; tests replace parts of it. */
 export interface MainIO {

@@ -9,7 +9,7 @@
  */
 
 import { z } from "zod";
-import { agentDefinitionSchema } from "../common/definition/schema.ts";
+import { agentDefinitionSchema } from "../definition/schema.ts";
 
 /**
  * Renders the JSON Schema of agent.json from the zod schema, describing the

@@ -5,10 +5,10 @@
  * @module
  */
 
-import { checkerContext } from "../common/checks/context.ts";
-import type { TaskCompletionContext } from "../common/checks/types.ts";
-import { parseDefinition } from "../common/definition/parse.ts";
-import { emptySummary } from "../common/summary.ts";
+import { checkerContext } from "../checks/context.ts";
+import type { TaskCompletionContext } from "../checks/contract.ts";
+import { parseDefinition } from "../definition/parse.ts";
+import { emptySummary } from "../loop/summary_builder.ts";
 import { InMemoryFilesystem } from "./in_memory_filesystem.ts";
 
 /**

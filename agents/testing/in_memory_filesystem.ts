@@ -7,7 +7,7 @@
  */
 
 import { matchesGlob, posix } from "node:path";
-import { type Filesystem, globBase, OutsideRepositoryError } from "../common/checks/filesystem.ts";
+import { type Filesystem, globBase, OutsideRepositoryError } from "../checks/filesystem.ts";
 
 export type { Filesystem };
 

@@ -9,8 +9,8 @@
  * @module
  */
 
-import { REVIEWER_MARKER } from "../iterator/loop/review.ts";
-import { VERIFIER_MARKER } from "../iterator/loop/reproduce.ts";
+import { REVIEWER_MARKER } from "../loop/review.ts";
+import { VERIFIER_MARKER } from "../loop/reproduce.ts";
 import type { ScriptedTurn, SessionScript, TurnContext } from "./script.ts";
 
 /** One of finishline's sessions beside the worker's. */

@@ -7,18 +7,18 @@
  * @module
  */
 
-import { parseDefinition } from "../common/definition/parse.ts";
-import type { HandlerContext } from "../common/completion/base_handler.ts";
-import { IssueCompletionHandler } from "../common/completion/issue.ts";
-import { ProjectCompletionHandler } from "../common/completion/project.ts";
+import { parseDefinition } from "../definition/parse.ts";
+import type { HandlerContext } from "../completion/base_handler.ts";
+import { IssueCompletionHandler } from "../completion/issue.ts";
+import { ProjectCompletionHandler } from "../completion/project.ts";
 import {
   type GhIssue,
   type GhProject,
   type GhProjectItem,
   GitHubCli,
   type GitHubOptions,
-} from "../common/github.ts";
-import { PromptResolver } from "../common/prompt_resolver.ts";
+} from "../github/port.ts";
+import { PromptResolver } from "../prompts/resolver.ts";
 
 /** One answer of a stand-in `gh`. */
 export interface StandInReply {

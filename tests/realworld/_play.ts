@@ -8,11 +8,11 @@
  * @module
  */
 
-import { COMPLETE_TASK_TOOL } from "../../agents/common/complete_task.ts";
-import { detectChecks, type Detection } from "../../agents/common/checks/detect.ts";
-import type { ChecksEvidence } from "../../agents/common/completion/types.ts";
-import { runTool } from "../../agents/common/process.ts";
-import { RESCUE_PROMPT } from "../../agents/iterator/runner.ts";
+import { COMPLETE_TASK_TOOL } from "../../agents/record/complete_task_tool.ts";
+import { detectChecks, type Detection } from "../../agents/checks/detect.ts";
+import type { ChecksEvidence } from "../../agents/completion/contract.ts";
+import { runTool } from "../../agents/support/process.ts";
+import { RESCUE_PROMPT } from "../../agents/loop/runner.ts";
 import {
   ScriptedModelServer,
   type ScriptStep,

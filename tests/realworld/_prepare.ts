@@ -9,7 +9,7 @@
 
 import { corpusCache, type CorpusRepo, type Edit } from "./_corpus.ts";
 import { dirname } from "node:path";
-import { runTool } from "../../agents/common/process.ts";
+import { runTool } from "../../agents/support/process.ts";
 import { git } from "../_helpers.ts";
 
 /** A corpus repository ready to copy, or why it cannot be used on this machine. */

@@ -9,31 +9,31 @@
  * @module
  */
 
-import { FLEET_TAG, guardProcesses, stopTagged } from "../../common/process_tags.ts";
+import { FLEET_TAG, guardProcesses, stopTagged } from "../../support/process_tags.ts";
 import { dirname, isAbsolute, join } from "node:path";
-import { loadDefinition } from "../../common/definition/load.ts";
-import { UsageError } from "../../common/errors.ts";
-import { GitRepo } from "../../common/git.ts";
-import { GitHubCli } from "../../common/github.ts";
-import { jsonWithCosts, shellQuote } from "../../common/format.ts";
-import type { RunLock } from "../../common/run_lock.ts";
-import { writeRedactedFile } from "../../common/sinks.ts";
-import { parameterFlags, parseRunCommand, parseRunFlags } from "../command_line.ts";
-import type { CommandIO } from "../run_command.ts";
+import { loadDefinition } from "../../definition/load.ts";
+import { UsageError } from "../../support/errors.ts";
+import { GitRepo } from "../../git/repo.ts";
+import { GitHubCli } from "../../github/port.ts";
+import { jsonWithCosts, shellQuote } from "../../support/format.ts";
+import type { RunLock } from "../../support/file_lock.ts";
+import { writeRedactedFile } from "../../support/sinks.ts";
+import { parameterFlags, parseRunCommand, parseRunFlags } from "../flags/command_line.ts";
+import type { CommandIO } from "../run/command.ts";
 import {
   excludeFromGit,
   finishlinePaths,
   openStore,
   resolveStorePath,
   workingDirectory,
-} from "../workspace.ts";
+} from "../run/workspace.ts";
 import { cliEntry } from "./child.ts";
 import type { FleetCommand, FleetFlags, FleetResumeCommand } from "./flags.ts";
 import { parseFleetFlags } from "./flags.ts";
 import { availableMemory, parallelLimit } from "./memory.ts";
 import { type FleetRecord, fleetToResume, lockFleet, UNFINISHED, writeRecord } from "./record.ts";
 import { fleetJson, type FleetTotals, fleetTotals, plural, renderFleetReport } from "./report.ts";
-import { FleetRunner } from "./runner.ts";
+import { FleetRunner } from "./scheduler.ts";
 import { selectIssues } from "./select.ts";
 import { FleetView } from "./view.ts";
 

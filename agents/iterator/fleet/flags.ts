@@ -7,10 +7,10 @@
  * @module
  */
 
-import type { ParameterSpec } from "../../common/definition/types.ts";
-import { UsageError } from "../../common/errors.ts";
-import { lenientParse, readFlags, strictParse, type Values } from "../_flag_parse.ts";
-import { commandNamed, FLAGS, flagsOf, type FlagSpec } from "../_flag_table.ts";
+import type { ParameterSpec } from "../../definition/definition_types.ts";
+import { UsageError } from "../../support/errors.ts";
+import { lenientParse, readFlags, strictParse, type Values } from "../flags/_parse.ts";
+import { commandNamed, FLAGS, flagsOf, type FlagSpec } from "../flags/table.ts";
 
 /** `fleet ...`: the flags read before the agent's definition is loaded. */
 export interface FleetCommand {

@@ -10,12 +10,12 @@
  */
 
 import { dirname, join } from "node:path";
-import { UsageError } from "../../common/errors.ts";
-import { redactorOfProcess } from "../../common/redact.ts";
-import { writeRedactedFile } from "../../common/sinks.ts";
-import { RunLock } from "../../common/run_lock.ts";
-import { locksDir } from "../run_locks.ts";
-import type { RunStatus } from "../loop/types.ts";
+import { UsageError } from "../../support/errors.ts";
+import { redactorOfProcess } from "../../support/redact.ts";
+import { writeRedactedFile } from "../../support/sinks.ts";
+import { RunLock } from "../../support/file_lock.ts";
+import { locksDir } from "../run/locks.ts";
+import type { RunStatus } from "../../loop/run_types.ts";
 
 /**
  * Where an issue of a fleet stands: waiting, going, skipped (`skipped`:

@@ -8,10 +8,10 @@
  * @module
  */
 
-import { roundUsd } from "../../common/format.ts";
-import { clock } from "../progress.ts";
-import { codeSpan, inline, tableCell } from "../_markdown.ts";
-import { timelineChart } from "../_mermaid.ts";
+import { roundUsd } from "../../support/format.ts";
+import { clock } from "../terminal/progress.ts";
+import { codeSpan, inline, tableCell } from "../run/_markdown.ts";
+import { timelineChart } from "../run/_mermaid.ts";
 import type { FleetEntry, FleetRecord } from "./record.ts";
 
 /** The fleet's totals. */

@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { GhListedIssue, GitHubCli } from "../../common/github.ts";
+import type { GhListedIssue, GitHubCli } from "../../github/port.ts";
 
 /** How many open issues `gh issue list` is asked for (the order is decided after). */
 export const LIST_LIMIT = 500;

@@ -8,8 +8,8 @@
  * @module
  */
 
-import { displayWidth, type Field, fitRow, fitRows, joinFields } from "../_fit_line.ts";
-import { clock } from "../progress.ts";
+import { displayWidth, type Field, fitRow, fitRows, joinFields } from "../terminal/fit.ts";
+import { clock } from "../terminal/progress.ts";
 
 /** One run going, as its live row shows it. */
 export interface RunRow {
@@ -115,7 +115,7 @@ export function summaryRowText(summary: FleetSummary, width?: number): string {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { joinFields } from "../_fit_line.ts";
+ * import { joinFields } from "../terminal/fit.ts";
  * import { issueFields } from "./view.ts";
  * const fields = issueFields(7, "Fix the login test", { text: "started", join: " " });
  * assert.equal(joinFields(fields), "[finishline] #7 Fix the login test: started");

@@ -1,0 +1,377 @@
+/**
+ * The Claude Code backend: one session is one `query()` of the Claude Agent
+ * SDK, which runs the Claude Code binary it ships.
+ *
+ * @module
+ */
+
+import { COMPLETE_TASK_SERVER, COMPLETE_TASK_TOOL } from "../record/complete_task_tool.ts";
+import { ClaudeConversation } from "./_claude_conversation.ts";
+import {
+  completeTaskServer,
+  EXIT_GRACE_MS,
+  type Query,
+  type Routes,
+  type Sdk,
+  type SdkOptions,
+  sessionHooks,
+  type SpareProcess,
+} from "./_claude_process.ts";
+import type {
+  AgentBackend,
+  AgentConversation,
+  AgentMessage,
+  ProcessSettings,
+  SessionRequest,
+} from "./port.ts";
+
+/** Options for {@linkcode ClaudeBackend}. */
+export interface ClaudeBackendOptions {
+  /** Path to a Claude Code executable; the SDK's bundled one when absent. */
+  executable?: string;
+}
+
+/** A parked process started by {@linkcode ClaudeBackend.warm}, waiting for its session. */
+interface Spare {
+  key: string;
+  routes: Routes;
+  controller: AbortController;
+  ready: Promise<SpareProcess>;
+}
+
+/**
+ * The settings a parked process is started with; the rest (working
+ * directory, permission mode, appended system prompt) come with the session.
+ */
+function spareKey(settings: ProcessSettings): string {
+  return JSON.stringify([
+    settings.tools ?? null,
+    settings.allowedTools,
+    settings.disallowedTools,
+    settings.permissionMode === "bypassPermissions",
+    settings.model ?? null,
+    settings.maxTurns ?? null,
+    settings.maxBudgetUsd ?? null,
+    settings.settingSources,
+    settings.env ?? null,
+    settings.completeTask,
+    settings.stopHook,
+    settings.refuseCommands ?? null,
+    settings.systemPrompt ?? null,
+  ]);
+}
+
+function processSettings(request: SessionRequest): ProcessSettings {
+  const { prompt: _prompt, onCompleteTask, onStop, signal: _signal, ...settings } = request;
+  return {
+    ...settings,
+    completeTask: onCompleteTask !== undefined,
+    stopHook: onStop !== undefined,
+  };
+}
+
+/**
+ * Runs sessions through `query()` of `@anthropic-ai/claude-agent-sdk`. The SDK
+ * is imported on first use (or by {@linkcode ClaudeBackend.preload}), so
+ * commands that run no agent do not pay for it.
+ *
+ * Three ways to spend less time starting Claude Code:
+ * - {@linkcode ClaudeBackend.warm} starts and parks the next session's process
+ *   while the current one works (the SDK's `prewarm()`);
+ * - {@linkcode ClaudeBackend.conversation} keeps one process for many prompts
+ *   (the SDK's streaming input), for the `continue` session mode;
+ * - a session ends at its result message; its process exits in the background.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ClaudeBackend } from "@finishline/agents";
+ *
+ * // Nothing is imported or started until the first session.
+ * const backend = new ClaudeBackend({ executable: "/usr/local/bin/claude" });
+ * assert.equal(backend.name, "claude");
+ * await backend.release();
+ * ```
+ */
+export class ClaudeBackend implements AgentBackend {
+  /** Always "claude". */
+  readonly name = "claude";
+  #options: ClaudeBackendOptions;
+  #sdk: Promise<Sdk> | undefined;
+  #spare: Spare | undefined;
+  /** Set once a parked process refused a session's folder: later ones would too. */
+  #sparesRefused = false;
+  /** Processes of finished sessions, still exiting. */
+  #exiting = new Set<Promise<void>>();
+
+  /**
+   * Create the backend; the SDK is loaded by the first session.
+   *
+   * @param options Backend settings.
+   */
+  constructor(options: ClaudeBackendOptions = {}) {
+    this.#options = options;
+  }
+
+  /**
+   * Start importing the SDK now, so that the first session does not wait for
+   * it (the import reads about 2 MB of modules).
+   *
+   * @example
+   * ```ts
+   * import { ClaudeBackend } from "@finishline/agents";
+   *
+   * const backend = new ClaudeBackend();
+   * backend.preload();
+   * await backend.release();
+   * ```
+   */
+  preload(): void {
+    this.#load().catch(() => {
+      // reported by the session that needs it
+    });
+  }
+
+  #load(): Promise<Sdk> {
+    return this.#sdk ??= import("@anthropic-ai/claude-agent-sdk/core");
+  }
+
+  /** The SDK options of one Claude Code process. */
+  #sdkOptions(
+    sdk: Sdk,
+    settings: ProcessSettings,
+    routes: Routes,
+    controller: AbortController,
+  ): SdkOptions {
+    const bypass = settings.permissionMode === "bypassPermissions";
+    return {
+      abortController: controller,
+      cwd: settings.cwd,
+      tools: settings.tools,
+      allowedTools: settings.completeTask
+        ? [...settings.allowedTools, COMPLETE_TASK_TOOL]
+        : settings.allowedTools,
+      mcpServers: settings.completeTask
+        ? { [COMPLETE_TASK_SERVER]: completeTaskServer(sdk, routes) }
+        : undefined,
+      hooks: sessionHooks(settings, routes),
+      disallowedTools: settings.disallowedTools,
+      permissionMode: settings.permissionMode,
+      allowDangerouslySkipPermissions: bypass || undefined,
+      model: settings.model,
+      maxTurns: settings.maxTurns,
+      maxBudgetUsd: settings.maxBudgetUsd,
+      resume: settings.resume,
+      settingSources: settings.settingSources,
+      systemPrompt: settings.systemPrompt ?? {
+        type: "preset",
+        preset: "claude_code",
+        append: settings.systemPromptAppend,
+      },
+      env: { ...Deno.env.toObject(), ...settings.env },
+      pathToClaudeCodeExecutable: this.#options.executable,
+      stderr: settings.stderr,
+    };
+  }
+
+  /**
+   * Start the process of a later new session now and park it (the SDK's
+   * `prewarm()`): Claude Code boots, loads its tools and connects the
+   * complete_task server while the current session works. The session that
+   * claims it sends its folder then, so the git status and CLAUDE.md the
+   * agent sees are read at that moment, not now. One process is kept: the
+   * next warm replaces it; a session with other settings leaves it parked.
+   *
+   * @param settings The later session's settings (`resume` is not possible).
+   */
+  warm(settings: ProcessSettings): void {
+    this.#discardSpare();
+    if (settings.resume || this.#sparesRefused) return;
+    const routes: Routes = {};
+    const controller = new AbortController();
+    const ready = this.#load().then((sdk) => {
+      const { cwd: _cwd, permissionMode: _mode, resume: _resume, ...options } = this.#sdkOptions(
+        sdk,
+        settings,
+        routes,
+        controller,
+      );
+      return sdk.prewarm({
+        options: {
+          ...options,
+          systemPrompt: settings.systemPrompt ?? { type: "preset", preset: "claude_code" },
+        },
+      });
+    });
+    ready.catch(() => {
+      // the session falls back to query(), which reports the problem
+    });
+    this.#spare = { key: spareKey(settings), routes, controller, ready };
+  }
+
+  #discardSpare(): void {
+    const spare = this.#spare;
+    this.#spare = undefined;
+    if (!spare) return;
+    spare.ready.then((parked) => parked.close(), () => {});
+    spare.controller.abort();
+  }
+
+  /** The parked process for these settings, if there is one. */
+  #takeSpare(settings: ProcessSettings): Spare | undefined {
+    const spare = this.#spare;
+    if (!spare || settings.resume || spare.key !== spareKey(settings)) return undefined;
+    this.#spare = undefined;
+    return spare;
+  }
+
+  /**
+   * Bind a parked process to a session. Undefined when it cannot serve it
+   * (it died, or refused the folder or permission mode): then the session
+   * starts the usual way, and its prompt has not run.
+   */
+  async #claim(spare: Spare, request: SessionRequest): Promise<Query | undefined> {
+    try {
+      const parked = await spare.ready;
+      const query = parked.claim({
+        prompt: request.prompt,
+        options: {
+          cwd: request.cwd,
+          permissionMode: request.permissionMode,
+          appendSystemPrompt: request.systemPromptAppend,
+        },
+      });
+      try {
+        await parked.claimed;
+      } catch (error) {
+        query.close();
+        // The folder's settings (env, model, ...) rule parked processes out for this run.
+        this.#sparesRefused = true;
+        request.stderr?.(
+          `finishline: the parked Claude Code process refused the session (${
+            error instanceof Error ? error.message : error
+          }); starting a new one\n`,
+        );
+        return undefined;
+      }
+      return query;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Run one Claude Code session. It ends at the result message; the process
+   * then exits in the background ({@linkcode ClaudeBackend.release} waits).
+   *
+   * @param request Prompt and settings.
+   * @returns The SDK's messages.
+   * @example
+   * ```ts ignore
+   * // Needs Claude Code and an API key (or a ScriptedModelServer from
+   * // @finishline/agents/testing in ANTHROPIC_BASE_URL).
+   * import { ClaudeBackend, SummaryBuilder } from "@finishline/agents";
+   *
+   * const builder = new SummaryBuilder(1);
+   * for await (
+   *   const message of new ClaudeBackend().session({
+   *     prompt: "List the files in this folder",
+   *     systemPromptAppend: "",
+   *     cwd: Deno.cwd(),
+   *     allowedTools: ["Bash"],
+   *     disallowedTools: [],
+   *     permissionMode: "default",
+   *     settingSources: [],
+   *     signal: AbortSignal.timeout(120_000),
+   *   })
+   * ) {
+   *   builder.add(message);
+   * }
+   * console.log(builder.finish(0).assistantResponses.at(-1));
+   * ```
+   */
+  async *session(request: SessionRequest): AsyncIterable<AgentMessage> {
+    const sdk = await this.#load();
+    const settings = processSettings(request);
+    const spare = this.#takeSpare(settings);
+    let routes: Routes = spare?.routes ?? {};
+    let controller = spare?.controller ?? new AbortController();
+    const abort = () => controller.abort(request.signal.reason);
+    request.signal.addEventListener("abort", abort, { once: true });
+    let query: Query | undefined;
+    let detached = false;
+    try {
+      Object.assign(routes, { onCompleteTask: request.onCompleteTask, onStop: request.onStop });
+      if (spare && !request.signal.aborted) query = await this.#claim(spare, request);
+      if (!query) {
+        routes = { onCompleteTask: request.onCompleteTask, onStop: request.onStop };
+        controller = new AbortController();
+        query = sdk.query({
+          prompt: request.prompt,
+          options: this.#sdkOptions(sdk, settings, routes, controller),
+        });
+      }
+      if (request.signal.aborted) abort();
+      const messages = query[Symbol.asyncIterator]();
+      for (;;) {
+        const next = await messages.next();
+        if (next.done) return;
+        yield next.value as unknown as AgentMessage;
+        if (next.value.type === "result") {
+          detached = true;
+          this.#letExit(messages, query);
+          return;
+        }
+      }
+    } finally {
+      request.signal.removeEventListener("abort", abort);
+      if (!detached) query?.close();
+    }
+  }
+
+  /** Let a finished session's process exit on its own, within a grace period. */
+  #letExit(messages: AsyncIterator<unknown>, query: Query): void {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const exited = (async () => {
+      timer = setTimeout(() => query.close(), EXIT_GRACE_MS);
+      try {
+        while (!(await messages.next()).done) {
+          // nothing follows a result that the runner needs
+        }
+      } catch {
+        // the process ended badly after its result: nothing to report
+      } finally {
+        clearTimeout(timer);
+      }
+    })();
+    this.#exiting.add(exited);
+    exited.finally(() => this.#exiting.delete(exited));
+  }
+
+  /**
+   * Open a conversation: one Claude Code process fed prompt after prompt
+   * through the SDK's streaming input, so later prompts cost no process start.
+   *
+   * @param settings The process's settings.
+   * @returns The conversation; the process starts at once and waits for the first prompt.
+   */
+  conversation(settings: ProcessSettings): AgentConversation {
+    return new ClaudeConversation((routes, controller) =>
+      this.#load().then((sdk) => ({
+        sdk,
+        options: this.#sdkOptions(sdk, settings, routes, controller),
+      }))
+    );
+  }
+
+  /**
+   * Stop the warm process, if any, and wait for finished sessions' processes
+   * to exit.
+   *
+   * @returns Resolves once they are gone.
+   */
+  async release(): Promise<void> {
+    this.#discardSpare();
+    await Promise.all([...this.#exiting]);
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * The task completion checker protocol (the user's task completion checking
+ * design): a checker looks at the evidence and says whether the task is
+ * complete, with natural-language feedback when it is not.
+ *
+ * @module
+ */
+
+import type { AgentDefinition } from "../definition/definition_types.ts";
+import type { AgentBackend } from "../backends/port.ts";
+import type { CompleteTaskCall, IterationSummary } from "../completion/contract.ts";
+import type { GitRepo } from "../git/repo.ts";
+import type { CheckerSession, ModelAdapter, TentativeOutput } from "./context.ts";
+import type { Filesystem } from "./filesystem.ts";
+
+/** The result of a check. */
+export interface TaskCompletionResult {
+  /** Whether the task is complete as far as this checker can tell. */
+  readonly complete: boolean;
+  /** Why not (or a note when complete). */
+  readonly feedback?: string;
+}
+
+/**
+ * A complete result.
+ *
+ * @param feedback Optional note.
+ * @returns The result.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ok } from "@finishline/agents";
+ *
+ * assert.deepEqual(ok(), { complete: true });
+ * assert.deepEqual(ok("3 tests pass"), { complete: true, feedback: "3 tests pass" });
+ * ```
+ */
+export function ok(feedback?: string): TaskCompletionResult {
+  return feedback === undefined ? { complete: true } : { complete: true, feedback };
+}
+
+/**
+ * An incomplete result.
+ *
+ * @param feedback What is missing, for the agent.
+ * @returns The result.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { incomplete } from "@finishline/agents";
+ *
+ * assert.deepEqual(incomplete("tests fail"), { complete: false, feedback: "tests fail" });
+ * ```
+ */
+export function incomplete(feedback: string): TaskCompletionResult {
+  return { complete: false, feedback };
+}
+
+/**
+ * The result helpers under the design's names, so checkers written from it
+ * read as it does: `TaskCompletionResult.ok(...)`, `TaskCompletionResult.incomplete(...)`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { TaskCompletionResult } from "@finishline/agents";
+ *
+ * const result: TaskCompletionResult = TaskCompletionResult.incomplete("Missing: output.txt");
+ * assert.deepEqual(result, { complete: false, feedback: "Missing: output.txt" });
+ * assert.equal(TaskCompletionResult.ok().complete, true);
+ * ```
+ */
+export const TaskCompletionResult: {
+  /** A complete result, with an optional note. */
+  readonly ok: typeof ok;
+  /** An incomplete result, with what is missing. */
+  readonly incomplete: typeof incomplete;
+} = { ok, incomplete };
+
+/** Git evidence for the whole run, for checkers. */
+export interface RunGitEvidence {
+  /** The repository. */
+  repo: GitRepo;
+  /** HEAD when the run started (null in an empty repository). */
+  baseline: string | null;
+}
+
+/**
+ * Everything a checker may look at: the design's `session`,
+ * `tentativeOutput`, `filesystem`, `adapter` and `stopReason`, and the
+ * run's facts.
+ */
+export interface TaskCompletionContext {
+  /** This iteration's summary and messages, and the earlier iterations'. */
+  session: CheckerSession;
+  /** What the agent is about to hand in: its complete_task report, else its last text. */
+  tentativeOutput?: TentativeOutput;
+  /** The repository's files, read-only; paths are relative to its root (the working directory outside git). */
+  filesystem?: Filesystem;
+  /** Asks the model one question; absent without a backend. */
+  adapter?: ModelAdapter;
+  /** The current iteration's summary (so far, when checked from complete_task); `session.summary`. */
+  summary: IterationSummary;
+  /** Every earlier iteration's summary; `session.previous` with their messages. */
+  previous: IterationSummary[];
+  /** The agent definition. */
+  definition: AgentDefinition;
+  /** Working directory. */
+  cwd: string;
+  /** The agent folder. */
+  agentDir: URL;
+  /** Git evidence; absent outside a repository. */
+  git?: RunGitEvidence;
+  /** The backend, for checkers that ask a model (the judge). */
+  backend?: AgentBackend;
+  /** Why the agent is stopping (`complete_task`, `end_turn`, `max_turns`, ...). */
+  stopReason?: string;
+  /** The complete_task payload, when the agent called it. */
+  completeTask?: CompleteTaskCall;
+  /** Aborts long checks. */
+  signal?: AbortSignal;
+}
+
+/** Verifies that a task is complete: any object with `check`. */
+export interface TaskCompletionChecker {
+  /**
+   * Name for logs and feedback (`command`, `git`, ...); a custom checker
+   * without one is named after its file, any other after its class.
+   */
+  readonly name?: string;
+  /**
+   * Check the evidence.
+   *
+   * @param context The evidence.
+   * @returns Complete, or incomplete with feedback.
+   */
+  check(context: TaskCompletionContext): Promise<TaskCompletionResult> | TaskCompletionResult;
+}
+
+/** The outcome of a verification, as recorded in the summary and the log. */
+export type VerificationRecord = NonNullable<IterationSummary["verification"]>;

@@ -1,0 +1,352 @@
+/**
+ * The completion handler contract, as in the user's completion handler design:
+ * handlers written against it drop in unchanged.
+ *
+ * @module
+ */
+
+import type { AgentDefinition, CompletionType } from "../definition/definition_types.ts";
+import type { CompleteTaskCall } from "../record/complete_task_call.ts";
+
+export type { AgentDefinition, CompleteTaskCall, CompletionType };
+
+/** What a handler tells the agent (detailed) and the logs (short) about when it is done. */
+export interface CompletionCriteria {
+  /** Short description, for logs and progress lines. */
+  short: string;
+  /** Detailed description, for the system prompt (`uv-completion_criteria`). */
+  detailed: string;
+}
+
+/** A structured action block the agent emitted in a fenced code block. */
+export interface DetectedAction {
+  /** The action's `type` field. */
+  type: string;
+  /** Every other field of the JSON body. */
+  [field: string]: unknown;
+}
+
+/** Token counts of one iteration. */
+export interface TokenUsage {
+  /** Input tokens, not counting cache reads and writes. */
+  input: number;
+  /** Output tokens. */
+  output: number;
+  /** Input tokens read from the prompt cache. */
+  cacheRead: number;
+  /** Input tokens written to the prompt cache. */
+  cacheCreation: number;
+}
+
+/** A tool call the agent made. */
+export interface ToolCall {
+  /** Tool name (`Bash`, `mcp__finishline__complete_task`, ...). */
+  name: string;
+  /** The tool input as the model sent it. */
+  input: unknown;
+}
+
+/** Tests counted in a check's output; each count is absent when the runner does not say. */
+export interface TestCounts {
+  /** Tests that ran: passed plus failed. */
+  run?: number;
+  /** Tests that passed. */
+  passed?: number;
+  /** Tests that failed (pytest's errors included). */
+  failed?: number;
+  /** Tests skipped (mocha's pending tests included). */
+  skipped?: number;
+  /** Tests ignored (cargo's `#[ignore]`, deno's `ignore`, steps included). */
+  ignored?: number;
+  /** Tests left as todo (pytest's xfail and xpass included). */
+  todo?: number;
+}
+
+/** One of the repository's checks on an iteration's final state, against the baseline. */
+export interface CheckEvidence {
+  /** The check (its command). */
+  name: string;
+  /** How it was on the starting commit; `unknown` when the baseline did not run. */
+  baseline: "green" | "red" | "unknown";
+  /** How it is now. */
+  now: "green" | "red";
+  /** Failing tests named by the runner's output. */
+  failing: string[];
+  /** Failing tests at the baseline. */
+  baselineFailing?: string[];
+  /** Tests that ran now, when the output says. */
+  testsRun?: number;
+  /** Tests that ran at the baseline, when its output said. */
+  baselineTestsRun?: number;
+  /** Tests counted now, when the output says. */
+  counts?: TestCounts;
+  /** Tests counted at the baseline, when its output said. */
+  baselineCounts?: TestCounts;
+  /** Wall time of the run now, in milliseconds. */
+  durationMs: number;
+  /** It failed once and passed when run again. */
+  flaky?: boolean;
+  /**
+   * Red at the baseline's first run, run again once: the tests that failed
+   * the first time and passed the second (flaky, not the agent's to fix).
+   * With `baseline` green, the whole check passed the second time.
+   */
+  baselineFlaky?: string[];
+}
+
+/** The repository's checks at a verification: the gate's evidence for the report. */
+export interface ChecksEvidence {
+  /** Whether the gate passed. */
+  passed: boolean;
+  /** Each check. */
+  checks: CheckEvidence[];
+  /** Red checks the agent declared out of scope, with its reasons. */
+  outOfScope: Array<{ check: string; reason: string }>;
+  /**
+   * Protected files (tests, runner configuration, sources whose change adds
+   * or removes a test or a skip) the agent changed: `from` is the path before
+   * a rename, `why` the role that protects the file, `reason` the agent's
+   * declaration.
+   */
+  testsChanged: Array<{
+    path: string;
+    change: "added" | "modified" | "deleted" | "renamed";
+    from?: string;
+    why?: string;
+    reason?: string;
+  }>;
+  /** Whether the original versions of the changed files pass against the agent's code. */
+  originalsPass?: boolean;
+  /** The commit whose clean copy the checks ran on (absent outside a repository). */
+  commit?: string;
+  /** Files the agent left uncommitted: not verified, so the checks did not run. */
+  uncommitted?: string[];
+  /** What the agent changed in the dependency folders linked into the clean copy: the checks did not run. */
+  dependencyChanges?: string[];
+  /** How dependencies reached the clean copy when not as linked at the start (installed, or why not). */
+  dependencyNotes?: string[];
+  /** Wall time of preparing the clean copy (worktree, dependencies), in milliseconds. */
+  setupMs?: number;
+  /** The held-out reproduction tests and whether they passed on the clean copy. */
+  heldOut?: {
+    tests: string[];
+    passed: boolean;
+    /** The worker's reason for calling it wrong (`held_out_wrong`), when it failed. */
+    disputed?: string;
+    /** A reviewer accepted the dispute: the failing held-out test does not count. */
+    overruled?: boolean;
+  };
+  /** Added conditions that compare against values found together on one test line. */
+  specialCases?: Array<{ file: string; line: number; text: string; test: string }>;
+  /** The worker's own fail-to-pass test, when the run needs one (`verify.reproduce`). */
+  workerTest?: WorkerTestEvidence;
+  /** The declarations the verdict relied on, with an independent reviewer's verdicts. */
+  declarations?: ReviewedDeclaration[];
+}
+
+/** The worker's own test of a bug fix: new or changed tests that fail on the starting commit and pass at the end. */
+export interface WorkerTestEvidence {
+  /** Why the run needs one (`issue #7 is labelled "bug"`, `verify.reproduce is "worker"`). */
+  required: string;
+  /** The worker's new or changed test files, run on the starting commit. */
+  files: string[];
+  /** Their tests that fail on the starting commit and pass on the claim. */
+  tests: string[];
+  /** The worker's `no_test` reason, when it stands in for a test. */
+  noTest?: string;
+  /** What the tests' failures said on the starting commit (assertion lines, no code). */
+  failedWith?: string[];
+  /** Whether the rule is met (a test flipped, and the reviewer accepted it; or a `no_test` the reviewer accepted). */
+  passed: boolean;
+}
+
+/** One declaration of a claim (a complete_task field), as the reviewer reads it. */
+export interface Declaration {
+  /** Which complete_task field it came from. */
+  kind: "tests_changed" | "out_of_scope" | "no_test" | "held_out_wrong" | "worker_test";
+  /**
+   * The file (tests_changed), the check (out_of_scope), the held-out tests
+   * (held_out_wrong), the worker's flipped tests (worker_test: not a
+   * declaration the worker made, but its claim that its test shows the bug),
+   * or the task (no_test).
+   */
+  subject: string;
+  /** The worker's reason. */
+  reason: string;
+  /** What finishline found that the declaration answers, in one sentence. */
+  facts: string;
+}
+
+/** A declaration with the reviewer's verdict. */
+export interface ReviewedDeclaration extends Declaration {
+  /** Accepted, refused, or not reviewed (the reviewer failed). */
+  verdict: "accepted" | "refused" | "unreviewed";
+  /** The reviewer's reason, or why there is no verdict. */
+  why: string;
+}
+
+/** Git evidence gathered after an iteration; absent outside a repository. */
+export interface GitEvidence {
+  /** Commit at the start of the iteration. */
+  baseline?: string;
+  /** Commit at the end of the iteration. */
+  head?: string;
+  /** Commits made during the iteration, or null when git could not tell. */
+  newCommits: number | null;
+  /** Paths with staged changes. */
+  staged: string[];
+  /** Paths with unstaged or untracked changes. */
+  unstaged: string[];
+}
+
+/** What one iteration (one agent session) did, built from the backend's messages. */
+export interface IterationSummary {
+  /** 1-based iteration number. */
+  iteration: number;
+  /** The agent session id, when the backend reported one. */
+  sessionId?: string;
+  /** Text blocks of the agent's messages, in order. */
+  assistantResponses: string[];
+  /** Names of the tools the agent called, in order (repeats kept). */
+  toolsUsed: string[];
+  /** Tool calls with their input, in order. */
+  toolCalls: ToolCall[];
+  /** Fenced action blocks whose JSON body has a `type`. */
+  detectedActions: DetectedAction[];
+  /** Tool errors, API errors and result errors. */
+  errors: string[];
+  /** The model the agent's session ran on, as the backend reported it. */
+  model?: string;
+  /** Cost of the iteration in USD, as reported by the backend. */
+  costUsd: number;
+  /** Tokens used. */
+  tokens: TokenUsage;
+  /** Model turns. */
+  turns: number;
+  /** Wall time of the iteration in milliseconds. */
+  durationMs: number;
+  /**
+   * Of that, milliseconds spent waiting for the agent (its sessions, process
+   * start included); the rest is finishline's own work.
+   */
+  agentMs?: number;
+  /** Why the session stopped (the result's stop reason or subtype). */
+  stopReason: string | null;
+  /** The `complete_task` call, when the agent made one. */
+  completeTask?: CompleteTaskCall;
+  /** Git evidence, when the run is in a repository. */
+  git?: GitEvidence;
+  /** Failed or retried calls to outside tools (gh, git) during the iteration. */
+  faults?: string[];
+  /** The latest verification of the iteration (from complete_task or the handler's verdict). */
+  verification?: {
+    /** Whether the checks passed. */
+    passed: boolean;
+    /** The checker that decided. */
+    checker: string;
+    /** Feedback for the agent. */
+    feedback: string;
+    /** What asked for it. */
+    trigger: "handler" | "complete_task" | "pull_request";
+    /** A checker threw (its error is the feedback). */
+    faulted?: boolean;
+  };
+  /**
+   * Failed checks of complete_task calls that a later call of the same iteration passed:
+   * the agent read the feedback in the tool result and fixed the work in the same session.
+   */
+  fixedChecks?: Array<NonNullable<IterationSummary["verification"]>>;
+  /** The repository's checks at the iteration's latest verification, against the baseline. */
+  checks?: ChecksEvidence;
+  /** How often the stop hook sent the agent back in this iteration. */
+  continuations?: number;
+  /** The runner's verdict on the iteration (`continue`, `complete`, ...), once recorded. */
+  verdict?: string;
+  /** Faults of earlier attempts of this iteration (each one re-ran it). */
+  retries?: string[];
+  /** Status probes of the iteration, in order. */
+  probes?: Array<{ status: string; message: string }>;
+  /** The commit rescue, when work was left uncommitted. */
+  rescue?: {
+    /** The uncommitted files found. */
+    files: string[];
+    /** Who committed: the agent (asked), the runner (git.autoCommit), or none. */
+    by: "agent" | "runner" | "none";
+    /** Whether the tree was clean afterwards. */
+    clean: boolean;
+  };
+}
+
+/** How a run ended, as a handler's `onRunEnd` sees it. */
+export interface RunOutcome {
+  /** The run status (`completed`, `max_iterations`, ...). */
+  status: string;
+  /** Why, in one sentence. */
+  reason: string;
+  /** What proved a completed run: the checks that passed, the run's commits, the pull request. */
+  evidence?: {
+    /** Checks that passed on the final state. */
+    checks: string[];
+    /** Commits of the run, `sha subject`, oldest first. */
+    commits: string[];
+    /** The pull request's URL. */
+    pullRequest?: string;
+  };
+}
+
+/** Decides when an agent's work is finished and writes the prompts that drive it. */
+export interface CompletionHandler {
+  /** Completion type identifier. */
+  readonly type: CompletionType;
+  /** Build the prompt for the first iteration. */
+  buildInitialPrompt(args: Record<string, unknown>): Promise<string>;
+  /** Build the prompt for iteration `iteration` (2 and later), given every earlier summary. */
+  buildContinuationPrompt(
+    iteration: number,
+    summaries: IterationSummary[],
+  ): Promise<string>;
+  /** Completion criteria for the system prompt and the logs. */
+  buildCompletionCriteria(): CompletionCriteria;
+  /** Whether the work is complete after the iteration this summary describes. */
+  isComplete(summary: IterationSummary): Promise<boolean>;
+  /** Why the run is complete, for the final line and the result. */
+  getCompletionDescription(summary: IterationSummary): Promise<string>;
+  /** Optional: called once before the first iteration (labels, ...). */
+  onRunStart?(): Promise<void>;
+  /** Optional: called after each iteration with its verdict (progress comments, ...). */
+  onIterationEnd?(summary: IterationSummary, verdict: string): Promise<void>;
+  /** Optional: called once when the run ends, whatever its status, with the evidence of a completed run. */
+  onRunEnd?(outcome: RunOutcome): Promise<void>;
+  /** Optional: faults of the handler's own calls (gh retries, ...) since it was last asked. */
+  drainFaults?(): string[];
+}
+
+/** What a handler factory gets besides the definition and arguments. */
+export interface HandlerFactoryContext {
+  /** Resolves the agent's prompt keys (its registry, then the built-ins). */
+  resolver: {
+    resolve(
+      key: string,
+      variables: Record<string, string | number | boolean | undefined>,
+    ): Promise<string>;
+  };
+  /** The run's iteration cap. */
+  maxIterations: number;
+  /** The agent folder. */
+  agentDir: URL;
+  /** The working directory. */
+  cwd: string;
+  /** Finds learnings of earlier runs relevant to a text, for `{uv-learnings}`. */
+  learnings?: (query: string) => string;
+}
+
+/**
+ * Builds a completion handler from a definition and the run's arguments
+ * (and, as a third argument that two-argument factories may ignore, the
+ * resolver, cap and folders).
+ */
+export type CompletionHandlerFactory = (
+  definition: AgentDefinition,
+  args: Record<string, unknown>,
+  context: HandlerFactoryContext,
+) => CompletionHandler | Promise<CompletionHandler>;

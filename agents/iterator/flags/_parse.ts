@@ -1,0 +1,192 @@
+/**
+ * Argument lists -> raw flag values, through `node:util`'s parseArgs, with
+ * its errors turned into one-line usage errors that name the flag. Private
+ * to the iterator's command line.
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import type { ParameterSpec } from "../../definition/definition_types.ts";
+import { UsageError } from "../../support/errors.ts";
+import type { FlagSpec } from "./table.ts";
+import { needsValue, type RawValue, readValue, valueText } from "./values.ts";
+import { closest } from "./_suggest.ts";
+
+/** parseArgs options. */
+export type Options = Record<string, { type: "string" | "boolean"; short?: string }>;
+/** Raw values by flag name. */
+export type Values = Record<string, RawValue>;
+
+/**
+ * parseArgs options for some flags of the table.
+ *
+ * @param flags The flags.
+ * @returns The options.
+ */
+export function optionsOf(flags: readonly FlagSpec[]): Options {
+  return Object.fromEntries(flags.map((flag) => [flag.name, {
+    type: flag.kind === "boolean" ? "boolean" : "string",
+    ...(flag.short ? { short: flag.short } : {}),
+  }]));
+}
+
+/**
+ * Read raw values by each flag's kind, into the flags' fields.
+ *
+ * @param values Raw values by flag name.
+ * @param flags The flags to read.
+ * @returns Typed values by field.
+ */
+export function readFlags(values: Values, flags: readonly FlagSpec[]): Record<string, unknown> {
+  return Object.fromEntries(flags.map((flag) => [flag.key, readValue(flag, values[flag.name])]));
+}
+
+/**
+ * Parse leniently: other flags are passed over, and the first one is named.
+ *
+ * @param argv The arguments.
+ * @param flags The flags of the table to read.
+ * @returns Raw values, the positionals, and the first other argument that looks like a flag.
+ */
+export function lenientParse(
+  argv: readonly string[],
+  flags: readonly FlagSpec[],
+): { values: Values; positionals: string[]; other?: string } {
+  const { values, positionals, tokens } = parseArgs({
+    args: [...argv],
+    options: optionsOf(flags),
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  const known = new Set(flags.map((flag) => flag.name));
+  const other = tokens.find((token) => token.kind === "option" && !known.has(token.name));
+  return { values, positionals, other: other && argv[other.index] };
+}
+
+/**
+ * The flag a mistyped one most likely meant.
+ *
+ * @param flag The flag as given, with dashes (and perhaps `=value`).
+ * @param known The long names it may have meant, without dashes.
+ * @returns The flag with dashes, or undefined when none is close (or it is a short flag).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { meantFlag } from "./_parse.ts";
+ * assert.equal(meantFlag("--isue=3", ["issue", "project"]), "--issue");
+ * assert.equal(meantFlag("-x", ["issue"]), undefined);
+ * ```
+ */
+export function meantFlag(flag: string, known: Iterable<string>): string | undefined {
+  if (!flag.startsWith("--")) return undefined;
+  const meant = closest(flag.slice(2).split("=")[0], known);
+  return meant && `--${meant}`;
+}
+
+/**
+ * The message for a flag a command does not take: "did you mean" when one
+ * of its flags is close, else the fallback.
+ *
+ * @param flag The flag as given.
+ * @param options The command's flags (long names), its name, and the message without a suggestion.
+ * @returns A one-line usage error.
+ */
+export function unknownFlag(
+  flag: string,
+  options: { known: Iterable<string>; command?: string; fallback: () => UsageError },
+): UsageError {
+  const meant = meantFlag(flag, options.known);
+  if (!meant) return options.fallback();
+  const where = options.command ? ` for "${options.command}"` : "";
+  return new UsageError(`Unknown flag "${flag.split("=")[0]}"${where}: did you mean "${meant}"?`);
+}
+
+/** What a strict parse may meet besides the table's flags. */
+export interface StrictOptions {
+  /** Agent parameters, by flag name (without dashes). */
+  parameters?: Map<string, [string, ParameterSpec]>;
+  /** Whether positionals are allowed. */
+  positionals?: boolean;
+  /** The message for an unknown flag no known one is close to. */
+  unknown?: (flag: string) => UsageError;
+  /** The command, for messages ("runs"); none for a run. */
+  command?: string;
+}
+
+/**
+ * Parse strictly: every flag known, values checked by parseArgs.
+ *
+ * @param argv The arguments.
+ * @param flags The flags of the table allowed.
+ * @param options Agent parameters, positionals, the unknown-flag message.
+ * @returns Raw values and positionals.
+ * @throws {UsageError} For an unknown flag, a missing value or a stray argument.
+ */
+export function strictParse(
+  argv: readonly string[],
+  flags: readonly FlagSpec[],
+  options: StrictOptions = {},
+): { values: Values; positionals: string[] } {
+  const parameters = options.parameters ?? new Map();
+  const specs: Options = optionsOf(flags);
+  for (const [flag, [, spec]] of parameters) {
+    specs[flag] = { type: spec.type === "boolean" ? "boolean" : "string" };
+  }
+  try {
+    const parsed = parseArgs({
+      args: [...argv],
+      options: specs,
+      strict: true,
+      allowPositionals: options.positionals ?? false,
+    });
+    return { values: parsed.values as Values, positionals: parsed.positionals };
+  } catch (error) {
+    const known = [...flags.map((flag) => flag.name), ...parameters.keys()];
+    throw parseError(error, (name) => {
+      const flag = flags.find((spec) => spec.name === name);
+      if (flag) return valueText(flag);
+      const parameter = parameters.get(name);
+      return parameter && `the agent's parameter "${parameter[0]}"`;
+    }, (flag) =>
+      unknownFlag(flag, {
+        known,
+        command: options.command,
+        fallback: () =>
+          options.unknown?.(flag) ??
+            new UsageError(`Unknown flag "${flag}": run with --help to see the flags`),
+      }));
+  }
+}
+
+function parseError(
+  error: unknown,
+  describe: (name: string) => string | undefined,
+  unknown: (flag: string) => UsageError,
+): UsageError {
+  const message = error instanceof Error ? error.message : String(error);
+  const code = (error as { code?: string }).code;
+  if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
+    return unknown(message.match(/'(-{1,2}[^' ]+)/)?.[1] ?? message);
+  }
+  if (code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL") {
+    const arg = message.match(/'([^']*)'/)?.[1] ?? "";
+    return new UsageError(
+      `Unexpected argument "${arg}": flags take their values as "--flag value"; run with --help`,
+    );
+  }
+  if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
+    const flag = message.match(/--([a-zA-Z0-9_-]+)/)?.[0] ?? "flag";
+    if (message.includes("does not take an argument")) {
+      return new UsageError(`Flag "${flag}" takes no value: give it alone, as "${flag}"`);
+    }
+    if (message.includes("argument is ambiguous")) {
+      return new UsageError(
+        `Flag "${flag}" needs a value: to give one that starts with "-", write "${flag}=VALUE"`,
+      );
+    }
+    return needsValue(flag, describe(flag.slice(2)));
+  }
+  return new UsageError(`Bad command line: ${message.split("\n")[0].replace(/\.$/, "")}`);
+}

@@ -1,0 +1,327 @@
+/**
+ * The run command, one path from the command line to the exit code:
+ * prepare the run (`run_plan.ts`), check that it can finish (`gate.ts`),
+ * open its workspace (`workspace.ts`), run the loop (`runner.ts`) with
+ * progress on stderr, and finish it (`finish_run.ts`).
+ *
+ * @module
+ */
+
+import { AcpBackend } from "../../backends/acp.ts";
+import { type BackendSetting, resolveBackend } from "../../backends/presets.ts";
+import process from "node:process";
+import { ClaudeBackend } from "../../backends/claude.ts";
+import { checkModelAccess, connectionCause, modelAccess } from "../../backends/model_access.ts";
+import type { AgentBackend } from "../../backends/port.ts";
+import { GitHubCli } from "../../github/port.ts";
+import type { RunLock } from "../../support/file_lock.ts";
+import type { RunStore, StoredRun } from "../../store/mod.ts";
+import type { RunCommand } from "../flags/command_line.ts";
+import { FINISH_STEPS } from "../../finish/workflow.ts";
+import { finishRun } from "./end.ts";
+import { preflight } from "./preflight.ts";
+import { GitHubPullRequestGate } from "./pull_request_gate.ts";
+import { createReporter, progressMode, type ProgressReporter } from "../terminal/progress.ts";
+import { stderrColumns, stderrLine } from "../terminal/live_line.ts";
+import { EXIT_CODES, runIterations, type RunResult } from "../../loop/runner.ts";
+import { dryRunOutput, prepareRun, type RunPlan } from "./plan.ts";
+import { guardRun, lockRunAndIssue } from "./locks.ts";
+import { openWorkspace, type Workspace } from "./workspace.ts";
+
+/** Where a command writes and what it runs on. */
+export interface CommandIO {
+  /** Standard output. */
+  stdout: (text: string) => void;
+  /** Standard error. */
+  stderr: (text: string) => void;
+  /** The agent backend. @default ClaudeBackend */
+  backend?: AgentBackend;
+  /** Aborts the run; when absent, SIGINT and SIGTERM do. */
+  signal?: AbortSignal;
+  /** Whether stderr is a terminal (for the live status line). @default false */
+  stderrIsTerminal?: boolean;
+}
+
+/**
+ * Run an agent: prepare, preflight, workspace, loop, finish.
+ *
+ * @param command The run's command line, parsed up to the agent definition.
+ * @param io Output, backend and abort signal.
+ * @param options `resume`: a recorded run to continue, `runLock` its lock
+ * (already held); `store` and `json` flags given with `--resume`.
+ * @returns The exit code.
+ */
+export async function runCommand(
+  command: RunCommand,
+  io: CommandIO,
+  options: { resume?: StoredRun; json?: boolean; storePath?: string; runLock?: RunLock } = {},
+): Promise<number> {
+  const claude = io.backend ? undefined : new ClaudeBackend();
+  // The SDK loads while the definition, handler and store are prepared.
+  if (claude && !command.dryRun) claude.preload();
+  const plan = await prepareRun(command, { ...options, stderr: io.stderr });
+  const backend = io.backend ?? chooseBackend(plan.definition.behavior.backend, claude!);
+  const reproduceBackend = plan.definition.verify.reproduceBackend;
+  // The verifier and the reviewer: another backend when agent.json names one.
+  const independentBackend = reproduceBackend && !io.backend
+    ? chooseBackend(reproduceBackend, claude ?? new ClaudeBackend())
+    : undefined;
+  if (plan.flags.dryRun) {
+    plan.store?.close();
+    io.stdout(dryRunOutput(plan));
+    return 0;
+  }
+  await preflight({
+    definition: plan.definition,
+    displayPath: plan.loaded.displayPath,
+    checks: plan.checks,
+    permissionMode: plan.permissionMode,
+    changesCode: ["issue", "project"].includes(plan.handler.type) || plan.checks.gate !== undefined,
+    createPr: plan.flags.createPr && plan.mainRepo
+      ? {
+        repo: plan.mainRepo,
+        github: new GitHubCli({ cwd: plan.cwd, repo: plan.flags.repo, attempts: 2 }),
+      }
+      : undefined,
+  });
+  // Before anything is recorded: a model the agent cannot reach fails in seconds, not minutes.
+  if (!io.backend) await checkModels(plan);
+  const locks = await lockRunAndIssue({
+    storeFile: plan.storeFile,
+    runId: plan.runId,
+    issue: plan.flags.issue,
+    held: options.runLock,
+    checkout: !plan.flags.worktree,
+  });
+  // Whatever this run starts dies with it, however it ends.
+  const guard = await guardRun(plan.storeFile, plan.runId, plan.mainRepo).catch(async (error) => {
+    await locks.release({ tidy: true });
+    throw error;
+  });
+  if (guard.orphans > 0) {
+    io.stderr(
+      `[finishline] stopped ${guard.orphans} process${
+        guard.orphans === 1 ? "" : "es"
+      } left running by an earlier run that was killed\n`,
+    );
+  }
+  if (guard.worktrees.length > 0) {
+    io.stderr(
+      `[finishline] removed ${guard.worktrees.length} check worktree${
+        guard.worktrees.length === 1 ? "" : "s"
+      } left by an earlier run that was killed\n`,
+    );
+  }
+  plan.checks.gate?.ownedBy(plan.runId);
+  let started = false;
+  try {
+    const workspace = await openWorkspace(plan, io.stderr);
+    started = true;
+    const mode = progressMode(plan.flags, {
+      terminal: io.stderrIsTerminal ?? false,
+      ci: /^(1|true|yes)$/i.test(Deno.env.get("CI") ?? ""),
+    });
+    const columns = io.stderrIsTerminal ? stderrColumns : () => undefined;
+    const reporter = createReporter(mode, {
+      write: (line) => io.stderr(`${line}\n`),
+      live: mode === "live" ? () => stderrLine(io.stderr) : undefined,
+      columns,
+    });
+    // Lines written while the live line shows go above it.
+    const signals = io.signal ? undefined : listenForSignals((text) => reporter.stderr(text));
+    try {
+      const result = await runLoop(plan, workspace, {
+        backend,
+        independentBackend,
+        io,
+        reporter,
+        signal: io.signal ?? signals!.signal,
+      });
+      // A second interrupt during the finish exits at once, saying what is left to finish.
+      signals?.finishing(() => finishLeft(workspace.store, plan.runId, result));
+      return await finishRun(plan, workspace, result, {
+        backend,
+        io,
+        quiet: mode === "quiet",
+        columns: columns(),
+      });
+    } finally {
+      signals?.dispose();
+    }
+  } finally {
+    await guard.end();
+    // A run that never started leaves no folder of its own behind.
+    await locks.release({ tidy: !started });
+  }
+}
+
+/** The loop, with progress on stderr and SIGINT/SIGTERM stopping it cleanly. */
+async function runLoop(
+  plan: RunPlan,
+  workspace: Workspace,
+  options: {
+    backend: AgentBackend;
+    independentBackend?: AgentBackend;
+    io: CommandIO;
+    reporter: ProgressReporter;
+    signal: AbortSignal;
+  },
+): Promise<RunResult> {
+  const { reporter } = options;
+  const { store, worktree, git, log } = workspace;
+  try {
+    return await runIterations({
+      definition: plan.definition,
+      handler: plan.handler,
+      backend: options.backend,
+      independentBackend: options.independentBackend,
+      systemPrompt: plan.systemPrompt,
+      args: plan.args,
+      cwd: workspace.workDir,
+      maxIterations: plan.maxIterations,
+      agentDir: plan.loaded.agentDir,
+      verifier: plan.verifier,
+      repoChecks: plan.checks.gate,
+      refuseCommands: plan.refuseCommands,
+      env: plan.agentEnv,
+      connectionCause: options.io.backend ? undefined : probeConnection(plan),
+      pullRequest: plan.prChecks && worktree && git
+        ? new GitHubPullRequestGate({
+          worktree,
+          git,
+          github: new GitHubCli({ cwd: workspace.workDir, repo: plan.flags.repo, attempts: 2 }),
+          timeoutMs: plan.definition.verify.prChecksTimeoutSeconds * 1000,
+          log,
+          stderr: (text) => reporter.stderr(text),
+        })
+        : undefined,
+      git,
+      ignorePaths: workspace.ignorePaths,
+      rescueOnEnd: worktree !== undefined,
+      runId: plan.runId,
+      permissionMode: plan.permissionMode,
+      log,
+      store,
+      initialPrompt: plan.initialPrompt,
+      resume: plan.resume
+        ? {
+          summaries: store.iterations(plan.runId).map((row) => row.summary),
+          baseline: plan.resume.baseline,
+        }
+        : undefined,
+      signal: options.signal,
+      onEvent: (event) => {
+        if (event.type === "store_failed") workspace.storeFault ??= event.error;
+        reporter.onEvent(event);
+      },
+    });
+  } finally {
+    // The loop closes the gate at its end; this covers a loop that threw.
+    await plan.checks.gate?.close();
+    reporter.stop();
+  }
+}
+
+/** What the second interrupt says during the finish: the outcome recorded, the steps left. */
+function finishLeft(store: RunStore, runId: string, result: RunResult): string {
+  let left: string[];
+  let status: string | undefined;
+  try {
+    const done = new Set(store.getFinish(runId).steps);
+    left = FINISH_STEPS.filter((step) => !done.has(step));
+    status = store.getRun(runId)?.status;
+  } catch {
+    left = [...FINISH_STEPS];
+  }
+  const outcome = status && status !== "running"
+    ? `the outcome (${status}) is recorded`
+    : `the outcome (${result.status}) may not be recorded`;
+  return left.length === 0
+    ? `${outcome} and the finish workflow is done`
+    : `${outcome}; finish steps left: ${left.join(", ")}; run "finish ${runId}" to complete them`;
+}
+
+/**
+ * SIGINT/SIGTERM abort the run; a second one exits at once. From `finishing`
+ * on, the first one during the finish only warns, and the exit says what is
+ * left to finish.
+ */
+function listenForSignals(
+  stderr: (text: string) => void,
+): { signal: AbortSignal; finishing: (left: () => string) => void; dispose: () => void } {
+  const controller = new AbortController();
+  const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
+  let finishLeft: (() => string) | undefined;
+  let warned = false;
+  const onSignal = () => {
+    if (finishLeft && !warned && !controller.signal.aborted) {
+      warned = true;
+      stderr(
+        "[finishline] interrupted: the run has ended and is finishing (press Ctrl-C again to exit at once)\n",
+      );
+      return;
+    }
+    if (controller.signal.aborted || warned) {
+      stderr(
+        `[finishline] second interrupt: exiting now${finishLeft ? `; ${finishLeft()}` : ""}\n`,
+      );
+      // node's exit runs the SDK's hook that stops the Claude Code processes.
+      process.exit(EXIT_CODES.interrupted);
+    }
+    stderr(
+      "[finishline] interrupted: stopping the agent (press Ctrl-C again to exit at once)\n",
+    );
+    controller.abort(new Error("interrupted"));
+  };
+  for (const signal of signals) Deno.addSignalListener(signal, onSignal);
+  return {
+    signal: controller.signal,
+    finishing: (left) => finishLeft = left,
+    dispose: () => {
+      for (const signal of signals) Deno.removeSignalListener(signal, onSignal);
+    },
+  };
+}
+
+/** Set to skip the model check before the first session (credentials, API host). */
+const SKIP_MODEL_CHECK = "FINISHLINE_SKIP_MODEL_CHECK";
+
+/**
+ * The model check of every backend the run uses (the agent's, the
+ * verifier's): credentials, and the API host at the TCP/TLS level.
+ */
+async function checkModels(plan: RunPlan): Promise<void> {
+  if (/^(1|true|yes)$/i.test(Deno.env.get(SKIP_MODEL_CHECK) ?? "")) return;
+  const { behavior, verify } = plan.definition;
+  const settings = new Map<string, BackendSetting>();
+  for (const setting of [behavior.backend, verify.reproduceBackend]) {
+    if (setting !== undefined) settings.set(JSON.stringify(setting), setting);
+  }
+  const options = {
+    env: { ...Deno.env.toObject(), ...plan.agentEnv },
+    cwd: plan.cwd,
+    settingSources: behavior.settingSources,
+  };
+  await Promise.all([...settings.values()].map((setting) => checkModelAccess(setting, options)));
+}
+
+/** The probe that names the cause of the agent's connection errors during the run. */
+function probeConnection(plan: RunPlan): () => Promise<string | undefined> {
+  const env = { ...Deno.env.toObject(), ...plan.agentEnv };
+  const { behavior } = plan.definition;
+  return async () =>
+    await connectionCause(
+      await modelAccess(behavior.backend, {
+        env,
+        cwd: plan.cwd,
+        settingSources: behavior.settingSources,
+      }),
+      { env, stageTimeoutMs: 3000 },
+    );
+}
+
+/** The backend a definition names: the SDK one, or an ACP agent. */
+function chooseBackend(setting: BackendSetting, claude: ClaudeBackend): AgentBackend {
+  const resolved = resolveBackend(setting);
+  return resolved === "claude" ? claude : new AcpBackend(resolved.acp, resolved.name);
+}

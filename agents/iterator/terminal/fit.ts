@@ -1,0 +1,261 @@
+/**
+ * Fitting progress lines to the terminal's width. A line is a list of
+ * fields; the ones that matter least shrink first (shorter forms, then
+ * elided, then dropped), and a field that must stay whole (the verdict) is
+ * never cut: a printed line that still does not fit flows onto indented
+ * rows instead.
+ *
+ * @module
+ */
+
+/** One field of a progress line. */
+export interface Field {
+  /** The field's text. */
+  text: string;
+  /** Shorter forms, longest first; `""` drops the field. */
+  shorter?: string[];
+  /**
+   * Once the shorter forms are used up, the field may be cut with `…` down to
+   * this many columns (and no further).
+   */
+  elide?: number;
+  /** Shrink order: the highest rank shrinks first; on a tie, the later field. @default 0 */
+  rank?: number;
+  /** The text before the field when another field precedes it. @default " · " */
+  join?: string;
+}
+
+const INDENT = "  ";
+const MIN_WIDTH = 8;
+
+/**
+ * How many terminal columns a text takes: wide (East Asian, emoji) characters
+ * take two, combining marks none.
+ *
+ * @param text Plain text (no escape sequences).
+ * @returns The columns.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { displayWidth } from "./fit.ts";
+ * assert.equal(displayWidth("Bash×2 · ok"), 11);
+ * assert.equal(displayWidth("日本"), 4);
+ * ```
+ */
+export function displayWidth(text: string): number {
+  let width = 0;
+  for (const char of text) width += charWidth(char.codePointAt(0)!);
+  return width;
+}
+
+function charWidth(code: number): number {
+  if (code < 0x20 || (code >= 0x7f && code < 0xa0)) return 0;
+  if ((code >= 0x300 && code <= 0x36f) || (code >= 0x200b && code <= 0x200f)) return 0;
+  if (
+    (code >= 0x1100 && code <= 0x115f) || (code >= 0x2e80 && code <= 0xa4cf) ||
+    (code >= 0xac00 && code <= 0xd7a3) || (code >= 0xf900 && code <= 0xfaff) ||
+    (code >= 0xfe30 && code <= 0xfe4f) || (code >= 0xff00 && code <= 0xff60) ||
+    (code >= 0xffe0 && code <= 0xffe6) || (code >= 0x1f300 && code <= 0x1faff) ||
+    (code >= 0x20000 && code <= 0x3fffd)
+  ) return 2;
+  return 1;
+}
+
+/**
+ * Cut a text to at most `width` columns, ending it with `…` when cut.
+ *
+ * @param text The text.
+ * @param width The columns available.
+ * @returns The text, whole or cut.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { elide } from "./fit.ts";
+ * assert.equal(elide("tests still red", 10), "tests sti…");
+ * assert.equal(elide("short", 10), "short");
+ * ```
+ */
+export function elide(text: string, width: number): string {
+  if (displayWidth(text) <= width) return text;
+  if (width <= 0) return "";
+  let out = "";
+  let used = 0;
+  for (const char of text) {
+    const w = charWidth(char.codePointAt(0)!);
+    if (used + w > width - 1) break;
+    out += char;
+    used += w;
+  }
+  return `${out.trimEnd()}…`;
+}
+
+/**
+ * The fields joined as one line, without any fitting.
+ *
+ * @param fields The fields.
+ * @returns The line.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { joinFields } from "./fit.ts";
+ * assert.equal(joinFields([{ text: "a" }, { text: "" }, { text: "b" }]), "a · b");
+ * ```
+ */
+export function joinFields(fields: Field[]): string {
+  let line = "";
+  for (const field of fields) {
+    if (field.text === "") continue;
+    line += line === "" ? field.text : `${field.join ?? " · "}${field.text}`;
+  }
+  return line;
+}
+
+/**
+ * Shrink fields, the highest rank first, until their line fits the width or
+ * nothing can shrink any more.
+ */
+function shrink(fields: Field[], width: number): Field[] {
+  const out = fields.map((field) => ({ ...field }));
+  const steps = fields.map(() => 0);
+  const elided = fields.map(() => false);
+  const canShrink = (i: number) =>
+    steps[i] < (fields[i].shorter?.length ?? 0) ||
+    (fields[i].elide !== undefined && !elided[i] && out[i].text !== "" &&
+      displayWidth(out[i].text) > fields[i].elide!);
+  for (let over = displayWidth(joinFields(out)) - width; over > 0;) {
+    let pick = -1;
+    for (let i = 0; i < out.length; i++) {
+      if (canShrink(i) && (pick < 0 || (out[i].rank ?? 0) >= (out[pick].rank ?? 0))) pick = i;
+    }
+    if (pick < 0) break;
+    if (steps[pick] < (fields[pick].shorter?.length ?? 0)) {
+      out[pick].text = fields[pick].shorter![steps[pick]++];
+    } else {
+      elided[pick] = true;
+      const target = Math.max(fields[pick].elide!, displayWidth(out[pick].text) - over);
+      out[pick].text = elide(out[pick].text, target);
+    }
+    over = displayWidth(joinFields(out)) - width;
+  }
+  return out;
+}
+
+/**
+ * Fit fields on one row: shrink them, and as a last resort cut the line
+ * with `…`. For the live status line, which must stay one row.
+ *
+ * @param fields The fields, in order.
+ * @param width The columns available.
+ * @returns One row of at most `width` columns.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { fitRow } from "./fit.ts";
+ * const fields = [
+ *   { text: "iteration 2/3", shorter: ["2/3"], rank: 1 },
+ *   { text: "tools: Bash×2, Read", shorter: ["tools: Bash×2 +1", ""], rank: 2 },
+ *   { text: "it 0:12" },
+ * ];
+ * assert.equal(fitRow(fields, 80), "iteration 2/3 · tools: Bash×2, Read · it 0:12");
+ * assert.equal(fitRow(fields, 43), "iteration 2/3 · tools: Bash×2 +1 · it 0:12");
+ * assert.equal(fitRow(fields, 24), "iteration 2/3 · it 0:12");
+ * assert.equal(fitRow(fields, 12), "2/3 · it 0:…");
+ * ```
+ */
+export function fitRow(fields: Field[], width: number): string {
+  width = Math.max(MIN_WIDTH, width);
+  return elide(joinFields(shrink(fields, width)), width);
+}
+
+/**
+ * Fit fields to the width for a printed line: shrink them; when the line
+ * still does not fit (the fields that cannot shrink are too long), it flows
+ * onto rows indented by two spaces, a field moving whole to the next row and
+ * wrapping at spaces only when it is wider than a row. No field without
+ * `shorter` or `elide` is ever cut.
+ *
+ * @param fields The fields, in order.
+ * @param width The columns available.
+ * @returns Rows of at most `width` columns.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { fitRows } from "./fit.ts";
+ * const fields = [
+ *   { text: "[finishline]" },
+ *   { text: "iteration 1/3", join: " ", shorter: ["1/3"] },
+ *   { text: "2.1s", shorter: [""], rank: 2 },
+ *   { text: "continue (verification failed: command)" },
+ * ];
+ * assert.deepEqual(fitRows(fields, 80), [
+ *   "[finishline] iteration 1/3 · 2.1s · continue (verification failed: command)",
+ * ]);
+ * assert.deepEqual(fitRows(fields, 70), [
+ *   "[finishline] iteration 1/3 · continue (verification failed: command)",
+ * ]);
+ * assert.deepEqual(fitRows(fields, 60), ["[finishline] 1/3 · continue (verification failed: command)"]);
+ * assert.deepEqual(fitRows(fields, 40), [
+ *   "[finishline] 1/3",
+ *   "  continue (verification failed:",
+ *   "  command)",
+ * ]);
+ * ```
+ */
+export function fitRows(fields: Field[], width: number): string[] {
+  width = Math.max(MIN_WIDTH, width);
+  const shrunk = shrink(fields, width).filter((field) => field.text !== "");
+  const line = joinFields(shrunk);
+  if (displayWidth(line) <= width) return [line];
+  const rows: string[] = [];
+  let row = "";
+  for (const field of shrunk) {
+    const joined = row === "" ? field.text : `${row}${field.join ?? " · "}${field.text}`;
+    if (displayWidth(joined) <= width) {
+      row = joined;
+      continue;
+    }
+    if (row !== "") rows.push(row);
+    const lead = rows.length === 0 ? "" : INDENT;
+    const pieces = wrapWords(field.text, width - lead.length, width - INDENT.length);
+    rows.push(...pieces.slice(0, -1).map((piece, i) => (i === 0 ? lead : INDENT) + piece));
+    row = (pieces.length === 1 ? lead : INDENT) + pieces.at(-1)!;
+  }
+  if (row !== "") rows.push(row);
+  return rows;
+}
+
+/**
+ * Wrap a text at spaces: the first piece fits `first` columns, the others
+ * `rest`; a word wider than a row is split.
+ */
+function wrapWords(text: string, first: number, rest: number): string[] {
+  const pieces: string[] = [];
+  let piece = "";
+  const room = () => pieces.length === 0 ? first : rest;
+  for (const word of text.split(" ")) {
+    const joined = piece === "" ? word : `${piece} ${word}`;
+    if (displayWidth(joined) <= room()) {
+      piece = joined;
+      continue;
+    }
+    if (piece !== "") pieces.push(piece);
+    piece = word;
+    while (displayWidth(piece) > room()) {
+      const head = splitAt(piece, room());
+      pieces.push(head);
+      piece = piece.slice(head.length);
+    }
+  }
+  pieces.push(piece);
+  return pieces;
+}
+
+/** The longest start of a text that fits the columns (at least one character). */
+function splitAt(text: string, width: number): string {
+  let out = "";
+  for (const char of text) {
+    if (out !== "" && displayWidth(out + char) > width) break;
+    out += char;
+  }
+  return out;
+}

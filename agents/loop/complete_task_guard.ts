@@ -1,0 +1,159 @@
+/**
+ * complete_task enforcement for one iteration (the user's complete_task
+ * enforcement design): records the agent's complete_task calls, verifies a
+ * `success` at once and answers with the checks' verdict, and answers the
+ * Stop hook: an agent that stops without calling complete_task (or after a
+ * failed verification) is sent back, at most `maxAttempts` times.
+ *
+ * @module
+ */
+
+import type { StopDecision, StopEvent } from "../backends/port.ts";
+import type { VerificationRecord } from "../checks/contract.ts";
+import type { CompleteTaskCall } from "../record/complete_task_tool.ts";
+
+/** The message that sends an agent back when it stops without complete_task. */
+export const CONTINUATION_MESSAGE =
+  "You stopped without calling complete_task. Review the original request. Did you complete ALL parts? " +
+  "If yes, call complete_task with status success. If you are blocked, call it with status blocked and say why in remaining_work. " +
+  "If you completed only some parts, call it with status partial. Do not stop again without calling it.";
+
+/** Options of {@linkcode CompletionGuard}. */
+export interface CompletionGuardOptions {
+  /** Whether stopping without complete_task is blocked. */
+  require: boolean;
+  /** How often per iteration the agent is sent back. */
+  maxAttempts: number;
+  /** Runs the checkers for a success call; undefined when none are configured. */
+  verify: (call: CompleteTaskCall) => Promise<VerificationRecord | undefined>;
+  /** Records guard events in the run log. */
+  onEvent?: (kind: string, data: Record<string, unknown>) => void;
+}
+
+/**
+ * Per-iteration complete_task state and the callbacks the backend calls.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { CompletionGuard } from "./complete_task_guard.ts";
+ *
+ * const guard = new CompletionGuard({
+ *   require: true,
+ *   maxAttempts: 2,
+ *   verify: () => Promise.resolve(undefined),
+ * });
+ * const first = await guard.onStop({ stopHookActive: false, backgroundTasks: [] });
+ * assert.equal(first.block, true);
+ * await guard.onCompleteTask({
+ *   status: "success",
+ *   original_request_summary: "x",
+ *   summary: "done",
+ * });
+ * const second = await guard.onStop({ stopHookActive: true, backgroundTasks: [] });
+ * assert.equal(second.block, false);
+ * ```
+ */
+export class CompletionGuard {
+  /** Every complete_task call of the iteration, in order. */
+  readonly calls: CompleteTaskCall[] = [];
+  /** The verification of the latest success call. */
+  verification: VerificationRecord | undefined;
+  /** Failed verifications of earlier success calls that a later success call passed. */
+  readonly fixed: VerificationRecord[] = [];
+  /** How often the agent was sent back. */
+  attempts = 0;
+  /** Whether the guard let the agent stop without a call after its attempts ran out. */
+  gaveUp = false;
+  /** Background tasks the agent had running when it last tried to stop. */
+  backgroundTasks = 0;
+  #options: CompletionGuardOptions;
+  #failed: VerificationRecord[] = [];
+
+  /** @param options Enforcement settings and the verifier. */
+  constructor(options: CompletionGuardOptions) {
+    this.#options = options;
+  }
+
+  /** The latest call, if any. */
+  get lastCall(): CompleteTaskCall | undefined {
+    return this.calls.at(-1);
+  }
+
+  /**
+   * Record a complete_task call and answer it.
+   *
+   * @param call The tool input.
+   * @returns The tool result text the agent reads.
+   */
+  onCompleteTask = async (call: CompleteTaskCall): Promise<string> => {
+    this.calls.push(call);
+    this.#options.onEvent?.("complete_task", { call });
+    if (call.status === "blocked") {
+      return "Recorded: blocked. The run ends here and reports what you wrote in remaining_work. Stop now.";
+    }
+    if (call.status === "partial") {
+      return "Recorded: partial. The next iteration continues from what you left in remaining_work. Stop now.";
+    }
+    const verification = await this.#options.verify(call);
+    this.#track(verification);
+    this.#options.onEvent?.("verification", { trigger: "complete_task", verification });
+    if (!verification) return "Recorded: success. No checks are configured. You may stop now.";
+    if (verification.passed) {
+      return `Recorded: success, and the checks passed${
+        verification.feedback ? ` (${verification.feedback})` : ""
+      }. You may stop now.`;
+    }
+    return [
+      `Recorded, but the checks did NOT pass (${verification.checker}):`,
+      verification.feedback,
+      "Fix these problems, then call complete_task again.",
+    ].join("\n");
+  };
+
+  /**
+   * Decide whether the agent may stop.
+   *
+   * @param event The Stop hook's input.
+   * @returns Stop, or block with the reason the agent reads.
+   */
+  onStop = (event: StopEvent): Promise<StopDecision> => {
+    this.backgroundTasks = event.backgroundTasks.length;
+    const reason = this.#reasonToBlock();
+    if (reason === undefined) return Promise.resolve({ block: false });
+    if (this.attempts >= this.#options.maxAttempts) {
+      this.gaveUp = true;
+      this.#options.onEvent?.("stop_allowed", {
+        attempts: this.attempts,
+        stopHookActive: event.stopHookActive,
+        reason,
+      });
+      return Promise.resolve({ block: false });
+    }
+    this.attempts++;
+    this.#options.onEvent?.("stop_blocked", {
+      attempt: this.attempts,
+      stopHookActive: event.stopHookActive,
+      reason,
+    });
+    return Promise.resolve({ block: true, reason });
+  };
+
+  /** Keep the failures until a passing call shows they were fixed. */
+  #track(verification: VerificationRecord | undefined): void {
+    if (this.verification && !this.verification.passed) this.#failed.push(this.verification);
+    if (verification?.passed) this.fixed.push(...this.#failed.splice(0));
+    this.verification = verification;
+  }
+
+  #reasonToBlock(): string | undefined {
+    if (!this.#options.require) return undefined;
+    const last = this.lastCall;
+    if (!last) return CONTINUATION_MESSAGE;
+    if (last.status !== "success") return undefined;
+    if (this.verification && !this.verification.passed) {
+      return `Your complete_task call did not pass the checks (${this.verification.checker}): ${this.verification.feedback}\nFix the problems and call complete_task again, or call it with status partial or blocked.`;
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * The session phase: the iteration's prompt, then its agent session, re-run
+ * with backoff while the fault is one that retrying may fix.
+ *
+ * @module
+ */
+
+import { verify } from "../checks/verifier.ts";
+import { firstLine, sha256Hex } from "../support/errors.ts";
+import { SummaryBuilder } from "./summary_builder.ts";
+import { CompletionGuard } from "./complete_task_guard.ts";
+import type { AgentSessions, SessionEnd } from "./agent_sessions.ts";
+import { abortableSleep, backoffMs, classifyFault, type SessionFault } from "./faults.ts";
+import type { RunState } from "./state.ts";
+import { withVerificationFeedback } from "./verdict.ts";
+
+/** The iteration's session, after its last attempt. */
+export interface SessionOutcome {
+  /** The summary builder of the last attempt. */
+  builder: SummaryBuilder;
+  /** Its complete_task enforcement. */
+  guard: CompletionGuard;
+  /** How the last attempt ended. */
+  end: SessionEnd;
+  /** The last attempt's fault, if any. */
+  fault?: SessionFault;
+  /** Every failed attempt, as `retryable: ...` or `fatal: ...`. */
+  retries: string[];
+}
+
+/**
+ * The iteration's prompt: the handler's initial or continuation prompt, with
+ * the last failed verification's feedback.
+ *
+ * @param state The run.
+ * @param iteration The iteration.
+ * @returns The prompt, or the error that keeps it from being built.
+ */
+export async function buildPrompt(
+  state: RunState,
+  iteration: number,
+): Promise<{ prompt: string } | { error: string }> {
+  let prompt: string;
+  try {
+    prompt = iteration === 1
+      ? state.options.initialPrompt ?? await state.handler.buildInitialPrompt(state.options.args)
+      : await state.handler.buildContinuationPrompt(iteration, state.summaries);
+  } catch (error) {
+    state.emit({ type: "prompt_failed", iteration, error: firstLine(error) });
+    return { error: `Cannot build the prompt for iteration ${iteration}: ${firstLine(error)}` };
+  }
+  prompt = withVerificationFeedback(prompt, state.summaries.at(-1));
+  state.promptDigest = await sha256Hex(prompt);
+  return { prompt };
+}
+
+/**
+ * Run the iteration's session; a retryable fault re-runs it after a backoff
+ * (or until a rate limit resets), at most `retry.maxAttempts` times.
+ *
+ * @param state The run.
+ * @param sessions The run's agent sessions.
+ * @param iteration The iteration.
+ * @param prompt Its prompt.
+ * @returns The last attempt.
+ */
+export async function runSession(
+  state: RunState,
+  sessions: AgentSessions,
+  iteration: number,
+  prompt: string,
+): Promise<SessionOutcome> {
+  const retry = state.definition.retry;
+  const retries: string[] = [];
+  let resume = state.behavior.session === "continue"
+    ? state.summaries.at(-1)?.sessionId
+    : undefined;
+  for (let attempt = 1;; attempt++) {
+    const builder = new SummaryBuilder(iteration, state.definition.actions);
+    const guard = completionGuard(state, builder);
+    const end = await sessions.run(builder, {
+      prompt,
+      resume,
+      main: true,
+      onCompleteTask: guard.onCompleteTask,
+      onStop: guard.onStop,
+    });
+    const done = (fault?: SessionFault) => ({ builder, guard, end, fault, retries });
+    if (state.signal.aborted || end.budget) return done();
+    const fault = classifyFault(builder, end, retry);
+    if (!fault) return done();
+    retries.push(`${fault.retryable ? "retryable" : "fatal"}: ${fault.message}`);
+    state.emit({ type: "session_fault", iteration, attempt, fault });
+    if (!fault.retryable || attempt >= retry.maxAttempts) return done(fault);
+    let waitMs = backoffMs(attempt, retry.baseDelaySeconds, retry.maxDelaySeconds);
+    if (fault.fresh) {
+      // The prompt carries what happened so far; a new session goes on from it.
+      resume = undefined;
+      await sessions.close();
+      waitMs = 0;
+    }
+    if (fault.resetsAt !== undefined) {
+      waitMs = Math.max(0, fault.resetsAt - Date.now());
+      if (waitMs > retry.maxWaitSeconds * 1000) return done(fault);
+    }
+    state.costUsd += builder.current.costUsd;
+    state.emit({ type: "retry", iteration, attempt, reason: fault.message, waitMs });
+    await (state.options.sleep ?? abortableSleep)(waitMs, state.signal);
+    if (state.signal.aborted) return done(fault);
+  }
+}
+
+/** The complete_task enforcement of one attempt: a success call is verified at once. */
+function completionGuard(state: RunState, builder: SummaryBuilder): CompletionGuard {
+  const iteration = builder.current.iteration;
+  return new CompletionGuard({
+    require: state.behavior.requireCompleteTask,
+    maxAttempts: state.behavior.maxContinuationAttempts,
+    verify: async (call) => {
+      if (!state.hasChecks) return undefined;
+      const record = await verify(
+        state.options.verifier!,
+        state.checkContext(builder.current, {
+          completeTask: call,
+          stopReason: "complete_task",
+          messages: builder.messages,
+        }),
+        "complete_task",
+      );
+      state.recordChecks(builder.current);
+      return record;
+    },
+    onEvent: (kind, data) => state.emit({ type: "guard", iteration, kind, data }),
+  });
+}

@@ -1,0 +1,421 @@
+/**
+ * End to end for the finish workflow's model steps on the lightweight
+ * model: the structured summary, learning extraction, skill assessment and
+ * next actions answered by the scripted model; a reply that is not JSON
+ * falling back to what the run recorded; the cost cap; a spent budget
+ * skipping extraction; and a finish killed during a step that `finish
+ * RUN_ID` completes without redoing what was done. The CLI as a subprocess,
+ * the real Claude Code binary against the scripted model, real git and
+ * real SQLite.
+ */
+
+import assert from "node:assert/strict";
+import { COMPLETE_TASK_TOOL } from "../../agents/record/complete_task_tool.ts";
+import { SqliteStore } from "../../agents/store/mod.ts";
+import { STEP_MARKERS } from "../../agents/finish/steps.ts";
+import { FINISH_SYSTEM_PROMPT } from "../../agents/finish/model.ts";
+import {
+  type RecordedRequest,
+  ScriptedModelServer,
+  type ScriptedTurn,
+  textTurn,
+  toolTurn,
+  type TurnContext,
+} from "../../agents/testing/mod.ts";
+import { runCli, tempRepo } from "../_helpers.ts";
+
+const STORE = ".agent/.finishline/state.db";
+type Step = keyof typeof STEP_MARKERS;
+
+/** The agent's one iteration: a commit and a partial complete_task report. */
+const AGENT_SCRIPT = [
+  toolTurn("Bash", {
+    command: "printf 'a\\n' > tz.txt && git add tz.txt && git commit -qm 'fix: pin TZ'",
+  }),
+  toolTurn(COMPLETE_TASK_TOOL, {
+    status: "partial",
+    original_request_summary: "Fix the flaky login test",
+    summary: "Pinned TZ=UTC in tz.txt",
+    remaining_work: "Pin it in CI too",
+    learned: ["Login tests depend on TZ"],
+    skills_used: ["git"],
+    new_skills_needed: ["ci-config"],
+    files_modified: ["tz.txt"],
+    next_steps: "Watch CI",
+  }),
+  textTurn("Partly done."),
+];
+
+/** What the scripted finish model answers to each step. */
+const ANSWERS: Record<Step, unknown> = {
+  summary: {
+    task: "Fix the flaky login test",
+    done: ["Pinned TZ=UTC"],
+    files: ["tz.txt"],
+    remaining: ["Pin TZ in CI"],
+    approaches_tried: ["Pinning TZ locally: worked"],
+    lessons: ["Timezones make tests flaky"],
+    challenges: ["The failure showed only at night"],
+  },
+  learnings: {
+    learnings: [{
+      learning: "Set TZ=UTC for date tests",
+      tool_or_technique: "env pinning",
+      applicability: "any date-dependent test",
+      tags: ["ci", "flaky tests"],
+    }],
+  },
+  skills: {
+    used: [{ name: "git", description: "committed the fix" }],
+    missing: [{ name: "ci-config", description: "would have pinned TZ in CI" }],
+    update: [{ name: "flaky-test-triage", description: "add a timezone check" }],
+  },
+  next_actions: { next_actions: ["Pin TZ=UTC in the CI workflow", "Re-run the login tests"] },
+};
+
+/** The step a finish question is for, from its marker. */
+function stepOf(text: string): Step | undefined {
+  return (Object.keys(STEP_MARKERS) as Step[]).find((step) => text.includes(STEP_MARKERS[step]));
+}
+
+/**
+ * The usage a real API would report: about four characters a token for the
+ * whole request (system prompt, messages, tools), and for the reply.
+ */
+function usageOf(ctx: TurnContext, reply: string): ScriptedTurn["usage"] {
+  return {
+    input_tokens: Math.ceil(JSON.stringify(ctx.request.body).length / 4),
+    output_tokens: Math.ceil(reply.length / 4),
+  };
+}
+
+/** Answers each finish step with its JSON (or `override`), with realistic usage. */
+function finishModel(override: Partial<Record<Step, (ctx: TurnContext) => ScriptedTurn>> = {}) {
+  return (ctx: TurnContext): ScriptedTurn | Promise<ScriptedTurn> => {
+    const step = stepOf(ctx.lastUserText);
+    if (!step) return textTurn("OK.");
+    if (override[step]) return override[step]!(ctx);
+    const text = JSON.stringify(ANSWERS[step]);
+    return { text, usage: usageOf(ctx, text) };
+  };
+}
+
+/** The finish questions the server received, by step. */
+function finishRequests(server: ScriptedModelServer): Array<[Step, RecordedRequest]> {
+  return server.requests.flatMap((request) => {
+    const messages = request.body.messages as Array<{ role: string; content: unknown }>;
+    const last = messages?.at(-1);
+    const step = last?.role === "user" ? stepOf(JSON.stringify(last.content)) : undefined;
+    return request.side && step ? [[step, request] as [Step, RecordedRequest]] : [];
+  });
+}
+
+/** The run's log events of one kind. */
+async function events(logFile: string, kind: string): Promise<Array<Record<string, unknown>>> {
+  return (await Deno.readTextFile(logFile)).split("\n").filter(Boolean)
+    .map((line) => JSON.parse(line))
+    .filter((event) => event.kind === kind);
+}
+
+/** An agent with a finish section. */
+async function writeAgent(root: string, finish: Record<string, unknown>): Promise<void> {
+  await Deno.mkdir(`${root}/.agent/fixer`, { recursive: true });
+  await Deno.writeTextFile(
+    `${root}/.agent/fixer/agent.json`,
+    JSON.stringify({
+      name: "fixer",
+      behavior: { completionType: "iterate", completionConfig: { maxIterations: 1 } },
+      finish,
+    }),
+  );
+}
+
+Deno.test("the four finish model steps run on the lightweight model and their answers reach the history, the report and runs show", async () => {
+  await using repo = await tempRepo();
+  await using server = await ScriptedModelServer.start({
+    scripts: [AGENT_SCRIPT],
+    sideReply: finishModel(),
+  });
+  const run = await runCli(["--iterate-max", "1", "--task", "Fix the flaky login test", "--json"], {
+    cwd: repo.path,
+    server,
+  });
+  assert.equal(run.code, 0, run.stderr);
+  const result = JSON.parse(run.stdout);
+
+  const asked = finishRequests(server);
+  assert.deepEqual(asked.map(([step]) => step), ["summary", "learnings", "skills", "next_actions"]);
+  for (const [, request] of asked) {
+    assert.equal(request.body.model, "claude-haiku-4-5");
+    assert.deepEqual(request.body.tools ?? [], []);
+    // The finish model's own short system prompt, not Claude Code's.
+    const system = JSON.stringify(request.body.system);
+    assert.ok(system.includes(FINISH_SYSTEM_PROMPT.slice(0, 60)), system.slice(0, 300));
+    assert.ok(!system.includes("You are Claude Code"), "Claude Code's system prompt is replaced");
+  }
+  // One conversation: the run's record goes with the first question only.
+  assert.equal(new Set(asked.map(([, request]) => request.sessionId)).size, 1);
+  assert.equal(server.sessionIds().length, 1, "the finish session takes no scripted session");
+  const firstPrompt = JSON.stringify(asked[0][1].body.messages);
+  assert.match(firstPrompt, /Pinned TZ=UTC in tz\.txt/);
+  assert.match(firstPrompt, /skills wished for: ci-config/);
+
+  const store = SqliteStore.open(`${repo.path}/${STORE}`);
+  try {
+    const finish = store.getFinish(result.runId);
+    assert.deepEqual(finish.steps, [
+      "summary",
+      "learnings",
+      "skills",
+      "next_actions",
+      "persist",
+      "cleanup",
+    ]);
+    assert.equal(finish.summary?.summarySource, "model");
+    assert.deepEqual(finish.summary?.structured, {
+      task: "Fix the flaky login test",
+      done: ["Pinned TZ=UTC"],
+      files: ["tz.txt"],
+      remaining: ["Pin TZ in CI"],
+      approachesTried: ["Pinning TZ locally: worked"],
+      lessons: ["Timezones make tests flaky"],
+      challenges: ["The failure showed only at night"],
+    });
+    const [extracted] = store.searchLearnings("UTC date tests");
+    assert.equal(extracted.text, "Set TZ=UTC for date tests");
+    assert.equal(extracted.source, "extracted");
+    assert.deepEqual(extracted.tags, ["ci", "flaky tests"]);
+    assert.deepEqual(store.skills(result.runId), [
+      { name: "git", kind: "used", description: "committed the fix", lifecycle: "implemented" },
+      {
+        name: "ci-config",
+        kind: "missing",
+        description: "would have pinned TZ in CI",
+        lifecycle: "proposed",
+      },
+      {
+        name: "flaky-test-triage",
+        kind: "update",
+        description: "add a timezone check",
+        lifecycle: "proposed",
+      },
+    ]);
+    assert.deepEqual(finish.nextActions, [
+      "Pin TZ=UTC in the CI workflow",
+      "Re-run the login tests",
+    ]);
+
+    // What the finish cost, as Claude Code reported it for the usage the server sent.
+    const usage = finish.usage!;
+    assert.equal(usage.model, "claude-haiku-4-5");
+    assert.equal(usage.requests, 4);
+    assert.ok(usage.costUsd > 0 && usage.costUsd < 0.05, `cost ${usage.costUsd}`);
+    const sent = asked.reduce(
+      (sum, [, request]) => sum + Math.ceil(JSON.stringify(request.body).length / 4),
+      0,
+    );
+    assert.equal(usage.tokens.input, sent);
+    console.log(
+      `finish model steps: ${usage.requests} requests, ${usage.tokens.input} input / ${usage.tokens.output} output tokens, $${
+        usage.costUsd.toFixed(4)
+      } at Haiku 4.5 prices (no cache reads counted)`,
+    );
+  } finally {
+    store.close();
+  }
+
+  const report = await Deno.readTextFile(result.report);
+  assert.match(
+    report,
+    /\n## Next actions\n\n- Pin TZ=UTC in the CI workflow\n- Re-run the login tests\n$/,
+  );
+  const show = await runCli(["runs", "show", result.runId], { cwd: repo.path });
+  assert.match(
+    show.stdout,
+    /^Finish: +summary, learnings, skills, next_actions, persist, cleanup; model claude-haiku-4-5: 4 requests, \d+ input \/ \d+ output tokens, \$0\.\d{4}$/m,
+  );
+  assert.match(
+    show.stdout,
+    /^Skills: +git \(used, implemented\), ci-config \(missing, proposed\), flaky-test-triage \(to update, proposed\)$/m,
+  );
+  assert.match(
+    show.stdout,
+    /^Next: +- Pin TZ=UTC in the CI workflow\n +- Re-run the login tests$/m,
+  );
+});
+
+Deno.test("a finish model that answers no JSON falls back to what the run recorded, and the log says so", async () => {
+  await using repo = await tempRepo();
+  await using server = await ScriptedModelServer.start({
+    scripts: [AGENT_SCRIPT],
+    sideReply: () => textTurn("I am not sure what you mean. {broken json"),
+  });
+  const run = await runCli(["--iterate-max", "1", "--task", "Fix the flaky login test", "--json"], {
+    cwd: repo.path,
+    server,
+  });
+  assert.equal(run.code, 0, run.stderr);
+  const result = JSON.parse(run.stdout);
+  assert.equal(finishRequests(server).length, 4, "each step asked once");
+  const fallbacks = await events(result.logFile, "finish_fallback");
+  assert.deepEqual(
+    fallbacks.map((event) => [event.step, event.reason]),
+    (["summary", "learnings", "skills", "next_actions"] as const).map((step) => [
+      step,
+      "the reply was not the JSON asked for",
+    ]),
+  );
+
+  const store = SqliteStore.open(`${repo.path}/${STORE}`);
+  try {
+    const finish = store.getFinish(result.runId);
+    assert.equal(finish.summary?.summarySource, "aggregation");
+    assert.deepEqual(finish.summary?.structured, {
+      task: "Fix the flaky login test",
+      done: ["Pinned TZ=UTC in tz.txt"],
+      files: ["tz.txt"],
+      remaining: ["Pin it in CI too"],
+      approachesTried: [],
+      lessons: ["Login tests depend on TZ"],
+      challenges: [],
+    });
+    assert.deepEqual(store.learningsOf(result.runId).map((learning) => learning.text), [
+      "Login tests depend on TZ",
+    ]);
+    assert.deepEqual(store.skills(result.runId), [
+      { name: "git", kind: "used", description: "", lifecycle: "implemented" },
+      { name: "ci-config", kind: "missing", description: "", lifecycle: "proposed" },
+    ]);
+    assert.deepEqual(finish.nextActions, ["Complete: Pin it in CI too", "Follow up: Watch CI"]);
+    assert.equal(finish.usage?.requests, 4, "the failed answers still cost");
+  } finally {
+    store.close();
+  }
+});
+
+Deno.test("the finish cost cap stops further model steps", async () => {
+  await using repo = await tempRepo();
+  await writeAgent(repo.path, { maxCostUsd: 0.01 });
+  await using server = await ScriptedModelServer.start({
+    scripts: [AGENT_SCRIPT],
+    // 20,000 input tokens at Haiku 4.5's $1 per million: $0.02, over the cap of $0.01.
+    sideReply: finishModel({
+      summary: () => ({
+        text: JSON.stringify(ANSWERS.summary),
+        usage: { input_tokens: 20_000, output_tokens: 100 },
+      }),
+    }),
+  });
+  const run = await runCli(["--agent", "fixer", "--json"], { cwd: repo.path, server });
+  assert.equal(run.code, 0, run.stderr);
+  const result = JSON.parse(run.stdout);
+  assert.deepEqual(finishRequests(server).map(([step]) => step), ["summary"]);
+  const fallbacks = await events(result.logFile, "finish_fallback");
+  assert.deepEqual(fallbacks.map((event) => event.step), ["learnings", "skills", "next_actions"]);
+  for (const event of fallbacks) {
+    assert.match(
+      String(event.reason),
+      /^the finish cost cap of \$0\.0100 is reached \(\$0\.02\d\d spent\)$/,
+    );
+  }
+  const store = SqliteStore.open(`${repo.path}/${STORE}`);
+  try {
+    const finish = store.getFinish(result.runId);
+    assert.equal(finish.summary?.summarySource, "model", "the step under the cap ran");
+    assert.equal(finish.usage?.requests, 1);
+    assert.deepEqual(finish.steps.length, 6);
+  } finally {
+    store.close();
+  }
+});
+
+Deno.test("a run whose budget is spent gets no learning extraction; the other steps still run", async () => {
+  await using repo = await tempRepo();
+  await using server = await ScriptedModelServer.start({
+    // One expensive main-loop turn spends the run's budget of $0.01.
+    scripts: [[{ text: "Looked around.", usage: { input_tokens: 200_000, output_tokens: 10 } }]],
+    sideReply: finishModel(),
+  });
+  const run = await runCli(
+    ["--iterate-max", "3", "--task", "Look around", "--max-budget-usd", "0.01", "--json"],
+    { cwd: repo.path, server },
+  );
+  const result = JSON.parse(run.stdout);
+  assert.equal(result.status, "budget_exhausted", run.stderr);
+  assert.deepEqual(finishRequests(server).map(([step]) => step), [
+    "summary",
+    "skills",
+    "next_actions",
+  ]);
+  const skipped = await events(result.logFile, "learnings_extraction_skipped");
+  assert.deepEqual(skipped.map((event) => event.reason), ["the run's budget is spent"]);
+});
+
+Deno.test("a finish killed during a model step is completed by finish RUN_ID, which redoes no step done", async () => {
+  await using repo = await tempRepo();
+  let hanging: () => void;
+  const inLearnings = new Promise<void>((resolve) => hanging = resolve);
+  let killed = false;
+  await using server = await ScriptedModelServer.start({
+    scripts: [AGENT_SCRIPT],
+    sideReply: finishModel({
+      learnings: (ctx) => {
+        if (killed) {
+          const text = JSON.stringify(ANSWERS.learnings);
+          return { text, usage: usageOf(ctx, text) };
+        }
+        hanging();
+        return { text: "[]", delayMs: 120_000 };
+      },
+    }),
+  });
+  const run = await runCli(["--iterate-max", "1", "--task", "Fix the flaky login test"], {
+    cwd: repo.path,
+    server,
+    onSpawn: async (child) => {
+      await inLearnings;
+      killed = true;
+      child.kill("SIGKILL");
+    },
+  });
+  assert.equal(run.code, 137, run.stderr);
+  const store = () => SqliteStore.open(`${repo.path}/${STORE}`);
+  const before = store();
+  const [{ id }] = before.listRuns();
+  assert.deepEqual(before.getFinish(id).steps, ["summary"]);
+  assert.equal(before.getRun(id)?.status, "completed", "the outcome was recorded first");
+  before.close();
+  const askedBefore = finishRequests(server).map(([step]) => step);
+  assert.deepEqual(askedBefore, ["summary", "learnings"]);
+
+  const finished = await runCli(["finish", id], { cwd: repo.path, server });
+  assert.equal(finished.code, 0, finished.stderr);
+  assert.equal(
+    finished.stdout,
+    `Finished run ${id}: learnings, skills, next_actions, persist, cleanup\n`,
+  );
+  const replayed = finishRequests(server).slice(askedBefore.length);
+  assert.deepEqual(replayed.map(([step]) => step), ["learnings", "skills", "next_actions"]);
+  // The new conversation starts from the run's record and the summary already checkpointed.
+  assert.match(JSON.stringify(replayed[0][1].body.messages), /Summary so far: .*Pin TZ in CI/);
+
+  const after = store();
+  try {
+    const finish = after.getFinish(id);
+    assert.equal(finish.steps.length, 6);
+    assert.equal(finish.summary?.summarySource, "model");
+    assert.deepEqual(finish.nextActions, [
+      "Pin TZ=UTC in the CI workflow",
+      "Re-run the login tests",
+    ]);
+    assert.ok(after.searchLearnings("UTC date tests").some((l) => l.source === "extracted"));
+    // The killed request never answered: the tally counts the four answered ones.
+    assert.equal(finish.usage?.requests, 4);
+    assert.equal(after.getRun(id)?.status, "completed");
+  } finally {
+    after.close();
+  }
+  const again = await runCli(["finish", id], { cwd: repo.path, server });
+  assert.match(again.stdout, /already finished/);
+  assert.equal(finishRequests(server).length, askedBefore.length + 3, "nothing asked again");
+});

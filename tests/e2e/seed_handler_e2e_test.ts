@@ -1,0 +1,121 @@
+/**
+ * End to end for the completion handlers design's own custom handler (the
+ * facilitator that counts decisions with `+=`): dropped into
+ * `.agent/facilitator/completion/`, run by the CLI with the real Claude Code
+ * binary against the scripted model and real git, in a run where every
+ * iteration's work is committed by the commit rescue. The handler is asked
+ * once per iteration, so its count equals the iterations.
+ */
+
+import assert from "node:assert/strict";
+import { COMPLETE_TASK_TOOL } from "../../agents/record/complete_task_tool.ts";
+import { RESCUE_PROMPT } from "../../agents/loop/runner.ts";
+import {
+  ScriptedModelServer,
+  type ScriptStep,
+  textTurn,
+  toolTurn,
+} from "../../agents/testing/mod.ts";
+import { git, runCli, tempRepo } from "../_helpers.ts";
+
+const FENCE = "`".repeat(3);
+
+/** One iteration of the facilitator: a decision written down but not committed, then the rescue's commit. */
+function facilitation(n: number): ScriptStep[] {
+  return [
+    toolTurn("Bash", {
+      command: `printf 'Decision ${n}: ship on Tuesday ${n}\\n' >> decisions.md`,
+    }),
+    {
+      text:
+        `Decision ${n} is recorded.\n${FENCE}action\n{"type": "decision", "title": "Decision ${n}"}\n${FENCE}`,
+      toolUses: [{
+        name: COMPLETE_TASK_TOOL,
+        input: {
+          status: "success",
+          original_request_summary: "Facilitate the release planning",
+          summary: `Recorded decision ${n} in decisions.md`,
+        },
+      }],
+    },
+    textTurn("This round is done."),
+    // The commit rescue resumes the session: it must ask to commit.
+    (ctx) =>
+      ctx.lastUserText.includes("COMMIT RESCUE")
+        ? toolTurn("Bash", {
+          command: `git add decisions.md && git commit -qm "docs: decision ${n}"`,
+        })
+        : textTurn("SCRIPT ERROR: expected the commit rescue prompt"),
+    textTurn(`Committed decision ${n}.`),
+  ];
+}
+
+Deno.test("the design's counting handler is asked once per iteration, after the commit rescue: its count equals the iterations", async () => {
+  await using repo = await tempRepo();
+  const agentDir = `${repo.path}/.agent/facilitator`;
+  await Deno.mkdir(`${agentDir}/completion`, { recursive: true });
+  await Deno.copyFile(
+    new URL("../fixtures/seed_handlers/custom_handler.ts", import.meta.url),
+    `${agentDir}/completion/custom-handler.ts`,
+  );
+  await Deno.writeTextFile(
+    `${agentDir}/agent.json`,
+    JSON.stringify({
+      name: "facilitator",
+      behavior: {
+        completionType: "custom",
+        completionConfig: { handlerPath: "completion/custom-handler.ts", maxIterations: 6 },
+        allowedTools: ["Bash"],
+      },
+      parameters: {
+        topic: { type: "string", required: true },
+        targetDecisions: { type: "number", default: 3 },
+      },
+      probe: { enabled: false },
+    }),
+  );
+  await git(repo.path, "add", ".agent");
+  await git(repo.path, "commit", "-qm", "chore: the facilitator agent");
+  await using server = await ScriptedModelServer.start({
+    scripts: ({ sessionIndex }) => facilitation(sessionIndex + 1),
+  });
+
+  const run = await runCli(
+    ["--agent", "facilitator", "--topic", "Release planning", "--json"],
+    { cwd: repo.path, server },
+  );
+
+  assert.equal(run.code, 0, run.stderr);
+  const result = JSON.parse(run.stdout);
+  assert.equal(result.status, "completed");
+  assert.equal(result.iterations, 3, "one decision per iteration, three wanted");
+  assert.equal(result.completionReason, "Achieved 3 decisions");
+  const records = (await Deno.readTextFile(result.logFile)).trim().split("\n")
+    .map((line) => JSON.parse(line));
+  const summaries = records.filter((record) => record.kind === "iteration_finished")
+    .map((record) => record.summary);
+  assert.deepEqual(
+    records.filter((record) => record.kind === "iteration_finished").map((record) =>
+      record.verdict
+    ),
+    ["continue", "continue", "complete"],
+  );
+  for (const summary of summaries) {
+    assert.deepEqual(
+      summary.rescue,
+      { files: ["decisions.md"], by: "agent", clean: true },
+      `iteration ${summary.iteration}: the rescue committed the work`,
+    );
+    assert.equal(summary.git.newCommits, 1, `iteration ${summary.iteration}: one commit`);
+  }
+  assert.equal(
+    await git(repo.path, "log", "--format=%s", "-3"),
+    "docs: decision 3\ndocs: decision 2\ndocs: decision 1",
+  );
+  const prompts = server.requests.filter((request) => !request.side && request.turnIndex === 0)
+    .map((request) => JSON.stringify(request.body));
+  assert.ok(prompts[0].includes("Release planning"), "the topic reaches the first prompt");
+  assert.ok(prompts[1].includes("Current decisions: 1/3"), "the count after iteration 1");
+  assert.ok(prompts[2].includes("Current decisions: 2/3"), "the count after iteration 2");
+  assert.ok(RESCUE_PROMPT.startsWith("COMMIT RESCUE"));
+});

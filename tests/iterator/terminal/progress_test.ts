@@ -1,0 +1,422 @@
+/**
+ * Progress lines fitted to the terminal's width, the live status line, its
+ * live cost, and how the live line draws on a terminal.
+ */
+
+import assert from "node:assert/strict";
+import type { IterationSummary } from "../../../agents/completion/contract.ts";
+import { emptySummary } from "../../../agents/loop/summary_builder.ts";
+import { displayWidth, fitRow, fitRows } from "../../../agents/iterator/terminal/fit.ts";
+import { LiveCost } from "../../../agents/iterator/terminal/live_cost.ts";
+import { TerminalLine } from "../../../agents/iterator/terminal/live_line.ts";
+import {
+  createReporter,
+  finalLine,
+  iterationLine,
+  type LiveLine,
+  statusLine,
+} from "../../../agents/iterator/terminal/progress.ts";
+import type { RunEvent, RunResult } from "../../../agents/loop/runner.ts";
+
+const WIDTHS = [30, 40, 60, 80, 120];
+
+function finished(verdict: string, tools: string[], iteration = 2, max = 10): Extract<
+  RunEvent,
+  { type: "iteration_finished" }
+> {
+  const summary: IterationSummary = {
+    ...emptySummary(iteration),
+    toolsUsed: tools,
+    durationMs: 20_050,
+    costUsd: 0.0201,
+  };
+  return { type: "iteration_finished", iteration, maxIterations: max, summary, verdict };
+}
+
+/** Rows never wider than the width, and the words of `whole` in order, none cut. */
+function assertFits(text: string, width: number, whole: string): void {
+  for (const row of text.split("\n")) {
+    assert.ok(displayWidth(row) <= width, `wider than ${width}: "${row}"`);
+  }
+  const flowed = text.split("\n").map((row) => row.trim()).join(" ");
+  assert.ok(flowed.includes(whole), `"${whole}" is not whole in:\n${text}`);
+}
+
+Deno.test("iteration lines fit every width and never cut the verdict", async (t) => {
+  const tools = ["Read", "Bash", "Bash", "Edit", "mcp__finishline__complete_task"];
+  const verdicts = [
+    "complete",
+    "continue (verification failed: command)",
+    "continue (the agent reported success but 3 of 14 checks failed: deno task test, deno lint, deno check)",
+  ];
+  for (const verdict of verdicts) {
+    await t.step(verdict.slice(0, 30), () => {
+      for (const width of WIDTHS) {
+        assertFits(iterationLine(finished(verdict, tools), width), width, verdict);
+      }
+    });
+  }
+  await t.step(
+    "fields shrink in order: tools (complete_task last), duration, cost, the word iteration",
+    () => {
+      const event = finished("continue (verification failed: command)", tools);
+      assert.equal(
+        iterationLine(event, 140),
+        "[finishline] iteration 2/10 · 20.1s · $0.0201 · tools: Read, Bash×2, Edit, complete_task · continue (verification failed: command)",
+      );
+      assert.equal(
+        iterationLine(event, 120),
+        "[finishline] iteration 2/10 · 20.1s · $0.0201 · tools: complete_task, Read +2 · continue (verification failed: command)",
+      );
+      assert.equal(
+        iterationLine(event, 114),
+        "[finishline] iteration 2/10 · 20.1s · $0.0201 · tools: complete_task +3 · continue (verification failed: command)",
+      );
+      assert.equal(
+        iterationLine(event, 100),
+        "[finishline] iteration 2/10 · 20.1s · $0.0201 · continue (verification failed: command)",
+      );
+      assert.equal(
+        iterationLine(event, 80),
+        "[finishline] iteration 2/10 · $0.0201 · continue (verification failed: command)",
+      );
+      assert.equal(
+        iterationLine(event, 72),
+        "[finishline] iteration 2/10 · continue (verification failed: command)",
+      );
+      assert.equal(
+        iterationLine(event, 60),
+        "[finishline] 2/10 · continue (verification failed: command)",
+      );
+      assert.equal(
+        iterationLine(event, 40),
+        "[finishline] 2/10\n  continue (verification failed:\n  command)",
+      );
+    },
+  );
+  await t.step("without a width (a pipe) nothing is fitted", () => {
+    const line = iterationLine(finished("complete", tools));
+    assert.equal(
+      line,
+      "[finishline] iteration 2/10 · 20.1s · $0.0201 · tools: Read, Bash×2, Edit, complete_task · complete",
+    );
+  });
+});
+
+Deno.test("tool names are short and repeats counted", () => {
+  const line = iterationLine(
+    finished("complete", [
+      "mcp__finishline__complete_task",
+      "Bash",
+      "Bash",
+      "Bash",
+      "mcp__gh__view",
+    ]),
+  );
+  assert.match(line, / · tools: complete_task, Bash×3, view · complete$/);
+  assert.match(iterationLine(finished("complete", [])), / · tools: none · complete$/);
+});
+
+Deno.test("event lines fit: API retries keep their text whole", () => {
+  const lines: string[] = [];
+  const reporter = createReporter("plain", {
+    write: (line) => lines.push(line),
+    columns: () => 60,
+  });
+  reporter.onEvent({
+    type: "api_retry",
+    iteration: 2,
+    attempt: 3,
+    maxRetries: 10,
+    status: 529,
+    error: "overloaded",
+    waitMs: 4800,
+  });
+  reporter.onEvent({
+    type: "retry",
+    iteration: 2,
+    attempt: 1,
+    reason: "x".repeat(90),
+    waitMs: 2100,
+  });
+  reporter.onEvent({
+    type: "probe",
+    iteration: 2,
+    status: {
+      status: "working",
+      message: "the pagination tests are still red after the second fix",
+      tasksCompleted: [],
+      tasksPending: [],
+      nextAction: "",
+    },
+  });
+  assert.deepEqual(lines, [
+    "[finishline] API retry 3/10 (529 overloaded), next in 4.8s",
+    "[finishline] it 2: retrying in 2.1s (attempt 1 failed:…",
+    "[finishline] status probe: working (the pagination tests ar…",
+  ]);
+  const wide: string[] = [];
+  const pipe = createReporter("plain", { write: (line) => wide.push(line) });
+  pipe.onEvent({
+    type: "api_retry",
+    iteration: 2,
+    attempt: 3,
+    maxRetries: 10,
+    status: null,
+    error: "connection_error",
+    waitMs: 4800,
+  });
+  assert.deepEqual(wide, [
+    "[finishline] iteration 2: API retry 3/10 (connection error), next in 4.8s",
+  ]);
+});
+
+Deno.test("the final line flows its numbers onto a second row when narrow", () => {
+  const result = {
+    status: "max_iterations",
+    completionReason: "Reached the cap of 10 iterations",
+    iterations: 10,
+    costUsd: 0.1234,
+    durationMs: 754_000,
+  } as RunResult;
+  assert.equal(
+    finalLine(result, 120),
+    "[finishline] max_iterations: Reached the cap of 10 iterations (10 iterations, 754.0s, $0.1234)",
+  );
+  assert.equal(
+    finalLine(result, 70),
+    "[finishline] max_iterations: Reached the cap of 10 iterations\n  (10 iterations, 754.0s, $0.1234)",
+  );
+  assert.equal(
+    finalLine(result, 60),
+    "[finishline] max_iterations:\n  Reached the cap of 10 iterations\n  (10 iterations, 754.0s, $0.1234)",
+  );
+  for (const width of WIDTHS) assertFits(finalLine(result, width), width, "Reached the cap");
+});
+
+Deno.test("the live status line: both clocks labelled, one row at every width", async (t) => {
+  const state = {
+    iteration: 12,
+    maxIterations: 20,
+    iterationMs: 72_000,
+    runMs: 3_725_000,
+    cost: "$1.2345 + 12.3k tokens",
+    tools: ["Read", "Bash", "Bash", "mcp__finishline__complete_task"],
+  };
+  await t.step("everything when there is room", () => {
+    assert.equal(
+      statusLine(state, 119),
+      "finishline iteration 12/20 · it 1:12 · run 1:02:05 · $1.2345 + 12.3k tokens · tools: Read, Bash×2, complete_task",
+    );
+  });
+  await t.step("shrinking: tools, label, run clock, cost, iteration", () => {
+    assert.equal(
+      statusLine(state, 79),
+      "finishline iteration 12/20 · it 1:12 · run 1:02:05 · $1.2345 + 12.3k tokens",
+    );
+    assert.equal(
+      statusLine(state, 64),
+      "iteration 12/20 · it 1:12 · run 1:02:05 · $1.2345 + 12.3k tokens",
+    );
+    assert.equal(statusLine(state, 59), "iteration 12/20 · it 1:12 · $1.2345 + 12.3k tokens");
+    assert.equal(statusLine(state, 29), "iteration 12/20 · it 1:12");
+    assert.equal(statusLine(state, 15), "12/20 · it 1:12");
+  });
+  await t.step("never wider than the width", () => {
+    for (let width = 8; width <= 130; width++) {
+      const line = statusLine(state, width);
+      assert.ok(displayWidth(line) <= width, `${width}: "${line}"`);
+      assert.ok(!line.includes("\n"));
+    }
+  });
+});
+
+Deno.test("fitting keeps fields without shorter forms whole across widths", () => {
+  const fields = [
+    { text: "[finishline]" },
+    { text: "a long field that may be cut", elide: 6, rank: 2 },
+    { text: "optional", shorter: [""], rank: 1 },
+    { text: "the verdict stays whole" },
+  ];
+  for (let width = 24; width <= 90; width++) {
+    const rows = fitRows(fields, width);
+    assertFits(rows.join("\n"), width, "the verdict stays whole");
+    assert.ok(displayWidth(fitRow(fields, width)) <= width);
+  }
+  assert.deepEqual(fitRows(fields, 50), ["[finishline] · a lon… · the verdict stays whole"]);
+});
+
+function assistant(session: string, id: string, usage: Record<string, number>, model = "opus") {
+  return { type: "assistant", session_id: session, message: { id, model, usage } };
+}
+
+function result(session: string, cost: number, costBasis = "list") {
+  return {
+    type: "result",
+    session_id: session,
+    total_cost_usd: cost,
+    modelUsage: {
+      opus: {
+        inputTokens: 1000,
+        outputTokens: 200,
+        cacheReadInputTokens: 10_000,
+        cacheCreationInputTokens: 800,
+        costUSD: cost,
+        costBasis,
+      },
+    },
+  };
+}
+
+Deno.test("live cost: tokens until an SDK cost basis prices them, never $0.0000", async (t) => {
+  await t.step("nothing known yet: no cost at all", () => {
+    assert.equal(new LiveCost().text(), "");
+  });
+  await t.step("first iteration: tokens, counted once per message", () => {
+    const cost = new LiveCost();
+    cost.add(assistant("s1", "m1", { input_tokens: 5, cache_read_input_tokens: 12_000 }));
+    cost.add(assistant("s1", "m1", { input_tokens: 5, cache_read_input_tokens: 12_000 }));
+    cost.add(assistant("s1", "m2", { input_tokens: 300, output_tokens: 1 }));
+    assert.equal(cost.text(), "12.3k tokens");
+    cost.add(result("s1", 0.05));
+    assert.equal(cost.text(), "$0.0500");
+  });
+  await t.step("later iterations: estimated from the basis, marked ~", () => {
+    const cost = new LiveCost();
+    cost.add(result("s1", 0.05));
+    cost.finishIteration(0.05);
+    // The basis: $0.05 for 1000 + 5×200 + 0.1×10000 + 1.25×800 = 4000 input-equivalent tokens.
+    cost.add(assistant("s2", "m3", { input_tokens: 4000 }));
+    assert.equal(cost.text(), "~$0.1000");
+    assert.deepEqual(cost.view(), { usd: 0.1, estimated: true, unpricedTokens: 0 });
+    cost.add(result("s2", 0.06));
+    cost.finishIteration(0.06);
+    assert.equal(cost.text(), "$0.1100");
+  });
+  await t.step("a model without a basis, or an unknown price table, shows tokens", () => {
+    const cost = new LiveCost();
+    cost.add(result("s1", 0.05, "unknown"));
+    cost.finishIteration(0.05);
+    cost.add(assistant("s2", "m3", { input_tokens: 4000 }));
+    assert.equal(cost.text(), "$0.0500 + 4.0k tokens");
+    const other = new LiveCost();
+    other.add(result("s1", 0.05));
+    other.finishIteration(0.05);
+    other.add(assistant("s2", "m3", { input_tokens: 4000 }, "haiku"));
+    assert.equal(other.text(), "$0.0500 + 4.0k tokens");
+  });
+});
+
+Deno.test("the terminal line erases every row it took, even after the terminal narrowed", () => {
+  let out = "";
+  let columns = 80;
+  const line = new TerminalLine({ write: (text) => out += text, columns: () => columns });
+  line.print("before\n");
+  assert.equal(out, "\r\x1b[2Kbefore\n", "nothing drawn yet: only the current row is erased");
+  out = "";
+  line.show((width) => "s".repeat(width));
+  assert.equal(out, `\r\x1b[2K${"s".repeat(79)}`, "one column short: no terminal wraps it");
+  out = "";
+  columns = 30; // 79 columns wrap onto three rows of 30
+  line.print("[finishline] iteration 1/3\n");
+  assert.equal(
+    out,
+    `\r\x1b[2K\x1b[1A\x1b[2K\x1b[1A\x1b[2K[finishline] iteration 1/3\n${"s".repeat(29)}`,
+  );
+  out = "";
+  line.finish();
+  assert.equal(out, "\r\x1b[2K");
+  out = "";
+  line.finish();
+  line.print("after\n");
+  assert.equal(out, "\r\x1b[2Kafter\n", "after finish nothing is drawn again");
+});
+
+class FakeLine implements LiveLine {
+  rows: string[] = [];
+  printed: string[] = [];
+  finished = false;
+  constructor(private width: number) {}
+  show(render: (width: number) => string): void {
+    this.rows.push(render(this.width));
+  }
+  print(text: string): void {
+    this.printed.push(text);
+  }
+  finish(): void {
+    this.finished = true;
+  }
+}
+
+Deno.test("the live reporter: iteration and run clocks, lines above the live line", () => {
+  let clock = 0;
+  const fake = new FakeLine(119);
+  const plain: string[] = [];
+  const reporter = createReporter("live", {
+    write: (line) => plain.push(line),
+    live: () => fake,
+    columns: () => 120,
+    now: () => clock,
+  });
+  reporter.onEvent({ type: "iteration_started", iteration: 1, maxIterations: 3 });
+  clock = 4_000;
+  reporter.onEvent({
+    type: "message",
+    iteration: 1,
+    message: assistant("s1", "m1", { input_tokens: 100 }),
+  });
+  reporter.onEvent({ type: "tool", iteration: 1, name: "mcp__finishline__complete_task" });
+  assert.equal(
+    fake.rows.at(-1),
+    "finishline iteration 1/3 · it 0:04 · run 0:04 · 100 tokens · tools: complete_task",
+  );
+  reporter.onEvent({ type: "message", iteration: 1, message: result("s1", 0.0032) });
+  reporter.onEvent(finished("continue", ["mcp__finishline__complete_task"], 1, 3));
+  assert.equal(
+    fake.printed.at(-1),
+    "[finishline] iteration 1/3 · 20.1s · $0.0201 · tools: complete_task · continue\n",
+  );
+  clock = 9_000;
+  reporter.onEvent({ type: "iteration_started", iteration: 2, maxIterations: 3 });
+  clock = 11_000;
+  reporter.stderr("[finishline] interrupted: stopping the agent\n");
+  assert.equal(fake.printed.at(-1), "[finishline] interrupted: stopping the agent\n");
+  assert.equal(fake.rows.at(-1), "finishline iteration 2/3 · it 0:00 · run 0:09 · $0.0201");
+  reporter.onEvent({ type: "tool", iteration: 2, name: "Bash" });
+  assert.equal(
+    fake.rows.at(-1),
+    "finishline iteration 2/3 · it 0:02 · run 0:11 · $0.0201 · tools: Bash",
+  );
+  reporter.stop();
+  assert.ok(fake.finished);
+  reporter.stderr("[finishline] after the loop\n");
+  assert.deepEqual(plain, ["[finishline] after the loop"], "after stop, lines go straight out");
+});
+
+Deno.test("quiet shows nothing; verbose shows tools and text unfitted", () => {
+  const quiet: string[] = [];
+  const q = createReporter("quiet", { write: (line) => quiet.push(line), columns: () => 40 });
+  q.onEvent(finished("complete", ["Bash"]));
+  q.onEvent({
+    type: "api_retry",
+    iteration: 1,
+    attempt: 1,
+    maxRetries: 10,
+    status: 529,
+    error: "overloaded",
+    waitMs: 1,
+  });
+  assert.deepEqual(quiet, []);
+  const verbose: string[] = [];
+  const v = createReporter("verbose", { write: (line) => verbose.push(line), columns: () => 40 });
+  v.onEvent({ type: "tool", iteration: 1, name: "mcp__finishline__complete_task" });
+  v.onEvent({
+    type: "text",
+    iteration: 1,
+    text: "A long text from the agent that is wider than forty columns",
+  });
+  assert.deepEqual(verbose, [
+    "  [tool] mcp__finishline__complete_task",
+    "  [agent] A long text from the agent that is wider than forty columns",
+  ]);
+});
