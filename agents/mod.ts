@@ -67,24 +67,8 @@ export {
   DEFAULT_PROTECTED_GLOBS,
   RUNNER_CONFIG_GLOBS,
 } from "./definition/mod.ts";
-export type {
-  CheckEvidence,
-  ChecksEvidence,
-  CompletionCriteria,
-  CompletionHandler,
-  CompletionHandlerFactory,
-  Declaration,
-  DetectedAction,
-  GitEvidence,
-  HandlerFactoryContext,
-  IterationSummary,
-  ReviewedDeclaration,
-  RunOutcome,
-  TestCounts,
-  TokenUsage,
-  ToolCall,
-  WorkerTestEvidence,
-} from "./completion/contract.ts";
+export type { CompletionCriteria, CompletionHandler, CompletionHandlerFactory, HandlerFactoryContext, RunOutcome } from "./completion/handler_contract.ts";
+export type { CheckEvidence, ChecksEvidence, Declaration, DetectedAction, GitEvidence, IterationSummary, ReviewedDeclaration, TestCounts, TokenUsage, ToolCall, WorkerTestEvidence } from "./record/iteration.ts";
 export { COMPLETE_TASK_TOOL, type CompleteTaskCall } from "./record/complete_task_call.ts";
 export {
   createCompletionHandler,
@@ -121,14 +105,8 @@ export {
   stripFrontMatter,
   toVariableName,
 } from "./prompts/resolver.ts";
-export {
-  type ActionOptions,
-  type AgentMessage,
-  type ApiRetry,
-  emptySummary,
-  extractActions,
-  SummaryBuilder,
-} from "./loop/summary_builder.ts";
+export { type ActionOptions, extractActions, SummaryBuilder } from "./loop/summary_builder.ts";
+export { type AgentMessage, type ApiRetry, emptySummary } from "./record/iteration.ts";
 export type {
   AgentBackend,
   AgentConversation,
@@ -168,21 +146,9 @@ export {
   type TaskCompletionContext,
   TaskCompletionResult,
   type VerificationRecord,
-} from "./checks/contract.ts";
-export {
-  type AskModelOptions,
-  checkerContext,
-  type CheckerContextParts,
-  type CheckerSession,
-  DEFAULT_ASK_SYSTEM,
-  type ModelAdapter,
-  modelAdapter,
-  type SessionIteration,
-  type SessionToolCall,
-  type TentativeOutput,
-  tentativeOutputOf,
-  toolResults,
-} from "./checks/context.ts";
+} from "./checks/checker_contract.ts";
+export { checkerContext, type CheckerContextParts, DEFAULT_ASK_SYSTEM, modelAdapter, tentativeOutputOf, toolResults } from "./checks/context.ts";
+export { type AskModelOptions, type CheckerSession, type ModelAdapter, type SessionIteration, type SessionToolCall, type TentativeOutput } from "./checks/checker_contract.ts";
 export { type Filesystem, OutsideRepositoryError, RepoFilesystem } from "./checks/filesystem.ts";
 export { checkerName, CompositeChecker, type CompositeResult } from "./checks/composite.ts";
 export { CommandChecker, type CommandCheckerOptions } from "./checks/command.ts";

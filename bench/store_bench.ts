@@ -8,7 +8,7 @@
  */
 
 import { SqliteStore } from "../agents/store/mod.ts";
-import { emptySummary } from "../agents/loop/summary_builder.ts";
+import { emptySummary } from "../agents/record/iteration.ts";
 
 /** What recording iterations costs. */
 export interface StoreBench {

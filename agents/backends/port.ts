@@ -8,7 +8,7 @@
 
 import type { SettingSource } from "../definition/definition_types.ts";
 import type { CompleteTaskCall } from "../record/complete_task_call.ts";
-import type { AgentMessage } from "../loop/summary_builder.ts";
+import type { AgentMessage } from "../record/iteration.ts";
 
 export type { AgentMessage, CompleteTaskCall };
 

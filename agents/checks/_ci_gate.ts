@@ -34,7 +34,7 @@ import {
   skip,
 } from "./_detect_scan.ts";
 import { splitShell } from "./_shell_words.ts";
-import type { DetectedCheck } from "./detect.ts";
+import type { DetectedCheck } from "./detected.ts";
 
 /** One command of a sequence, with where it was written and what it means. */
 interface Item {

@@ -9,7 +9,7 @@
 import { join, normalize } from "node:path";
 import { parse as parseJsonc, type ParseError, printParseErrorCode } from "jsonc-parser";
 import type { ToolResult } from "../support/process.ts";
-import type { DetectedCheck, Detection } from "./detect.ts";
+import type { DetectedCheck, Detection } from "./detected.ts";
 import type { TestRunner } from "./test_report.ts";
 
 /** What kind of check it is. */

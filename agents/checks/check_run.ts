@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { TestCounts } from "../completion/contract.ts";
+import type { TestCounts } from "../record/iteration.ts";
 import { runShell } from "../support/process.ts";
 import {
   parseTestReport,

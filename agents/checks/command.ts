@@ -12,7 +12,7 @@ import {
   type TaskCompletionChecker,
   type TaskCompletionContext,
   type TaskCompletionResult,
-} from "./contract.ts";
+} from "./checker_contract.ts";
 
 /** Options of {@linkcode CommandChecker}. */
 export interface CommandCheckerOptions {

@@ -11,7 +11,7 @@ import {
   type TaskCompletionChecker,
   type TaskCompletionContext,
   type TaskCompletionResult,
-} from "./contract.ts";
+} from "./checker_contract.ts";
 
 /** The result of a composite check, with the checker that decided it. */
 export interface CompositeResult extends TaskCompletionResult {

@@ -9,55 +9,16 @@
 
 import type { AgentBackend } from "../backends/port.ts";
 import type { CompleteTaskCall } from "../record/complete_task_call.ts";
-import type { IterationSummary } from "../completion/contract.ts";
-import type { AgentMessage } from "../loop/summary_builder.ts";
+import type { AgentMessage, IterationSummary } from "../record/iteration.ts";
 import { ask } from "./ask.ts";
 import { type Filesystem, RepoFilesystem } from "./filesystem.ts";
-import type { TaskCompletionContext } from "./contract.ts";
-
-/** One iteration as a checker sees it. */
-export interface SessionIteration {
-  /** Its summary (so far, when the check runs from complete_task). */
-  readonly summary: IterationSummary;
-  /**
-   * The agent's messages (Claude Agent SDK shaped), in order, the commit
-   * rescue's and status probes' included. Empty for iterations of an earlier
-   * process that `--resume` picked up: only their summaries are kept.
-   */
-  readonly messages: readonly AgentMessage[];
-}
-
-/** The run's session: the iteration being checked, and the earlier ones. */
-export interface CheckerSession extends SessionIteration {
-  /** Every earlier iteration, oldest first. */
-  readonly previous: readonly SessionIteration[];
-}
-
-/** What the agent is about to hand in: its complete_task report, or its final text. */
-export type TentativeOutput = CompleteTaskCall | string | undefined;
-
-/** Options of {@linkcode ModelAdapter.ask}. */
-export interface AskModelOptions {
-  /** Who the model is and how to answer (appended to the system prompt). @default "You are a careful reviewer..." */
-  system?: string;
-  /** The model; the agent's (`behavior.model`) when absent. */
-  model?: string;
-  /** How long the answer may take, in seconds. @default 180 */
-  timeoutSeconds?: number;
-}
-
-/** A way for a checker to ask the model one question (the design's `adapter`). */
-export interface ModelAdapter {
-  /**
-   * Ask one question in a separate session without tools.
-   *
-   * @param prompt The question, with whatever evidence the model needs.
-   * @param options System prompt, model and timeout.
-   * @returns The model's reply text.
-   * @throws {Error} When the session fails or times out.
-   */
-  ask(prompt: string, options?: AskModelOptions): Promise<string>;
-}
+import type {
+  ModelAdapter,
+  SessionIteration,
+  SessionToolCall,
+  TaskCompletionContext,
+  TentativeOutput,
+} from "./checker_contract.ts";
 
 /** The system prompt of a checker's question when it gives none. */
 export const DEFAULT_ASK_SYSTEM =
@@ -125,18 +86,6 @@ export function tentativeOutputOf(
   completeTask?: CompleteTaskCall,
 ): TentativeOutput {
   return completeTask ?? summary.completeTask ?? summary.assistantResponses.at(-1);
-}
-
-/** A tool call of the session with its result. */
-export interface SessionToolCall {
-  /** The tool (`Bash`, `Read`, ...). */
-  name: string;
-  /** Its input as the model sent it. */
-  input: unknown;
-  /** The result's text; empty while no result arrived. */
-  output: string;
-  /** Whether the tool reported an error. */
-  isError: boolean;
 }
 
 /**

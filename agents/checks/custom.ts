@@ -12,7 +12,7 @@
 import { basename, extname } from "node:path";
 import { type AgentModule, importAgentModule, runFactory } from "../support/module_loading.ts";
 import { UsageError } from "../support/errors.ts";
-import type { TaskCompletionChecker } from "./contract.ts";
+import type { TaskCompletionChecker } from "./checker_contract.ts";
 
 type CheckFunction = TaskCompletionChecker["check"];
 

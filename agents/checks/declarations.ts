@@ -10,7 +10,7 @@
  * @module
  */
 
-import type { Declaration, ReviewedDeclaration } from "../completion/contract.ts";
+import type { Declaration, ReviewedDeclaration } from "../record/iteration.ts";
 import { extractJsonObject } from "../support/json_extract.ts";
 
 export type { Declaration, ReviewedDeclaration };

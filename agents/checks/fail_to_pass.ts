@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { ChecksEvidence } from "../completion/contract.ts";
+import type { ChecksEvidence } from "../record/iteration.ts";
 import type { CheckRun } from "./check_run.ts";
 import { isLoadFailure, setupError } from "./reproduction.ts";
 

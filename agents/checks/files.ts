@@ -11,7 +11,7 @@ import {
   type TaskCompletionChecker,
   type TaskCompletionContext,
   type TaskCompletionResult,
-} from "./contract.ts";
+} from "./checker_contract.ts";
 
 /**
  * Passes when every path exists (relative to the working directory).

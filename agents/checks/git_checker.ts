@@ -11,7 +11,7 @@ import {
   type TaskCompletionChecker,
   type TaskCompletionContext,
   type TaskCompletionResult,
-} from "./contract.ts";
+} from "./checker_contract.ts";
 
 /** Options of {@linkcode GitChecker}. */
 export interface GitCheckerOptions {

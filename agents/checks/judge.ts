@@ -15,7 +15,7 @@ import {
   type TaskCompletionChecker,
   type TaskCompletionContext,
   type TaskCompletionResult,
-} from "./contract.ts";
+} from "./checker_contract.ts";
 
 /** Marks the judge's prompt, so a scripted server can tell it apart. */
 export const JUDGE_MARKER = "FINISHLINE JUDGE";

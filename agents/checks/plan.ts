@@ -4,14 +4,14 @@
  * @module
  */
 
-import type { IterationSummary } from "../completion/contract.ts";
+import type { IterationSummary } from "../record/iteration.ts";
 import {
   incomplete,
   ok,
   type TaskCompletionChecker,
   type TaskCompletionContext,
   type TaskCompletionResult,
-} from "./contract.ts";
+} from "./checker_contract.ts";
 
 /** One todo of the agent's plan. */
 export interface PlanItem {

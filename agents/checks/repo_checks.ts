@@ -12,15 +12,15 @@
  * @module
  */
 
+import type { CompleteTaskCall } from "../completion/handler_contract.ts";
 import type {
   CheckEvidence,
   ChecksEvidence,
-  CompleteTaskCall,
   Declaration,
   ReviewedDeclaration,
   TestCounts,
   WorkerTestEvidence,
-} from "../completion/contract.ts";
+} from "../record/iteration.ts";
 import { GitRepo } from "../git/repo.ts";
 import { type CheckRun, describeRun, nameList, type RepoCheck, runRepoCheck } from "./check_run.ts";
 import {
@@ -53,7 +53,7 @@ import {
   type TaskCompletionChecker,
   type TaskCompletionContext,
   type TaskCompletionResult,
-} from "./contract.ts";
+} from "./checker_contract.ts";
 import { type BaselineResult, CheckWorktree } from "./worktree_run.ts";
 import { flippedTests, workerTestFiles } from "./fail_to_pass.ts";
 

@@ -26,7 +26,7 @@
  * @module
  */
 
-import type { TestCounts } from "../completion/contract.ts";
+import type { TestCounts } from "../record/iteration.ts";
 
 export type { TestCounts };
 

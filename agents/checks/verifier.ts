@@ -17,7 +17,7 @@ import type {
   TaskCompletionChecker,
   TaskCompletionContext,
   VerificationRecord,
-} from "./contract.ts";
+} from "./checker_contract.ts";
 
 /** Options of {@linkcode buildVerifier}. */
 export interface BuildVerifierOptions {

@@ -9,7 +9,8 @@ import type { AgentDefinition } from "../definition/definition_types.ts";
 import { argsToVariables, type PromptResolver, type PromptVariables } from "../prompts/resolver.ts";
 import { countTools } from "../support/format.ts";
 import { NO_LEARNINGS_TEXT } from "../store/learnings_text.ts";
-import type { CompletionCriteria, IterationSummary } from "./contract.ts";
+import type { CompletionCriteria } from "./handler_contract.ts";
+import type { IterationSummary } from "../record/iteration.ts";
 
 /** What a built-in handler is built from. */
 export interface HandlerContext {

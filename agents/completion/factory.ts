@@ -17,7 +17,7 @@ import { ProjectCompletionHandler } from "./project.ts";
 import { ManualCompletionHandler } from "./manual.ts";
 import { getRegisteredHandler, registeredTypes } from "./registry.ts";
 import { type RunInputs, selectorsOf } from "./run_inputs.ts";
-import type { AgentDefinition, CompletionHandler } from "./contract.ts";
+import type { AgentDefinition, CompletionHandler } from "./handler_contract.ts";
 
 /**
  * The default iteration cap when neither the flag nor the definition sets one.

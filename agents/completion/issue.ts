@@ -8,12 +8,8 @@ import { usd } from "../support/format.ts";
 import type { CommandRefusal } from "../backends/port.ts";
 import type { GhComment, GhIssue, GitHubCli } from "../github/port.ts";
 import { BaseHandler, type HandlerContext } from "./base_handler.ts";
-import type {
-  CompletionCriteria,
-  CompletionHandler,
-  IterationSummary,
-  RunOutcome,
-} from "./contract.ts";
+import type { CompletionCriteria, CompletionHandler, RunOutcome } from "./handler_contract.ts";
+import type { IterationSummary } from "../record/iteration.ts";
 
 /**
  * The agent may not close the issue itself: the runner does once the evidence

@@ -5,7 +5,8 @@
  */
 
 import { BaseHandler, type HandlerContext } from "./base_handler.ts";
-import type { CompletionCriteria, CompletionHandler, IterationSummary } from "./contract.ts";
+import type { CompletionCriteria, CompletionHandler } from "./handler_contract.ts";
+import type { IterationSummary } from "../record/iteration.ts";
 
 /**
  * Completes in the iteration whose responses contain the keyword.

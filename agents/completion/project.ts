@@ -12,12 +12,8 @@
 
 import type { GhProject, GhProjectItem, GitHubCli } from "../github/port.ts";
 import { BaseHandler, type HandlerContext } from "./base_handler.ts";
-import type {
-  CompletionCriteria,
-  CompletionHandler,
-  DetectedAction,
-  IterationSummary,
-} from "./contract.ts";
+import type { CompletionCriteria, CompletionHandler } from "./handler_contract.ts";
+import type { DetectedAction, IterationSummary } from "../record/iteration.ts";
 
 /** The phases of a project run. */
 export type ProjectPhase = "preparation" | "processing" | "review" | "complete";

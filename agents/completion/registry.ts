@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { CompletionHandlerFactory } from "./contract.ts";
+import type { CompletionHandlerFactory } from "./handler_contract.ts";
 
 const registered = new Map<string, CompletionHandlerFactory>();
 

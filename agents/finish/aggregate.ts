@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { IterationSummary } from "../completion/contract.ts";
+import type { IterationSummary } from "../record/iteration.ts";
 import type { SkillRecord, StoredRun } from "../store/mod.ts";
 
 /**

@@ -8,7 +8,7 @@
  */
 
 import type { AgentBackend, AgentConversation, AgentMessage } from "../backends/port.ts";
-import type { TokenUsage } from "../completion/contract.ts";
+import type { TokenUsage } from "../record/iteration.ts";
 import { firstLine } from "../support/errors.ts";
 import { roundUsd, usd } from "../support/format.ts";
 import type { FinishUsage, RunStore } from "../store/mod.ts";

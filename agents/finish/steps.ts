@@ -9,7 +9,7 @@
  */
 
 import { z } from "zod";
-import type { IterationSummary } from "../completion/contract.ts";
+import type { IterationSummary } from "../record/iteration.ts";
 import { extractJsonObject } from "../support/json_extract.ts";
 import { EXTRACT_MARKER, parseLearnings, reportedLearnings } from "../store/learnings_text.ts";
 import type { Learning, SkillRecord, StoredRun } from "../store/mod.ts";

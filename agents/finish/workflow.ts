@@ -13,7 +13,7 @@
 
 import { redactingBackend } from "../backends/redacting.ts";
 import type { AgentBackend } from "../backends/port.ts";
-import type { IterationSummary } from "../completion/contract.ts";
+import type { IterationSummary } from "../record/iteration.ts";
 import { DEFAULT_FINISH_MODEL } from "../definition/mod.ts";
 import { firstLine } from "../support/errors.ts";
 import { reportedLearnings } from "../store/learnings_text.ts";

@@ -6,9 +6,9 @@
  * @module
  */
 
-import type { VerificationRecord } from "../checks/contract.ts";
+import type { VerificationRecord } from "../checks/checker_contract.ts";
 import { verify } from "../checks/verifier.ts";
-import type { IterationSummary } from "../completion/contract.ts";
+import type { IterationSummary } from "../record/iteration.ts";
 import type { RunState } from "./state.ts";
 
 /**

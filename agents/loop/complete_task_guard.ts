@@ -9,7 +9,7 @@
  */
 
 import type { StopDecision, StopEvent } from "../backends/port.ts";
-import type { VerificationRecord } from "../checks/contract.ts";
+import type { VerificationRecord } from "../checks/checker_contract.ts";
 import type { CompleteTaskCall } from "../record/complete_task_tool.ts";
 
 /** The message that sends an agent back when it stops without complete_task. */

@@ -9,7 +9,8 @@
 
 import { firstLine } from "../support/errors.ts";
 import type { RetryConfig } from "../definition/definition_types.ts";
-import type { ApiRetry, SummaryBuilder } from "./summary_builder.ts";
+import type { SummaryBuilder } from "./summary_builder.ts";
+import type { ApiRetry } from "../record/iteration.ts";
 import { AgentSetupError, SessionGoneError } from "../backends/port.ts";
 
 /** A fault of one session attempt. */

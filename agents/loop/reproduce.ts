@@ -10,7 +10,7 @@
  */
 
 import type { Reproduction } from "../checks/reproduction.ts";
-import type { CompletionHandler } from "../completion/contract.ts";
+import type { CompletionHandler } from "../completion/handler_contract.ts";
 import type { AgentDefinition, ReproduceMode } from "../definition/definition_types.ts";
 import { firstLine } from "../support/errors.ts";
 import { type IndependentCost, noCost, runIndependent } from "./independent.ts";

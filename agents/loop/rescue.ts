@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { IterationSummary } from "../completion/contract.ts";
+import type { IterationSummary } from "../record/iteration.ts";
 import type { SummaryBuilder } from "./summary_builder.ts";
 import type { AgentSessions } from "./agent_sessions.ts";
 import type { RunState } from "./state.ts";

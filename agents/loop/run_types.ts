@@ -17,12 +17,9 @@ import type { RepoChecksChecker } from "../checks/repo_checks.ts";
 import type { BaselineResult } from "../checks/worktree_run.ts";
 import type { ReproductionRecord } from "./reproduce.ts";
 import type { IndependentCost } from "./independent.ts";
-import type { VerificationRecord } from "../checks/contract.ts";
-import type {
-  CompletionHandler,
-  IterationSummary,
-  ReviewedDeclaration,
-} from "../completion/contract.ts";
+import type { VerificationRecord } from "../checks/checker_contract.ts";
+import type { CompletionHandler } from "../completion/handler_contract.ts";
+import type { IterationSummary, ReviewedDeclaration } from "../record/iteration.ts";
 import type { GitRepo } from "../git/repo.ts";
 import type { RunLog } from "../support/log.ts";
 import type { RunStore } from "../store/mod.ts";

@@ -25,7 +25,7 @@
  */
 
 import type { RepoState } from "../git/repo.ts";
-import type { IterationSummary } from "../completion/contract.ts";
+import type { IterationSummary } from "../record/iteration.ts";
 import { firstLine } from "../support/errors.ts";
 import { SummaryBuilder } from "./summary_builder.ts";
 import { CircuitBreaker } from "./circuit_breaker.ts";

@@ -6,34 +6,14 @@
  */
 
 import { COMPLETE_TASK_TOOL, type CompleteTaskCall } from "../record/complete_task_call.ts";
-import type { DetectedAction, IterationSummary } from "../completion/contract.ts";
+import {
+  type AgentMessage,
+  type ApiRetry,
+  type DetectedAction,
+  emptySummary,
+  type IterationSummary,
+} from "../record/iteration.ts";
 
-/** A message from an agent backend: Claude Agent SDK shaped, kept loose on purpose. */
-export interface AgentMessage {
-  /** `system`, `assistant`, `user`, `result`, ... */
-  type: string;
-  /** Further fields, as the backend sent them. */
-  [field: string]: unknown;
-}
-
-/**
- * Claude Code's report that an API call failed and will be retried (its
- * `api_retry` system message), in the runner's words.
- */
-export interface ApiRetry {
-  /** Which retry this is (1-based). */
-  attempt: number;
-  /** How many retries Claude Code makes at most. */
-  maxRetries: number;
-  /** The HTTP status, or null when there was no response (a connection error). */
-  status: number | null;
-  /** The error code, such as `overloaded` or `authentication_failed`. */
-  error: string;
-  /** How long Claude Code waits before the retry, in milliseconds. */
-  waitMs: number;
-  /** When no response headers came within Claude Code's first-byte window: how long it waited. */
-  noResponseMs?: number;
-}
 
 /** How action blocks are recognised. */
 export interface ActionOptions {
@@ -43,39 +23,6 @@ export interface ActionOptions {
   types?: string[];
   /** Whether to look for action blocks at all. @default true */
   enabled?: boolean;
-}
-
-/**
- * A summary with nothing in it, for an iteration that has not run yet (and
- * for tests).
- *
- * @param iteration The iteration number.
- * @returns An empty summary.
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { emptySummary } from "@finishline/agents";
- *
- * const summary = emptySummary(2);
- * assert.equal(summary.iteration, 2);
- * assert.deepEqual(summary.toolsUsed, []);
- * assert.equal(summary.stopReason, null);
- * ```
- */
-export function emptySummary(iteration: number): IterationSummary {
-  return {
-    iteration,
-    assistantResponses: [],
-    toolsUsed: [],
-    toolCalls: [],
-    detectedActions: [],
-    errors: [],
-    costUsd: 0,
-    tokens: { input: 0, output: 0, cacheRead: 0, cacheCreation: 0 },
-    turns: 0,
-    durationMs: 0,
-    stopReason: null,
-  };
 }
 
 /**

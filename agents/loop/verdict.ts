@@ -8,8 +8,8 @@
  * @module
  */
 
-import type { VerificationRecord } from "../checks/contract.ts";
-import type { IterationSummary } from "../completion/contract.ts";
+import type { VerificationRecord } from "../checks/checker_contract.ts";
+import type { IterationSummary } from "../record/iteration.ts";
 import { firstLine } from "../support/errors.ts";
 import type { SessionOutcome } from "./session.ts";
 import type { RunState } from "./state.ts";

@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { IterationSummary } from "../completion/contract.ts";
+import type { IterationSummary } from "../record/iteration.ts";
 import { shortId } from "../support/format.ts";
 import { normalizeLearning } from "./learnings.ts";
 import type { FoundLearning, Learning, RunStore } from "./mod.ts";

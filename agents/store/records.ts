@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { IterationSummary, TokenUsage } from "../completion/contract.ts";
+import type { IterationSummary, TokenUsage } from "../record/iteration.ts";
 
 /** A run as stored. */
 export interface StoredRun {

@@ -6,9 +6,9 @@
  */
 
 import { checkerContext } from "../checks/context.ts";
-import type { TaskCompletionContext } from "../checks/contract.ts";
+import type { TaskCompletionContext } from "../checks/checker_contract.ts";
 import { parseDefinition } from "../definition/parse.ts";
-import { emptySummary } from "../loop/summary_builder.ts";
+import { emptySummary } from "../record/iteration.ts";
 import { InMemoryFilesystem } from "./in_memory_filesystem.ts";
 
 /**

@@ -12,7 +12,7 @@ import { RepoChecksChecker } from "../../agents/mod.ts";
 import { GitRepo } from "../../agents/git/repo.ts";
 import type { RepoCheck } from "../../agents/checks/check_run.ts";
 import type { ReviewAnswer, ReviewRequest } from "../../agents/checks/declarations.ts";
-import type { TaskCompletionResult } from "../../agents/checks/contract.ts";
+import type { TaskCompletionResult } from "../../agents/checks/checker_contract.ts";
 import { git, type TempDir, tempRepo } from "../_helpers.ts";
 
 /** `npm test` run by node's test runner. */

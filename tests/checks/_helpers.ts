@@ -10,9 +10,9 @@ import type {
   TaskCompletionChecker,
   TaskCompletionContext,
   TaskCompletionResult,
-} from "../../agents/checks/contract.ts";
+} from "../../agents/checks/checker_contract.ts";
 import { parseDefinition } from "../../agents/definition/parse.ts";
-import { emptySummary } from "../../agents/loop/summary_builder.ts";
+import { emptySummary } from "../../agents/record/iteration.ts";
 import { checkerContext } from "../../agents/checks/context.ts";
 
 /** An agent folder that does not exist (checkers that need none). */

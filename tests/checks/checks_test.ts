@@ -7,11 +7,11 @@ import { FilesChecker } from "../../agents/checks/files.ts";
 import { GitChecker } from "../../agents/checks/git_checker.ts";
 import { JudgeChecker } from "../../agents/checks/judge.ts";
 import { latestPlan, PlanChecker } from "../../agents/checks/plan.ts";
-import { incomplete, ok, type TaskCompletionChecker } from "../../agents/checks/contract.ts";
+import { incomplete, ok, type TaskCompletionChecker } from "../../agents/checks/checker_contract.ts";
 import { buildVerifier, verify } from "../../agents/checks/verifier.ts";
-import type { IterationSummary } from "../../agents/completion/contract.ts";
+import type { IterationSummary } from "../../agents/record/iteration.ts";
 import { GitRepo } from "../../agents/git/repo.ts";
-import { emptySummary } from "../../agents/loop/summary_builder.ts";
+import { emptySummary } from "../../agents/record/iteration.ts";
 import { git, tempDir, tempRepo } from "../_helpers.ts";
 import { contextOf, counting, definitionOf, NOWHERE } from "./_helpers.ts";
 

@@ -9,12 +9,12 @@ import {
 } from "../../agents/checks/context.ts";
 import { CompositeChecker } from "../../agents/checks/composite.ts";
 import { RepoFilesystem } from "../../agents/checks/filesystem.ts";
-import { incomplete, ok } from "../../agents/checks/contract.ts";
+import { incomplete, ok } from "../../agents/checks/checker_contract.ts";
 import { verify } from "../../agents/checks/verifier.ts";
 import type { CompleteTaskCall } from "../../agents/record/complete_task_tool.ts";
 import { GitRepo } from "../../agents/git/repo.ts";
-import type { AgentMessage } from "../../agents/loop/summary_builder.ts";
-import { emptySummary } from "../../agents/loop/summary_builder.ts";
+import type { AgentMessage } from "../../agents/record/iteration.ts";
+import { emptySummary } from "../../agents/record/iteration.ts";
 import { tempDir, tempRepo } from "../_helpers.ts";
 import { contextOf, definitionOf, NOWHERE } from "./_helpers.ts";
 

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { loadCustomChecker } from "../../agents/checks/custom.ts";
 import { UsageError } from "../../agents/support/errors.ts";
-import { emptySummary } from "../../agents/loop/summary_builder.ts";
+import { emptySummary } from "../../agents/record/iteration.ts";
 import { tempDir } from "../_helpers.ts";
 import { contextOf } from "./_helpers.ts";
 

@@ -15,7 +15,7 @@ import {
   reviewFeedback,
   type ReviewRequest,
 } from "../../agents/checks/declarations.ts";
-import type { Declaration } from "../../agents/completion/contract.ts";
+import type { Declaration } from "../../agents/record/iteration.ts";
 import { git } from "../_helpers.ts";
 import { commitAll, gateProject, NODE_TEST, PACKAGE_JSON, write } from "./_gate_project.ts";
 

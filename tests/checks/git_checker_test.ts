@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { GitChecker } from "../../agents/checks/git_checker.ts";
-import type { TaskCompletionContext } from "../../agents/checks/contract.ts";
+import type { TaskCompletionContext } from "../../agents/checks/checker_contract.ts";
 import { GitRepo } from "../../agents/git/repo.ts";
 import { git, tempDir, tempRepo } from "../_helpers.ts";
 import { contextOf } from "./_helpers.ts";

@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { AgentBackend, AgentMessage, SessionRequest } from "../../agents/backends/port.ts";
 import { JUDGE_MARKER, JudgeChecker, parseVerdict } from "../../agents/checks/judge.ts";
-import type { TaskCompletionContext } from "../../agents/checks/contract.ts";
+import type { TaskCompletionContext } from "../../agents/checks/checker_contract.ts";
 import { GitRepo } from "../../agents/git/repo.ts";
-import { emptySummary } from "../../agents/loop/summary_builder.ts";
+import { emptySummary } from "../../agents/record/iteration.ts";
 import { git, tempRepo } from "../_helpers.ts";
 import { contextOf, definitionOf } from "./_helpers.ts";
 

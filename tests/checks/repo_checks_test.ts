@@ -9,7 +9,7 @@ import {
   snapshotCommit,
 } from "../../agents/mod.ts";
 import { GitRepo } from "../../agents/git/repo.ts";
-import type { CompleteTaskCall } from "../../agents/completion/contract.ts";
+import type { CompleteTaskCall } from "../../agents/completion/handler_contract.ts";
 import { git, tempRepo } from "../_helpers.ts";
 
 const NODE_TEST = { name: "npm test", command: "node --test", runner: "node" as const };

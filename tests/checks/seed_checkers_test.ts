@@ -6,8 +6,8 @@
 
 import assert from "node:assert/strict";
 import { type ModelAdapter, TaskCompletionResult } from "../../agents/mod.ts";
-import type { AgentMessage } from "../../agents/loop/summary_builder.ts";
-import { emptySummary } from "../../agents/loop/summary_builder.ts";
+import type { AgentMessage } from "../../agents/record/iteration.ts";
+import { emptySummary } from "../../agents/record/iteration.ts";
 import { checkerTestContext, InMemoryFilesystem } from "../../agents/testing/mod.ts";
 import FileExistsChecker from "../fixtures/seed_checkers/file_exists.ts";
 import TestPassingChecker from "../fixtures/seed_checkers/test_passing.ts";

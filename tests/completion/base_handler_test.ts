@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { type HandlerContext, verificationFeedback } from "../../agents/completion/base_handler.ts";
 import { IterateCompletionHandler } from "../../agents/completion/iterate.ts";
 import { ManualCompletionHandler } from "../../agents/completion/manual.ts";
-import type { IterationSummary } from "../../agents/completion/contract.ts";
+import type { IterationSummary } from "../../agents/record/iteration.ts";
 import { PromptResolver } from "../../agents/prompts/resolver.ts";
-import { emptySummary } from "../../agents/loop/summary_builder.ts";
+import { emptySummary } from "../../agents/record/iteration.ts";
 import { assertSays, definitionOf, dirUrl, withTempDir, write } from "./_helpers.ts";
 
 type Verification = NonNullable<IterationSummary["verification"]>;

@@ -5,7 +5,7 @@ import { checkHandler, loadCustomHandler } from "../../agents/completion/custom.
 import { createCompletionHandler } from "../../agents/completion/factory.ts";
 import { firstLine, UsageError } from "../../agents/support/errors.ts";
 import { PromptResolver } from "../../agents/prompts/resolver.ts";
-import { emptySummary } from "../../agents/loop/summary_builder.ts";
+import { emptySummary } from "../../agents/record/iteration.ts";
 import { definitionOf, dirUrl, usageErrorOf, withTempDir, write } from "./_helpers.ts";
 
 const HANDLER_PATH = "completion/handler.ts";

@@ -12,8 +12,8 @@ import {
   registeredTypes,
   unregisterCompletionHandler,
 } from "../../agents/completion/registry.ts";
-import type { CompletionHandler } from "../../agents/completion/contract.ts";
-import { emptySummary } from "../../agents/loop/summary_builder.ts";
+import type { CompletionHandler } from "../../agents/completion/handler_contract.ts";
+import { emptySummary } from "../../agents/record/iteration.ts";
 import { UsageError } from "../../agents/support/errors.ts";
 import { definitionOf, dirUrl, usageErrorOf, withTempDir, write } from "./_helpers.ts";
 

@@ -7,7 +7,7 @@ import {
   lastReview,
   ProjectCompletionHandler,
 } from "../../agents/completion/project.ts";
-import type { IterationSummary } from "../../agents/completion/contract.ts";
+import type { IterationSummary } from "../../agents/record/iteration.ts";
 import { SummaryBuilder } from "../../agents/loop/summary_builder.ts";
 import { type FakeGhState, FakeGitHub } from "../fixtures/fake_gh/mod.ts";
 import { tempDir } from "../_helpers.ts";

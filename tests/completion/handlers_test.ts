@@ -2,13 +2,11 @@ import assert from "node:assert/strict";
 import { type HandlerContext, NO_TASK_TEXT } from "../../agents/completion/base_handler.ts";
 import { IterateCompletionHandler } from "../../agents/completion/iterate.ts";
 import { ManualCompletionHandler } from "../../agents/completion/manual.ts";
-import type { CompletionHandler, IterationSummary } from "../../agents/completion/contract.ts";
+import type { CompletionHandler } from "../../agents/completion/handler_contract.ts";
+import type { IterationSummary } from "../../agents/record/iteration.ts";
 import { PromptResolver } from "../../agents/prompts/resolver.ts";
-import {
-  type AgentMessage,
-  emptySummary,
-  SummaryBuilder,
-} from "../../agents/loop/summary_builder.ts";
+import { SummaryBuilder } from "../../agents/loop/summary_builder.ts";
+import { type AgentMessage, emptySummary } from "../../agents/record/iteration.ts";
 import { assertSays, definitionOf } from "./_helpers.ts";
 
 const KEYWORD = "ALL DONE";

@@ -10,7 +10,7 @@
 
 import assert from "node:assert/strict";
 import { COMPLETE_TASK_TOOL } from "../../agents/record/complete_task_tool.ts";
-import type { ChecksEvidence } from "../../agents/completion/contract.ts";
+import type { ChecksEvidence } from "../../agents/record/iteration.ts";
 import { RESCUE_PROMPT } from "../../agents/loop/runner.ts";
 import {
   ScriptedModelServer,

@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { AgentBackend, SessionRequest } from "../../agents/backends/port.ts";
-import type { CompleteTaskCall, IterationSummary } from "../../agents/completion/contract.ts";
+import type { CompleteTaskCall } from "../../agents/completion/handler_contract.ts";
+import type { IterationSummary } from "../../agents/record/iteration.ts";
 import { Redactor } from "../../agents/support/redact.ts";
 import { type RunStore, SqliteStore, type StoredRun } from "../../agents/store/mod.ts";
-import { type AgentMessage, emptySummary } from "../../agents/loop/summary_builder.ts";
+import { type AgentMessage, emptySummary } from "../../agents/record/iteration.ts";
 import { FINISH_SYSTEM_PROMPT } from "../../agents/finish/model.ts";
 import { STEP_MARKERS } from "../../agents/finish/steps.ts";
 import { assessSkills, FINISH_STEPS, runFinish, runSummary } from "../../agents/finish/workflow.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { StopEvent } from "../../agents/backends/port.ts";
-import type { VerificationRecord } from "../../agents/checks/contract.ts";
-import type { CompleteTaskCall } from "../../agents/completion/contract.ts";
+import type { VerificationRecord } from "../../agents/checks/checker_contract.ts";
+import type { CompleteTaskCall } from "../../agents/completion/handler_contract.ts";
 import {
   CompletionGuard,
   type CompletionGuardOptions,

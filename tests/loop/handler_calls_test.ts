@@ -7,7 +7,8 @@
 import assert from "node:assert/strict";
 import type { AgentBackend, AgentMessage, SessionRequest } from "../../agents/backends/port.ts";
 import { COMPLETE_TASK_TOOL } from "../../agents/record/complete_task_tool.ts";
-import type { CompletionHandler, IterationSummary } from "../../agents/completion/contract.ts";
+import type { CompletionHandler } from "../../agents/completion/handler_contract.ts";
+import type { IterationSummary } from "../../agents/record/iteration.ts";
 import { parseDefinition } from "../../agents/definition/parse.ts";
 import { GitRepo } from "../../agents/git/repo.ts";
 import { RESCUE_PROMPT, runIterations } from "../../agents/loop/runner.ts";

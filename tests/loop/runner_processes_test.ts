@@ -14,7 +14,8 @@ import type {
   ProcessSettings,
   SessionRequest,
 } from "../../agents/backends/port.ts";
-import type { CompletionHandler, IterationSummary } from "../../agents/completion/contract.ts";
+import type { CompletionHandler } from "../../agents/completion/handler_contract.ts";
+import type { IterationSummary } from "../../agents/record/iteration.ts";
 import { runIterations } from "../../agents/loop/runner.ts";
 
 function turn(id: string, text: string, cost: number): AgentMessage[] {

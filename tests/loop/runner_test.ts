@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { parseDefinition } from "../../agents/definition/parse.ts";
 import type { AgentBackend, AgentMessage, SessionRequest } from "../../agents/backends/port.ts";
-import type { CompletionHandler, IterationSummary } from "../../agents/completion/contract.ts";
+import type { CompletionHandler } from "../../agents/completion/handler_contract.ts";
+import type { IterationSummary } from "../../agents/record/iteration.ts";
 import { RunLog } from "../../agents/support/log.ts";
 import { EXIT_CODES, type RunEvent, runIterations } from "../../agents/loop/runner.ts";
 

@@ -1,11 +1,7 @@
 import assert from "node:assert/strict";
-import {
-  type AgentMessage,
-  emptySummary,
-  extractActions,
-  SummaryBuilder,
-} from "../../agents/loop/summary_builder.ts";
-import type { IterationSummary } from "../../agents/completion/contract.ts";
+import { extractActions, SummaryBuilder } from "../../agents/loop/summary_builder.ts";
+import { type AgentMessage, emptySummary } from "../../agents/record/iteration.ts";
+import type { IterationSummary } from "../../agents/record/iteration.ts";
 import { COMPLETE_TASK_TOOL } from "../../agents/record/complete_task_tool.ts";
 
 // Messages shaped like the Claude Agent SDK's (SDKSystemMessage,

@@ -6,7 +6,7 @@ import { IssueCompletionHandler } from "../../agents/completion/issue.ts";
 import { IterateCompletionHandler } from "../../agents/completion/iterate.ts";
 import { ManualCompletionHandler } from "../../agents/completion/manual.ts";
 import { ProjectCompletionHandler, type ProjectPhase } from "../../agents/completion/project.ts";
-import type { IterationSummary } from "../../agents/completion/contract.ts";
+import type { IterationSummary } from "../../agents/record/iteration.ts";
 import { parseDefinition } from "../../agents/definition/parse.ts";
 import { UsageError } from "../../agents/support/errors.ts";
 import { type GhComment, type GhProjectItem, GitHubCli } from "../../agents/github/port.ts";
@@ -19,7 +19,7 @@ import {
   stripFrontMatter,
   toVariableName,
 } from "../../agents/prompts/resolver.ts";
-import { emptySummary } from "../../agents/loop/summary_builder.ts";
+import { emptySummary } from "../../agents/record/iteration.ts";
 
 async function withTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "finishline-prompts-" });

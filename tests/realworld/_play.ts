@@ -10,7 +10,7 @@
 
 import { COMPLETE_TASK_TOOL } from "../../agents/record/complete_task_tool.ts";
 import { detectChecks, type Detection } from "../../agents/checks/detect.ts";
-import type { ChecksEvidence } from "../../agents/completion/contract.ts";
+import type { ChecksEvidence } from "../../agents/record/iteration.ts";
 import { runTool } from "../../agents/support/process.ts";
 import { RESCUE_PROMPT } from "../../agents/loop/runner.ts";
 import {

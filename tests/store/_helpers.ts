@@ -11,9 +11,9 @@
 import { join } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
 import { type NewRun, SqliteStore, type StoredIteration } from "../../agents/store/mod.ts";
-import type { IterationSummary } from "../../agents/completion/contract.ts";
+import type { IterationSummary } from "../../agents/record/iteration.ts";
 import { Redactor } from "../../agents/support/redact.ts";
-import { emptySummary } from "../../agents/loop/summary_builder.ts";
+import { emptySummary } from "../../agents/record/iteration.ts";
 import { tempDir } from "../_helpers.ts";
 
 /**

@@ -5,7 +5,7 @@ import {
   parseLearnings,
   reportedLearnings,
 } from "../../agents/store/learnings_text.ts";
-import { emptySummary } from "../../agents/loop/summary_builder.ts";
+import { emptySummary } from "../../agents/record/iteration.ts";
 import { openStore } from "./_helpers.ts";
 
 const RUN_ID = "7c1d2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { SqliteStore } from "../../agents/store/mod.ts";
-import type { IterationSummary } from "../../agents/completion/contract.ts";
+import type { IterationSummary } from "../../agents/record/iteration.ts";
 import { REDACTED, Redactor } from "../../agents/support/redact.ts";
 import { countIterations, iteration, newRun, openStore, summary } from "./_helpers.ts";
 

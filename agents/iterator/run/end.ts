@@ -8,7 +8,7 @@
  */
 
 import type { AgentBackend } from "../../backends/port.ts";
-import type { CompletionHandler, RunOutcome } from "../../completion/contract.ts";
+import type { CompletionHandler, RunOutcome } from "../../completion/handler_contract.ts";
 import { GitRepo } from "../../git/repo.ts";
 import { describeGitSettings, type GitSettingsChange } from "../../git/settings.ts";
 import { GitHubCli } from "../../github/port.ts";

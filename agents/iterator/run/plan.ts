@@ -15,7 +15,7 @@ import { GitChecker } from "../../checks/git_checker.ts";
 import { buildVerifier } from "../../checks/verifier.ts";
 import { createCompletionHandler, iterationCap } from "../../completion/factory.ts";
 import { runArgs } from "../../completion/run_inputs.ts";
-import type { CompletionCriteria, CompletionHandler } from "../../completion/contract.ts";
+import type { CompletionCriteria, CompletionHandler } from "../../completion/handler_contract.ts";
 import { loadDefinition } from "../../definition/load.ts";
 import type { AgentDefinition, LoadedDefinition } from "../../definition/definition_types.ts";
 import { GitRepo } from "../../git/repo.ts";

@@ -6,8 +6,8 @@
  * @module
  */
 
-import type { VerificationRecord } from "../../checks/contract.ts";
-import type { IterationSummary } from "../../completion/contract.ts";
+import type { VerificationRecord } from "../../checks/checker_contract.ts";
+import type { IterationSummary } from "../../record/iteration.ts";
 import type { GitRepo } from "../../git/repo.ts";
 import type { GitHubCli, PullRequestChecks } from "../../github/port.ts";
 import type { RunLog } from "../../support/log.ts";

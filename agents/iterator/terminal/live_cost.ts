@@ -8,9 +8,9 @@
  * @module
  */
 
-import type { TokenUsage } from "../../completion/contract.ts";
+import type { TokenUsage } from "../../record/iteration.ts";
 import { usd } from "../../support/format.ts";
-import type { AgentMessage } from "../../loop/summary_builder.ts";
+import type { AgentMessage } from "../../record/iteration.ts";
 
 /**
  * Token kinds relative to an uncached input token, as Anthropic's list prices

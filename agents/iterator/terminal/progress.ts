@@ -78,7 +78,7 @@ function fit(fields: Field[], width?: number): string {
  * import assert from "node:assert/strict";
  * import { iterationLine } from "./progress.ts";
  * import type { RunEvent } from "../../loop/runner.ts";
- * import { emptySummary } from "../../loop/summary_builder.ts";
+ * import { emptySummary } from "../../record/iteration.ts";
  * const event: Extract<RunEvent, { type: "iteration_finished" }> = {
  *   type: "iteration_finished", iteration: 1, maxIterations: 3,
  *   summary: { ...emptySummary(1), toolsUsed: ["Bash", "Bash", "mcp__finishline__complete_task"],

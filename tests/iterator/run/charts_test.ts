@@ -6,7 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import { emptySummary } from "../../../agents/loop/summary_builder.ts";
+import { emptySummary } from "../../../agents/record/iteration.ts";
 import { renderReport } from "../../../agents/iterator/run/report.ts";
 import { fleetTotals, renderFleetReport } from "../../../agents/iterator/fleet/report.ts";
 import type { FleetRecord } from "../../../agents/iterator/fleet/record.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { GitRepo } from "../../../agents/git/repo.ts";
 import { GitHubCli } from "../../../agents/github/port.ts";
-import { emptySummary } from "../../../agents/loop/summary_builder.ts";
+import { emptySummary } from "../../../agents/record/iteration.ts";
 import { createWorktree } from "../../../agents/git/worktree.ts";
 import { GitHubPullRequestGate } from "../../../agents/iterator/run/pull_request_gate.ts";
 import { FakeGitHub } from "../../fixtures/fake_gh/mod.ts";

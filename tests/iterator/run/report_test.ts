@@ -6,8 +6,8 @@
  */
 
 import assert from "node:assert/strict";
-import type { IterationSummary } from "../../../agents/completion/contract.ts";
-import { emptySummary } from "../../../agents/loop/summary_builder.ts";
+import type { IterationSummary } from "../../../agents/record/iteration.ts";
+import { emptySummary } from "../../../agents/record/iteration.ts";
 import { createReporter, finalLine } from "../../../agents/iterator/terminal/progress.ts";
 import type { RunSegment } from "../../../agents/store/mod.ts";
 import {

@@ -4,8 +4,8 @@
  */
 
 import assert from "node:assert/strict";
-import type { IterationSummary } from "../../../agents/completion/contract.ts";
-import { emptySummary } from "../../../agents/loop/summary_builder.ts";
+import type { IterationSummary } from "../../../agents/record/iteration.ts";
+import { emptySummary } from "../../../agents/record/iteration.ts";
 import { displayWidth, fitRow, fitRows } from "../../../agents/iterator/terminal/fit.ts";
 import { LiveCost } from "../../../agents/iterator/terminal/live_cost.ts";
 import { TerminalLine } from "../../../agents/iterator/terminal/live_line.ts";

@@ -1,21 +1,40 @@
 /**
- * The completion handler contract, as in the user's completion handler design:
- * handlers written against it drop in unchanged.
+ * The iteration record: what one iteration did and what evidence it left
+ * (its responses, tool calls, usage, git and check evidence, the
+ * complete_task call, the verdict), and the agent's messages it is built
+ * from. At the bottom of the layering: completion handlers, checkers, the
+ * store and learnings read it, and none of them needs another for it.
  *
  * @module
  */
 
-import type { AgentDefinition, CompletionType } from "../definition/definition_types.ts";
-import type { CompleteTaskCall } from "../record/complete_task_call.ts";
+import type { CompleteTaskCall } from "./complete_task_call.ts";
 
-export type { AgentDefinition, CompleteTaskCall, CompletionType };
+/** A message from an agent backend: Claude Agent SDK shaped, kept loose on purpose. */
+export interface AgentMessage {
+  /** `system`, `assistant`, `user`, `result`, ... */
+  type: string;
+  /** Further fields, as the backend sent them. */
+  [field: string]: unknown;
+}
 
-/** What a handler tells the agent (detailed) and the logs (short) about when it is done. */
-export interface CompletionCriteria {
-  /** Short description, for logs and progress lines. */
-  short: string;
-  /** Detailed description, for the system prompt (`uv-completion_criteria`). */
-  detailed: string;
+/**
+ * Claude Code's report that an API call failed and will be retried (its
+ * `api_retry` system message), in the runner's words.
+ */
+export interface ApiRetry {
+  /** Which retry this is (1-based). */
+  attempt: number;
+  /** How many retries Claude Code makes at most. */
+  maxRetries: number;
+  /** The HTTP status, or null when there was no response (a connection error). */
+  status: number | null;
+  /** The error code, such as `overloaded` or `authentication_failed`. */
+  error: string;
+  /** How long Claude Code waits before the retry, in milliseconds. */
+  waitMs: number;
+  /** When no response headers came within Claude Code's first-byte window: how long it waited. */
+  noResponseMs?: number;
 }
 
 /** A structured action block the agent emitted in a fenced code block. */
@@ -277,76 +296,36 @@ export interface IterationSummary {
   };
 }
 
-/** How a run ended, as a handler's `onRunEnd` sees it. */
-export interface RunOutcome {
-  /** The run status (`completed`, `max_iterations`, ...). */
-  status: string;
-  /** Why, in one sentence. */
-  reason: string;
-  /** What proved a completed run: the checks that passed, the run's commits, the pull request. */
-  evidence?: {
-    /** Checks that passed on the final state. */
-    checks: string[];
-    /** Commits of the run, `sha subject`, oldest first. */
-    commits: string[];
-    /** The pull request's URL. */
-    pullRequest?: string;
-  };
-}
-
-/** Decides when an agent's work is finished and writes the prompts that drive it. */
-export interface CompletionHandler {
-  /** Completion type identifier. */
-  readonly type: CompletionType;
-  /** Build the prompt for the first iteration. */
-  buildInitialPrompt(args: Record<string, unknown>): Promise<string>;
-  /** Build the prompt for iteration `iteration` (2 and later), given every earlier summary. */
-  buildContinuationPrompt(
-    iteration: number,
-    summaries: IterationSummary[],
-  ): Promise<string>;
-  /** Completion criteria for the system prompt and the logs. */
-  buildCompletionCriteria(): CompletionCriteria;
-  /** Whether the work is complete after the iteration this summary describes. */
-  isComplete(summary: IterationSummary): Promise<boolean>;
-  /** Why the run is complete, for the final line and the result. */
-  getCompletionDescription(summary: IterationSummary): Promise<string>;
-  /** Optional: called once before the first iteration (labels, ...). */
-  onRunStart?(): Promise<void>;
-  /** Optional: called after each iteration with its verdict (progress comments, ...). */
-  onIterationEnd?(summary: IterationSummary, verdict: string): Promise<void>;
-  /** Optional: called once when the run ends, whatever its status, with the evidence of a completed run. */
-  onRunEnd?(outcome: RunOutcome): Promise<void>;
-  /** Optional: faults of the handler's own calls (gh retries, ...) since it was last asked. */
-  drainFaults?(): string[];
-}
-
-/** What a handler factory gets besides the definition and arguments. */
-export interface HandlerFactoryContext {
-  /** Resolves the agent's prompt keys (its registry, then the built-ins). */
-  resolver: {
-    resolve(
-      key: string,
-      variables: Record<string, string | number | boolean | undefined>,
-    ): Promise<string>;
-  };
-  /** The run's iteration cap. */
-  maxIterations: number;
-  /** The agent folder. */
-  agentDir: URL;
-  /** The working directory. */
-  cwd: string;
-  /** Finds learnings of earlier runs relevant to a text, for `{uv-learnings}`. */
-  learnings?: (query: string) => string;
-}
-
 /**
- * Builds a completion handler from a definition and the run's arguments
- * (and, as a third argument that two-argument factories may ignore, the
- * resolver, cap and folders).
+ * A summary with nothing in it, for an iteration that has not run yet (and
+ * for tests).
+ *
+ * @param iteration The iteration number.
+ * @returns An empty summary.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { emptySummary } from "@finishline/agents";
+ *
+ * const summary = emptySummary(2);
+ * assert.equal(summary.iteration, 2);
+ * assert.deepEqual(summary.toolsUsed, []);
+ * assert.equal(summary.stopReason, null);
+ * ```
  */
-export type CompletionHandlerFactory = (
-  definition: AgentDefinition,
-  args: Record<string, unknown>,
-  context: HandlerFactoryContext,
-) => CompletionHandler | Promise<CompletionHandler>;
+export function emptySummary(iteration: number): IterationSummary {
+  return {
+    iteration,
+    assistantResponses: [],
+    toolsUsed: [],
+    toolCalls: [],
+    detectedActions: [],
+    errors: [],
+    costUsd: 0,
+    tokens: { input: 0, output: 0, cacheRead: 0, cacheCreation: 0 },
+    turns: 0,
+    durationMs: 0,
+    stopReason: null,
+  };
+}
+
