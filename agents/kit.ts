@@ -31,8 +31,29 @@
  * @module
  */
 
-export type { AgentDefinition, CompleteTaskCall, CompletionCriteria, CompletionHandler, CompletionHandlerFactory, CompletionType, HandlerFactoryContext, RunOutcome } from "./completion/handler_contract.ts";
-export type { CheckEvidence, ChecksEvidence, Declaration, DetectedAction, GitEvidence, IterationSummary, ReviewedDeclaration, TestCounts, TokenUsage, ToolCall, WorkerTestEvidence } from "./record/iteration.ts";
+export type {
+  AgentDefinition,
+  CompleteTaskCall,
+  CompletionCriteria,
+  CompletionHandler,
+  CompletionHandlerFactory,
+  CompletionType,
+  HandlerFactoryContext,
+  RunOutcome,
+} from "./completion/handler_contract.ts";
+export type {
+  CheckEvidence,
+  ChecksEvidence,
+  Declaration,
+  DetectedAction,
+  GitEvidence,
+  IterationSummary,
+  ReviewedDeclaration,
+  TestCounts,
+  TokenUsage,
+  ToolCall,
+  WorkerTestEvidence,
+} from "./record/iteration.ts";
 export type { CustomHandlerContext } from "./completion/custom.ts";
 export { COMPLETE_TASK_TOOL } from "./record/complete_task_call.ts";
 export {
@@ -44,6 +65,13 @@ export {
   TaskCompletionResult,
   type VerificationRecord,
 } from "./checks/checker_contract.ts";
-export type { AskModelOptions, CheckerSession, ModelAdapter, SessionIteration, SessionToolCall, TentativeOutput } from "./checks/checker_contract.ts";
+export type {
+  AskModelOptions,
+  CheckerSession,
+  ModelAdapter,
+  SessionIteration,
+  SessionToolCall,
+  TentativeOutput,
+} from "./checks/checker_contract.ts";
 export { type Filesystem, OutsideRepositoryError } from "./checks/filesystem.ts";
 export { InMemoryFilesystem } from "./testing/in_memory_filesystem.ts";

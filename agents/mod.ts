@@ -67,8 +67,26 @@ export {
   DEFAULT_PROTECTED_GLOBS,
   RUNNER_CONFIG_GLOBS,
 } from "./definition/mod.ts";
-export type { CompletionCriteria, CompletionHandler, CompletionHandlerFactory, HandlerFactoryContext, RunOutcome } from "./completion/handler_contract.ts";
-export type { CheckEvidence, ChecksEvidence, Declaration, DetectedAction, GitEvidence, IterationSummary, ReviewedDeclaration, TestCounts, TokenUsage, ToolCall, WorkerTestEvidence } from "./record/iteration.ts";
+export type {
+  CompletionCriteria,
+  CompletionHandler,
+  CompletionHandlerFactory,
+  HandlerFactoryContext,
+  RunOutcome,
+} from "./completion/handler_contract.ts";
+export type {
+  CheckEvidence,
+  ChecksEvidence,
+  Declaration,
+  DetectedAction,
+  GitEvidence,
+  IterationSummary,
+  ReviewedDeclaration,
+  TestCounts,
+  TokenUsage,
+  ToolCall,
+  WorkerTestEvidence,
+} from "./record/iteration.ts";
 export { COMPLETE_TASK_TOOL, type CompleteTaskCall } from "./record/complete_task_call.ts";
 export {
   createCompletionHandler,
@@ -147,8 +165,22 @@ export {
   TaskCompletionResult,
   type VerificationRecord,
 } from "./checks/checker_contract.ts";
-export { checkerContext, type CheckerContextParts, DEFAULT_ASK_SYSTEM, modelAdapter, tentativeOutputOf, toolResults } from "./checks/context.ts";
-export { type AskModelOptions, type CheckerSession, type ModelAdapter, type SessionIteration, type SessionToolCall, type TentativeOutput } from "./checks/checker_contract.ts";
+export {
+  checkerContext,
+  type CheckerContextParts,
+  DEFAULT_ASK_SYSTEM,
+  modelAdapter,
+  tentativeOutputOf,
+  toolResults,
+} from "./checks/context.ts";
+export {
+  type AskModelOptions,
+  type CheckerSession,
+  type ModelAdapter,
+  type SessionIteration,
+  type SessionToolCall,
+  type TentativeOutput,
+} from "./checks/checker_contract.ts";
 export { type Filesystem, OutsideRepositoryError, RepoFilesystem } from "./checks/filesystem.ts";
 export { checkerName, CompositeChecker, type CompositeResult } from "./checks/composite.ts";
 export { CommandChecker, type CommandCheckerOptions } from "./checks/command.ts";
@@ -196,9 +228,9 @@ export {
 } from "./checks/worktree_run.ts";
 export { RepoChecksChecker, type RepoChecksOptions } from "./checks/repo_checks.ts";
 export type { HeldOutTest, Reproduction } from "./checks/reproduction.ts";
-export type { ReproductionRecord, VerifierCost } from "./loop/reproduce.ts";
+export type { ReproductionRecord, VerifierCost } from "./loop/reproduction_plan.ts";
 export type { DeclarationReviewer, ReviewAnswer, ReviewRequest } from "./checks/declarations.ts";
-export type { IndependentCost } from "./loop/independent.ts";
+export type { IndependentCost } from "./loop/independent_cost.ts";
 export { IssueCompletionHandler, type IssueHandlerOptions } from "./completion/issue.ts";
 export {
   boardPhase,

@@ -6,7 +6,11 @@
 
 import { importAgentModule, runFactory } from "../support/module_loading.ts";
 import { UsageError } from "../support/errors.ts";
-import type { AgentDefinition, CompletionHandler, HandlerFactoryContext } from "./handler_contract.ts";
+import type {
+  AgentDefinition,
+  CompletionHandler,
+  HandlerFactoryContext,
+} from "./handler_contract.ts";
 
 /** The third argument a custom handler factory receives. */
 export type CustomHandlerContext = HandlerFactoryContext;

@@ -36,7 +36,7 @@ import { scaffoldAgent } from "./commands/init.ts";
 import { EXIT_CODES } from "../loop/runner.ts";
 import { type CommandIO, runCommand } from "./run/command.ts";
 import { lockRun } from "./run/locks.ts";
-import { openStore, workingDirectory } from "./run/workspace.ts";
+import { openStore, workingDirectory } from "./places.ts";
 import { VERSION } from "../support/version.ts";
 import { redactingWriter } from "../support/sinks.ts";
 

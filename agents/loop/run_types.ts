@@ -15,8 +15,8 @@ import type {
 import type { CompositeChecker } from "../checks/composite.ts";
 import type { RepoChecksChecker } from "../checks/repo_checks.ts";
 import type { BaselineResult } from "../checks/worktree_run.ts";
-import type { ReproductionRecord } from "./reproduce.ts";
-import type { IndependentCost } from "./independent.ts";
+import type { ReproductionRecord } from "./reproduction_plan.ts";
+import type { IndependentCost } from "./independent_cost.ts";
 import type { VerificationRecord } from "../checks/checker_contract.ts";
 import type { CompletionHandler } from "../completion/handler_contract.ts";
 import type { IterationSummary, ReviewedDeclaration } from "../record/iteration.ts";

@@ -61,7 +61,8 @@ export {
 } from "./run_types.ts";
 export { backoffMs, classifyFault, type SessionFault } from "./faults.ts";
 export { RESCUE_PROMPT } from "./rescue.ts";
-export { MAX_VERDICT_FAULTS, type Verdict, withVerificationFeedback } from "./verdict.ts";
+export { MAX_VERDICT_FAULTS, type Verdict } from "./verdict.ts";
+export { withVerificationFeedback } from "./feedback.ts";
 
 /**
  * Run the iteration loop to its end.

@@ -12,7 +12,7 @@ import { CompletionGuard } from "./complete_task_guard.ts";
 import type { AgentSessions, SessionEnd } from "./agent_sessions.ts";
 import { abortableSleep, backoffMs, classifyFault, type SessionFault } from "./faults.ts";
 import type { RunState } from "./state.ts";
-import { withVerificationFeedback } from "./verdict.ts";
+import { withVerificationFeedback } from "./feedback.ts";
 
 /** The iteration's session, after its last attempt. */
 export interface SessionOutcome {

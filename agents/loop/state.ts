@@ -10,8 +10,12 @@
 import { redactingBackend } from "../backends/redacting.ts";
 import type { AgentDefinition } from "../definition/definition_types.ts";
 import type { AgentBackend } from "../backends/port.ts";
-import { type ReproductionPlan, reproductionPlan, type ReproductionRecord } from "./reproduce.ts";
-import { type IndependentCost, noCost } from "./independent.ts";
+import {
+  type ReproductionPlan,
+  reproductionPlan,
+  type ReproductionRecord,
+} from "./reproduction_plan.ts";
+import { type IndependentCost, noCost } from "./independent_cost.ts";
 import type { BaselineResult } from "../checks/worktree_run.ts";
 import type { RunGitEvidence, TaskCompletionContext } from "../checks/checker_contract.ts";
 import { checkerContext } from "../checks/context.ts";

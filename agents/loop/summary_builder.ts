@@ -14,7 +14,6 @@ import {
   type IterationSummary,
 } from "../record/iteration.ts";
 
-
 /** How action blocks are recognised. */
 export interface ActionOptions {
   /** Info string of the fenced block. @default "action" */

@@ -158,25 +158,6 @@ export function uncommittedWork(uncommitted: string[]): VerificationRecord {
   };
 }
 
-/**
- * Append the last failed verification's feedback to a prompt that does not
- * carry it yet (handlers on the built-in templates put it in
- * `{uv-verification_feedback}` themselves).
- *
- * @param prompt The handler's prompt.
- * @param previous The previous iteration's summary.
- * @returns The prompt with the feedback.
- */
-export function withVerificationFeedback(
-  prompt: string,
-  previous: IterationSummary | undefined,
-): string {
-  const verification = previous?.verification;
-  if (!verification || verification.passed || !verification.feedback) return prompt;
-  if (prompt.includes(verification.feedback)) return prompt;
-  return `${prompt}\n\n## Verification feedback\n\nThe work is not accepted yet. ${verification.checker}: ${verification.feedback}`;
-}
-
 function listPaths(paths: string[]): string {
   const shown = paths.slice(0, 5).map((path) => `"${path}"`).join(", ");
   return paths.length > 5 ? `${shown} and ${paths.length - 5} more` : shown;

@@ -328,4 +328,3 @@ export function emptySummary(iteration: number): IterationSummary {
     stopReason: null,
   };
 }
-

@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { ScriptedFault } from "./faults.ts";
+import type { ScriptedFault } from "./fault_types.ts";
 
 /** One `tool_use` block of a scripted reply. */
 export interface ScriptedToolUse {

@@ -7,7 +7,11 @@ import { FilesChecker } from "../../agents/checks/files.ts";
 import { GitChecker } from "../../agents/checks/git_checker.ts";
 import { JudgeChecker } from "../../agents/checks/judge.ts";
 import { latestPlan, PlanChecker } from "../../agents/checks/plan.ts";
-import { incomplete, ok, type TaskCompletionChecker } from "../../agents/checks/checker_contract.ts";
+import {
+  incomplete,
+  ok,
+  type TaskCompletionChecker,
+} from "../../agents/checks/checker_contract.ts";
 import { buildVerifier, verify } from "../../agents/checks/verifier.ts";
 import type { IterationSummary } from "../../agents/record/iteration.ts";
 import { GitRepo } from "../../agents/git/repo.ts";

@@ -30,7 +30,8 @@ import { lockRun } from "../run/locks.ts";
 import type { CommandIO } from "../run/command.ts";
 import { cleanUpRun } from "../run/end.ts";
 import { commandLine } from "../run/report_facts.ts";
-import { type CleanupFacts, openStore, workingDirectory } from "../run/workspace.ts";
+import type { CleanupFacts } from "../run/workspace.ts";
+import { openStore, workingDirectory } from "../places.ts";
 
 /**
  * Run a history subcommand.

@@ -20,13 +20,8 @@ import type { RunLock } from "../../support/file_lock.ts";
 import { writeRedactedFile } from "../../support/sinks.ts";
 import { parameterFlags, parseRunCommand, parseRunFlags } from "../flags/command_line.ts";
 import type { CommandIO } from "../run/command.ts";
-import {
-  excludeFromGit,
-  finishlinePaths,
-  openStore,
-  resolveStorePath,
-  workingDirectory,
-} from "../run/workspace.ts";
+import { excludeFromGit, finishlinePaths } from "../run/workspace.ts";
+import { openStore, resolveStorePath, workingDirectory } from "../places.ts";
 import { cliEntry } from "./child.ts";
 import type { FleetCommand, FleetFlags, FleetResumeCommand } from "./flags.ts";
 import { parseFleetFlags } from "./flags.ts";

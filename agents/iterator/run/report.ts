@@ -17,7 +17,12 @@
 import { basename, dirname, relative } from "node:path";
 import type { CheckRun } from "../../checks/check_run.ts";
 import { describeDeclaration } from "../../checks/declarations.ts";
-import type { CheckEvidence, IterationSummary, ReviewedDeclaration, TestCounts } from "../../record/iteration.ts";
+import type {
+  CheckEvidence,
+  IterationSummary,
+  ReviewedDeclaration,
+  TestCounts,
+} from "../../record/iteration.ts";
 import { describeGitSettings, type GitSettingsChange } from "../../git/settings.ts";
 import { countTools, seconds, usd } from "../../support/format.ts";
 import type { RunSegment } from "../../store/mod.ts";

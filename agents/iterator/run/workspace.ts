@@ -13,12 +13,11 @@ import { type GitFault, GitRepo } from "../../git/repo.ts";
 import { GitSettingsGuard } from "../../git/settings.ts";
 import { trustGitConfig } from "../../git/run_git.ts";
 import { RunLog } from "../../support/log.ts";
-import type { EmbeddingsConfig } from "../../definition/definition_types.ts";
-import { createEmbedder } from "../../embeddings/mod.ts";
-import { DEFAULT_STORE_PATH, SqliteStore } from "../../store/mod.ts";
+import type { SqliteStore } from "../../store/mod.ts";
 import { createWorktree, type Worktree, WORKTREES_DIR } from "../../git/worktree.ts";
 import type { FinishSettings } from "../../finish/workflow.ts";
 import type { RunPlan } from "./plan.ts";
+import { openStore } from "../places.ts";
 
 /**
  * What the finish needs to clean up and to ask its model, recorded at the
@@ -345,50 +344,6 @@ function checkWritable(store: SqliteStore): void {
 }
 
 /**
- * The run history's file: `--store PATH`, else `.agent/.finishline/state.db`
- * under the root.
- *
- * @param flag The `--store` flag.
- * @param root The repository root or working directory.
- * @returns An absolute path.
- */
-export function resolveStorePath(flag: string | undefined, root: string): string {
-  return flag ? resolve(flag) : join(root, DEFAULT_STORE_PATH);
-}
-
-/**
- * Open the run history: `--store PATH`, else `.agent/.finishline/state.db`
- * in the repository (or working directory).
- *
- * @param flag The `--store` flag.
- * @param root The repository root or working directory.
- * @param options The agent's `learnings.embeddings` (hybrid search and deduplication by
- *   meaning), and where the notes go that say why vectors are not used.
- * @returns The store.
- */
-export function openStore(
-  flag: string | undefined,
-  root: string,
-  options: { embeddings?: EmbeddingsConfig; stderr?: (text: string) => void } = {},
-): SqliteStore {
-  const path = resolveStorePath(flag, root);
-  const { stderr } = options;
-  try {
-    return SqliteStore.open(path, {
-      embedder: createEmbedder(options.embeddings),
-      onNote: stderr && ((note) => stderr(`[finishline] ${note}\n`)),
-    });
-  } catch (error) {
-    const reason = firstLine(error);
-    // SQLite's words for a file or folder it may not write (the WAL files live beside it).
-    const hint = /unable to open|readonly|read-only|permission/i.test(reason)
-      ? ": is it or its folder read-only? Choose another file with --store PATH"
-      : "";
-    throw new UsageError(`Cannot open the run history "${path}" (${reason})${hint}`);
-  }
-}
-
-/**
  * Paths relative to the repository root that finishline itself writes.
  *
  * @param root The repository root.
@@ -428,22 +383,4 @@ export async function excludeFromGit(git: GitRepo, paths: string[]): Promise<voi
   await Deno.writeTextFile(file, `${prefix}# finishline's own files\n${missing.join("\n")}\n`, {
     append: true,
   });
-}
-
-/**
- * The working directory: `--cwd`, resolved and checked, else the process's.
- *
- * @param flag The `--cwd` flag.
- * @returns An absolute path.
- */
-export async function workingDirectory(flag: string | undefined): Promise<string> {
-  const cwd = flag === undefined ? Deno.cwd() : resolve(flag);
-  try {
-    if (!(await Deno.stat(cwd)).isDirectory) throw new Error("not a directory");
-  } catch {
-    throw new UsageError(
-      `Flag "--cwd" expects an existing directory, got "${flag}"`,
-    );
-  }
-  return cwd;
 }
