@@ -75,3 +75,8 @@ export type {
 } from "./checks/checker_contract.ts";
 export { type Filesystem, OutsideRepositoryError } from "./checks/filesystem.ts";
 export { InMemoryFilesystem } from "./testing/in_memory_filesystem.ts";
+export { toolResults } from "./checks/context.ts";
+export { latestPlan, type PlanItem } from "./checks/plan.ts";
+export { CompositeChecker, type CompositeResult } from "./checks/composite.ts";
+export { parseTestReport, type TestReport, type TestRunner } from "./checks/test_report.ts";
+export type { GitRepo, RepoState, TreeStatus } from "./git/repo.ts";

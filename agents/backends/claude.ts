@@ -270,7 +270,8 @@ export class ClaudeBackend implements AgentBackend {
    * ```ts ignore
    * // Needs Claude Code and an API key (or a ScriptedModelServer from
    * // @finishline/agents/testing in ANTHROPIC_BASE_URL).
-   * import { ClaudeBackend, SummaryBuilder } from "@finishline/agents";
+   * import { ClaudeBackend } from "@finishline/agents";
+   * import { SummaryBuilder } from "../loop/summary_builder.ts";
    *
    * const builder = new SummaryBuilder(1);
    * for await (

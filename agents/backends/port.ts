@@ -20,7 +20,7 @@ export type { AgentMessage, CompleteTaskCall };
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { AgentSetupError } from "@finishline/agents";
+ * import { AgentSetupError } from "./port.ts";
  *
  * const error = new AgentSetupError('cannot start "codex-acp": install it');
  * assert.equal(error.name, "AgentSetupError");
@@ -40,7 +40,7 @@ export class AgentSetupError extends Error {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { SessionGoneError } from "@finishline/agents";
+ * import { SessionGoneError } from "./port.ts";
  *
  * const error = new SessionGoneError("session s-1 is gone");
  * assert.equal(error.name, "SessionGoneError");

@@ -30,7 +30,9 @@ const REDACTING = Symbol("redacting");
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { Redactor, redactingBackend, type AgentBackend, type SessionRequest } from "@finishline/agents";
+ * import { type AgentBackend, type SessionRequest } from "@finishline/agents";
+ * import { Redactor } from "../support/redact.ts";
+ * import { redactingBackend } from "./redacting.ts";
  *
  * const seen: string[] = [];
  * const inner: AgentBackend = {

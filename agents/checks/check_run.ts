@@ -72,7 +72,7 @@ export interface CheckVariable {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { CHECK_ENVIRONMENT } from "@finishline/agents";
+ * import { CHECK_ENVIRONMENT } from "./check_run.ts";
  *
  * assert.deepEqual(CHECK_ENVIRONMENT.map((variable) => variable.name), ["CI"]);
  * ```
@@ -95,7 +95,7 @@ export const CHECK_ENVIRONMENT: readonly CheckVariable[] = [
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { describeCheckEnvironment } from "@finishline/agents";
+ * import { describeCheckEnvironment } from "./check_run.ts";
  *
  * assert.match(describeCheckEnvironment(), /^Environment: yours, with CI=true \(/);
  * ```
@@ -119,7 +119,7 @@ const TAIL_LINES = 25;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { runRepoCheck } from "@finishline/agents";
+ * import { runRepoCheck } from "./check_run.ts";
  *
  * const run = await runRepoCheck(
  *   { name: "tests", command: "echo 'not ok 1 - adds'; exit 1" },
@@ -180,7 +180,7 @@ const NAMES_SHOWN = 20;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { describeRun } from "@finishline/agents";
+ * import { describeRun } from "./check_run.ts";
  *
  * const run = {
  *   name: "npm test", green: false, code: 1, timedOut: false,

@@ -33,7 +33,7 @@ export interface CommandCheckerOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { CommandChecker } from "@finishline/agents";
+ * import { CommandChecker } from "./command.ts";
  *
  * const checker = new CommandChecker({ command: "echo nope >&2; exit 3", name: "tests" });
  * assert.equal(checker.name, "tests");
@@ -68,7 +68,7 @@ export class CommandChecker implements TaskCompletionChecker {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { CommandChecker } from "@finishline/agents";
+   * import { CommandChecker } from "./command.ts";
    *
    * const checker = new CommandChecker({ command: "test -d ." });
    * assert.deepEqual(await checker.check({ cwd: Deno.cwd() } as never), {

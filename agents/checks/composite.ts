@@ -135,7 +135,8 @@ export class CompositeChecker implements TaskCompletionChecker {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { checkerName, ok } from "@finishline/agents";
+ * import { ok } from "@finishline/agents";
+ * import { checkerName } from "./composite.ts";
  *
  * class FileExistsChecker {
  *   check() {

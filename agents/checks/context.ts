@@ -34,7 +34,8 @@ export const DEFAULT_ASK_SYSTEM =
  * @example A stand-in backend that answers every question
  * ```ts
  * import assert from "node:assert/strict";
- * import { type AgentBackend, modelAdapter } from "@finishline/agents";
+ * import { type AgentBackend } from "@finishline/agents";
+ * import { modelAdapter } from "./context.ts";
  *
  * const backend: AgentBackend = {
  *   name: "scripted",
@@ -74,7 +75,8 @@ export function modelAdapter(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { emptySummary, tentativeOutputOf } from "@finishline/agents";
+ * import { emptySummary } from "@finishline/agents";
+ * import { tentativeOutputOf } from "./context.ts";
  *
  * const summary = { ...emptySummary(1), assistantResponses: ["Reading.", "All tests pass."] };
  * assert.equal(tentativeOutputOf(summary), "All tests pass.");
@@ -158,7 +160,8 @@ export interface CheckerContextParts extends
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { checkerContext, emptySummary, parseDefinition } from "@finishline/agents";
+ * import { emptySummary, parseDefinition } from "@finishline/agents";
+ * import { checkerContext } from "./context.ts";
  *
  * const context = checkerContext({
  *   current: { summary: { ...emptySummary(2), assistantResponses: ["Done."] }, messages: [] },

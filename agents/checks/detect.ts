@@ -22,7 +22,7 @@
  * @example Detect the checks of a small npm package
  * ```ts
  * import assert from "node:assert/strict";
- * import { detectChecks, formatDetection } from "@finishline/agents";
+ * import { detectChecks, formatDetection } from "./detect.ts";
  *
  * const root = await Deno.makeTempDir();
  * try {
@@ -93,7 +93,7 @@ const PROBE_TIMEOUT_MS = 10_000;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { detectChecks } from "@finishline/agents";
+ * import { detectChecks } from "./detect.ts";
  *
  * const root = await Deno.makeTempDir();
  * try {
@@ -160,7 +160,7 @@ export async function detectChecks(root: string, options: DetectOptions = {}): P
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { formatDetection } from "@finishline/agents";
+ * import { formatDetection } from "./detect.ts";
  *
  * const text = formatDetection({
  *   checks: [{

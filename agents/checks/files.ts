@@ -19,7 +19,7 @@ import {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { FilesChecker } from "@finishline/agents";
+ * import { FilesChecker } from "./files.ts";
  *
  * const checker = new FilesChecker(["no-such-file.txt"]);
  * // The files checker only needs the working directory from the context.
@@ -54,7 +54,7 @@ export class FilesChecker implements TaskCompletionChecker {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { FilesChecker } from "@finishline/agents";
+   * import { FilesChecker } from "./files.ts";
    *
    * const dir = await Deno.makeTempDir();
    * try {

@@ -69,7 +69,8 @@ export interface Filesystem {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { OutsideRepositoryError, RepoFilesystem } from "@finishline/agents";
+ * import { OutsideRepositoryError } from "@finishline/agents";
+ * import { RepoFilesystem } from "./filesystem.ts";
  *
  * const fs = new RepoFilesystem(Deno.cwd());
  * assert.throws(() => fs.read("../elsewhere.txt"), OutsideRepositoryError);
@@ -86,7 +87,7 @@ export class OutsideRepositoryError extends Error {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { RepoFilesystem } from "@finishline/agents";
+ * import { RepoFilesystem } from "./filesystem.ts";
  *
  * const dir = await Deno.makeTempDir();
  * try {

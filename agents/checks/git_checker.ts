@@ -32,7 +32,7 @@ export interface GitCheckerOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { GitChecker } from "@finishline/agents";
+ * import { GitChecker } from "./git_checker.ts";
  *
  * // Outside a repository there is no evidence, so the check never passes.
  * const result = await new GitChecker().check({ cwd: "/" } as never);
@@ -63,7 +63,8 @@ export class GitChecker implements TaskCompletionChecker {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitChecker, GitRepo } from "@finishline/agents";
+   * import { GitChecker } from "./git_checker.ts";
+   * import { GitRepo } from "../git/repo.ts";
    *
    * const dir = await Deno.makeTempDir();
    * try {

@@ -41,7 +41,7 @@ export interface JudgeCheckerOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { parseVerdict } from "@finishline/agents";
+ * import { parseVerdict } from "./judge.ts";
  *
  * assert.deepEqual(parseVerdict('Verdict: {"complete": false, "missing": ["tests"]}'), {
  *   complete: false,
@@ -63,7 +63,7 @@ export function parseVerdict(text: string): { complete: boolean; missing: string
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { JudgeChecker } from "@finishline/agents";
+ * import { JudgeChecker } from "./judge.ts";
  *
  * const judge = new JudgeChecker({ criteria: "The README documents every flag" });
  * assert.equal(judge.name, "judge");
@@ -92,13 +92,9 @@ export class JudgeChecker implements TaskCompletionChecker {
    * @example A stand-in backend that answers every session with a verdict
    * ```ts
    * import assert from "node:assert/strict";
-   * import {
-   *   type AgentBackend,
-   *   checkerContext,
-   *   emptySummary,
-   *   JudgeChecker,
-   *   parseDefinition,
-   * } from "@finishline/agents";
+   * import { type AgentBackend, emptySummary, parseDefinition } from "@finishline/agents";
+   * import { checkerContext } from "./context.ts";
+   * import { JudgeChecker } from "./judge.ts";
    *
    * const backend: AgentBackend = {
    *   name: "scripted",

@@ -73,7 +73,8 @@ export function latestPlan(summaries: IterationSummary[]): PlanItem[] | undefine
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { emptySummary, PlanChecker } from "@finishline/agents";
+ * import { emptySummary } from "@finishline/agents";
+ * import { PlanChecker } from "./plan.ts";
  *
  * const checker = new PlanChecker();
  * assert.equal(checker.name, "plan");
@@ -103,7 +104,8 @@ export class PlanChecker implements TaskCompletionChecker {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { emptySummary, PlanChecker } from "@finishline/agents";
+   * import { emptySummary } from "@finishline/agents";
+   * import { PlanChecker } from "./plan.ts";
    *
    * const summary = {
    *   ...emptySummary(1),

@@ -54,7 +54,9 @@ export type ProtectedRole = "test file" | "runner configuration";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { changedProtectedFiles, DEFAULT_PROTECTED_GLOBS, GitRepo } from "@finishline/agents";
+ * import { changedProtectedFiles } from "./protected_files.ts";
+ * import { DEFAULT_PROTECTED_GLOBS } from "../definition/mod.ts";
+ * import { GitRepo } from "../git/repo.ts";
  *
  * const dir = await Deno.makeTempDir();
  * try {
@@ -117,7 +119,8 @@ export async function changedProtectedFiles(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { DEFAULT_PROTECTED_GLOBS, isProtected } from "@finishline/agents";
+ * import { DEFAULT_PROTECTED_GLOBS } from "../definition/mod.ts";
+ * import { isProtected } from "./protected_files.ts";
  *
  * const options = { protect: [...DEFAULT_PROTECTED_GLOBS], configFiles: [] };
  * assert.equal(isProtected("test/math.test.js", options), true);

@@ -121,7 +121,7 @@ interface BaselineView {
  * @example A check that passes with no baseline
  * ```ts
  * import assert from "node:assert/strict";
- * import { RepoChecksChecker } from "@finishline/agents";
+ * import { RepoChecksChecker } from "./repo_checks.ts";
  *
  * const gate = new RepoChecksChecker({ checks: [{ name: "true", command: "true" }] });
  * // Outside a repository the checker needs only the working directory.

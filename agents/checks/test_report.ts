@@ -13,7 +13,8 @@
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { parseTestReport, testCounts, testsRun } from "@finishline/agents";
+ * import { parseTestReport } from "@finishline/agents";
+ * import { testCounts, testsRun } from "./test_report.ts";
  *
  * const report = parseTestReport(
  *   "--- FAIL: TestAdd (0.00s)\nFAIL\nFAIL\texample.com/m\t0.002s\n",
@@ -146,7 +147,8 @@ export function parseTestReport(output: string, hint?: TestRunner): TestReport {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { parseTestReport, testsRun } from "@finishline/agents";
+ * import { parseTestReport } from "@finishline/agents";
+ * import { testsRun } from "./test_report.ts";
  *
  * assert.equal(testsRun(parseTestReport("ok | 3 passed | 1 failed (12ms)")), 4);
  * assert.equal(testsRun({ failed: ["adds"], failedCount: 1 }), undefined);
@@ -167,7 +169,8 @@ export function testsRun(report: TestReport): number | undefined {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { parseTestReport, testCounts } from "@finishline/agents";
+ * import { parseTestReport } from "@finishline/agents";
+ * import { testCounts } from "./test_report.ts";
  *
  * const output = "test result: ok. 1 passed; 0 failed; 2 ignored; 0 measured; 0 filtered out";
  * assert.deepEqual(testCounts(parseTestReport(output)), {

@@ -39,7 +39,7 @@ export interface BuildVerifierOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { buildVerifier } from "@finishline/agents";
+ * import { buildVerifier } from "./verifier.ts";
  *
  * const verifier = await buildVerifier(
  *   { mode: "all", checks: [{ type: "files", paths: ["README.md"] }, { type: "plan" }] },
@@ -118,7 +118,8 @@ export async function buildVerifier(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { CompositeChecker, incomplete, verify } from "@finishline/agents";
+ * import { CompositeChecker, incomplete } from "@finishline/agents";
+ * import { verify } from "./verifier.ts";
  *
  * const verifier = new CompositeChecker([
  *   { name: "tests", check: () => incomplete("2 tests fail") },

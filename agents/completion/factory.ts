@@ -25,7 +25,8 @@ import type { AgentDefinition, CompletionHandler } from "./handler_contract.ts";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { DEFAULT_MAX_ITERATIONS, iterationCap, parseDefinition } from "@finishline/agents";
+ * import { parseDefinition } from "@finishline/agents";
+ * import { DEFAULT_MAX_ITERATIONS, iterationCap } from "./factory.ts";
  *
  * const definition = parseDefinition(
  *   `{ "name": "docs", "behavior": { "completionType": "manual",
@@ -49,11 +50,17 @@ export interface CreateHandlerOptions {
   maxIterations?: number;
   /** Finds learnings of earlier runs for `{uv-learnings}`. */
   learnings?: (query: string) => string;
-  /** gh settings for the issue and project handlers (executable, env, timeouts, retries). */
+  /**
+   * gh settings for the issue and project handlers (executable, env, timeouts, retries).
+   *
+   * @ignore The CLI's plumbing, not part of the contract: it may change.
+   */
   github?: Omit<GitHubOptions, "cwd" | "repo">;
   /**
    * The run's inputs, typed, as the command line parsed them (`args` is built
    * from them). @default the issue, project, repo, owner and label found in `args`
+   *
+   * @ignore The CLI's plumbing, not part of the contract: it may change.
    */
   inputs?: RunInputs;
 }
@@ -126,7 +133,8 @@ async function createGitHubHandler(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { iterationCap, parseDefinition } from "@finishline/agents";
+ * import { parseDefinition } from "@finishline/agents";
+ * import { iterationCap } from "./factory.ts";
  *
  * const definition = parseDefinition(
  *   '{ "name": "polish", "behavior": { "completionConfig": { "maxIterations": 4 } } }',

@@ -45,7 +45,7 @@ const MAX_LISTED = 30;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { boardPhase } from "@finishline/agents";
+ * import { boardPhase } from "./project.ts";
  *
  * assert.equal(boardPhase([{ status: "Todo", done: false }]), "preparation");
  * assert.equal(
@@ -75,7 +75,7 @@ export function boardPhase(items: Array<{ status?: string; done: boolean }>): Pr
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { lastReview } from "@finishline/agents";
+ * import { lastReview } from "./project.ts";
  *
  * assert.deepEqual(lastReview([{ type: "review", result: "fail", notes: "no tests" }]), {
  *   result: "fail",

@@ -18,12 +18,8 @@ const registered = new Map<string, CompletionHandlerFactory>();
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import {
- *   type CompletionHandlerFactory,
- *   getRegisteredHandler,
- *   registerCompletionHandler,
- *   unregisterCompletionHandler,
- * } from "@finishline/agents";
+ * import { type CompletionHandlerFactory, registerCompletionHandler, unregisterCompletionHandler } from "@finishline/agents";
+ * import { getRegisteredHandler } from "./registry.ts";
  *
  * // A handler that completes once an iteration commits something.
  * const commits: CompletionHandlerFactory = () => ({
@@ -89,11 +85,8 @@ export function unregisterCompletionHandler(type: string): boolean {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import {
- *   getRegisteredHandler,
- *   registerCompletionHandler,
- *   unregisterCompletionHandler,
- * } from "@finishline/agents";
+ * import { registerCompletionHandler, unregisterCompletionHandler } from "@finishline/agents";
+ * import { getRegisteredHandler } from "./registry.ts";
  *
  * assert.equal(getRegisteredHandler("review-bot"), undefined);
  * const factory = () => {
@@ -117,11 +110,8 @@ export function getRegisteredHandler(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import {
- *   registerCompletionHandler,
- *   registeredTypes,
- *   unregisterCompletionHandler,
- * } from "@finishline/agents";
+ * import { registerCompletionHandler, unregisterCompletionHandler } from "@finishline/agents";
+ * import { registeredTypes } from "./registry.ts";
  *
  * const factory = () => {
  *   throw new Error("not used in this example");

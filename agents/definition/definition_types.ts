@@ -19,7 +19,7 @@ export type CompletionType =
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { COMPLETION_TYPES } from "@finishline/agents";
+ * import { COMPLETION_TYPES } from "./mod.ts";
  *
  * assert.ok(COMPLETION_TYPES.includes("manual"));
  * assert.equal(COMPLETION_TYPES.length, 5);

@@ -96,7 +96,9 @@ export interface FinishReport {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { emptySummary, runFinish, SqliteStore } from "@finishline/agents";
+ * import { emptySummary } from "@finishline/agents";
+ * import { runFinish } from "./workflow.ts";
+ * import { SqliteStore } from "../store/mod.ts";
  *
  * const store = SqliteStore.open(":memory:");
  * try {

@@ -59,7 +59,7 @@ export interface RepoState {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { GitRepo } from "@finishline/agents";
+ * import { GitRepo } from "./repo.ts";
  *
  * const dir = await Deno.makeTempDir();
  * try {
@@ -100,7 +100,7 @@ export class GitRepo {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitRepo } from "@finishline/agents";
+   * import { GitRepo } from "./repo.ts";
    *
    * const dir = await Deno.makeTempDir();
    * try {
@@ -129,7 +129,7 @@ export class GitRepo {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitRepo } from "@finishline/agents";
+   * import { GitRepo } from "./repo.ts";
    *
    * const dir = await Deno.makeTempDir();
    * try {
@@ -159,7 +159,7 @@ export class GitRepo {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitRepo } from "@finishline/agents";
+   * import { GitRepo } from "./repo.ts";
    *
    * const dir = await Deno.makeTempDir();
    * try {
@@ -186,7 +186,7 @@ export class GitRepo {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitRepo } from "@finishline/agents";
+   * import { GitRepo } from "./repo.ts";
    *
    * const dir = await Deno.makeTempDir();
    * try {
@@ -222,7 +222,7 @@ export class GitRepo {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitRepo } from "@finishline/agents";
+   * import { GitRepo } from "./repo.ts";
    *
    * const dir = await Deno.makeTempDir();
    * try {
@@ -284,7 +284,7 @@ export class GitRepo {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitRepo } from "@finishline/agents";
+   * import { GitRepo } from "./repo.ts";
    *
    * const dir = await Deno.makeTempDir();
    * try {
@@ -319,7 +319,7 @@ export class GitRepo {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitRepo } from "@finishline/agents";
+   * import { GitRepo } from "./repo.ts";
    *
    * const dir = await Deno.makeTempDir();
    * try {
@@ -385,7 +385,7 @@ export class GitRepo {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitRepo } from "@finishline/agents";
+   * import { GitRepo } from "./repo.ts";
    *
    * const dir = await Deno.makeTempDir();
    * try {
@@ -430,7 +430,7 @@ export class GitRepo {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitRepo } from "@finishline/agents";
+   * import { GitRepo } from "./repo.ts";
    *
    * const dir = await Deno.makeTempDir();
    * try {
@@ -492,7 +492,7 @@ export class GitRepo {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitRepo } from "@finishline/agents";
+   * import { GitRepo } from "./repo.ts";
    *
    * const dir = await Deno.makeTempDir();
    * try {

@@ -56,7 +56,7 @@ const CONFIG_FILES = /(?:^|\/)config(?:\.worktree)?$/;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { GitRepo } from "@finishline/agents";
+ * import { GitRepo } from "./repo.ts";
  * import { GitSettingsGuard } from "./settings.ts";
  *
  * const dir = await Deno.makeTempDir();

@@ -53,7 +53,7 @@ export type {
  * @example A call during the run that keeps failing
  * ```ts
  * import assert from "node:assert/strict";
- * import type { GhFault } from "@finishline/agents";
+ * import type { GhFault } from "./port.ts";
  * import { standInGh } from "@finishline/agents/testing";
  *
  * // A gh that always fails: the call is retried, each failure is reported,
@@ -109,7 +109,7 @@ export class GitHubCli {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitHubCli } from "@finishline/agents";
+   * import { GitHubCli } from "./port.ts";
    *
    * const github = new GitHubCli({ cwd: Deno.cwd(), repo: "octo/demo" });
    * assert.deepEqual(github.repoArgs(), ["--repo", "octo/demo"]);
@@ -128,7 +128,8 @@ export class GitHubCli {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { GitHubCli, UsageError } from "@finishline/agents";
+   * import { UsageError } from "@finishline/agents";
+   * import { GitHubCli } from "./port.ts";
    * import { standInGh } from "@finishline/agents/testing";
    *
    * await using gh = await standInGh("gh version 2.50.0 (2024-05-01)");

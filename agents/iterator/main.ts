@@ -31,7 +31,7 @@ import { completedProgram, completionScript } from "./flags/completions.ts";
 import { invokedAs } from "./flags/invoked_as.ts";
 import { fleetCommand, fleetResumeCommand } from "./fleet/command.ts";
 import { historyCommand } from "./commands/history.ts";
-import { listAndRunChecks } from "./run/repo_checks_setup.ts";
+import { listAndRunChecks } from "./run/checks_setup.ts";
 import { scaffoldAgent } from "./commands/init.ts";
 import { EXIT_CODES } from "../loop/runner.ts";
 import { type CommandIO, runCommand } from "./run/command.ts";

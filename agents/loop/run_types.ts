@@ -80,11 +80,23 @@ export interface RunResult {
   summaries: IterationSummary[];
   /** The pull request the run opened, when it opened one. */
   pullRequest?: string;
-  /** The repository's checks on the starting commit, when they ran. */
+  /**
+   * The repository's checks on the starting commit, when they ran.
+   *
+   * @ignore The CLI's plumbing, not part of the contract: it may change.
+   */
   baseline?: BaselineResult;
-  /** The verifier's held-out reproduction test (`verify.reproduce`), when one was started. */
+  /**
+   * The verifier's held-out reproduction test (`verify.reproduce`), when one was started.
+   *
+   * @ignore The CLI's plumbing, not part of the contract: it may change.
+   */
   reproduction?: ReproductionRecord;
-  /** What the reviewer sessions of declarations cost, when one ran. */
+  /**
+   * What the reviewer sessions of declarations cost, when one ran.
+   *
+   * @ignore The CLI's plumbing, not part of the contract: it may change.
+   */
   review?: IndependentCost;
   /** Every review of the worker's declarations, in order: the commit, each declaration and its verdict. */
   reviews?: Array<{ commit: string; declarations: ReviewedDeclaration[] }>;
@@ -206,13 +218,23 @@ export interface RunOptions {
    * The repository's checks, when they gate completion (they are also one of
    * the verifier's checkers): the run starts their baseline before iteration
    * 1 and records their evidence in each verified summary.
+   *
+   * @ignore The CLI's plumbing, not part of the contract: it may change.
    */
   repoChecks?: RepoChecksChecker;
   /** Bash commands the agent may not run (the agent's own `gh issue close`, say). */
   refuseCommands?: CommandRefusal[];
-  /** The pull request's checks as the last gate (`--create-pr` with `verify.prChecks`). */
+  /**
+   * The pull request's checks as the last gate (`--create-pr` with `verify.prChecks`).
+   *
+   * @ignore The CLI's plumbing, not part of the contract: it may change.
+   */
   pullRequest?: PullRequestGate;
-  /** The repository, for git evidence; absent outside one. */
+  /**
+   * The repository, for git evidence; absent outside one.
+   *
+   * @ignore The CLI's plumbing, not part of the contract: it may change.
+   */
   git?: GitRepo;
   /** Paths (relative to the repository root) that are finishline's own, not the agent's work. */
   ignorePaths?: string[];
@@ -222,11 +244,19 @@ export interface RunOptions {
   runId?: string;
   /** Permission mode override (the CLI's). @default definition.behavior.permissionMode */
   permissionMode?: SessionPermissionMode;
-  /** JSONL log. */
+  /**
+   * JSONL log.
+   *
+   * @ignore The CLI's plumbing, not part of the contract: it may change.
+   */
   log?: RunLog;
   /** Aborts the run (SIGINT/SIGTERM). */
   signal?: AbortSignal;
-  /** Progress callback. */
+  /**
+   * Progress callback.
+   *
+   * @ignore The CLI's plumbing, not part of the contract: it may change.
+   */
   onEvent?: (event: RunEvent) => void;
   /** Extra environment for the agent process. */
   env?: Record<string, string>;
@@ -234,7 +264,11 @@ export interface RunOptions {
   now?: () => number;
   /** Waits between probes; tests make it instant. @default an abortable setTimeout */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
-  /** The run history; each iteration is recorded in it before the next one starts. */
+  /**
+   * The run history; each iteration is recorded in it before the next one starts.
+   *
+   * @ignore
+   */
   store?: RunStore;
   /** The first iteration's prompt, when the caller built it already (to check it before the run). */
   initialPrompt?: string;

@@ -30,7 +30,7 @@ import { firstLine } from "../support/errors.ts";
 import { SummaryBuilder } from "./summary_builder.ts";
 import { CircuitBreaker } from "./circuit_breaker.ts";
 import { AgentSessions } from "./agent_sessions.ts";
-import { verifyClaim } from "./checks.ts";
+import { verifyClaim } from "./claim_verification.ts";
 import { IterationRepo } from "./evidence.ts";
 import { probeIfUnclear } from "./probe.ts";
 import { startReproduction } from "./reproduce.ts";

@@ -34,7 +34,7 @@ export interface ActionOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { extractActions } from "@finishline/agents";
+ * import { extractActions } from "./summary_builder.ts";
  *
  * const fence = "`".repeat(3);
  * const text = `Done.\n${fence}action\n{"type": "review", "result": "pass"}\n${fence}\n` +
@@ -89,7 +89,7 @@ function escapeRegExp(text: string): string {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { SummaryBuilder } from "@finishline/agents";
+ * import { SummaryBuilder } from "./summary_builder.ts";
  *
  * const builder = new SummaryBuilder(1);
  * builder.add({
@@ -147,7 +147,7 @@ export class SummaryBuilder {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { SummaryBuilder } from "@finishline/agents";
+   * import { SummaryBuilder } from "./summary_builder.ts";
    *
    * const builder = new SummaryBuilder(3);
    * builder.add({
@@ -170,7 +170,7 @@ export class SummaryBuilder {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { SummaryBuilder } from "@finishline/agents";
+   * import { SummaryBuilder } from "./summary_builder.ts";
    *
    * const builder = new SummaryBuilder(1);
    * builder.add({ type: "system", subtype: "init", session_id: "s1" });
@@ -189,7 +189,7 @@ export class SummaryBuilder {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { SummaryBuilder } from "@finishline/agents";
+   * import { SummaryBuilder } from "./summary_builder.ts";
    *
    * const builder = new SummaryBuilder(1);
    * assert.equal(builder.sawResult, false);
@@ -209,7 +209,7 @@ export class SummaryBuilder {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { SummaryBuilder } from "@finishline/agents";
+   * import { SummaryBuilder } from "./summary_builder.ts";
    *
    * const builder = new SummaryBuilder(1);
    * builder.add({
@@ -294,7 +294,7 @@ export class SummaryBuilder {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { SummaryBuilder } from "@finishline/agents";
+   * import { SummaryBuilder } from "./summary_builder.ts";
    *
    * const builder = new SummaryBuilder(1);
    * builder.add({
@@ -317,7 +317,7 @@ export class SummaryBuilder {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { SummaryBuilder } from "@finishline/agents";
+   * import { SummaryBuilder } from "./summary_builder.ts";
    *
    * const builder = new SummaryBuilder(1);
    * builder.add({
@@ -338,7 +338,7 @@ export class SummaryBuilder {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { SummaryBuilder } from "@finishline/agents";
+   * import { SummaryBuilder } from "./summary_builder.ts";
    *
    * const builder = new SummaryBuilder(1);
    * builder.add({ type: "system", subtype: "api_retry" });
@@ -358,7 +358,7 @@ export class SummaryBuilder {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { SummaryBuilder } from "@finishline/agents";
+   * import { SummaryBuilder } from "./summary_builder.ts";
    *
    * const builder = new SummaryBuilder(1);
    * builder.add({
@@ -392,7 +392,7 @@ export class SummaryBuilder {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { SummaryBuilder } from "@finishline/agents";
+   * import { SummaryBuilder } from "./summary_builder.ts";
    *
    * const builder = new SummaryBuilder(1);
    * builder.add({ type: "system", subtype: "init", apiKeySource: "ANTHROPIC_API_KEY" });
@@ -411,7 +411,7 @@ export class SummaryBuilder {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { SummaryBuilder } from "@finishline/agents";
+   * import { SummaryBuilder } from "./summary_builder.ts";
    *
    * const summary = new SummaryBuilder(1).finish(1234.6);
    * assert.equal(summary.durationMs, 1235);

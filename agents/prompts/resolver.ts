@@ -61,7 +61,7 @@ const FRONT_MATTER = /^\uFEFF?---\r?\n(?:[\s\S]*?\r?\n)?---[ \t]*(?:\r?\n|$)/;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { toVariableName } from "@finishline/agents";
+ * import { toVariableName } from "./resolver.ts";
  *
  * assert.equal(toVariableName("--iterate-max"), "iterate_max");
  * assert.equal(toVariableName("targetDecisions"), "target_decisions");
@@ -84,7 +84,7 @@ export function toVariableName(name: string): string {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { argsToVariables } from "@finishline/agents";
+ * import { argsToVariables } from "./resolver.ts";
  *
  * assert.deepEqual(
  *   argsToVariables({ iterateMax: 3, topic: "x", tags: ["a", "b"], skip: undefined }),
@@ -119,7 +119,7 @@ export function argsToVariables(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { stripFrontMatter } from "@finishline/agents";
+ * import { stripFrontMatter } from "./resolver.ts";
  *
  * assert.equal(stripFrontMatter("---\ntitle: x\n---\nHello"), "Hello");
  * assert.equal(stripFrontMatter("No front matter"), "No front matter");

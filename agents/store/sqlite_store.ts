@@ -47,7 +47,8 @@ export const DEFAULT_STORE_PATH = ".agent/.finishline/state.db";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { emptySummary, SqliteStore } from "@finishline/agents";
+ * import { emptySummary } from "@finishline/agents";
+ * import { SqliteStore } from "./mod.ts";
  *
  * const store = SqliteStore.open(":memory:");
  * store.createRun({ id: "r1", agent: "docs", handler: "iterate", argv: [], cwd: "/work",

@@ -27,7 +27,7 @@ export interface LockHolder {
  * @example One holder at a time; released, the key is free again
  * ```ts
  * import assert from "node:assert/strict";
- * import { RunLock } from "@finishline/agents";
+ * import { RunLock } from "./file_lock.ts";
  *
  * const dir = await Deno.makeTempDir();
  * const lock = await RunLock.acquire(dir, "issue-7", { note: "run 1a2b3c4d" });

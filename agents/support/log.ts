@@ -25,7 +25,7 @@ export interface LogRecord {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { RunLog } from "@finishline/agents";
+ * import { RunLog } from "./log.ts";
  *
  * const dir = await Deno.makeTempDir();
  * try {
@@ -62,7 +62,8 @@ export class RunLog {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { Redactor, RunLog } from "@finishline/agents";
+   * import { Redactor } from "./redact.ts";
+   * import { RunLog } from "./log.ts";
    *
    * const dir = await Deno.makeTempDir();
    * try {
@@ -89,7 +90,8 @@ export class RunLog {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { Redactor, RunLog } from "@finishline/agents";
+   * import { Redactor } from "./redact.ts";
+   * import { RunLog } from "./log.ts";
    *
    * const dir = await Deno.makeTempDir();
    * try {
@@ -120,7 +122,8 @@ export class RunLog {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { Redactor, RunLog } from "@finishline/agents";
+   * import { Redactor } from "./redact.ts";
+   * import { RunLog } from "./log.ts";
    *
    * const dir = await Deno.makeTempDir();
    * try {
@@ -150,7 +153,8 @@ export class RunLog {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { Redactor, RunLog } from "@finishline/agents";
+   * import { Redactor } from "./redact.ts";
+   * import { RunLog } from "./log.ts";
    *
    * const dir = await Deno.makeTempDir();
    * try {

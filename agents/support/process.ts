@@ -46,7 +46,7 @@ const decoder = new TextDecoder();
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { MISSING_CODE, runTool } from "@finishline/agents";
+ * import { MISSING_CODE, runTool } from "./process.ts";
  *
  * const ok = await runTool("git", ["--version"], { cwd: ".", timeoutMs: 10_000 });
  * assert.equal(ok.code, 0);
@@ -216,7 +216,7 @@ function concat(chunks: Uint8Array[]): Uint8Array {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { runShell } from "@finishline/agents";
+ * import { runShell } from "./process.ts";
  *
  * const result = await runShell("echo out; echo err >&2; exit 3", { cwd: ".", timeoutMs: 10_000 });
  * assert.equal(result.code, 3);

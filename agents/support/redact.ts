@@ -45,7 +45,7 @@ const SECRET_KEY_FIELD = /(?:^|[_\-.])(?:x[_\-])?api[_\-]?key$/i;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { isSecretName } from "@finishline/agents";
+ * import { isSecretName } from "./redact.ts";
  *
  * assert.equal(isSecretName("ANTHROPIC_API_KEY"), true);
  * assert.equal(isSecretName("accessToken"), true);
@@ -80,7 +80,7 @@ export interface RedactorOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { Redactor } from "@finishline/agents";
+ * import { Redactor } from "./redact.ts";
  *
  * const redactor = new Redactor({ MY_API_KEY: "abc123secret", HOME: "/home/ada" });
  * assert.equal(
@@ -131,7 +131,7 @@ export class Redactor {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { Redactor } from "@finishline/agents";
+   * import { Redactor } from "./redact.ts";
    *
    * const redactor = new Redactor({});
    * redactor.protect("embeddings-key-42");
@@ -154,7 +154,7 @@ export class Redactor {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { Redactor } from "@finishline/agents";
+   * import { Redactor } from "./redact.ts";
    *
    * const redactor = new Redactor({});
    * assert.equal(
@@ -189,7 +189,7 @@ export class Redactor {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { Redactor } from "@finishline/agents";
+   * import { Redactor } from "./redact.ts";
    *
    * const redactor = new Redactor({});
    * const event = { env: { GH_TOKEN: "not-a-real-token" }, args: ["--issue", "7"] };
@@ -238,7 +238,7 @@ let processRedactor: Redactor | undefined;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { redactorOfProcess } from "@finishline/agents";
+ * import { redactorOfProcess } from "./redact.ts";
  *
  * assert.equal(redactorOfProcess(), redactorOfProcess());
  * ```

@@ -20,7 +20,8 @@ import { type Redactor, redactorOfProcess } from "./redact.ts";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { Redactor, redactingWriter } from "@finishline/agents";
+ * import { Redactor } from "./redact.ts";
+ * import { redactingWriter } from "./sinks.ts";
  *
  * const out: string[] = [];
  * const write = redactingWriter((text) => out.push(text), new Redactor({ DB_PASSWORD: "hunter2hunter2" }));
@@ -45,7 +46,8 @@ export function redactingWriter(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { Redactor, writeRedactedFile } from "@finishline/agents";
+ * import { Redactor } from "./redact.ts";
+ * import { writeRedactedFile } from "./sinks.ts";
  *
  * const dir = await Deno.makeTempDir();
  * try {

@@ -106,3 +106,21 @@ export {
   type StandInPortOptions,
   type StandInReply,
 } from "./stand_ins.ts";
+// The types the stand-ins take and give: the GitHub port's and the handlers'.
+export type {
+  GhComment,
+  GhFault,
+  GhIssue,
+  GhListedIssue,
+  GhProject,
+  GhProjectItem,
+  GitHubCli,
+  GitHubOptions,
+} from "../github/port.ts";
+export type {
+  PullRequestCheck,
+  PullRequestChecks,
+  WaitForChecksOptions,
+} from "../github/_pull_requests.ts";
+export type { IssueCompletionHandler } from "../completion/issue.ts";
+export type { ProjectCompletionHandler, ProjectPhase } from "../completion/project.ts";

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { RepoChecksChecker } from "../../agents/mod.ts";
+import { RepoChecksChecker } from "../../agents/checks/repo_checks.ts";
 import { GitRepo } from "../../agents/git/repo.ts";
 import type { RepoCheck } from "../../agents/checks/check_run.ts";
 import type { ReviewAnswer, ReviewRequest } from "../../agents/checks/declarations.ts";

@@ -4,7 +4,7 @@ import {
   describeCheckEnvironment,
   describeRun,
 } from "../../agents/checks/check_run.ts";
-import { listAndRunChecks } from "../../agents/iterator/run/repo_checks_setup.ts";
+import { listAndRunChecks } from "../../agents/iterator/run/checks_setup.ts";
 import { tempRepo } from "../_helpers.ts";
 import { definitionOf } from "./_helpers.ts";
 

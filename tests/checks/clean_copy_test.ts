@@ -7,7 +7,7 @@
  */
 
 import assert from "node:assert/strict";
-import { RepoChecksChecker } from "../../agents/mod.ts";
+import { RepoChecksChecker } from "../../agents/checks/repo_checks.ts";
 import { GitRepo } from "../../agents/git/repo.ts";
 import { dependencyManifest } from "../../agents/checks/dependency_folders.ts";
 import { git, tempDir, tempRepo } from "../_helpers.ts";

@@ -8,7 +8,7 @@
  */
 
 import assert from "node:assert/strict";
-import { DEFAULT_PROTECTED_GLOBS } from "../../agents/mod.ts";
+import { DEFAULT_PROTECTED_GLOBS } from "../../agents/definition/mod.ts";
 import type { RepoCheck } from "../../agents/checks/check_run.ts";
 import type { ReviewAnswer, ReviewRequest } from "../../agents/checks/declarations.ts";
 import { git } from "../_helpers.ts";

@@ -1,13 +1,9 @@
 import assert from "node:assert/strict";
-import {
-  changedProtectedFiles,
-  CHECK_ENVIRONMENT,
-  DEFAULT_PROTECTED_GLOBS,
-  RepoChecksChecker,
-  runInWorktree,
-  runRepoCheck,
-  snapshotCommit,
-} from "../../agents/mod.ts";
+import { changedProtectedFiles } from "../../agents/checks/protected_files.ts";
+import { CHECK_ENVIRONMENT, runRepoCheck } from "../../agents/checks/check_run.ts";
+import { DEFAULT_PROTECTED_GLOBS } from "../../agents/definition/mod.ts";
+import { RepoChecksChecker } from "../../agents/checks/repo_checks.ts";
+import { runInWorktree, snapshotCommit } from "../../agents/checks/worktree_run.ts";
 import { GitRepo } from "../../agents/git/repo.ts";
 import type { CompleteTaskCall } from "../../agents/completion/handler_contract.ts";
 import { git, tempRepo } from "../_helpers.ts";

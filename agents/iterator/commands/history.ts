@@ -59,7 +59,7 @@ export async function historyCommand(command: HistoryCommand, io: CommandIO): Pr
       case "learnings search":
         return searchLearnings(store, command.query, { json, limit }, io);
       case "finish":
-        return await finishRun(store, command.runId, json, io);
+        return await finishCommand(store, command.runId, json, io);
     }
   } finally {
     store.close();
@@ -269,7 +269,7 @@ function learningLine(learning: FoundLearning): string {
   return `- ${learning.text} (${extra})`;
 }
 
-async function finishRun(
+async function finishCommand(
   store: SqliteStore,
   id: string,
   json: boolean,

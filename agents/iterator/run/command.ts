@@ -1,8 +1,9 @@
 /**
  * The run command, one path from the command line to the exit code:
- * prepare the run (`run_plan.ts`), check that it can finish (`gate.ts`),
- * open its workspace (`workspace.ts`), run the loop (`runner.ts`) with
- * progress on stderr, and finish it (`finish_run.ts`).
+ * prepare the run (`plan.ts`), check that it can finish (`preflight.ts`)
+ * and that its model can be used, open its workspace (`workspace.ts`), run
+ * the loop (`agents/loop/runner.ts`) with progress on stderr, and end it
+ * (`end.ts`).
  *
  * @module
  */
@@ -18,7 +19,7 @@ import type { RunLock } from "../../support/file_lock.ts";
 import type { RunStore, StoredRun } from "../../store/mod.ts";
 import type { RunCommand } from "../flags/command_line.ts";
 import { FINISH_STEPS } from "../../finish/workflow.ts";
-import { finishRun } from "./end.ts";
+import { endRun } from "./end.ts";
 import { preflight } from "./preflight.ts";
 import { GitHubPullRequestGate } from "./pull_request_gate.ts";
 import { createReporter, progressMode, type ProgressReporter } from "../terminal/progress.ts";
@@ -139,7 +140,7 @@ export async function runCommand(
       });
       // A second interrupt during the finish exits at once, saying what is left to finish.
       signals?.finishing(() => finishLeft(workspace.store, plan.runId, result));
-      return await finishRun(plan, workspace, result, {
+      return await endRun(plan, workspace, result, {
         backend,
         io,
         quiet: mode === "quiet",

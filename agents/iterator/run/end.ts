@@ -45,7 +45,7 @@ export interface FinishIO {
  * columns (the final line fits them) when stderr is one.
  * @returns The exit code.
  */
-export async function finishRun(
+export async function endRun(
   plan: RunPlan,
   workspace: Workspace,
   result: RunResult,

@@ -33,7 +33,7 @@ import {
 import { completeTaskInstructions } from "../../record/complete_task_tool.ts";
 import { learningsFinder } from "../../store/learnings_text.ts";
 import { ISSUE_CLOSE_REFUSAL, noGithubWriteEnv } from "../../completion/issue.ts";
-import { describeChecks, prepareChecks, type RunChecks } from "./repo_checks_setup.ts";
+import { describeChecks, prepareChecks, type RunChecks } from "./checks_setup.ts";
 import { openStore, resolveStorePath, workingDirectory } from "../places.ts";
 
 /** A run, prepared: what the loop, the workspace and the finish need. */

@@ -12,7 +12,7 @@ import type { AgentDefinition } from "../../definition/definition_types.ts";
 import { UsageError } from "../../support/errors.ts";
 import type { GitRepo } from "../../git/repo.ts";
 import type { GitHubCli } from "../../github/port.ts";
-import type { RunChecks } from "./repo_checks_setup.ts";
+import type { RunChecks } from "./checks_setup.ts";
 
 /** What {@linkcode preflight} checks. */
 export interface PreflightInput {

@@ -4,7 +4,7 @@ import { UsageError } from "../../../agents/support/errors.ts";
 import { GitRepo } from "../../../agents/git/repo.ts";
 import { GitHubCli } from "../../../agents/github/port.ts";
 import { preflight } from "../../../agents/iterator/run/preflight.ts";
-import { prepareChecks } from "../../../agents/iterator/run/repo_checks_setup.ts";
+import { prepareChecks } from "../../../agents/iterator/run/checks_setup.ts";
 import { FakeGitHub } from "../../fixtures/fake_gh/mod.ts";
 import { git, tempDir, tempRepo } from "../../_helpers.ts";
 

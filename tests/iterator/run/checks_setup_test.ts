@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
-import { listAndRunChecks } from "../../../agents/iterator/run/repo_checks_setup.ts";
+import { listAndRunChecks } from "../../../agents/iterator/run/checks_setup.ts";
 import { definitionOf } from "../../checks/_helpers.ts";
 import { tempDir } from "../../_helpers.ts";
 
