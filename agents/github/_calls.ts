@@ -4,7 +4,7 @@
  * network error, a timeout — is tried again), and with retries during it
  * (every failed attempt reported, never thrown); plus the checks before the
  * run that gh works and which repository it talks to. Private to
- * `agents/common`.
+ * `agents/github`.
  *
  * @module
  */

@@ -2,7 +2,7 @@
  * Issues through gh: read one before the run; during it, its state and
  * comments, close or reopen it, comment on it and manage its labels. The
  * {@linkcode GitHubCli} methods of the same names delegate here. Private to
- * `agents/common`.
+ * `agents/github`.
  *
  * @module
  */

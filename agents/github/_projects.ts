@@ -1,7 +1,7 @@
 /**
  * GitHub Projects (v2) through gh: a board and its items, as gh's JSON gives
  * them. The {@linkcode GitHubCli} methods of the same names delegate here.
- * Private to `agents/common`.
+ * Private to `agents/github`.
  *
  * @module
  */

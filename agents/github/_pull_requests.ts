@@ -2,7 +2,7 @@
  * Pull requests through gh: open one, read its CI checks from gh's plain
  * table, wait for them, and read the failed log of a workflow run. The
  * {@linkcode GitHubCli} methods of the same names delegate here. Private to
- * `agents/common`.
+ * `agents/github`.
  *
  * @module
  */

@@ -2,7 +2,7 @@
  * The secret shapes the redactor looks for: secretlint's recommended rule
  * preset (a maintained rule set of 25 providers' credential formats), driven
  * synchronously over any text, plus the few shapes the preset leaves out.
- * Private to `agents/common`.
+ * Private to `agents/support`.
  *
  * @module
  */
