@@ -8,7 +8,6 @@
 
 import { z } from "zod";
 import type { AgentDefinition } from "./definition/types.ts";
-import type { CompleteTaskCall } from "./complete_task_call.ts";
 
 export {
   COMPLETE_TASK_NAME,
