@@ -44,6 +44,8 @@ const NOT_OUTPUTS: Record<string, string> = {
   "agents/common/checks/detect.ts": "asks the machine which tools it has (`tox --version`)",
   "agents/common/backends/acp.ts":
     "starts the ACP agent; its prompts are redacted by redactingBackend",
+  "agents/common/backends/model_access.ts":
+    "asks the macOS keychain whether Claude Code's login item exists: no secret is read, nothing written",
   "agents/common/backends/complete_task_mcp.ts":
     "the MCP bridge of complete_task: relays the runner's answer, already redacted by redactingBackend",
   "agents/common/embeddings/_sync_fetch.ts": "the transport of http.ts, which redacts",
