@@ -29,7 +29,7 @@ import { runFinish } from "./finish.ts";
 import { lockRun } from "./run_locks.ts";
 import type { CommandIO } from "./run_command.ts";
 import { cleanUpRun } from "./finish_run.ts";
-import { commandLine } from "./report_facts.ts";
+import { commandLine, resumeCommand } from "./report_facts.ts";
 import { type CleanupFacts, openStore, workingDirectory } from "./workspace.ts";
 
 /**
@@ -134,7 +134,7 @@ function showRun(store: RunStore, id: string, json: boolean, io: CommandIO): num
     `Command:    ${commandLine(run.argv)}`,
     `Directory:  ${run.cwd}`,
     ...(["interrupted", "running"].includes(run.status)
-      ? [`Resume:     ${commandLine(["--resume", run.id])}`]
+      ? [`Resume:     ${resumeCommand(run.id)}`]
       : []),
     `Totals:     ${run.iterations} iterations, ${
       usd(run.costUsd)
