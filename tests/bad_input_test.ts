@@ -438,7 +438,7 @@ const CASES: BadInput[] = [
       ),
     },
     message:
-      /failed: The completion handler or a checker failed 3 times in a row: verdict exploded/,
+      /Failed: The completion handler or a checker failed 3 times in a row: verdict exploded/,
     code: 1,
     duringRun: true,
   },

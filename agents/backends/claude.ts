@@ -37,6 +37,8 @@ interface Spare {
   routes: Routes;
   controller: AbortController;
   ready: Promise<SpareProcess>;
+  /** The process, once it is parked. */
+  parked?: SpareProcess;
 }
 
 /**
@@ -203,18 +205,26 @@ export class ClaudeBackend implements AgentBackend {
         },
       });
     });
-    ready.catch(() => {
+    const spare: Spare = { key: spareKey(settings), routes, controller, ready };
+    ready.then((parked) => spare.parked = parked, () => {
       // the session falls back to query(), which reports the problem
     });
-    this.#spare = { key: spareKey(settings), routes, controller, ready };
+    this.#spare = spare;
   }
 
+  /**
+   * Stop the spare by one path: a parked one is closed; one still starting
+   * is aborted, which ends its process (the SDK then removes its folder).
+   * Each path of the SDK waits for the process's exit with two more "exit"
+   * listeners on it, until it exits: aborted and closed both, a spare took
+   * 11, and Node printed a MaxListenersExceededWarning at the end of the run.
+   */
   #discardSpare(): void {
     const spare = this.#spare;
     this.#spare = undefined;
     if (!spare) return;
-    spare.ready.then((parked) => parked.close(), () => {});
-    spare.controller.abort();
+    if (spare.parked) spare.parked.close();
+    else spare.controller.abort();
   }
 
   /** The parked process for these settings, if there is one. */

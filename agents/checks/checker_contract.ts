@@ -175,6 +175,12 @@ export interface TaskCompletionContext {
   completeTask?: CompleteTaskCall;
   /** Aborts long checks. */
   signal?: AbortSignal;
+  /**
+   * Told when a long check starts (`running` true) and ends, by its name
+   * (the command), so that progress can show what runs; checkers that run
+   * commands call it.
+   */
+  onCheck?: (name: string, running: boolean) => void;
 }
 
 /** Verifies that a task is complete: any object with `check`. */

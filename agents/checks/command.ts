@@ -79,7 +79,9 @@ export class CommandChecker implements TaskCompletionChecker {
    */
   async check(context: TaskCompletionContext): Promise<TaskCompletionResult> {
     const { command, timeoutSeconds = 600, tailLines = 30 } = this.#options;
-    const result = await runShell(command, { cwd: context.cwd, timeoutMs: timeoutSeconds * 1000 });
+    context.onCheck?.(command, true);
+    const result = await runShell(command, { cwd: context.cwd, timeoutMs: timeoutSeconds * 1000 })
+      .finally(() => context.onCheck?.(command, false));
     if (!result.timedOut && result.code === 0) return ok(`\`${command}\` passed`);
     const output = result.combined.trimEnd().split("\n").slice(-tailLines).join("\n");
     const why = result.timedOut

@@ -140,7 +140,15 @@ export function toolResults(messages: readonly AgentMessage[]): SessionToolCall[
 export interface CheckerContextParts extends
   Pick<
     TaskCompletionContext,
-    "definition" | "cwd" | "agentDir" | "git" | "backend" | "stopReason" | "completeTask" | "signal"
+    | "definition"
+    | "cwd"
+    | "agentDir"
+    | "git"
+    | "backend"
+    | "stopReason"
+    | "completeTask"
+    | "signal"
+    | "onCheck"
   > {
   /** The iteration being checked, with its messages. */
   current: SessionIteration;
@@ -200,6 +208,7 @@ export function checkerContext(parts: CheckerContextParts): TaskCompletionContex
     backend,
     completeTask: parts.completeTask,
     signal,
+    ...(parts.onCheck ? { onCheck: parts.onCheck } : {}),
   };
 }
 

@@ -151,6 +151,8 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   #copy: CheckWorktree | undefined;
   /** Checks run one at a time: they share the clean copy. */
   #queue: Promise<unknown> = Promise.resolve();
+  /** Who is told which check of the current claim runs (its context's `onCheck`). */
+  #onCheck: ((name: string, running: boolean) => void) | undefined;
   #evidence: ChecksEvidence | undefined;
   #last: { key: string; result: TaskCompletionResult; evidence: ChecksEvidence } | undefined;
   /** The verifier's reproduction test, once judged. */
@@ -466,7 +468,14 @@ export class RepoChecksChecker implements TaskCompletionChecker {
    * @returns Complete when the gate passes, else the feedback for the agent.
    */
   check(context: TaskCompletionContext): Promise<TaskCompletionResult> {
-    const result = this.#queue.then(() => this.#claim(context));
+    const result = this.#queue.then(async () => {
+      this.#onCheck = context.onCheck;
+      try {
+        return await this.#claim(context);
+      } finally {
+        this.#onCheck = undefined;
+      }
+    });
     this.#queue = result.catch(() => {});
     return result;
   }
@@ -673,7 +682,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     const signal = context.signal;
     const runs: CheckRun[] = [];
     for (const check of this.#checks) {
-      runs.push(await runRepoCheck(check, { cwd, timeoutMs: this.#timeoutMs, signal }));
+      runs.push(await this.#runOne(check, cwd, signal));
     }
     if (signal?.aborted) return this.#refuse(facts, STOPPED);
     const started = await this.#baseline;
@@ -897,8 +906,18 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     const flakyBefore = new Set(before.flakyTests ?? []);
     const onlyFlaky = run.failing.length > 0 && run.failing.every((test) => flakyBefore.has(test));
     if (!before.run.green && !onlyFlaky) return { run, flaky: false };
-    const again = await runRepoCheck(check, { cwd, timeoutMs: this.#timeoutMs, signal });
+    const again = await this.#runOne(check, cwd, signal);
     return { run: again, flaky: again.green };
+  }
+
+  /** One check of the current claim, its start and end told to the claim's `onCheck`. */
+  async #runOne(check: RepoCheck, cwd: string, signal: AbortSignal | undefined): Promise<CheckRun> {
+    this.#onCheck?.(check.name, true);
+    try {
+      return await runRepoCheck(check, { cwd, timeoutMs: this.#timeoutMs, signal });
+    } finally {
+      this.#onCheck?.(check.name, false);
+    }
   }
 
   /** Run the checks on the clean copy with the original test files put back. */
@@ -917,7 +936,11 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     if (moved) return [`it could not be added to a copy of your commit (${moved})`];
     await writeFiles(copy.dir, test.files);
     const checks = this.#checks.filter((check) => test.checks.includes(check.name));
-    const runs = await copy.run(checks, { timeoutMs: this.#timeoutMs, signal });
+    const runs = await copy.run(checks, {
+      timeoutMs: this.#timeoutMs,
+      signal,
+      onCheck: this.#onCheck,
+    });
     const failing: string[] = [];
     for (const run of runs) {
       if (run.green) continue;
@@ -1033,7 +1056,11 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     try {
       const error = await copy.moveTo(base) ?? await copy.restore(claim.head, files);
       if (error) return error;
-      return await copy.run(this.#checks, { timeoutMs: this.#timeoutMs, signal });
+      return await copy.run(this.#checks, {
+        timeoutMs: this.#timeoutMs,
+        signal,
+        onCheck: this.#onCheck,
+      });
     } finally {
       await copy.moveTo(claim.head);
     }
@@ -1098,6 +1125,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     const runs = await copy.run(this.#checks.filter((check) => !outOfScope.has(check.name)), {
       timeoutMs: this.#timeoutMs,
       signal,
+      onCheck: this.#onCheck,
     });
     const failed = runs.find((run) => !run.green);
     return failed

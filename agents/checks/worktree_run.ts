@@ -263,23 +263,34 @@ export class CheckWorktree {
    * Run checks in the worktree, in order.
    *
    * @param checks The checks.
-   * @param options Timeout of each, a signal that stops them, and whether they run at low priority.
+   * @param options Timeout of each, a signal that stops them, whether they
+   * run at low priority, and who is told when each starts and ends.
    * @returns Each check's run; fewer when the signal stopped them.
    */
   async run(
     checks: RepoCheck[],
-    options: { timeoutMs: number; signal?: AbortSignal; nice?: boolean },
+    options: {
+      timeoutMs: number;
+      signal?: AbortSignal;
+      nice?: boolean;
+      onCheck?: (name: string, running: boolean) => void;
+    },
   ): Promise<CheckRun[]> {
     const runs: CheckRun[] = [];
     for (const check of checks) {
       if (options.signal?.aborted) break;
-      runs.push(
-        await runRepoCheck(options.nice ? lowPriority(check) : check, {
-          cwd: this.dir,
-          timeoutMs: options.timeoutMs,
-          signal: options.signal,
-        }),
-      );
+      options.onCheck?.(check.name, true);
+      try {
+        runs.push(
+          await runRepoCheck(options.nice ? lowPriority(check) : check, {
+            cwd: this.dir,
+            timeoutMs: options.timeoutMs,
+            signal: options.signal,
+          }),
+        );
+      } finally {
+        options.onCheck?.(check.name, false);
+      }
     }
     return runs;
   }

@@ -106,7 +106,7 @@ async function dispatch(argv: string[], io: CommandIO): Promise<number> {
       io.stdout(`finishline ${VERSION}\n`);
       return 0;
     case "list":
-      return await listCommand(command.cwd, io);
+      return await listCommand(command, io);
     case "init": {
       const cwd = await workingDirectory(command.cwd);
       const { githubActions, triggerLabel } = command;
@@ -141,10 +141,18 @@ async function help(command: HelpCommand): Promise<string> {
   return `${text}\n\n${parametersHelp(definition, { displayPath, flagOf: parameterFlag })}`;
 }
 
-/** `--list`: the agents found, local and built-in. */
-async function listCommand(flag: string | undefined, io: CommandIO): Promise<number> {
-  const cwd = await workingDirectory(flag);
-  for (const agent of await listAgents({ cwd })) {
+/** `--list`: the agents found, local and built-in; with `--json`, as one JSON array. */
+async function listCommand(
+  command: { cwd?: string; json?: boolean },
+  io: CommandIO,
+): Promise<number> {
+  const cwd = await workingDirectory(command.cwd);
+  const agents = await listAgents({ cwd });
+  if (command.json) {
+    io.stdout(`${JSON.stringify(agents)}\n`);
+    return 0;
+  }
+  for (const agent of agents) {
     const origin = agent.builtin ? "built-in" : "local";
     const detail = agent.error
       ? `error: ${agent.error}`

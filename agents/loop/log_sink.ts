@@ -1,7 +1,8 @@
 /**
  * The JSONL log as a reader of the run's event stream: each event becomes
  * the record it has always been. Progress-only events (tools, texts,
- * the runner's own retries) are in the log as the agent's messages already.
+ * the runner's own retries) are in the log as the agent's messages already;
+ * a check's start and end are in its verification.
  *
  * @module
  */
@@ -107,6 +108,7 @@ export function logRunEvent(log: RunLog, event: RunEvent): void {
     case "tool":
     case "text":
     case "retry":
+    case "check":
       return;
   }
 }

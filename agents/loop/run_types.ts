@@ -153,6 +153,7 @@ export type RunEvent =
   | { type: "handler_failed"; iteration: number; error: string }
   | { type: "handler_hook_failed"; hook: string; error: string }
   | { type: "verification"; iteration: number; trigger: string; verification: VerificationRecord }
+  | { type: "check"; iteration: number; name: string; running: boolean }
   | { type: "store_failed"; iteration: number; error: string }
   | { type: "backend_release_failed"; error: string }
   | { type: "retry"; iteration: number; attempt: number; reason: string; waitMs: number }

@@ -28,6 +28,7 @@ import type { RepoState } from "../git/repo.ts";
 import type { IterationSummary } from "../record/iteration.ts";
 import { firstLine } from "../support/errors.ts";
 import { SummaryBuilder } from "./summary_builder.ts";
+import { failureSentence } from "./outcome_text.ts";
 import { CircuitBreaker } from "./circuit_breaker.ts";
 import { AgentSessions } from "./agent_sessions.ts";
 import { verifyClaim } from "./claim_verification.ts";
@@ -372,7 +373,7 @@ class Run {
       return endRun(
         "failed",
         `The completion handler or a checker failed ${this.#verdictFaults} times in a row: ${
-          facts.handlerFault ?? summary.verification?.feedback ?? "unknown error"
+          facts.handlerFault ?? failureSentence(summary) ?? "unknown error"
         }`,
       );
     }
@@ -483,16 +484,14 @@ async function firstPrompt(state: RunState): Promise<string | undefined> {
   }
 }
 
-/** Why a run stopped at the cap: what failed last, else what was not reached. */
+/**
+ * Why a run stopped at the cap, for people: what failed last (never the
+ * feedback written for the agent), else what was not reached.
+ */
 function capReason(state: RunState): string {
   const cap = `Reached the cap of ${state.options.maxIterations} iteration${
     state.options.maxIterations === 1 ? "" : "s"
   }`;
-  const last = state.summaries.at(-1)?.verification;
-  if (last && !last.passed) {
-    return `${cap}; the last verification failed (${last.checker}): ${
-      last.feedback.split("\n")[0]
-    }`;
-  }
-  return `${cap} before ${state.criteria()}`;
+  const failure = failureSentence(state.summaries.at(-1));
+  return failure ? `${cap}; ${failure}` : `${cap} before ${state.criteria()}`;
 }

@@ -233,6 +233,8 @@ export class RunState {
       stopReason: extra.stopReason,
       completeTask: extra.completeTask,
       signal: this.signal,
+      onCheck: (name, running) =>
+        this.emit({ type: "check", iteration: summary.iteration, name, running }),
     });
   }
 

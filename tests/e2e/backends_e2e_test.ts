@@ -492,7 +492,7 @@ function suite(backend: BackendUnderTest): void {
         },
       });
       assert.equal(result.code, 130, result.stderr);
-      assert.match(result.stderr, /interrupted: Interrupted during iteration 1/);
+      assert.match(result.stderr, /\[finishline\] Interrupted during iteration 1\. Resume with: /);
       const left = await until(async () => (await running(sleeper)).length === 0)
         ? []
         : await running(sleeper);

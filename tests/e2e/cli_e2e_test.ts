@@ -51,7 +51,7 @@ Deno.test("iterate runs exactly N sessions, each really running its Bash call, a
     "the API key must not reach the log",
   );
   assert.match(run.stderr, /iteration 3\/3 · .* · tools: Bash · complete/);
-  assert.match(run.stderr, /completed: Completed 3\/3 iterations/);
+  assert.match(run.stderr, /\[finishline\] Done: Completed 3\/3 iterations; 3 iterations in /);
   const firstPrompt = JSON.stringify(
     server.requests.find((request) => !request.side)?.body,
   );
@@ -116,7 +116,7 @@ Deno.test("a run that never completes ends at the cap with exit 3", async () => 
   });
   assert.equal(run.code, 3, run.stderr);
   assert.equal(server.sessionIds().length, 2);
-  assert.match(run.stderr, /max_iterations: Reached the cap of 2 iterations/);
+  assert.match(run.stderr, /\[finishline\] Stopped at the iteration cap \(2\)/);
 });
 
 Deno.test("a custom handler dropped into .agent/<name>/completion/ is loaded and decides", async () => {
@@ -233,7 +233,10 @@ Deno.test("SIGINT during an iteration stops the agent and exits 130", async () =
     },
   });
   assert.equal(run.code, 130, run.stderr);
-  assert.match(run.stderr, /interrupted: Interrupted during iteration 1/);
+  assert.match(
+    run.stderr,
+    /\[finishline\] Interrupted during iteration 1\. Resume with: deno run -A \S+main\.ts --resume [0-9a-f-]{36}; /,
+  );
   assert.ok(
     performance.now() - stoppedAt < 15_000,
     "exits within seconds of the signal",

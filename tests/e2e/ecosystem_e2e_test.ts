@@ -116,13 +116,13 @@ Deno.test("every run writes a Markdown report; --quiet and --verbose shape stder
     const report = await Deno.readTextFile(result.report);
     assert.match(report, /^# finishline run /);
     assert.match(report, /\| 1 \| .* \| Bash \| 1 \| complete \|/);
-    assert.match(run.stderr, /\[finishline\] report: .*\.md\n$/);
+    assert.match(run.stderr, /; details in the report: .*\.md\n$/);
   });
   await t.step("--quiet", async () => {
     const run = await runCli(["--iterate-max", "1", "--quiet"], { cwd: repo.path, server });
     assert.equal(run.code, 0, run.stderr);
     assert.deepEqual(run.stderr.trim().split("\n").map((line) => line.split(":")[0]), [
-      "[finishline] completed",
+      "[finishline] Done",
     ]);
   });
   await t.step("--verbose", async () => {
@@ -400,7 +400,7 @@ Deno.test("the workflow's steps run the scaffolded agent with --issue N to compl
   assert.equal(agent.run!.split(pinned).length, 2, "the pinned module, once");
   const ran = await runStep(agent, { ...runner, context }, agent.run!.replace(pinned, MAIN));
   assert.equal(ran.code, 0, ran.stderr);
-  assert.match(ran.stderr, /\[finishline\] report: /, "the log is echoed to the job's output");
+  assert.match(ran.stderr, /details in the report: /, "the log is echoed to the job's output");
 
   const result = JSON.parse(await Deno.readTextFile(`${repo.path}/finishline-result.json`));
   assert.equal(result.status, "completed");

@@ -166,7 +166,7 @@ for (
     const result = JSON.parse(run.stdout);
     assert.equal(result.status, "failed");
     assert.match(result.completionReason, reason);
-    assert.match(run.stderr, /\[finishline\] failed: /);
+    assert.match(run.stderr, /\[finishline\] Failed: /);
     // The first api_retry report stops the session; Claude Code's first retry, due
     // about 0.5 s later, may still go out on a loaded machine. Without the watch it
     // would make 11 requests over minutes, and the runner would retry them all again.

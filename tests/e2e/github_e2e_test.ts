@@ -157,7 +157,7 @@ Deno.test("issue run: an issue never closed ends at the cap with exit 3", async 
   assert.equal(server.sessionIds().length, 2);
   assert.match(
     run.stderr,
-    /max_iterations: Reached the cap of 2 iterations before resolve issue #7 with passing checks/,
+    /Stopped at the iteration cap \(2\) before resolve issue #7 with passing checks/,
   );
 });
 

@@ -42,6 +42,8 @@ const NOT_OUTPUTS: Record<string, string> = {
     "puts the verifier's test files back, as it wrote them, into the gate's own worktrees",
   "agents/checks/detect.ts": "asks the machine which tools it has (`tox --version`)",
   "agents/backends/acp.ts": "starts the ACP agent; its prompts are redacted by redactingBackend",
+  "agents/backends/model_access.ts":
+    "asks the macOS keychain whether Claude Code's login item exists: no secret is read, nothing written",
   "agents/backends/complete_task_mcp.ts":
     "the MCP bridge of complete_task: relays the runner's answer, already redacted by redactingBackend",
   "agents/embeddings/_sync_fetch.ts": "the transport of http.ts, which redacts",

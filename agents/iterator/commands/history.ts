@@ -29,7 +29,7 @@ import { runFinish } from "../../finish/workflow.ts";
 import { lockRun } from "../run/locks.ts";
 import type { CommandIO } from "../run/command.ts";
 import { cleanUpRun } from "../run/end.ts";
-import { commandLine } from "../run/report_facts.ts";
+import { commandLine, resumeCommand } from "../run/report_facts.ts";
 import type { CleanupFacts } from "../run/workspace.ts";
 import { openStore, workingDirectory } from "../places.ts";
 
@@ -135,7 +135,7 @@ function showRun(store: RunStore, id: string, json: boolean, io: CommandIO): num
     `Command:    ${commandLine(run.argv)}`,
     `Directory:  ${run.cwd}`,
     ...(["interrupted", "running"].includes(run.status)
-      ? [`Resume:     ${commandLine(["--resume", run.id])}`]
+      ? [`Resume:     ${resumeCommand(run.id)}`]
       : []),
     `Totals:     ${run.iterations} iterations, ${
       usd(run.costUsd)

@@ -152,7 +152,7 @@ export type Command =
   | HistoryCommand
   | { kind: "checks"; agent: string; cwd?: string }
   | { kind: "init"; name: string; cwd?: string; githubActions: boolean; triggerLabel?: string }
-  | { kind: "list"; cwd?: string }
+  | { kind: "list"; cwd?: string; json?: boolean }
   | HelpCommand
   | { kind: "completions"; shell: string }
   | { kind: "version" };
@@ -245,7 +245,9 @@ export function parseCommandLine(argv: readonly string[]): Command {
   if (flags.help) return { kind: "help", command: "", agent: givenAgent(argv), cwd: flags.cwd };
   if (flags.version) return { kind: "version" };
   if (flags.listChecks) return parseChecks(argv.filter((arg) => arg !== "--list-checks"));
-  if (flags.list) return { kind: "list", cwd: flags.cwd };
+  if (flags.list) {
+    return { kind: "list", cwd: flags.cwd, ...(argv.includes("--json") ? { json: true } : {}) };
+  }
   if ((flags.githubActions || flags.triggerLabel !== undefined) && flags.init === undefined) {
     throw new UsageError(`Flags "--github-actions" and "--trigger-label" go with --init NAME`);
   }

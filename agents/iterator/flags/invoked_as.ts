@@ -48,7 +48,7 @@ const MAX_SHIM_BYTES = 4096;
  *   "deno run -A agents/iterator/main.ts",
  * );
  * assert.equal(
- *   invokedAs({ mainModule: "https://jsr.io/@finishline/agents/0.1.0/agents/iterator/main.ts", env }),
+ *   invokedAs({ mainModule: "https://jsr.io/@finishline/agents/9.9.9/agents/iterator/main.ts", env }),
  *   "deno run -A jsr:@finishline/agents/iterator",
  * );
  * ```

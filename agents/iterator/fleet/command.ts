@@ -50,7 +50,7 @@ export async function fleetCommand(command: FleetCommand, io: CommandIO): Promis
   for (const note of notes) {
     view.line([{ text: "[finishline] fleet:" }, { text: note, join: " " }]);
   }
-  if (flags.dryRun) return dryRun(record, io);
+  if (flags.dryRun) return dryRun(record, io, flags.json);
   if (record.entries.length === 0) {
     view.line("[finishline] fleet: no open issue to work on", true);
     if (flags.json) io.stdout(`${jsonWithCosts(fleetJson(record, fleetTotals(record, 0)))}\n`);
@@ -283,24 +283,48 @@ function fleetView(flags: { quiet: boolean }, io: CommandIO): FleetView {
   });
 }
 
-/** `--dry-run`: the issues in order and each run's command line. */
-function dryRun(record: FleetRecord, io: CommandIO): number {
+/**
+ * `--dry-run`: the issues in order and each run's command line; with
+ * `--json`, one JSON object on stdout (the notes stay on stderr).
+ */
+function dryRun(record: FleetRecord, io: CommandIO, json: boolean): number {
+  const runs = record.entries.map((entry) => ({
+    entry,
+    argv: [
+      "--agent",
+      record.agent,
+      "--issue",
+      String(entry.number),
+      "--worktree",
+      "--create-pr",
+      "--base-branch",
+      record.baseBranch,
+      ...record.runArgs,
+    ],
+  }));
+  if (json) {
+    const plan = {
+      dryRun: true,
+      agent: record.agent,
+      parallel: record.parallel,
+      baseBranch: record.baseBranch,
+      selection: record.selection,
+      issues: runs.map(({ entry, argv }) => ({
+        number: entry.number,
+        title: entry.title,
+        labels: entry.labels,
+        ...(entry.url ? { url: entry.url } : {}),
+        command: ["deno", "run", "-A", cliEntry(), ...argv],
+      })),
+    };
+    io.stdout(`${JSON.stringify(plan)}\n`);
+    return 0;
+  }
   const lines = [
     `fleet: ${record.entries.length} issues, ${record.parallel} at once, worktrees from ${record.baseBranch}`,
-    ...record.entries.map((entry) =>
+    ...runs.map(({ entry, argv }) =>
       `#${entry.number} ${entry.title} [${entry.labels.join(", ")}]\n  deno run -A ${
-        shellQuote([
-          cliEntry(),
-          "--agent",
-          record.agent,
-          "--issue",
-          String(entry.number),
-          "--worktree",
-          "--create-pr",
-          "--base-branch",
-          record.baseBranch,
-          ...record.runArgs,
-        ])
+        shellQuote([cliEntry(), ...argv])
       }`
     ),
   ];

@@ -26,6 +26,7 @@ import { createReporter, progressMode, type ProgressReporter } from "../terminal
 import { stderrColumns, stderrLine } from "../terminal/live_line.ts";
 import { EXIT_CODES, runIterations, type RunResult } from "../../loop/runner.ts";
 import { dryRunOutput, prepareRun, type RunPlan } from "./plan.ts";
+import { resumeCommand } from "./report_facts.ts";
 import { guardRun, lockRunAndIssue } from "./locks.ts";
 import { openWorkspace, type Workspace } from "./workspace.ts";
 
@@ -129,7 +130,9 @@ export async function runCommand(
       columns,
     });
     // Lines written while the live line shows go above it.
-    const signals = io.signal ? undefined : listenForSignals((text) => reporter.stderr(text));
+    const signals = io.signal
+      ? undefined
+      : listenForSignals((text) => reporter.stderr(text), resumeCommand(plan.runId));
     try {
       const result = await runLoop(plan, workspace, {
         backend,
@@ -140,12 +143,7 @@ export async function runCommand(
       });
       // A second interrupt during the finish exits at once, saying what is left to finish.
       signals?.finishing(() => finishLeft(workspace.store, plan.runId, result));
-      return await endRun(plan, workspace, result, {
-        backend,
-        io,
-        quiet: mode === "quiet",
-        columns: columns(),
-      });
+      return await endRun(plan, workspace, result, { backend, io, columns: columns() });
     } finally {
       signals?.dispose();
     }
@@ -243,12 +241,13 @@ function finishLeft(store: RunStore, runId: string, result: RunResult): string {
 }
 
 /**
- * SIGINT/SIGTERM abort the run; a second one exits at once. From `finishing`
- * on, the first one during the finish only warns, and the exit says what is
- * left to finish.
+ * SIGINT/SIGTERM abort the run; a second one exits at once, saying how to
+ * resume. From `finishing` on, the first one during the finish only warns,
+ * and the exit says what is left to finish.
  */
 function listenForSignals(
   stderr: (text: string) => void,
+  resume: string,
 ): { signal: AbortSignal; finishing: (left: () => string) => void; dispose: () => void } {
   const controller = new AbortController();
   const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
@@ -264,7 +263,9 @@ function listenForSignals(
     }
     if (controller.signal.aborted || warned) {
       stderr(
-        `[finishline] second interrupt: exiting now${finishLeft ? `; ${finishLeft()}` : ""}\n`,
+        `[finishline] second interrupt: exiting now; ${
+          finishLeft ? finishLeft() : `resume the run with: ${resume}`
+        }\n`,
       );
       // node's exit runs the SDK's hook that stops the Claude Code processes.
       process.exit(EXIT_CODES.interrupted);

@@ -21,7 +21,7 @@ import { removeWorktreeIfClean, type Worktree } from "../../git/worktree.ts";
 import { runFinish } from "../../finish/workflow.ts";
 import { finalLine } from "../terminal/progress.ts";
 import { renderReport, type ReportInput } from "./report.ts";
-import { liveFacts, reportInput } from "./report_facts.ts";
+import { liveFacts, reportInput, resumeCommand } from "./report_facts.ts";
 import { EXIT_CODES, type RunResult } from "../../loop/runner.ts";
 import type { RunPlan } from "./plan.ts";
 import type { CleanupFacts, Workspace } from "./workspace.ts";
@@ -41,15 +41,15 @@ export interface FinishIO {
  * @param plan The prepared run.
  * @param workspace Its workspace.
  * @param result How the loop ended.
- * @param options Backend, output, whether progress is quiet, the terminal's
- * columns (the final line fits them) when stderr is one.
+ * @param options Backend, output, the terminal's columns (the final line
+ * fits them) when stderr is one.
  * @returns The exit code.
  */
 export async function endRun(
   plan: RunPlan,
   workspace: Workspace,
   result: RunResult,
-  options: { backend: AgentBackend; io: FinishIO; quiet: boolean; columns?: number },
+  options: { backend: AgentBackend; io: FinishIO; columns?: number },
 ): Promise<number> {
   const { store, log } = workspace;
   const { io } = options;
@@ -132,15 +132,22 @@ export async function endRun(
       `[finishline] the finish workflow stopped at "${finish.failed.step}": ${finish.failed.error}; run "finish ${plan.runId}" to complete it\n`,
     );
   }
-  await writeReport(workspace, reportInput(plan, { workspace, result, facts }));
+  const reported = await writeReport(workspace, reportInput(plan, { workspace, result, facts }));
   try {
     store.close();
   } catch {
     // a history that failed is closed with the process
   }
   log.close();
-  io.stderr(`${finalLine(result, options.columns)}\n`);
-  if (!options.quiet) io.stderr(`[finishline] report: ${workspace.reportFile}\n`);
+  const resume = result.status === "interrupted" ? resumeCommand(plan.runId) : undefined;
+  io.stderr(
+    `${
+      finalLine(result, options.columns, {
+        ...(reported ? { report: workspace.reportFile } : { log: log.path }),
+        resume,
+      })
+    }\n`,
+  );
   if (plan.flags.json) {
     io.stdout(`${jsonWithCosts(resultJson(workspace, result, worktreeReport))}\n`);
   }
@@ -360,14 +367,16 @@ function endSegment(workspace: Workspace, result: RunResult): void {
   });
 }
 
-/** Write the Markdown report; a failure is logged, never fatal. */
-async function writeReport(workspace: Workspace, input: ReportInput): Promise<void> {
+/** Write the Markdown report; a failure is logged, never fatal. Returns whether it was written. */
+async function writeReport(workspace: Workspace, input: ReportInput): Promise<boolean> {
   try {
     await writeRedactedFile(workspace.reportFile, renderReport(input));
+    return true;
   } catch (error) {
     workspace.log.event("report_failed", {
       error: error instanceof Error ? error.message : String(error),
     });
+    return false;
   }
 }
 

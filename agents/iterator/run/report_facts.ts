@@ -55,6 +55,24 @@ export function commandLine(argv: readonly string[]): string {
 }
 
 /**
+ * The command that resumes a run, for the final line, Ctrl-C, the report
+ * and `runs show`: the one place that names it.
+ *
+ * @param runId The run.
+ * @returns One line.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { resumeCommand } from "./report_facts.ts";
+ *
+ * assert.match(resumeCommand("1a2b"), /^deno run -A \S+main\.ts --resume 1a2b$/);
+ * ```
+ */
+export function resumeCommand(runId: string): string {
+  return commandLine(["--resume", runId]);
+}
+
+/**
  * How to name the CLI entry to `deno run`: a local path, or the package's
  * `jsr:` export when it runs from JSR.
  *
@@ -251,9 +269,7 @@ export function reportInput(
     segments: recorded.segments,
     logFile: workspace.log.path,
     reportFile: workspace.reportFile,
-    resumeCommand: result.status === "interrupted"
-      ? commandLine(["--resume", plan.runId])
-      : undefined,
+    resumeCommand: result.status === "interrupted" ? resumeCommand(plan.runId) : undefined,
   };
 }
 

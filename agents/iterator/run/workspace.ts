@@ -234,6 +234,7 @@ async function recordRun(
     // An iteration cut short by an interrupt is re-run, like one cut short by a crash.
     const last = store.iterations(runId).at(-1);
     if (last?.verdict === "interrupted") store.discardIteration(runId, last.number);
+    const recorded = store.iterations(runId).at(-1)?.number;
     // Before the status changes: the segment that ended (or died) is closed from the record.
     startSegment(workspace, runId, {
       resumed: true,
@@ -243,9 +244,7 @@ async function recordRun(
     store.clearFinish(runId);
     store.updateCleanup(runId, cleanup);
     log.event("run_resumed", { runId, after: store.iterations(runId).length });
-    stderr(
-      `[finishline] resuming run ${runId} after iteration ${store.iterations(runId).length}\n`,
-    );
+    stderr(`[finishline] ${resumingLine(runId, recorded)}\n`);
   } else {
     workspace.baseline = git ? await git.head() : null;
     store.createRun({
@@ -383,4 +382,29 @@ export async function excludeFromGit(git: GitRepo, paths: string[]): Promise<voi
   await Deno.writeTextFile(file, `${prefix}# finishline's own files\n${missing.join("\n")}\n`, {
     append: true,
   });
+}
+
+/**
+ * What a resumed run says first: after which recorded iteration it goes
+ * on, or that it starts from the beginning when none was recorded.
+ *
+ * @param runId The run.
+ * @param recorded The number of the last iteration recorded, if any.
+ * @returns The line, without the `[finishline]` prefix.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { resumingLine } from "./workspace.ts";
+ *
+ * assert.equal(resumingLine("1a2b", 2), "resuming run 1a2b after iteration 2");
+ * assert.equal(
+ *   resumingLine("1a2b", undefined),
+ *   "resuming run 1a2b from the start: no iteration was recorded",
+ * );
+ * ```
+ */
+export function resumingLine(runId: string, recorded: number | undefined): string {
+  return recorded === undefined
+    ? `resuming run ${runId} from the start: no iteration was recorded`
+    : `resuming run ${runId} after iteration ${recorded}`;
 }

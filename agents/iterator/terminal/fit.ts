@@ -21,6 +21,12 @@ export interface Field {
   elide?: number;
   /** Shrink order: the highest rank shrinks first; on a tie, the later field. @default 0 */
   rank?: number;
+  /**
+   * The rank of each step to a shorter form, when they differ: `ranks[i]` is
+   * the rank of the step to `shorter[i]` (so a field can shorten early and
+   * be dropped late). @default `rank` for each
+   */
+  ranks?: number[];
   /** The text before the field when another field precedes it. @default " · " */
   join?: string;
 }
@@ -112,22 +118,30 @@ export function joinFields(fields: Field[]): string {
 
 /**
  * Shrink fields, the highest rank first, until their line fits the width or
- * nothing can shrink any more.
+ * nothing can shrink any more. With `regrow`, the steps are then undone
+ * where the line still fits, the last one first: a field shrunk early (a
+ * label) comes back when one shrunk later (the tools, dropped) made room.
  */
-function shrink(fields: Field[], width: number): Field[] {
+function shrink(fields: Field[], width: number, regrow = false): Field[] {
   const out = fields.map((field) => ({ ...field }));
   const steps = fields.map(() => 0);
   const elided = fields.map(() => false);
+  const taken: Array<{ field: number; before: string }> = [];
+  const fits = () => displayWidth(joinFields(out)) <= width;
   const canShrink = (i: number) =>
     steps[i] < (fields[i].shorter?.length ?? 0) ||
     (fields[i].elide !== undefined && !elided[i] && out[i].text !== "" &&
       displayWidth(out[i].text) > fields[i].elide!);
+  const rankOf = (i: number) =>
+    (steps[i] < (fields[i].shorter?.length ?? 0) ? fields[i].ranks?.[steps[i]] : undefined) ??
+      fields[i].rank ?? 0;
   for (let over = displayWidth(joinFields(out)) - width; over > 0;) {
     let pick = -1;
     for (let i = 0; i < out.length; i++) {
-      if (canShrink(i) && (pick < 0 || (out[i].rank ?? 0) >= (out[pick].rank ?? 0))) pick = i;
+      if (canShrink(i) && (pick < 0 || rankOf(i) >= rankOf(pick))) pick = i;
     }
     if (pick < 0) break;
+    taken.push({ field: pick, before: out[pick].text });
     if (steps[pick] < (fields[pick].shorter?.length ?? 0)) {
       out[pick].text = fields[pick].shorter![steps[pick]++];
     } else {
@@ -136,6 +150,23 @@ function shrink(fields: Field[], width: number): Field[] {
       out[pick].text = elide(out[pick].text, target);
     }
     over = displayWidth(joinFields(out)) - width;
+  }
+  if (!regrow || !fits()) return out;
+  // Undo a step only while its field has taken no later one (undone in order, so it is the latest).
+  const latest = new Map<number, number>();
+  taken.forEach((step, index) => latest.set(step.field, index));
+  for (let index = taken.length - 2; index >= 0; index--) {
+    const { field, before } = taken[index];
+    if (latest.get(field) !== index) continue;
+    const now = out[field].text;
+    out[field].text = before;
+    if (!fits()) {
+      out[field].text = now;
+      continue;
+    }
+    const earlier = taken.slice(0, index).findLastIndex((step) => step.field === field);
+    if (earlier < 0) latest.delete(field);
+    else latest.set(field, earlier);
   }
   return out;
 }
@@ -146,6 +177,9 @@ function shrink(fields: Field[], width: number): Field[] {
  *
  * @param fields The fields, in order.
  * @param width The columns available.
+ * @param options `regrow`: once the row fits, give back the shorter forms
+ * taken early that still fit, the latest first (a label dropped early comes
+ * back when dropping a wide field later made room). @default false
  * @returns One row of at most `width` columns.
  * @example
  * ```ts
@@ -160,11 +194,23 @@ function shrink(fields: Field[], width: number): Field[] {
  * assert.equal(fitRow(fields, 43), "iteration 2/3 · tools: Bash×2 +1 · it 0:12");
  * assert.equal(fitRow(fields, 24), "iteration 2/3 · it 0:12");
  * assert.equal(fitRow(fields, 12), "2/3 · it 0:…");
+ * // The label goes first; the tools shorten first and are dropped last.
+ * const live = [
+ *   { text: "finishline", shorter: [""], rank: 4 },
+ *   { text: "it 0:12" },
+ *   { text: "tools: Bash×2, Read", shorter: ["tools: Bash×2 +1", ""], ranks: [5, 3] },
+ * ];
+ * assert.equal(fitRow(live, 32), "it 0:12 · tools: Bash×2 +1");
+ * assert.equal(fitRow(live, 20, { regrow: true }), "finishline · it 0:12");
  * ```
  */
-export function fitRow(fields: Field[], width: number): string {
+export function fitRow(
+  fields: Field[],
+  width: number,
+  options: { regrow?: boolean } = {},
+): string {
   width = Math.max(MIN_WIDTH, width);
-  return elide(joinFields(shrink(fields, width)), width);
+  return elide(joinFields(shrink(fields, width, options.regrow)), width);
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * Progress on stderr: one line per iteration, lines for probes, rescues and
- * retries, a final line with the outcome, and on a terminal a live status
- * line. On a terminal every line fits its width: the fields that matter
+ * retries, a final line with the outcome in a sentence for people, and on a
+ * terminal a live status line. On a terminal every line fits its width: the fields that matter
  * least shrink first, and the verdict is never cut.
  *
  * @module
@@ -9,7 +9,8 @@
 
 import { COMPLETE_TASK_TOOL } from "../../record/complete_task_tool.ts";
 import { countTools, seconds, shortToolName, usd } from "../../support/format.ts";
-import { type Field, fitRow, fitRows, joinFields } from "./fit.ts";
+import { displayWidth, type Field, fitRow, fitRows, joinFields } from "./fit.ts";
+import { outcomeSentence } from "../../loop/outcome_text.ts";
 import { LiveCost } from "./live_cost.ts";
 import { apiRetryCause } from "../../loop/faults.ts";
 import type { LiveLine } from "./live_line.ts";
@@ -27,6 +28,8 @@ const PREFIX: Field = { text: "[finishline]" };
  *
  * @param names Tool names with repeats.
  * @param empty The text when there are none; `""` leaves the field out.
+ * @param dropRank The rank of dropping the field, when it differs from
+ * that of shortening it (5): the live line drops the tools after its label.
  * @returns The field.
  * @example
  * ```ts
@@ -39,12 +42,13 @@ const PREFIX: Field = { text: "[finishline]" };
  *   "tools: complete_task +2",
  *   "",
  * ]);
+ * assert.deepEqual(toolsField(["Bash", "Read"], "", 3.5).ranks, [5, 3.5]);
  * ```
  */
-export function toolsField(names: string[], empty: string): Field {
+export function toolsField(names: string[], empty: string, dropRank = TOOLS_RANK): Field {
   const counted = countTools(names);
   if (counted === "") {
-    return { text: empty === "" ? "" : `tools: ${empty}`, shorter: [""], rank: 5 };
+    return { text: empty === "" ? "" : `tools: ${empty}`, shorter: [""], rank: TOOLS_RANK };
   }
   const tools = counted.split(", ");
   const claim = shortToolName(COMPLETE_TASK_TOOL);
@@ -56,8 +60,16 @@ export function toolsField(names: string[], empty: string): Field {
   for (let shown = tools.length - 1; shown >= 1; shown--) {
     shorter.push(`tools: ${kept.slice(0, shown).join(", ")} +${tools.length - shown}`);
   }
-  return { text: `tools: ${counted}`, shorter: [...shorter, ""], rank: 5 };
+  return {
+    text: `tools: ${counted}`,
+    shorter: [...shorter, ""],
+    rank: TOOLS_RANK,
+    ...(dropRank === TOOLS_RANK ? {} : { ranks: [...shorter.map(() => TOOLS_RANK), dropRank] }),
+  };
 }
+
+/** The tools shorten before any other field of a line. */
+const TOOLS_RANK = 5;
 
 /** Fit fields to a width when one is known; else join them as they are. */
 function fit(fields: Field[], width?: number): string {
@@ -105,33 +117,62 @@ export function iterationLine(
   ], width);
 }
 
+/** Where a run's details are, and how to go on with it, for its final line. */
+export interface FinalLineFacts {
+  /** The Markdown report, when it was written. */
+  report?: string;
+  /** The JSONL log: named when there is no report. */
+  log?: string;
+  /** The command that resumes the run (said when it was interrupted). */
+  resume?: string;
+}
+
 /**
- * The final line of a run: status, reason, then iterations, time and cost
- * (on a row of their own when the line is wider than the terminal).
+ * The final line of a run: one sentence for people (how it ended and what
+ * failed: never the feedback written for the agent), its iterations, time
+ * and cost, and where the details are. Given a width, it wraps at spaces
+ * onto indented rows; the report's path is never cut (it moves to a row of
+ * its own and the terminal wraps it).
  *
  * @param result The run's result.
  * @param width The terminal's columns, when known.
- * @returns The line.
+ * @param facts The report, the log and the resume command.
+ * @returns The line (rows joined by newlines when it flows).
  * @example
  * ```ts
  * import assert from "node:assert/strict";
  * import { finalLine } from "./progress.ts";
- * const result = { status: "completed", completionReason: "Completed 3/3 iterations",
- *   iterations: 3, costUsd: 0.5, durationMs: 9000 } as never;
- * assert.equal(finalLine(result),
- *   "[finishline] completed: Completed 3/3 iterations (3 iterations, 9.0s, $0.5000)");
- * assert.equal(finalLine(result, 60),
- *   "[finishline] completed: Completed 3/3 iterations\n  (3 iterations, 9.0s, $0.5000)");
+ * const result = { status: "max_iterations", iterations: 3, costUsd: 0.5, durationMs: 9000,
+ *   summaries: [], completionReason: "Reached the cap of 3 iterations; `npm test` still fails (1 failing test: adds)" };
+ * assert.equal(finalLine(result as never, undefined, { report: "/r/run.md" }),
+ *   "[finishline] Stopped at the iteration cap (3): `npm test` still fails (1 failing test: adds); " +
+ *     "3 iterations in 9.0s for $0.5000; details in the report: /r/run.md");
+ * assert.equal(finalLine(result as never, 60, { report: "/r/run.md" }), [
+ *   "[finishline] Stopped at the iteration cap (3): `npm test`",
+ *   "  still fails (1 failing test: adds); 3 iterations in 9.0s",
+ *   "  for $0.5000; details in the report: /r/run.md",
+ * ].join("\n"));
  * ```
  */
-export function finalLine(result: RunResult, width?: number): string {
+export function finalLine(result: RunResult, width?: number, facts: FinalLineFacts = {}): string {
   const iterations = `${result.iterations} iteration${result.iterations === 1 ? "" : "s"}`;
-  return fit([
-    PREFIX,
-    { text: `${result.status}:`, join: " " },
-    { text: result.completionReason, join: " " },
-    { text: `(${iterations}, ${seconds(result.durationMs)}, ${usd(result.costUsd)})`, join: " " },
-  ], width);
+  const details = facts.report
+    ? `details in the report: ${facts.report}`
+    : facts.log
+    ? `no report was written; the log: ${facts.log}`
+    : "";
+  // One text that wraps at spaces: the sentence starts on the first row.
+  const line = `${PREFIX.text} ${outcomeSentence(result, facts.resume)}; ${iterations} in ${
+    seconds(result.durationMs)
+  } for ${usd(result.costUsd)}`;
+  if (width === undefined) return details === "" ? line : `${line}; ${details}`;
+  const rows = fitRows([{ text: line }], width);
+  if (details === "") return rows.join("\n");
+  // Paths are copied: never cut, on the last row when it fits, else on a row of their own.
+  const last = `${rows.at(-1)}; ${details}`;
+  if (displayWidth(last) <= Math.max(width, 8)) rows[rows.length - 1] = last;
+  else rows[rows.length - 1] += ";", rows.push(`  ${details}`);
+  return rows.join("\n");
 }
 
 /**
@@ -224,6 +265,8 @@ export interface StatusLine {
   cost: string;
   /** The tools the agent used in this iteration, with repeats. */
   tools: string[];
+  /** The check running now (the gate's `npm test`), and for how long. */
+  check?: { name: string; ms: number };
 }
 
 /**
@@ -249,9 +292,11 @@ export function clock(ms: number): string {
 
 /**
  * The text of the live status line: the iteration, its time and the run's
- * (both labelled), the cost so far and the iteration's tools. Given a
- * width, the tools shrink first, then the `finishline` label, the run's
- * time, the cost and the word "iteration".
+ * (both labelled), the check running now, the cost so far and the
+ * iteration's tools. Given a width, the tools shorten first, then the
+ * `finishline` label goes, then the tools, a long check's name is cut, then
+ * the run's time goes, the cost, the word "iteration"; a label dropped
+ * early comes back when a later drop made room for it.
  *
  * @param state The run's state.
  * @param width The columns the line may take, when known.
@@ -261,23 +306,36 @@ export function clock(ms: number): string {
  * import assert from "node:assert/strict";
  * import { statusLine } from "./progress.ts";
  * const state = { iteration: 2, maxIterations: 5, iterationMs: 12_000, runMs: 100_000,
- *   cost: "~$0.0150", tools: ["Bash", "Bash", "Read"] };
+ *   cost: "~$0.0150", tools: ["Bash", "Bash", "Read", "mcp__finishline__complete_task"] };
  * assert.equal(statusLine(state),
- *   "finishline iteration 2/5 · it 0:12 · run 1:40 · ~$0.0150 · tools: Bash×2, Read");
+ *   "finishline iteration 2/5 · it 0:12 · run 1:40 · ~$0.0150 · tools: Bash×2, Read, complete_task");
+ * assert.equal(statusLine(state, 79),
+ *   "iteration 2/5 · it 0:12 · run 1:40 · ~$0.0150 · tools: complete_task, Bash×2 +1");
  * assert.equal(statusLine(state, 59), "finishline iteration 2/5 · it 0:12 · run 1:40 · ~$0.0150");
+ * const checking = { ...state, check: { name: "npm test", ms: 4_000 } };
+ * assert.equal(statusLine(checking, 79),
+ *   "iteration 2/5 · it 0:12 · checking npm test 0:04 · run 1:40 · ~$0.0150");
  * ```
  */
 export function statusLine(state: StatusLine, width?: number): string {
   const of = `${state.iteration}/${state.maxIterations}`;
+  const check: Field[] = state.check
+    ? [
+      // A long command is cut before the run's time goes, never below "checking " and 11 columns.
+      { text: `checking ${state.check.name}`, elide: 20, rank: 3.2 },
+      { text: clock(state.check.ms), join: " " },
+    ]
+    : [];
   const fields: Field[] = [
     { text: "finishline", shorter: [""], rank: 4 },
     { text: `iteration ${of}`, join: " ", shorter: [of], rank: 1 },
     { text: `it ${clock(state.iterationMs)}` },
+    ...check,
     { text: `run ${clock(state.runMs)}`, shorter: [""], rank: 3 },
     { text: state.cost, shorter: [""], rank: 2 },
-    toolsField(state.tools, ""),
+    toolsField(state.tools, "", 3.5),
   ];
-  return width === undefined ? joinFields(fields) : fitRow(fields, width);
+  return width === undefined ? joinFields(fields) : fitRow(fields, width, { regrow: true });
 }
 
 /** Shows a run's progress on stderr. */
@@ -309,9 +367,9 @@ export interface ReporterOptions {
 /**
  * Build the reporter for a mode: plain lines (one per iteration, plus
  * probes, rescues, the runner's retries and Claude Code's API retries), the
- * same with the agent's text and tool calls (verbose), nothing but errors
- * and the final line (quiet), or those lines above a live status line that
- * is redrawn every second (live).
+ * same with the agent's text, tool calls and checks (verbose), nothing but
+ * errors and the final line (quiet), or those lines above a live status
+ * line that is redrawn every second and shows the check running (live).
  *
  * @param mode The mode.
  * @param options Where lines go, the live line, the width, the clock.
@@ -335,6 +393,7 @@ export function createReporter(mode: ProgressMode, options: ReporterOptions): Pr
   const run = { started: now(), iterationStarted: now(), iteration: 0, maxIterations: 0 };
   const tools: string[] = [];
   const cost = new LiveCost();
+  let check: { name: string; started: number } | undefined;
   let line: LiveLine | undefined;
   let timer: ReturnType<typeof setInterval> | undefined;
   const render = (columns: number) =>
@@ -344,6 +403,7 @@ export function createReporter(mode: ProgressMode, options: ReporterOptions): Pr
       runMs: now() - run.started,
       cost: cost.text(),
       tools,
+      ...(check ? { check: { name: check.name, ms: now() - check.started } } : {}),
     }, columns);
   const print = (text: string) => {
     if (line) line.print(`${text}\n`);
@@ -356,6 +416,7 @@ export function createReporter(mode: ProgressMode, options: ReporterOptions): Pr
       const { iteration, maxIterations } = event;
       Object.assign(run, { iteration, maxIterations, iterationStarted: now() });
       tools.length = 0;
+      check = undefined;
       if (mode === "live" && options.live && !line) {
         line = options.live();
         timer = setInterval(() => line?.show(render), 1000);
@@ -371,7 +432,15 @@ export function createReporter(mode: ProgressMode, options: ReporterOptions): Pr
         print(`  [agent] ${event.text.trim().replace(/\n/g, "\n          ")}`);
       }
     },
-    iteration_finished: (event) => cost.finishIteration(event.summary.costUsd),
+    check: (event) => {
+      if (event.running) check = { name: event.name, started: now() };
+      else if (check?.name === event.name) check = undefined;
+      if (mode === "verbose" && event.running) print(`  [check] ${event.name}`);
+    },
+    iteration_finished: (event) => {
+      cost.finishIteration(event.summary.costUsd);
+      check = undefined;
+    },
   };
   return {
     onEvent(event: RunEvent): void {

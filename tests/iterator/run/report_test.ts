@@ -135,7 +135,7 @@ Deno.test("the plain progress lines match their snapshot", async () => {
   ];
   for (const event of events) reporter.onEvent(event);
   reporter.stop();
-  lines.push(finalLine(RESULT));
+  lines.push(finalLine(RESULT, undefined, { report: "/repo/.agent/iterator/logs/run.md" }));
   await matchSnapshot("progress.txt", `${lines.join("\n")}\n`);
 });
 

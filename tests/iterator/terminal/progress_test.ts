@@ -171,27 +171,194 @@ Deno.test("event lines fit: API retries keep their text whole", () => {
   ]);
 });
 
-Deno.test("the final line flows its numbers onto a second row when narrow", () => {
-  const result = {
-    status: "max_iterations",
-    completionReason: "Reached the cap of 10 iterations",
-    iterations: 10,
-    costUsd: 0.1234,
-    durationMs: 754_000,
-  } as RunResult;
-  assert.equal(
-    finalLine(result, 120),
-    "[finishline] max_iterations: Reached the cap of 10 iterations (10 iterations, 754.0s, $0.1234)",
-  );
-  assert.equal(
-    finalLine(result, 70),
-    "[finishline] max_iterations: Reached the cap of 10 iterations\n  (10 iterations, 754.0s, $0.1234)",
-  );
-  assert.equal(
-    finalLine(result, 60),
-    "[finishline] max_iterations:\n  Reached the cap of 10 iterations\n  (10 iterations, 754.0s, $0.1234)",
-  );
-  for (const width of WIDTHS) assertFits(finalLine(result, width), width, "Reached the cap");
+Deno.test("the final line: one sentence for people, the report's path never cut", async (t) => {
+  const rejected: IterationSummary = {
+    ...emptySummary(3),
+    verification: {
+      passed: false,
+      checker: "checks",
+      trigger: "handler",
+      feedback:
+        '[checks] "npm test" fails (it failed before your changes too: fix it, or, if it is outside this task, declare it in complete_task out_of_scope with a reason); it exited with code 1. Last lines of its output:\nnot ok 1 - adds',
+    },
+    checks: {
+      passed: false,
+      outOfScope: [],
+      testsChanged: [],
+      checks: [{
+        name: "npm test",
+        baseline: "red",
+        now: "red",
+        failing: ["adds", "divides"],
+        durationMs: 900,
+      }],
+    },
+  };
+  const still = "`npm test` still fails (2 failing tests: adds, divides)";
+  const result = (status: RunResult["status"], completionReason: string, last?: IterationSummary) =>
+    ({
+      status,
+      completionReason,
+      iterations: 3,
+      costUsd: 0.1234,
+      durationMs: 754_000,
+      runId: "0f1e2d3c",
+      sessionIds: [],
+      summaries: last ? [last] : [],
+    }) as RunResult;
+  const cases: Array<[string, RunResult, string]> = [
+    [
+      "completed",
+      result("completed", "Completed 3/3 iterations"),
+      "Done: Completed 3/3 iterations",
+    ],
+    [
+      "the cap, the last claim rejected",
+      result("max_iterations", `Reached the cap of 3 iterations; ${still}`, rejected),
+      `Stopped at the iteration cap (3): ${still}`,
+    ],
+    [
+      "the cap, nothing claimed",
+      result("max_iterations", 'Reached the cap of 3 iterations before the agent says "DONE"'),
+      'Stopped at the iteration cap (3) before the agent says "DONE"',
+    ],
+    [
+      "the cost budget",
+      result("budget_exhausted", "Cost budget of $0.1 spent ($0.1234)", rejected),
+      `Stopped: Cost budget of $0.1 spent ($0.1234); ${still}`,
+    ],
+    [
+      "the time budget (a timeout)",
+      result("budget_exhausted", "Time budget of 600 s spent"),
+      "Stopped: Time budget of 600 s spent",
+    ],
+    [
+      "stalled",
+      result(
+        "stalled",
+        "No progress (no commits, no file changes) in 3 iterations in a row",
+        rejected,
+      ),
+      `Stalled: No progress (no commits, no file changes) in 3 iterations in a row; ${still}`,
+    ],
+    [
+      "blocked",
+      result("blocked", "The agent reported the task blocked in iteration 3: needs\nthe API key"),
+      "Blocked: The agent reported the task blocked in iteration 3: needs the API key",
+    ],
+    [
+      "interrupted",
+      result("interrupted", "Interrupted during iteration 3"),
+      "Interrupted during iteration 3. Resume with: finishline --resume 0f1e2d3c",
+    ],
+    [
+      "an error",
+      result("failed", "Gave up on iteration 3 after 4 attempts: the session timed out"),
+      "Failed: Gave up on iteration 3 after 4 attempts: the session timed out",
+    ],
+  ];
+  const facts = {
+    report: "/repo/.agent/iterator/logs/run.md",
+    resume: "finishline --resume 0f1e2d3c",
+  };
+  for (const [name, run, sentence] of cases) {
+    await t.step(name, () => {
+      assert.equal(
+        finalLine(run, undefined, facts),
+        `[finishline] ${sentence}; 3 iterations in 754.0s for $0.1234; details in the report: ${facts.report}`,
+      );
+      for (const width of [60, 80, 120]) {
+        const rows = finalLine(run, width, facts).split("\n");
+        for (const row of rows.slice(0, -1)) assert.ok(displayWidth(row) <= width, row);
+        assert.ok(rows.at(-1)!.endsWith(`details in the report: ${facts.report}`));
+        assert.equal(
+          rows.map((row) => row.trim()).join(" "),
+          finalLine(run, undefined, facts),
+          "the rows read as the line",
+        );
+      }
+    });
+  }
+  await t.step("a path wider than the terminal gets a row of its own, whole", () => {
+    const report = `/home/someone/projects/${"deep/".repeat(12)}run.md`;
+    const rows = finalLine(cases[0][1], 60, { report }).split("\n");
+    assert.equal(rows.at(-1), `  details in the report: ${report}`);
+    assert.ok(rows.at(-2)!.endsWith(";"));
+  });
+  await t.step("without a report, the log", () => {
+    assert.match(
+      finalLine(cases[0][1], undefined, { log: "/repo/run.jsonl" }),
+      /; no report was written; the log: \/repo\/run\.jsonl$/,
+    );
+  });
+});
+
+Deno.test("the live line at 60, 80 and 120 columns: a short tools field at 80, the check running", async (t) => {
+  // The terminal line gets one column less than the terminal has.
+  const state = {
+    iteration: 2,
+    maxIterations: 10,
+    iterationMs: 42_000,
+    runMs: 100_000,
+    cost: "~$0.0150",
+    tools: ["Read", "Bash", "Bash", "mcp__finishline__complete_task"],
+  };
+  await t.step("the agent working", () => {
+    assert.equal(
+      statusLine(state, 119),
+      "finishline iteration 2/10 · it 0:42 · run 1:40 · ~$0.0150 · tools: Read, Bash×2, complete_task",
+    );
+    assert.equal(
+      statusLine(state, 79),
+      "iteration 2/10 · it 0:42 · run 1:40 · ~$0.0150 · tools: complete_task, Read +1",
+    );
+    assert.equal(
+      statusLine(state, 59),
+      "finishline iteration 2/10 · it 0:42 · run 1:40 · ~$0.0150",
+    );
+  });
+  await t.step("a check running", () => {
+    const checking = { ...state, check: { name: "npm test", ms: 4_000 } };
+    assert.equal(
+      statusLine(checking, 119),
+      "finishline iteration 2/10 · it 0:42 · checking npm test 0:04 · run 1:40 · ~$0.0150 · tools: Read, Bash×2, complete_task",
+    );
+    assert.equal(
+      statusLine(checking, 79),
+      "iteration 2/10 · it 0:42 · checking npm test 0:04 · run 1:40 · ~$0.0150",
+    );
+    assert.equal(statusLine(checking, 59), "iteration 2/10 · it 0:42 · checking npm test 0:04");
+  });
+  await t.step("a long check command is cut before the run's time goes", () => {
+    const long = {
+      ...state,
+      check: { name: "cd packages/web && npm run test:unit -- --runInBand", ms: 64_000 },
+    };
+    assert.equal(
+      statusLine(long, 79),
+      "iteration 2/10 · it 0:42 · checking cd packages/web… 1:04 · run 1:40 · ~$0.0150",
+    );
+    assert.equal(statusLine(long, 59), "iteration 2/10 · it 0:42 · checking cd package… 1:04");
+    for (let width = 8; width <= 130; width++) {
+      assert.ok(displayWidth(statusLine(long, width)) <= width, `${width}`);
+    }
+  });
+});
+
+Deno.test("fitting: a field shortens early and is dropped late; regrow gives back what fits", () => {
+  const fields = [
+    { text: "label", shorter: [""], rank: 4 },
+    { text: "it 0:12" },
+    { text: "tools: Bash×2, Read", shorter: ["tools: Bash×2 +1", ""], ranks: [5, 3] },
+  ];
+  // The tools shorten first (rank 5), the label goes (4), then the tools (3).
+  assert.equal(fitRow(fields, 40), "label · it 0:12 · tools: Bash×2, Read");
+  assert.equal(fitRow(fields, 34), "label · it 0:12 · tools: Bash×2 +1");
+  assert.equal(fitRow(fields, 26), "it 0:12 · tools: Bash×2 +1");
+  assert.equal(fitRow(fields, 20), "it 0:12");
+  // Once the tools are dropped there is room for the label again.
+  assert.equal(fitRow(fields, 20, { regrow: true }), "label · it 0:12");
+  assert.equal(fitRow(fields, 26, { regrow: true }), "it 0:12 · tools: Bash×2 +1");
 });
 
 Deno.test("the live status line: both clocks labelled, one row at every width", async (t) => {
@@ -391,6 +558,38 @@ Deno.test("the live reporter: iteration and run clocks, lines above the live lin
   assert.ok(fake.finished);
   reporter.stderr("[finishline] after the loop\n");
   assert.deepEqual(plain, ["[finishline] after the loop"], "after stop, lines go straight out");
+});
+
+Deno.test("the live reporter shows the check running from its start to its end", () => {
+  let clock = 0;
+  const fake = new FakeLine(79);
+  const reporter = createReporter("live", {
+    write: () => {},
+    live: () => fake,
+    columns: () => 80,
+    now: () => clock,
+  });
+  reporter.onEvent({ type: "iteration_started", iteration: 1, maxIterations: 3 });
+  reporter.onEvent({ type: "tool", iteration: 1, name: "mcp__finishline__complete_task" });
+  clock = 5_000;
+  reporter.onEvent({ type: "check", iteration: 1, name: "npm test", running: true });
+  clock = 9_000;
+  reporter.onEvent({ type: "text", iteration: 1, text: "Waiting for the checks." });
+  assert.equal(
+    fake.rows.at(-1),
+    "finishline iteration 1/3 · it 0:09 · checking npm test 0:04 · run 0:09",
+  );
+  reporter.onEvent({ type: "check", iteration: 1, name: "npm test", running: false });
+  assert.equal(
+    fake.rows.at(-1),
+    "finishline iteration 1/3 · it 0:09 · run 0:09 · tools: complete_task",
+  );
+  reporter.stop();
+  const verbose: string[] = [];
+  const v = createReporter("verbose", { write: (line) => verbose.push(line) });
+  v.onEvent({ type: "check", iteration: 1, name: "npm test", running: true });
+  v.onEvent({ type: "check", iteration: 1, name: "npm test", running: false });
+  assert.deepEqual(verbose, ["  [check] npm test"]);
 });
 
 Deno.test("quiet shows nothing; verbose shows tools and text unfitted", () => {
