@@ -7,7 +7,7 @@
  */
 
 import type { CheckEvidence, IterationSummary } from "../record/iteration.ts";
-import { elide } from "../iterator/terminal/fit.ts";
+import { elide } from "../support/text_width.ts";
 import type { RunResult } from "./run_types.ts";
 
 /** Failing tests named before "and N more". */
