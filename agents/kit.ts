@@ -3,7 +3,7 @@
  * types, the checker result helpers and an in-memory filesystem for tests.
  *
  * It imports no npm package, so a project that only writes a handler or a
- * checker downloads finishline's own source for it (about 250 KB), not the
+ * checker downloads finishline's own source for it (about 210 KB), not the
  * Claude Agent SDK and its binaries. Everything here is also exported by the
  * main entry, `@finishline/agents`, or by `@finishline/agents/testing`.
  *
