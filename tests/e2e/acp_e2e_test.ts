@@ -53,7 +53,7 @@ Deno.test("acp: an agent command that exits at once fails the iteration, never h
   assert.equal(missing.code, 1, missing.stderr);
   assert.match(
     missing.stderr,
-    /failed: .*cannot start "finishline-no-such-agent" \(not found\): install the agent/,
+    /Failed: .*cannot start "finishline-no-such-agent" \(not found\): install the agent/,
   );
   assert.doesNotMatch(missing.stderr, /retrying|Claude Code binary/, "said once, not retried");
 });
