@@ -45,7 +45,7 @@ complete_task again; the test passes. In iteration 2 it documents greet(), and t
 `;
 
 /** The repository's own test: `deno task test` is the check finishline finds and runs. */
-const GREET_TEST = `import { greet } from "../tests/greet.ts";
+const GREET_TEST = `import { greet } from "./greet.ts";
 
 Deno.test("greet says hello with a comma", () => {
   const got = greet("Ada");

@@ -139,7 +139,7 @@ Deno.test("the design's plan, test and LLM judge checkers read the session, the 
       toolTurn("Bash", {
         command: [
           "printf 'export const sum = (a: number, b: number): number => a - b;\\n' > sum.ts",
-          `printf 'import { sum } from "../iterator/sum.ts";\\nDeno.test("sum adds", () => {\\n  if (sum(1, 2) !== 3) throw new Error("1 + 2 is not 3");\\n});\\n' > sum_test.ts`,
+          `printf 'import { sum } from "./sum.ts";\\nDeno.test("sum adds", () => {\\n  if (sum(1, 2) !== 3) throw new Error("1 + 2 is not 3");\\n});\\n' > sum_test.ts`,
           "git add sum.ts sum_test.ts && git commit -qm 'feat: sum'",
           "deno test sum_test.ts 2>&1",
         ].join(" && "),
