@@ -145,9 +145,9 @@ Deno.test("files written whole go through writeRedactedFile, never Deno.writeTex
   }
   // The run report, the fleet's report and the fleet's record.
   assert.deepEqual(writers.sort(), [
-    "agents/iterator/run/end.ts",
     "agents/iterator/fleet/command.ts",
     "agents/iterator/fleet/record.ts",
+    "agents/iterator/run/end.ts",
   ]);
 });
 
