@@ -492,6 +492,18 @@ const RUN_ID: ArgumentSpec = {
   what: 'a run id (any unique prefix; "runs" lists them)',
 };
 
+/** The run flags `fleet` passes on to every run it starts, as given. */
+export const FLEET_FORWARDED: readonly string[] = [
+  "model",
+  "iterate-max",
+  "max-turns",
+  "max-budget-usd",
+  "max-wait",
+  "permission-mode",
+  "dangerously-skip-permissions",
+  "no-learnings",
+];
+
 /** Every command, a run first. */
 export const COMMANDS: readonly CommandSpec[] = [
   {
@@ -527,14 +539,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       "dry-run",
       "worktree",
       "create-pr",
-      "model",
-      "iterate-max",
-      "max-turns",
-      "max-budget-usd",
-      "max-wait",
-      "permission-mode",
-      "dangerously-skip-permissions",
-      "no-learnings",
+      ...FLEET_FORWARDED,
       "help",
     ],
     parameters: true,

@@ -10,7 +10,7 @@
 import type { ParameterSpec } from "../../definition/definition_types.ts";
 import { UsageError } from "../../support/errors.ts";
 import { lenientParse, readFlags, strictParse, type Values } from "../flags/_parse.ts";
-import { commandNamed, FLAGS, flagsOf, type FlagSpec } from "../flags/table.ts";
+import { commandNamed, FLAGS, flagsOf, type FlagSpec, FLEET_FORWARDED } from "../flags/table.ts";
 
 /** `fleet ...`: the flags read before the agent's definition is loaded. */
 export interface FleetCommand {
@@ -82,16 +82,7 @@ function named(...names: string[]): FlagSpec[] {
 }
 
 /** Flags passed on to every run, as given. */
-const FORWARDED = named(
-  "model",
-  "iterate-max",
-  "max-turns",
-  "max-budget-usd",
-  "max-wait",
-  "permission-mode",
-  "dangerously-skip-permissions",
-  "no-learnings",
-);
+const FORWARDED = named(...FLEET_FORWARDED);
 const withoutHelp = (flags: FlagSpec[]) => flags.filter((flag) => flag.name !== "help");
 /** Every flag of `fleet`, from the table (`--help` is read before). */
 const FLEET_FLAGS = withoutHelp(flagsOf(commandNamed("fleet")));
