@@ -126,6 +126,8 @@ Deno.test("FINISHLINE_SKIP_MODEL_CHECK skips the check: the run starts, and name
       ...BLANK,
       HOME: home.path,
       CLAUDE_CONFIG_DIR: `${home.path}/.claude`,
+      // Claude Code's own temp files (claude-<uid>/, cc-socks/) go with the home.
+      CLAUDE_CODE_TMPDIR: `${home.path}/tmp`,
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
       ANTHROPIC_API_KEY: "sk-test",
       ANTHROPIC_BASE_URL: `http://127.0.0.1:${port}`,
