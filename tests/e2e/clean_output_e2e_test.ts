@@ -58,6 +58,8 @@ Deno.test("ordinary multi-iteration runs print no warning and end with one sente
       behavior: {
         completionType: "iterate",
         completionConfig: { maxIterations: 10 },
+        // The stall is the point: without this the Stop hook sends the idle agent back for
+        // complete_task, and the script would need turns that are not what this test checks.
         requireCompleteTask: false,
       },
       probe: { enabled: false },

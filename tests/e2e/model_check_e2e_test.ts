@@ -157,6 +157,8 @@ Deno.test("a server that goes away mid-run is named with its cause, and the fini
     behavior: {
       completionType: "iterate",
       completionConfig: { maxIterations: 2 },
+      // The server is gone mid-run: no complete_task can arrive, and the Stop hook's
+      // request would be one more call to the absent server, which is not what is tested.
       requireCompleteTask: false,
       allowedTools: ["Bash"],
     },
