@@ -398,7 +398,10 @@ export interface GitConfig {
 
 /** Stops a loop that makes no progress. */
 export interface CircuitBreakerConfig {
-  /** Iterations in a row without commits, file changes or a waiting status. @default 3 */
+  /**
+   * Iterations in a row without commits, file changes or a probe answer that said waiting,
+   * working or agents active. @default 3
+   */
   noProgressThreshold: number;
   /** Iterations in a row that end with the same error. @default 5 */
   sameErrorThreshold: number;
@@ -408,11 +411,11 @@ export interface CircuitBreakerConfig {
 export interface ProbeConfig {
   /** Whether to probe at all. @default true */
   enabled: boolean;
-  /** Probes per iteration while the agent says waiting or working. @default 3 */
+  /** Probes per iteration while the agent says waiting or working; new commits end them. @default 5 */
   maxProbes: number;
   /** Wait between probes in seconds. @default 30 */
   probeIntervalSeconds: number;
-  /** Timeout of one probe in seconds. @default 120 */
+  /** Timeout of one probe in seconds. @default 60 */
   probeTimeoutSeconds: number;
 }
 

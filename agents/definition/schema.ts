@@ -137,7 +137,7 @@ const gitSchema = strictObject({
 
 const circuitBreakerSchema = strictObject({
   noProgressThreshold: positiveInt().default(3).describe(
-    "Iterations in a row without commits, file changes or a waiting status that end the run stalled.",
+    "Iterations in a row without progress that end the run stalled: no commits, no file changes, and no probe answer that said waiting, working or agents active (probes that timed out or gave no parseable answer count; so does a claim of done without a commit or a change).",
   ),
   sameErrorThreshold: positiveInt().default(5).describe(
     "Iterations in a row ending with the same error that end the run stalled.",
@@ -146,13 +146,13 @@ const circuitBreakerSchema = strictObject({
 
 const probeSchema = strictObject({
   enabled: z.boolean().default(true).describe("Whether to probe at all."),
-  maxProbes: positiveInt().default(3).describe(
-    "Probes per iteration while the agent says waiting or working.",
+  maxProbes: positiveInt().default(5).describe(
+    "Probes per iteration while the agent says waiting or working; new commits end the probing.",
   ),
   probeIntervalSeconds: nonNegativeNumber().default(30).describe(
     "Wait between probes in seconds.",
   ),
-  probeTimeoutSeconds: positiveNumber().default(120).describe("Timeout of one probe in seconds."),
+  probeTimeoutSeconds: positiveNumber().default(60).describe("Timeout of one probe in seconds."),
 });
 
 const finishSchema = strictObject({

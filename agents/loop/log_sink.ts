@@ -38,6 +38,12 @@ export function logRunEvent(log: RunLog, event: RunEvent): void {
         attempt: event.attempt,
         status: event.status,
       });
+    case "probe_skipped":
+      return log.event("probe_skipped", {
+        iteration: event.iteration,
+        reason: event.reason,
+        newCommits: event.newCommits,
+      });
     case "rescue":
       return log.event("rescue", {
         iteration: event.iteration,

@@ -1,7 +1,9 @@
 /**
  * The probe phase: ask, don't guess. When a session ends with background
  * work running, or with neither progress nor a complete_task call, the agent
- * is asked for its status, again while it says waiting or working.
+ * is asked for its status, again while it says waiting or working. Git stays
+ * the source of truth: before every probe after the first, the commits are
+ * counted again, and new ones end the probing.
  *
  * @module
  */
@@ -12,14 +14,28 @@ import type { AgentSessions } from "./agent_sessions.ts";
 import { abortableSleep } from "./faults.ts";
 import type { RunState } from "./state.ts";
 
+/**
+ * What the probes of an iteration came to, for the circuit breaker:
+ * `not_probed` (no probe ran), `progress` (commits appeared between probes),
+ * `blocked` (the agent said so), `active` (some answer was waiting or working,
+ * or said agents were active), `timeout` (no answer was parseable, or none
+ * came within the timeout: the seed's genuine timeout), `complete` (the agent
+ * said complete).
+ */
+export type ProbeResult = "not_probed" | "progress" | "complete" | "active" | "timeout" | "blocked";
+
 /** What the probe found. */
 export interface ProbeOutcome {
   /** Whether the agent was asked at all. */
   ran: boolean;
+  /** Every answer, in order. */
+  answers: ProbeStatus[];
   /** Its last answer. */
   last?: ProbeStatus;
   /** It still said waiting or working after `probe.maxProbes` probes. */
   exhausted: boolean;
+  /** What the answers came to. */
+  result: ProbeResult;
 }
 
 const NO_ANSWER: ProbeStatus = {
@@ -30,42 +46,70 @@ const NO_ANSWER: ProbeStatus = {
   nextAction: "",
 };
 
+const NOT_PROBED: ProbeOutcome = {
+  ran: false,
+  answers: [],
+  exhausted: false,
+  result: "not_probed",
+};
+
+/**
+ * Whether an answer says the agent is still at it: waiting, working, or
+ * with agents active. Such an iteration never counts as stalled.
+ *
+ * @param answer A probe answer.
+ * @returns True when active.
+ */
+export function activeAnswer(answer: ProbeStatus): boolean {
+  return answer.status === "waiting" || answer.status === "working" ||
+    answer.agentsActive === true;
+}
+
 /**
  * Probe the agent when the evidence is unclear.
  *
  * @param state The run.
  * @param sessions The run's agent sessions.
  * @param builder The iteration's summary builder.
- * @param evidence Background tasks left running, and whether files changed.
+ * @param evidence Background tasks left running, whether files changed, and
+ *   how to count the iteration's new commits again (null when unknown).
  * @returns What the probe found.
  */
 export async function probeIfUnclear(
   state: RunState,
   sessions: AgentSessions,
   builder: SummaryBuilder,
-  evidence: { backgroundTasks: number; filesChanged: boolean },
+  evidence: {
+    backgroundTasks: number;
+    filesChanged: boolean;
+    newCommits?: () => Promise<number | null>;
+  },
 ): Promise<ProbeOutcome> {
   const settings = state.definition.probe;
   const summary = builder.current;
   const iteration = summary.iteration;
-  if (!settings.enabled || !summary.sessionId || state.signal.aborted) {
-    return { ran: false, exhausted: false };
-  }
+  if (!settings.enabled || !summary.sessionId || state.signal.aborted) return NOT_PROBED;
   const progressed = (summary.git?.newCommits ?? 0) > 0 ||
     (state.options.git !== undefined && evidence.filesChanged);
-  if (evidence.backgroundTasks === 0 && (progressed || summary.completeTask)) {
-    return { ran: false, exhausted: false };
-  }
-  const probes: ProbeStatus[] = [];
+  if (evidence.backgroundTasks === 0 && (progressed || summary.completeTask)) return NOT_PROBED;
+  const answers: ProbeStatus[] = [];
   let exhausted = false;
+  let committed = false;
   for (let attempt = 1; attempt <= settings.maxProbes; attempt++) {
+    // The first probe follows the runner's look at the repository; the others look again.
+    const newCommits = attempt > 1 ? await evidence.newCommits?.() : undefined;
+    if (newCommits) {
+      committed = true;
+      state.emit({ type: "probe_skipped", iteration, reason: "commits", newCommits });
+      break;
+    }
     const reply = await sessions.followUp(
       builder,
       PROBE_PROMPT,
       settings.probeTimeoutSeconds * 1000,
     );
     const status = reply === undefined ? { ...NO_ANSWER } : parseProbeStatus(reply);
-    probes.push(status);
+    answers.push(status);
     state.emit({ type: "probe", iteration, status, attempt });
     if (status.status !== "waiting" && status.status !== "working") break;
     if (attempt === settings.maxProbes) {
@@ -78,6 +122,21 @@ export async function probeIfUnclear(
     );
     if (state.signal.aborted) break;
   }
-  summary.probes = probes.map((probe) => ({ status: probe.status, message: probe.message }));
-  return { ran: true, last: probes.at(-1), exhausted };
+  summary.probes = answers.map((answer) => ({ ...answer }));
+  const last = answers.at(-1);
+  return {
+    ran: true,
+    answers,
+    last,
+    exhausted,
+    result: committed
+      ? "progress"
+      : last?.status === "blocked"
+      ? "blocked"
+      : answers.some(activeAnswer)
+      ? "active"
+      : answers.every((answer) => answer.status === "unknown")
+      ? "timeout"
+      : "complete",
+  };
 }

@@ -141,6 +141,7 @@ export type RunEvent =
   | { type: "session_error_after_result"; iteration: number; error: string }
   | { type: "follow_up_failed"; iteration: number; error: string }
   | { type: "probe"; iteration: number; status: ProbeStatus; attempt?: number }
+  | { type: "probe_skipped"; iteration: number; reason: "commits"; newCommits: number }
   | {
     type: "rescue";
     iteration: number;

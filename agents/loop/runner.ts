@@ -33,7 +33,7 @@ import { CircuitBreaker } from "./circuit_breaker.ts";
 import { AgentSessions } from "./agent_sessions.ts";
 import { verifyClaim } from "./claim_verification.ts";
 import { IterationRepo } from "./evidence.ts";
-import { probeIfUnclear } from "./probe.ts";
+import { activeAnswer, probeIfUnclear } from "./probe.ts";
 import { startReproduction } from "./reproduce.ts";
 import { installReviewer } from "./review.ts";
 import { rescue } from "./rescue.ts";
@@ -267,6 +267,7 @@ class Run {
       state.modelFailure = outcome.fault.message;
     }
     if (verdict) {
+      this.#stall(summary, "not_probed", false);
       finish();
       if (verdict.kind === "end" && verdict.status === "budget_exhausted") {
         verdict = endRun("budget_exhausted", state.budgetSpent() ?? verdict.reason);
@@ -309,12 +310,17 @@ class Run {
     const builder = outcome.builder;
     const summary = builder.current;
     const iteration = summary.iteration;
-    // Ask, don't guess: probe when the evidence is unclear.
+    // Ask, don't guess: probe when the evidence is unclear; git is asked again before each probe.
     const probe = await probeIfUnclear(state, this.#sessions, builder, {
       backgroundTasks: outcome.guard.backgroundTasks,
       filesChanged: repo.fingerprintBefore !== repo.after?.fingerprint,
+      newCommits: async () => {
+        await repo.refresh();
+        return summary.git?.newCommits ?? null;
+      },
     });
     if (probe.ran) await repo.refresh();
+    this.#stall(summary, probe.result, false);
     if (probe.last?.status === "blocked") {
       finish();
       return endRun(
@@ -348,8 +354,18 @@ class Run {
     return await this.#progress(summary, repo, {
       label: handler.fault ? "continue (handler failed)" : label,
       handlerFault: handler.fault,
-      waiting: probe.last?.status === "waiting" && !probe.exhausted,
+      // Waiting, working or agents active in any answer, or background tasks at the stop.
+      active: probe.answers.some(activeAnswer) || outcome.guard.backgroundTasks > 0,
     });
+  }
+
+  /** The circuit breaker's view of the iteration, in its summary. */
+  #stall(
+    summary: IterationSummary,
+    probe: NonNullable<IterationSummary["stall"]>["probe"],
+    counted: boolean,
+  ): void {
+    summary.stall = { counted, streak: this.#breaker.noProgressStreak, probe };
   }
 
   /** The commit rescue, when the agent left changes uncommitted; returns the files still uncommitted. */
@@ -365,7 +381,7 @@ class Run {
   async #progress(
     summary: IterationSummary,
     repo: IterationRepo,
-    facts: { label: string; handlerFault?: string; waiting: boolean },
+    facts: { label: string; handlerFault?: string; active: boolean },
   ): Promise<Verdict> {
     const faulted = facts.handlerFault !== undefined || summary.verification?.faulted === true;
     this.#verdictFaults = faulted ? this.#verdictFaults + 1 : 0;
@@ -385,9 +401,10 @@ class Run {
     const stalled = this.#breaker.record({
       newCommits: summary.git?.newCommits ?? null,
       filesChanged: repo.filesChanged(),
-      waiting: facts.waiting,
+      active: facts.active,
       error: summary.errors.at(-1),
     });
+    this.#stall(summary, summary.stall?.probe ?? "not_probed", this.#breaker.counted);
     return stalled ? endRun("stalled", stalled) : carryOn(facts.label);
   }
 

@@ -23,6 +23,14 @@ export interface ProbeStatus {
   tasksPending: string[];
   /** What it says should happen next. */
   nextAction: string;
+  /** Whether it says agents or background work it started are still running (absent when not given). */
+  agentsActive?: boolean;
+  /** What it says those agents are doing (absent when not given). */
+  agentsDetails?: string;
+  /** The commits it says it made; recorded only, git decides (absent when not given). */
+  commitsMade?: number;
+  /** Whether it says the run should go on; recorded only (absent when not given). */
+  shouldContinue?: boolean;
 }
 
 /** Marks the probe prompt, so scripted models can tell it apart. */
@@ -34,12 +42,18 @@ export const PROBE_PROMPT =
 {
   "status": "complete" | "waiting" | "working" | "blocked",
   "message": "one line on where you are",
+  "agents_active": true | false,
+  "agents_details": "what the agents or background tasks you started are doing",
   "tasks_completed": ["..."],
   "tasks_pending": ["..."],
+  "commits_made": 0,
+  "should_continue": true | false,
   "next_action": "what should happen next"
 }
 Use "complete" only when every part of the task is done, "waiting" when you wait for background work
-you started, "working" when you still have work to do, "blocked" when something outside your control stops you.`;
+you started, "working" when you still have work to do, "blocked" when something outside your control stops you.
+"agents_active" is true while agents or background tasks you started still run; "commits_made" counts
+the commits you made for this task; "should_continue" is true when the work should go on.`;
 
 const STATES: ProbeState[] = ["complete", "waiting", "working", "blocked"];
 
@@ -58,6 +72,16 @@ const STATES: ProbeState[] = ["complete", "waiting", "working", "blocked"];
  * assert.equal(status.status, "waiting");
  * assert.equal(status.message, "tests run");
  * assert.equal(parseProbeStatus("I am basically done!").status, "unknown");
+ *
+ * // The seed's fields; one that is missing or of another type is left out.
+ * const seed = parseProbeStatus(
+ *   '{"status": "waiting", "agents_active": true, "agents_details": "2 test shards",' +
+ *     ' "commits_made": 1, "should_continue": "yes"}',
+ * );
+ * assert.equal(seed.agentsActive, true);
+ * assert.equal(seed.agentsDetails, "2 test shards");
+ * assert.equal(seed.commitsMade, 1);
+ * assert.equal(seed.shouldContinue, undefined);
  * ```
  */
 export function parseProbeStatus(text: string): ProbeStatus {
@@ -65,6 +89,7 @@ export function parseProbeStatus(text: string): ProbeStatus {
   const raw = typeof object?.status === "string" ? object.status.trim().toLowerCase() : "";
   const status = (STATES as string[]).includes(raw) ? raw as ProbeState : "unknown";
   const list = (value: unknown) => Array.isArray(value) ? value.map(String) : [];
+  const commits = object?.commits_made;
   return {
     status,
     message: typeof object?.message === "string"
@@ -75,5 +100,13 @@ export function parseProbeStatus(text: string): ProbeStatus {
     tasksCompleted: list(object?.tasks_completed),
     tasksPending: list(object?.tasks_pending),
     nextAction: typeof object?.next_action === "string" ? object.next_action : "",
+    ...(typeof object?.agents_active === "boolean" ? { agentsActive: object.agents_active } : {}),
+    ...(typeof object?.agents_details === "string" ? { agentsDetails: object.agents_details } : {}),
+    ...(typeof commits === "number" && Number.isInteger(commits) && commits >= 0
+      ? { commitsMade: commits }
+      : {}),
+    ...(typeof object?.should_continue === "boolean"
+      ? { shouldContinue: object.should_continue }
+      : {}),
   };
 }

@@ -283,8 +283,42 @@ export interface IterationSummary {
   verdict?: string;
   /** Faults of earlier attempts of this iteration (each one re-ran it). */
   retries?: string[];
-  /** Status probes of the iteration, in order. */
-  probes?: Array<{ status: string; message: string }>;
+  /** Status probes of the iteration, in order, with every field of each answer. */
+  probes?: Array<{
+    /** complete, waiting, working, blocked, or unknown (no answer, or none parseable). */
+    status: string;
+    /** The agent's one-line description. */
+    message: string;
+    /** Tasks it says are done. */
+    tasksCompleted?: string[];
+    /** Tasks it says are pending. */
+    tasksPending?: string[];
+    /** What it says should happen next. */
+    nextAction?: string;
+    /** Whether it says agents or background work it started still run. */
+    agentsActive?: boolean;
+    /** What it says those agents are doing. */
+    agentsDetails?: string;
+    /** The commits it says it made (git decides; see `git.newCommits`). */
+    commitsMade?: number;
+    /** Whether it says the run should go on. */
+    shouldContinue?: boolean;
+  }>;
+  /**
+   * The circuit breaker's view of the iteration: whether it counted as one
+   * without progress, the count after it, and what its probes came to
+   * (`not_probed`, `progress` when commits appeared between probes,
+   * `complete`, `active` when an answer said waiting or working or agents
+   * active, `timeout` when no answer was parseable or none came, `blocked`).
+   */
+  stall?: {
+    /** It counted toward `circuitBreaker.noProgressThreshold`. */
+    counted: boolean;
+    /** Iterations in a row without progress, this one included. */
+    streak: number;
+    /** What the iteration's probes came to. */
+    probe: "not_probed" | "progress" | "complete" | "active" | "timeout" | "blocked";
+  };
   /** The commit rescue, when work was left uncommitted. */
   rescue?: {
     /** The uncommitted files found. */

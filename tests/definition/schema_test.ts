@@ -51,7 +51,7 @@ Deno.test("a minimal definition gets every default filled in", () => {
     },
     git: { rescue: true, autoCommit: false, timeoutSeconds: 10 },
     circuitBreaker: { noProgressThreshold: 3, sameErrorThreshold: 5 },
-    probe: { enabled: true, maxProbes: 3, probeIntervalSeconds: 30, probeTimeoutSeconds: 120 },
+    probe: { enabled: true, maxProbes: 5, probeIntervalSeconds: 30, probeTimeoutSeconds: 60 },
     finish: {
       model: "claude-haiku-4-5",
       extractLearnings: true,

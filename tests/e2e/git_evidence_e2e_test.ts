@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { ScriptedModelServer, textTurn, toolTurn } from "../../agents/testing/mod.ts";
 import { PROBE_MARKER } from "../../agents/loop/status_probe.ts";
-import { scenarioDefinition, SCENARIOS } from "../fixtures/scenarios/mod.ts";
+import { probeReply, scenarioDefinition, SCENARIOS } from "../fixtures/scenarios/mod.ts";
 import { runScenario } from "../fixtures/scenarios/run.ts";
 import { git, runCli, tempDir, tempRepo } from "../_helpers.ts";
 
@@ -27,6 +27,18 @@ Deno.test("status probe replies: bare, fenced, in prose, garbage, and a timeout"
     ["JSON in prose", 'Sure. {"status": "blocked", "message": "needs a token"} Thanks!', "blocked"],
     ["garbage", "I am blocked, I think?", "unknown"],
     ["timeout", undefined, "unknown"],
+    [
+      "the seed's fields",
+      JSON.stringify({
+        status: "blocked",
+        message: "needs a token",
+        agents_active: false,
+        agents_details: "no agents started",
+        commits_made: 0,
+        should_continue: false,
+      }),
+      "blocked",
+    ],
   ];
   for (const [name, reply, expected] of cases) {
     await t.step(name, async () => {
@@ -70,8 +82,88 @@ Deno.test("status probe replies: bare, fenced, in prose, garbage, and a timeout"
       if (expected === "blocked") {
         assert.match(JSON.parse(run.stdout).completionReason, /needs a token/);
       }
+      const summary = records.find((record) => record.kind === "iteration_finished")?.summary;
+      // No parseable answer within the timeout is the seed's genuine timeout: it counts.
+      assert.deepEqual(
+        summary?.stall,
+        expected === "blocked"
+          ? { counted: false, streak: 0, probe: "blocked" }
+          : { counted: true, streak: 1, probe: "timeout" },
+      );
+      if (name === "the seed's fields") {
+        assert.deepEqual(summary?.probes, [{
+          status: "blocked",
+          message: "needs a token",
+          tasksCompleted: [],
+          tasksPending: [],
+          nextAction: "",
+          agentsActive: false,
+          agentsDetails: "no agents started",
+          commitsMade: 0,
+          shouldContinue: false,
+        }]);
+      }
     });
   }
+});
+
+Deno.test("commits are counted again before each probe: new ones end the probing", async () => {
+  await using repo = await tempRepo();
+  await Deno.mkdir(`${repo.path}/.agent/scenario/completion`, { recursive: true });
+  await Deno.copyFile(
+    new URL("../fixtures/scenarios/commits_handler.ts", import.meta.url),
+    `${repo.path}/.agent/scenario/completion/commits.ts`,
+  );
+  await Deno.writeTextFile(
+    `${repo.path}/.agent/scenario/agent.json`,
+    JSON.stringify(scenarioDefinition({
+      probe: { maxProbes: 3, probeIntervalSeconds: 0, probeTimeoutSeconds: 60 },
+    })),
+  );
+  await using server = await ScriptedModelServer.start({
+    scripts: [[
+      textTurn("Migration started in the background."),
+      // Answering the first probe, the agent commits, and still says it waits.
+      probeReply(toolTurn("Bash", {
+        command: "printf x > m.log && git add m.log && git commit -qm 'chore: m'",
+      })),
+      textTurn(JSON.stringify({
+        status: "waiting",
+        message: "the migration runs",
+        agents_active: true,
+        agents_details: "the migration worker",
+        commits_made: 1,
+        should_continue: true,
+      })),
+    ]],
+  });
+  const run = await runCli(["--agent", "scenario", "--json"], { cwd: repo.path, server });
+  assert.equal(run.code, 0, run.stderr);
+  const result = JSON.parse(run.stdout);
+  assert.equal(result.iterations, 1);
+  const records = (await Deno.readTextFile(result.logFile)).trim().split("\n")
+    .map((line) => JSON.parse(line));
+  assert.equal(
+    records.filter((record) => record.kind === "probe").length,
+    1,
+    "no second probe once git shows the commit",
+  );
+  assert.deepEqual(
+    records.filter((record) => record.kind === "probe_skipped").map((record) => ({
+      reason: record.reason,
+      newCommits: record.newCommits,
+    })),
+    [{ reason: "commits", newCommits: 1 }],
+  );
+  const summary = records.find((record) => record.kind === "iteration_finished").summary;
+  assert.deepEqual(summary.stall, { counted: false, streak: 0, probe: "progress" });
+  assert.equal(summary.probes.length, 1);
+  assert.equal(summary.probes[0].status, "waiting");
+  assert.equal(summary.probes[0].agentsActive, true);
+  assert.equal(summary.probes[0].agentsDetails, "the migration worker");
+  assert.equal(summary.probes[0].commitsMade, 1);
+  assert.equal(summary.probes[0].shouldContinue, true);
+  assert.equal(await git(repo.path, "show", "HEAD:m.log"), "x");
 });
 
 Deno.test("a worktree run leaves the main checkout untouched and the branch holds the commits", async () => {

@@ -201,6 +201,15 @@ function eventText(event: RunEvent, width?: number): string | undefined {
           ? { text: `(${event.status.message})`, join: " ", elide: 12, rank: 2 }
           : { text: "" },
       ], width);
+    case "probe_skipped":
+      return fit([
+        PREFIX,
+        { text: "status probe:", join: " " },
+        {
+          text: `stopped, ${event.newCommits} new commit${event.newCommits === 1 ? "" : "s"}`,
+          join: " ",
+        },
+      ], width);
     case "rescue":
       return fit([
         PREFIX,

@@ -166,8 +166,10 @@ Deno.test("event lines fit: API retries keep their text whole", () => {
     error: "connection_error",
     waitMs: 4800,
   });
+  pipe.onEvent({ type: "probe_skipped", iteration: 2, reason: "commits", newCommits: 1 });
   assert.deepEqual(wide, [
     "[finishline] iteration 2: API retry 3/10 (connection error), next in 4.8s",
+    "[finishline] status probe: stopped, 1 new commit",
   ]);
 });
 
