@@ -399,8 +399,8 @@ export interface GitConfig {
 /** Stops a loop that makes no progress. */
 export interface CircuitBreakerConfig {
   /**
-   * Iterations in a row without commits, file changes or a probe answer that said waiting,
-   * working or agents active. @default 3
+   * Iterations in a row without commits or file changes, whose agent was not active (no probe
+   * answer said waiting, working or agents_active; no background task at its stop). @default 3
    */
   noProgressThreshold: number;
   /** Iterations in a row that end with the same error. @default 5 */
