@@ -12,7 +12,7 @@
  *
  * The finishline agent is set up like the bare loop: the iterate handler, no
  * required complete_task call (its stop hook would add turns), no status
- * probe, no checks.
+ * probe, no checks, no finish model steps (unless `finishModel` is asked for).
  *
  * @module
  */
@@ -22,6 +22,9 @@ import { ScriptedModelServer, textTurn, toolTurn } from "../agents/testing/mod.t
 import type { ScriptStep } from "../agents/testing/mod.ts";
 import { SqliteStore } from "../agents/store/mod.ts";
 import { denoDir, MAIN, tempDir, tempRepo } from "../tests/_helpers.ts";
+
+/** The Claude Code binary the SDK ships (kept here for the other benchmarks). */
+export { bundledClaude } from "../tests/_helpers.ts";
 import { TreeSampler } from "./proc.ts";
 
 /** The three ways of running the scenario. */
@@ -42,33 +45,6 @@ export interface LoopSample {
   loopWorkPerIterationMs?: number;
   /** Main-loop model requests served. */
   requests: number;
-}
-
-/** The Claude Code binary the SDK ships, from Deno's npm cache. */
-export async function bundledClaude(): Promise<string> {
-  const config = JSON.parse(
-    await Deno.readTextFile(new URL("../deno.json", import.meta.url)),
-  ) as { imports: Record<string, string> };
-  const version = config.imports["@anthropic-ai/claude-agent-sdk"].split("@").at(-1)!;
-  const arch = Deno.build.arch === "aarch64" ? "arm64" : "x64";
-  const os = Deno.build.os === "darwin"
-    ? "darwin"
-    : Deno.build.os === "windows"
-    ? "win32"
-    : "linux";
-  const root = join(await denoDir(), "npm", "registry.npmjs.org", "@anthropic-ai");
-  for (const variant of [`${os}-${arch}`, `${os}-${arch}-musl`]) {
-    const path = join(root, `claude-agent-sdk-${variant}`, version, "claude");
-    try {
-      await Deno.stat(path);
-      return path;
-    } catch {
-      // try the next variant
-    }
-  }
-  throw new Error(
-    `Cannot find Claude Code ${version} for ${os}-${arch} under ${root}: run "deno task test" (or any finishline run) once to download it`,
-  );
 }
 
 function iterationSteps(iteration: number): ScriptStep[] {
@@ -93,6 +69,8 @@ function iterationSteps(iteration: number): ScriptStep[] {
  * @param claude The Claude Code binary for the bare loop.
  * @param onRootSample Sees the root process's resident set (KiB) and the
  * iteration in progress, at every sample.
+ * @param options `finishModel`: run the finish workflow's model steps (the
+ * default setting; off, the run does the bare loop's model work only).
  * @returns The measurements.
  */
 export async function runLoop(
@@ -100,6 +78,7 @@ export async function runLoop(
   iterations: number,
   claude: string,
   onRootSample?: (rootKiB: number, iteration: number) => void,
+  options: { finishModel?: boolean } = {},
 ): Promise<LoopSample> {
   await using repo = await tempRepo();
   await using home = await tempDir("finishline-bench-home-");
@@ -137,6 +116,8 @@ done`;
           permissionMode: "default",
         },
         probe: { enabled: false },
+        // Equal work with the bare loop: no finish model steps unless asked for.
+        ...(options.finishModel ? {} : { finish: { maxCostUsd: 0 } }),
       }),
     );
     command = new Deno.Command(Deno.execPath(), {

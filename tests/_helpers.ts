@@ -5,6 +5,7 @@
  * @module
  */
 
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ScriptedModelServer } from "../agents/testing/mod.ts";
 
@@ -278,4 +279,31 @@ export async function denoDir(): Promise<string> {
   cachedDenoDir = JSON.parse(new TextDecoder().decode(output.stdout))
     .denoDir as string;
   return cachedDenoDir;
+}
+
+/** The Claude Code binary the SDK ships, from Deno's npm cache. */
+export async function bundledClaude(): Promise<string> {
+  const config = JSON.parse(
+    await Deno.readTextFile(new URL("../deno.json", import.meta.url)),
+  ) as { imports: Record<string, string> };
+  const version = config.imports["@anthropic-ai/claude-agent-sdk"].split("@").at(-1)!;
+  const arch = Deno.build.arch === "aarch64" ? "arm64" : "x64";
+  const os = Deno.build.os === "darwin"
+    ? "darwin"
+    : Deno.build.os === "windows"
+    ? "win32"
+    : "linux";
+  const root = join(await denoDir(), "npm", "registry.npmjs.org", "@anthropic-ai");
+  for (const variant of [`${os}-${arch}`, `${os}-${arch}-musl`]) {
+    const path = join(root, `claude-agent-sdk-${variant}`, version, "claude");
+    try {
+      await Deno.stat(path);
+      return path;
+    } catch {
+      // try the next variant
+    }
+  }
+  throw new Error(
+    `Cannot find Claude Code ${version} for ${os}-${arch} under ${root}: run "deno task test" (or any finishline run) once to download it`,
+  );
 }

@@ -182,11 +182,15 @@ export class ClaudeBackend implements AgentBackend {
    * complete_task server while the current session works. The session that
    * claims it sends its folder then, so the git status and CLAUDE.md the
    * agent sees are read at that moment, not now. One process is kept: the
-   * next warm replaces it; a session with other settings leaves it parked.
+   * next warm with other settings replaces it, one with the same settings
+   * keeps it; a session with other settings leaves it parked.
    *
    * @param settings The later session's settings (`resume` is not possible).
    */
   warm(settings: ProcessSettings): void {
+    // Asked twice for the same settings (the CLI warms the first process before the loop does):
+    // the process already starting serves both.
+    if (this.#spare && !settings.resume && this.#spare.key === spareKey(settings)) return;
     this.#discardSpare();
     if (settings.resume || this.#sparesRefused) return;
     const routes: Routes = {};

@@ -11,9 +11,12 @@
 import type {
   AgentConversation,
   AgentMessage,
+  CommandRefusal,
+  SessionPermissionMode,
   SessionRequest,
   SessionSettings,
 } from "../backends/port.ts";
+import type { AgentBehavior } from "../definition/definition_types.ts";
 import { firstLine } from "../support/errors.ts";
 import type { SummaryBuilder } from "./summary_builder.ts";
 import { fatalApiRetry } from "./faults.ts";
@@ -45,6 +48,52 @@ export type SessionAsk = Pick<SessionRequest, "prompt" | "resume" | "onCompleteT
   main?: boolean;
 };
 
+/** What a run's sessions are started with, before its budget is spent. */
+export interface SessionSettingsInput {
+  /** The definition's behavior. */
+  behavior: AgentBehavior;
+  /** The system prompt's appended part. */
+  systemPrompt: string;
+  /** The agent's working directory. */
+  cwd: string;
+  /** The CLI's permission mode, over the definition's. */
+  permissionMode?: SessionPermissionMode;
+  /** The agent's environment additions. */
+  env?: Record<string, string>;
+  /** Commands the agent may not run. */
+  refuseCommands?: CommandRefusal[];
+  /** Cost already spent (earlier iterations and this session so far). */
+  spentUsd: number;
+}
+
+/**
+ * The settings of one session of a run. The runner and the CLI (which starts
+ * the first Claude Code process while the run is still being set up) both
+ * use it, so the process they start is the one the first session can claim.
+ *
+ * @param input The run's settings and what it spent.
+ * @returns The session's settings.
+ */
+export function sessionSettings(input: SessionSettingsInput): SessionSettings {
+  const { behavior } = input;
+  return {
+    systemPromptAppend: input.systemPrompt,
+    cwd: input.cwd,
+    allowedTools: behavior.allowedTools,
+    disallowedTools: behavior.disallowedTools,
+    permissionMode: input.permissionMode ?? behavior.permissionMode,
+    model: behavior.model,
+    maxTurns: behavior.maxTurns,
+    // Rounded so that the same budget computed twice compares equal (warm processes).
+    maxBudgetUsd: behavior.maxBudgetUsd !== undefined
+      ? Math.max(0, Math.round((behavior.maxBudgetUsd - input.spentUsd) * 1e6) / 1e6)
+      : undefined,
+    settingSources: behavior.settingSources,
+    env: input.env,
+    refuseCommands: input.refuseCommands,
+  };
+}
+
 /** Starts and feeds the agent's sessions for one run. */
 export class AgentSessions {
   readonly #state: RunState;
@@ -74,27 +123,17 @@ export class AgentSessions {
       ...(gated && plan.heldOut ? [HELD_OUT_NOTICE] : []),
       ...(gated && plan.workerTest ? [workerTestNotice(plan.workerTest)] : []),
     ];
-    return {
-      systemPromptAppend: notices.length > 0
+    return sessionSettings({
+      behavior,
+      systemPrompt: notices.length > 0
         ? [options.systemPrompt, ...notices].join("\n\n").trim()
         : options.systemPrompt,
       cwd: options.cwd,
-      allowedTools: behavior.allowedTools,
-      disallowedTools: behavior.disallowedTools,
-      permissionMode: options.permissionMode ?? behavior.permissionMode,
-      model: behavior.model,
-      maxTurns: behavior.maxTurns,
-      // Rounded so that the same budget computed twice compares equal (warm processes).
-      maxBudgetUsd: behavior.maxBudgetUsd !== undefined
-        ? Math.max(
-          0,
-          Math.round((behavior.maxBudgetUsd - this.#state.costUsd - spent) * 1e6) / 1e6,
-        )
-        : undefined,
-      settingSources: behavior.settingSources,
+      permissionMode: options.permissionMode,
       env: options.env,
       refuseCommands: options.refuseCommands,
-    };
+      spentUsd: this.#state.costUsd + spent,
+    });
   }
 
   /**

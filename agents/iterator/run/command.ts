@@ -25,6 +25,7 @@ import { GitHubPullRequestGate } from "./pull_request_gate.ts";
 import { createReporter, progressMode, type ProgressReporter } from "../terminal/progress.ts";
 import { stderrColumns, stderrLine } from "../terminal/live_line.ts";
 import { EXIT_CODES, runIterations, type RunResult } from "../../loop/runner.ts";
+import { sessionSettings } from "../../loop/agent_sessions.ts";
 import { dryRunOutput, prepareRun, type RunPlan } from "./plan.ts";
 import { resumeCommand } from "./report_facts.ts";
 import { guardRun, lockRunAndIssue } from "./locks.ts";
@@ -73,6 +74,48 @@ export async function runCommand(
     io.stdout(dryRunOutput(plan));
     return 0;
   }
+  try {
+    return await checkAndRun(plan, backend, independentBackend, io, options);
+  } finally {
+    // A run that ended before its loop leaves no warm process behind (endRun released the others).
+    await backend.release?.();
+  }
+}
+
+/**
+ * Start the first session's agent process before the run is set up, with the
+ * settings the loop will ask for (the loop finds it and claims it). Only for
+ * a new run in the `fresh` session mode with `prewarm` on.
+ */
+function warmFirstSession(plan: RunPlan, backend: AgentBackend): void {
+  const behavior = plan.definition.behavior;
+  if (
+    !backend.warm || plan.resume || behavior.session !== "fresh" || !behavior.prewarm ||
+    plan.maxIterations < 1
+  ) return;
+  backend.warm({
+    ...sessionSettings({
+      behavior,
+      systemPrompt: plan.systemPrompt,
+      cwd: plan.cwd,
+      permissionMode: plan.permissionMode,
+      env: plan.agentEnv,
+      refuseCommands: plan.refuseCommands,
+      spentUsd: 0,
+    }),
+    completeTask: true,
+    stopHook: true,
+  });
+}
+
+/** The checks before anything is recorded, the locks, the workspace, the loop and the run's end. */
+async function checkAndRun(
+  plan: RunPlan,
+  backend: AgentBackend,
+  independentBackend: AgentBackend | undefined,
+  io: CommandIO,
+  options: { runLock?: RunLock },
+): Promise<number> {
   await preflight({
     definition: plan.definition,
     displayPath: plan.loaded.displayPath,
@@ -115,6 +158,9 @@ export async function runCommand(
     );
   }
   plan.checks.gate?.ownedBy(plan.runId);
+  // The first agent process starts now (tagged as this run's, so it dies with it),
+  // while the workspace and the loop get ready.
+  warmFirstSession(plan, backend);
   let started = false;
   try {
     const workspace = await openWorkspace(plan, io.stderr);

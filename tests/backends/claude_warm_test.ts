@@ -1,0 +1,110 @@
+/**
+ * The parked Claude Code process: asked for twice with the same settings (the
+ * CLI warms the first session's process before the loop does), one process
+ * starts and the session claims it. Real Claude Code, through a wrapper that
+ * counts its starts, against the scripted model server.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { ClaudeBackend } from "../../agents/backends/claude.ts";
+import type { AgentMessage, ProcessSettings } from "../../agents/backends/port.ts";
+import { ScriptedModelServer, textTurn } from "../../agents/testing/mod.ts";
+import { bundledClaude, tempDir, tempRepo } from "../_helpers.ts";
+
+async function countingClaude(
+  dir: string,
+): Promise<{ path: string; starts: () => Promise<number> }> {
+  const log = join(dir, "starts.log");
+  const path = join(dir, "claude");
+  await Deno.writeTextFile(
+    path,
+    `#!/bin/sh\necho start >> '${log}'\nexec '${await bundledClaude()}' "$@"\n`,
+  );
+  await Deno.chmod(path, 0o755);
+  return {
+    path,
+    starts: async () => {
+      try {
+        return (await Deno.readTextFile(log)).split("\n").filter(Boolean).length;
+      } catch {
+        return 0;
+      }
+    },
+  };
+}
+
+function settings(cwd: string, env: Record<string, string>, model?: string): ProcessSettings {
+  return {
+    systemPromptAppend: "",
+    cwd,
+    allowedTools: [],
+    disallowedTools: [],
+    permissionMode: "default",
+    model,
+    settingSources: [],
+    env,
+    completeTask: true,
+    stopHook: true,
+  };
+}
+
+async function drain(messages: AsyncIterable<AgentMessage>): Promise<AgentMessage[]> {
+  const all: AgentMessage[] = [];
+  for await (const message of messages) all.push(message);
+  return all;
+}
+
+Deno.test("warming twice with the same settings starts one process, and the session claims it", async () => {
+  await using repo = await tempRepo();
+  await using home = await tempDir("finishline-warm-home-");
+  await using bin = await tempDir("finishline-warm-bin-");
+  await using server = await ScriptedModelServer.start({ scripts: [[textTurn("Hello.")]] });
+  const claude = await countingClaude(bin.path);
+  const backend = new ClaudeBackend({ executable: claude.path });
+  const wanted = settings(repo.path, server.env(home.path));
+  try {
+    backend.warm(wanted);
+    backend.warm({ ...wanted });
+    const messages = await drain(
+      backend.session({
+        ...wanted,
+        prompt: "Say hello",
+        onCompleteTask: () => Promise.resolve("Recorded."),
+        onStop: () => Promise.resolve({ block: false }),
+        signal: new AbortController().signal,
+      }),
+    );
+    assert.equal(messages.at(-1)?.type, "result");
+  } finally {
+    await backend.release();
+  }
+  assert.equal(await claude.starts(), 1);
+  assert.equal(server.requests.filter((request) => !request.side).length, 1);
+});
+
+Deno.test("warming with other settings replaces the parked process", async () => {
+  await using repo = await tempRepo();
+  await using home = await tempDir("finishline-warm-home-");
+  await using bin = await tempDir("finishline-warm-bin-");
+  await using server = await ScriptedModelServer.start({ scripts: [[textTurn("Hello.")]] });
+  const claude = await countingClaude(bin.path);
+  const backend = new ClaudeBackend({ executable: claude.path });
+  const env = server.env(home.path);
+  try {
+    backend.warm(settings(repo.path, env, "claude-opus-4-1"));
+    backend.warm(settings(repo.path, env));
+    await drain(
+      backend.session({
+        ...settings(repo.path, env),
+        prompt: "Say hello",
+        onCompleteTask: () => Promise.resolve("Recorded."),
+        onStop: () => Promise.resolve({ block: false }),
+        signal: new AbortController().signal,
+      }),
+    );
+  } finally {
+    await backend.release();
+  }
+  assert.equal(await claude.starts(), 2);
+});
