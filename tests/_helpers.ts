@@ -221,6 +221,8 @@ export interface RunCliOptions {
   env?: Record<string, string>;
   /** Called with the running child, e.g. to send it a signal. */
   onSpawn?: (child: Deno.ChildProcess) => void | Promise<void>;
+  /** The module to run instead of the CLI, e.g. a wrapper that registers a handler and calls its `main`. */
+  entry?: string;
 }
 
 /**
@@ -245,7 +247,7 @@ export async function runCli(
     ...options.env,
   };
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MAIN, ...args],
+    args: ["run", "-A", options.entry ?? MAIN, ...args],
     cwd: options.cwd,
     env,
     stdin: "null",

@@ -18,13 +18,33 @@ export interface HandlerContext {
   definition: AgentDefinition;
   /** The run's arguments (flags and parameters). */
   args: Record<string, unknown>;
-  /** Resolves prompt keys to filled templates. */
-  resolver: PromptResolver;
+  /** Resolves prompt keys to filled templates (a {@linkcode PromptResolver}, or anything with its `resolve`). */
+  resolver: Pick<PromptResolver, "resolve">;
   /** The run's iteration cap. */
   maxIterations: number;
   /** Finds learnings of earlier runs relevant to a text, formatted for `{uv-learnings}`. */
   learnings?: (query: string) => string;
 }
+
+/**
+ * The default iteration cap when neither the flag nor the definition sets one.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseDefinition } from "@finishline/agents";
+ * import { DEFAULT_MAX_ITERATIONS } from "./base_handler.ts";
+ * import { iterationCap } from "./factory.ts";
+ *
+ * const definition = parseDefinition(
+ *   `{ "name": "docs", "behavior": { "completionType": "manual",
+ *      "completionConfig": { "completionKeyword": "OK" } } }`,
+ *   { displayPath: ".agent/docs/agent.json" },
+ * );
+ * assert.equal(iterationCap(definition), DEFAULT_MAX_ITERATIONS);
+ * ```
+ */
+export const DEFAULT_MAX_ITERATIONS = 10;
 
 /** Text used for `uv-task` when the run was given no task. */
 export const NO_TASK_TEXT =

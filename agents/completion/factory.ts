@@ -8,7 +8,7 @@ import { pathToFileURL } from "node:url";
 import { COMPLETION_TYPES } from "../definition/definition_types.ts";
 import { UsageError } from "../support/errors.ts";
 import { PromptResolver } from "../prompts/resolver.ts";
-import type { HandlerContext } from "./base_handler.ts";
+import { DEFAULT_MAX_ITERATIONS, type HandlerContext } from "./base_handler.ts";
 import { checkHandler, loadCustomHandler } from "./custom.ts";
 import { GitHubCli, type GitHubOptions } from "../github/port.ts";
 import { IssueCompletionHandler } from "./issue.ts";
@@ -19,24 +19,7 @@ import { getRegisteredHandler, registeredTypes } from "./registry.ts";
 import { type RunInputs, selectorsOf } from "./run_inputs.ts";
 import type { AgentDefinition, CompletionHandler } from "./handler_contract.ts";
 
-/**
- * The default iteration cap when neither the flag nor the definition sets one.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { parseDefinition } from "@finishline/agents";
- * import { DEFAULT_MAX_ITERATIONS, iterationCap } from "./factory.ts";
- *
- * const definition = parseDefinition(
- *   `{ "name": "docs", "behavior": { "completionType": "manual",
- *      "completionConfig": { "completionKeyword": "OK" } } }`,
- *   { displayPath: ".agent/docs/agent.json" },
- * );
- * assert.equal(iterationCap(definition), DEFAULT_MAX_ITERATIONS);
- * ```
- */
-export const DEFAULT_MAX_ITERATIONS = 10;
+export { DEFAULT_MAX_ITERATIONS };
 
 /** Options for {@linkcode createCompletionHandler}. */
 export interface CreateHandlerOptions {
@@ -228,7 +211,7 @@ export async function createCompletionHandler(
     }
     case "issue":
     case "project":
-      return await createGitHubHandler(completionType, context, {
+      return await createGitHubHandler(completionType as "issue" | "project", context, {
         cwd,
         inputs: options.inputs ?? selectorsOf(args),
         github: options.github,

@@ -6,8 +6,11 @@
 
 import { usd } from "../support/format.ts";
 import type { CommandRefusal } from "../backends/port.ts";
-import type { GhComment, GhIssue, GitHubCli } from "../github/port.ts";
+import { type GhComment, type GhIssue, GitHubCli } from "../github/port.ts";
+import type { PromptResolver } from "../prompts/resolver.ts";
+import { UsageError } from "../support/errors.ts";
 import { BaseHandler, type HandlerContext } from "./base_handler.ts";
+import { isSeedShape, seedContext } from "./seed_shapes.ts";
 import type { CompletionCriteria, CompletionHandler, RunOutcome } from "./handler_contract.ts";
 import type { IterationSummary } from "../record/iteration.ts";
 
@@ -83,6 +86,11 @@ export interface IssueHandlerOptions {
  * fetching it, feeds new human comments into each continuation prompt, and
  * manages the `github.labels` of the definition.
  *
+ * Built in the design's shape, `new IssueCompletionHandler({ issueNumber,
+ * promptResolver })`, it runs `gh` from PATH in the working directory, reads
+ * the issue at the first prompt, and completes once the issue is CLOSED (the
+ * agent closes it, `github.closeIssue: "agent"`).
+ *
  * @example With a stand-in for `gh` that reports the issue closed
  * ```ts
  * import assert from "node:assert/strict";
@@ -99,20 +107,69 @@ export interface IssueHandlerOptions {
 export class IssueCompletionHandler extends BaseHandler implements CompletionHandler {
   /** Always "issue". */
   readonly type = "issue" as const;
-  #issue: GhIssue;
+  #number: number;
+  /** Read before the run, or in the design's shape at the first prompt. */
+  #issue: GhIssue | undefined;
   #github: GitHubCli;
-  #seen: Set<string>;
+  /** Comment ids already seen; in the design's shape, filled at the first prompt. */
+  #seen: Set<string> | undefined;
   #faults: string[];
   #lastState: "OPEN" | "CLOSED" | undefined;
 
+  /**
+   * Create the handler in the design's shape, for an issue of the working
+   * directory's repository, read at the first prompt with `gh` from PATH.
+   *
+   * @param options The issue number and the prompt resolver.
+   * @throws {UsageError} When the issue number is missing or 0.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { mockPromptResolver } from "@finishline/agents/testing";
+   * import { IssueCompletionHandler } from "./issue.ts";
+   *
+   * const handler = new IssueCompletionHandler({ issueNumber: 7, promptResolver: mockPromptResolver });
+   * assert.equal(handler.buildCompletionCriteria().short, "close issue #7");
+   * assert.throws(
+   *   () => new IssueCompletionHandler({ issueNumber: 0, promptResolver: mockPromptResolver }),
+   *   { message: "--issue <number> is required for issue completion type" },
+   * );
+   * ```
+   */
+  constructor(options: {
+    /** The issue number. */
+    issueNumber: number;
+    /** Resolves `initial_issue` and `continuation_issue`. */
+    promptResolver: Pick<PromptResolver, "resolve">;
+  });
   /**
    * Create the handler for an issue read before the run.
    *
    * @param context Definition, arguments, resolver and cap.
    * @param options The issue, the gh port, known comments and a fault sink.
    */
-  constructor(context: HandlerContext, options: IssueHandlerOptions) {
-    super(context);
+  constructor(context: HandlerContext, options: IssueHandlerOptions);
+  constructor(
+    first: HandlerContext | {
+      issueNumber: number;
+      promptResolver: Pick<PromptResolver, "resolve">;
+    },
+    second?: IssueHandlerOptions,
+  ) {
+    if (isSeedShape(first)) {
+      if (!first.issueNumber) {
+        throw new UsageError("--issue <number> is required for issue completion type");
+      }
+      super(seedContext(first.promptResolver));
+      this.#number = first.issueNumber;
+      this.#github = new GitHubCli({ cwd: Deno.cwd() });
+      this.#seen = undefined;
+      this.#faults = [];
+      return;
+    }
+    super(first);
+    const options = second!;
+    this.#number = options.issue.number;
     this.#issue = options.issue;
     this.#github = options.github;
     this.#seen = new Set((options.knownComments ?? []).map((comment) => comment.id));
@@ -120,7 +177,8 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
   }
 
   /**
-   * The issue as read at the start.
+   * The issue as read at the start (in the design's shape, at the first
+   * prompt; undefined until then).
    *
    * @returns The issue.
    * @example
@@ -129,10 +187,10 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
    * import { sampleIssueHandler } from "@finishline/agents/testing";
    *
    * const handler = await sampleIssueHandler();
-   * assert.equal(handler.issue.title, "Login test is flaky");
+   * assert.equal(handler.issue?.title, "Login test is flaky");
    * ```
    */
-  get issue(): GhIssue {
+  get issue(): GhIssue | undefined {
     return this.#issue;
   }
 
@@ -153,9 +211,10 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
    * ```
    */
   async buildInitialPrompt(args: Record<string, unknown>): Promise<string> {
+    const issue = await this.#read();
     return await this.context.resolver.resolve("initial_issue", {
       ...this.variables(1, [], args),
-      ...this.#issueVariables(),
+      ...this.#issueVariables(issue),
     });
   }
 
@@ -179,9 +238,10 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
    * ```
    */
   async buildContinuationPrompt(iteration: number, summaries: IterationSummary[]): Promise<string> {
+    const issue = await this.#read();
     return await this.context.resolver.resolve("continuation_issue", {
       ...this.variables(iteration, summaries),
-      ...this.#issueVariables(),
+      ...this.#issueVariables(issue),
       "uv-new_comments": await this.#newComments(),
     });
   }
@@ -202,12 +262,13 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
    * ```
    */
   buildCompletionCriteria(): CompletionCriteria {
-    const { number, title } = this.#issue;
+    const number = this.#number;
+    const title = this.#issue ? ` ("${this.#issue.title}")` : "";
     if (this.#runnerCloses) {
       return {
         short: `resolve issue #${number} with passing checks`,
         detailed: [
-          `Complete every requirement of GitHub issue #${number} ("${title}").`,
+          `Complete every requirement of GitHub issue #${number}${title}.`,
           `Commit the work with clear commit messages, then call complete_task with status success.`,
           `finishline then checks the evidence (the repository's own checks, when it has any) and closes the issue itself once it passes; do not close the issue yourself.`,
         ].join(" "),
@@ -216,7 +277,7 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
     return {
       short: `close issue #${number}`,
       detailed: [
-        `Complete every requirement of GitHub issue #${number} ("${title}").`,
+        `Complete every requirement of GitHub issue #${number}${title}.`,
         `Commit the work with clear commit messages. When all requirements are met and committed, close the issue with \`gh issue close ${number} --comment "<what you did>"\`.`,
         `The run ends when the issue is closed; do not close it before the work is done and committed.`,
       ].join(" "),
@@ -245,7 +306,7 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
    * ```
    */
   async isComplete(summary: IterationSummary): Promise<boolean> {
-    this.#lastState = await this.#github.issueState(this.#issue.number);
+    this.#lastState = await this.#github.issueState(this.#number);
     if (this.#runnerCloses) {
       // The agent's complete_task is the claim; the runner's evidence decides, then closes the issue.
       return this.#lastState === "CLOSED" || summary.completeTask?.status === "success";
@@ -278,8 +339,8 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
   getCompletionDescription(summary: IterationSummary): Promise<string> {
     return Promise.resolve(
       this.#runnerCloses
-        ? `Issue #${this.#issue.number} done after iteration ${summary.iteration}: the evidence passed, and finishline closes the issue`
-        : `Issue #${this.#issue.number} closed after iteration ${summary.iteration}`,
+        ? `Issue #${this.#number} done after iteration ${summary.iteration}: the evidence passed, and finishline closes the issue`
+        : `Issue #${this.#number} closed after iteration ${summary.iteration}`,
     );
   }
 
@@ -305,7 +366,7 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
     const label = this.context.definition.github.labels.inProgress;
     if (!label) return;
     await this.#github.ensureLabel(label);
-    await this.#github.editLabel(this.#issue.number, { add: label });
+    await this.#github.editLabel(this.#number, { add: label });
   }
 
   /**
@@ -335,7 +396,7 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
         ? `: ${summary.verification.feedback.split("\n")[0]}`
         : "";
       const reopened = await this.#github.reopenIssue(
-        this.#issue.number,
+        this.#number,
         `${COMMENT_MARKER}\n**finishline** reopened this issue: it was closed in iteration ${summary.iteration} before the evidence passed${why}. finishline closes it once the checks pass.`,
       );
       if (reopened) this.#lastState = "OPEN";
@@ -349,7 +410,7 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
       `Tools: ${summary.toolsUsed.length}; turns: ${summary.turns}; cost: ${usd(summary.costUsd)}`,
       last ? `\n> ${last.slice(0, 500).replace(/\n/g, "\n> ")}` : "",
     ].join("\n");
-    await this.#github.comment(this.#issue.number, body);
+    await this.#github.comment(this.#number, body);
   }
 
   /**
@@ -377,14 +438,14 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
   async onRunEnd(outcome: RunOutcome): Promise<void> {
     if (this.#runnerCloses && outcome.status === "completed") {
       const body = `${COMMENT_MARKER}\n${closingComment(outcome)}`;
-      if (this.#lastState === "CLOSED") await this.#github.comment(this.#issue.number, body);
-      else if (await this.#github.closeIssue(this.#issue.number, body)) this.#lastState = "CLOSED";
+      if (this.#lastState === "CLOSED") await this.#github.comment(this.#number, body);
+      else if (await this.#github.closeIssue(this.#number, body)) this.#lastState = "CLOSED";
     }
     const { inProgress, blocked } = this.context.definition.github.labels;
-    if (inProgress) await this.#github.editLabel(this.#issue.number, { remove: inProgress });
+    if (inProgress) await this.#github.editLabel(this.#number, { remove: inProgress });
     if (blocked && outcome.status === "blocked") {
       await this.#github.ensureLabel(blocked);
-      await this.#github.editLabel(this.#issue.number, { add: blocked });
+      await this.#github.editLabel(this.#number, { add: blocked });
     }
   }
 
@@ -415,11 +476,21 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
    * @returns Search text.
    */
   protected override learningsQuery(): string {
-    return `${this.#issue.title}\n${this.#issue.body}`;
+    return this.#issue ? `${this.#issue.title}\n${this.#issue.body}` : "";
   }
 
-  #issueVariables(): Record<string, string | number> {
-    const issue = this.#issue;
+  /** The issue; in the design's shape read once, with the comments already on it. */
+  async #read(): Promise<GhIssue> {
+    if (!this.#issue) {
+      const issue = await this.#github.issue(this.#number);
+      const known = await this.#github.issueComments(this.#number) ?? [];
+      this.#seen = new Set(known.map((comment) => comment.id));
+      this.#issue = issue;
+    }
+    return this.#issue;
+  }
+
+  #issueVariables(issue: GhIssue): Record<string, string | number> {
     return {
       "uv-issue_number": issue.number,
       "uv-issue_title": issue.title,
@@ -433,12 +504,13 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
   }
 
   async #newComments(): Promise<string> {
-    const comments = await this.#github.issueComments(this.#issue.number);
+    const comments = await this.#github.issueComments(this.#number);
     if (!comments) return "(the comments could not be read this time)";
+    const seen = this.#seen ??= new Set();
     const fresh = comments.filter((comment) =>
-      !this.#seen.has(comment.id) && !comment.body.includes(COMMENT_MARKER)
+      !seen.has(comment.id) && !comment.body.includes(COMMENT_MARKER)
     );
-    for (const comment of comments) this.#seen.add(comment.id);
+    for (const comment of comments) seen.add(comment.id);
     if (fresh.length === 0) return "(no new comments)";
     return fresh
       .map((comment) => `**@${comment.author}** (${comment.createdAt}):\n${comment.body.trim()}`)

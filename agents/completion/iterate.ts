@@ -5,12 +5,18 @@
  */
 
 import { BaseHandler, type HandlerContext } from "./base_handler.ts";
+import type { PromptResolver } from "../prompts/resolver.ts";
+import { isSeedShape, seedContext } from "./seed_shapes.ts";
 import type { CompletionCriteria, CompletionHandler } from "./handler_contract.ts";
 import type { IterationSummary } from "../record/iteration.ts";
 
 /**
  * Completes when the iteration it is given reaches the target; no hidden
  * counter, so it cannot lag a step behind.
+ *
+ * Built in the design's shape, `new IterateCompletionHandler({ maxIterations,
+ * promptResolver })`, it also counts as the design does: a continuation
+ * prompt for iteration N means N iterations ran once its summary is in.
  *
  * @example
  * ```ts
@@ -38,16 +44,52 @@ export class IterateCompletionHandler extends BaseHandler implements CompletionH
   /** Always "iterate". */
   readonly type = "iterate" as const;
   #target: number;
+  /** The iteration of the last continuation prompt, counted only in the design's shape. */
+  #prompted: number | undefined;
 
+  /**
+   * Create the handler in the design's shape: it completes after
+   * `maxIterations` iterations.
+   *
+   * @param options The target and the prompt resolver.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { emptySummary, IterateCompletionHandler } from "@finishline/agents";
+   * import { mockPromptResolver } from "@finishline/agents/testing";
+   *
+   * const handler = new IterateCompletionHandler({
+   *   maxIterations: 2,
+   *   promptResolver: mockPromptResolver,
+   * });
+   * await handler.buildContinuationPrompt(2, []);
+   * assert.equal(await handler.isComplete(emptySummary(1)), true);
+   * ```
+   */
+  constructor(options: {
+    /** How many iterations make the run complete. */
+    maxIterations: number;
+    /** Resolves `initial_iterate` and `continuation_iterate`. */
+    promptResolver: Pick<PromptResolver, "resolve">;
+  });
   /**
    * Create the handler.
    *
    * @param context Definition, arguments, resolver and cap.
    * @param target How many iterations make the run complete.
    */
-  constructor(context: HandlerContext, target: number) {
-    super(context);
-    this.#target = target;
+  constructor(context: HandlerContext, target: number);
+  constructor(
+    first: HandlerContext | {
+      maxIterations: number;
+      promptResolver: Pick<PromptResolver, "resolve">;
+    },
+    target?: number,
+  ) {
+    const seed = isSeedShape(first) ? first : undefined;
+    super(seed ? seedContext(seed.promptResolver, seed.maxIterations) : first as HandlerContext);
+    this.#target = seed ? seed.maxIterations : target!;
+    if (seed) this.#prompted = 0;
   }
 
   /**
@@ -117,6 +159,7 @@ export class IterateCompletionHandler extends BaseHandler implements CompletionH
     iteration: number,
     summaries: IterationSummary[],
   ): Promise<string> {
+    if (this.#prompted !== undefined) this.#prompted = Math.max(this.#prompted, iteration);
     return await this.context.resolver.resolve("continuation_iterate", {
       ...this.variables(iteration, summaries),
       ...this.#own(iteration),
@@ -158,7 +201,8 @@ export class IterateCompletionHandler extends BaseHandler implements CompletionH
   /**
    * Whether the iteration reached the target.
    *
-   * @param summary The iteration's summary; only its number counts.
+   * @param summary The iteration's summary; only its number counts (in the
+   * design's shape, so does the last continuation prompt's iteration).
    * @returns True from the target iteration on.
    * @example
    * ```ts
@@ -182,7 +226,7 @@ export class IterateCompletionHandler extends BaseHandler implements CompletionH
    * ```
    */
   isComplete(summary: IterationSummary): Promise<boolean> {
-    return Promise.resolve(summary.iteration >= this.#target);
+    return Promise.resolve(this.#ran(summary) >= this.#target);
   }
 
   /**
@@ -215,8 +259,13 @@ export class IterateCompletionHandler extends BaseHandler implements CompletionH
    */
   getCompletionDescription(summary: IterationSummary): Promise<string> {
     return Promise.resolve(
-      `Completed ${summary.iteration}/${this.#target} iterations`,
+      `Completed ${this.#ran(summary)}/${this.#target} iterations`,
     );
+  }
+
+  /** Iterations that ran: the summary's, or in the design's shape the last prompted one when later. */
+  #ran(summary: IterationSummary): number {
+    return Math.max(summary.iteration, this.#prompted ?? 0);
   }
 
   #own(iteration: number): Record<string, number> {

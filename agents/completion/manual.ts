@@ -5,6 +5,8 @@
  */
 
 import { BaseHandler, type HandlerContext } from "./base_handler.ts";
+import type { PromptResolver } from "../prompts/resolver.ts";
+import { isSeedShape, seedContext } from "./seed_shapes.ts";
 import type { CompletionCriteria, CompletionHandler } from "./handler_contract.ts";
 import type { IterationSummary } from "../record/iteration.ts";
 
@@ -40,15 +42,49 @@ export class ManualCompletionHandler extends BaseHandler implements CompletionHa
   #keyword: string;
 
   /**
+   * Create the handler in the design's shape.
+   *
+   * @param options The completion keyword and the prompt resolver.
+   * @throws {RangeError} When the keyword is empty.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { emptySummary, ManualCompletionHandler } from "@finishline/agents";
+   * import { mockPromptResolver } from "@finishline/agents/testing";
+   *
+   * const handler = new ManualCompletionHandler({
+   *   completionKeyword: "ALL DONE",
+   *   promptResolver: mockPromptResolver,
+   * });
+   * const said = { ...emptySummary(1), assistantResponses: ["ALL DONE"] };
+   * assert.equal(await handler.isComplete(said), true);
+   * ```
+   */
+  constructor(options: {
+    /** The completion keyword. */
+    completionKeyword: string;
+    /** Resolves `initial_manual` and `continuation_manual`. */
+    promptResolver: Pick<PromptResolver, "resolve">;
+  });
+  /**
    * Create the handler.
    *
    * @param context Definition, arguments, resolver and cap.
    * @param keyword The completion keyword.
    * @throws {RangeError} When the keyword is empty.
    */
-  constructor(context: HandlerContext, keyword: string) {
-    super(context);
-    if (keyword.trim() === "") {
+  constructor(context: HandlerContext, keyword: string);
+  constructor(
+    first: HandlerContext | {
+      completionKeyword: string;
+      promptResolver: Pick<PromptResolver, "resolve">;
+    },
+    second?: string,
+  ) {
+    const seed = isSeedShape(first) ? first : undefined;
+    super(seed ? seedContext(seed.promptResolver) : first as HandlerContext);
+    const keyword = seed ? seed.completionKeyword : second!;
+    if (typeof keyword !== "string" || keyword.trim() === "") {
       throw new RangeError("The completion keyword must not be empty");
     }
     this.#keyword = keyword;

@@ -10,8 +10,11 @@
  * @module
  */
 
-import type { GhProject, GhProjectItem, GitHubCli } from "../github/port.ts";
+import { type GhProject, type GhProjectItem, GitHubCli } from "../github/port.ts";
+import type { PromptResolver } from "../prompts/resolver.ts";
+import { UsageError } from "../support/errors.ts";
 import { BaseHandler, type HandlerContext } from "./base_handler.ts";
+import { isSeedShape, seedContext } from "./seed_shapes.ts";
 import type { CompletionCriteria, CompletionHandler } from "./handler_contract.ts";
 import type { DetectedAction, IterationSummary } from "../record/iteration.ts";
 
@@ -99,6 +102,11 @@ export function lastReview(
  * Completes when every selected item is Done (or its issue is closed) and a
  * review passed after that.
  *
+ * Built in the design's shape, `new ProjectCompletionHandler({ projectNumber,
+ * promptResolver, labels })`, it runs `gh` from PATH in the working directory
+ * and reads the board (of the repository's owner) at the first prompt; the
+ * phases come from the board and review actions all the same.
+ *
  * @example With a stand-in for `gh` that shows every item done
  * ```ts
  * import assert from "node:assert/strict";
@@ -123,7 +131,9 @@ export function lastReview(
 export class ProjectCompletionHandler extends BaseHandler implements CompletionHandler {
   /** Always "project". */
   readonly type = "project" as const;
-  #project: GhProject;
+  #number: number;
+  /** Read before the run, or in the design's shape at the first prompt. */
+  #project: GhProject | undefined;
   #items: Array<GhProjectItem & { done: boolean }>;
   #github: GitHubCli;
   #label: string | undefined;
@@ -133,14 +143,63 @@ export class ProjectCompletionHandler extends BaseHandler implements CompletionH
   #reviewNotes = "";
 
   /**
+   * Create the handler in the design's shape, for a project of the owner of
+   * the working directory's repository, read at the first prompt with `gh`
+   * from PATH.
+   *
+   * @param options The project number, the prompt resolver, and the design's
+   * labels (kept as in the design, which never reads them).
+   * @throws {UsageError} When the project number is missing or 0.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { mockPromptResolver } from "@finishline/agents/testing";
+   * import { ProjectCompletionHandler } from "./project.ts";
+   *
+   * const handler = new ProjectCompletionHandler({ projectNumber: 2, promptResolver: mockPromptResolver });
+   * assert.equal(handler.phase, "preparation");
+   * assert.equal(handler.buildCompletionCriteria().short, "finish project #2");
+   * ```
+   */
+  constructor(options: {
+    /** The project number. */
+    projectNumber: number;
+    /** Resolves `initial_project` and `continuation_project_<phase>`. */
+    promptResolver: Pick<PromptResolver, "resolve">;
+    /** The definition's GitHub labels, as the design passes them. */
+    labels?: Record<string, string>;
+  });
+  /**
    * Create the handler for a board read before the run; its phase comes from
    * the items.
    *
    * @param context Definition, arguments, resolver and cap.
    * @param options Project, items, gh port, label filter, fault sink.
    */
-  constructor(context: HandlerContext, options: ProjectHandlerOptions) {
-    super(context);
+  constructor(context: HandlerContext, options: ProjectHandlerOptions);
+  constructor(
+    first: HandlerContext | {
+      projectNumber: number;
+      promptResolver: Pick<PromptResolver, "resolve">;
+      labels?: Record<string, string>;
+    },
+    second?: ProjectHandlerOptions,
+  ) {
+    if (isSeedShape(first)) {
+      if (!first.projectNumber) {
+        throw new UsageError("--project <number> is required for project completion type");
+      }
+      super(seedContext(first.promptResolver));
+      this.#number = first.projectNumber;
+      this.#github = new GitHubCli({ cwd: Deno.cwd() });
+      this.#faults = [];
+      this.#items = [];
+      this.#phase = "preparation";
+      return;
+    }
+    super(first);
+    const options = second!;
+    this.#number = options.project.number;
     this.#project = options.project;
     this.#github = options.github;
     this.#label = options.label;
@@ -183,9 +242,10 @@ export class ProjectCompletionHandler extends BaseHandler implements CompletionH
    * ```
    */
   async buildInitialPrompt(args: Record<string, unknown>): Promise<string> {
+    const project = await this.#read();
     return await this.context.resolver.resolve("initial_project", {
       ...this.variables(1, [], args),
-      ...this.#projectVariables(),
+      ...this.#projectVariables(project),
     });
   }
 
@@ -207,9 +267,10 @@ export class ProjectCompletionHandler extends BaseHandler implements CompletionH
    * ```
    */
   async buildContinuationPrompt(iteration: number, summaries: IterationSummary[]): Promise<string> {
+    const project = await this.#read();
     return await this.context.resolver.resolve(`continuation_project_${this.#phase}`, {
       ...this.variables(iteration, summaries),
-      ...this.#projectVariables(),
+      ...this.#projectVariables(project),
     });
   }
 
@@ -229,12 +290,13 @@ export class ProjectCompletionHandler extends BaseHandler implements CompletionH
    * ```
    */
   buildCompletionCriteria(): CompletionCriteria {
-    const { number, title } = this.#project;
+    const number = this.#number;
+    const title = this.#project ? ` ("${this.#project.title}")` : "";
     const scope = this.#label ? ` labelled "${this.#label}"` : "";
     return {
       short: `finish project #${number}${scope}`,
       detailed: [
-        `Take every item${scope} of GitHub Project #${number} ("${title}") to Done: implement it, commit the work, close its issue and set the item's Status to Done (gh project item-edit).`,
+        `Take every item${scope} of GitHub Project #${number}${title} to Done: implement it, commit the work, close its issue and set the item's Status to Done (gh project item-edit).`,
         `When every item is done, review all the work, then report the review as a fenced block:`,
         "```" + this.context.definition.actions.outputFormat,
         `{"type": "review", "result": "pass", "notes": "what you checked"}`,
@@ -271,7 +333,8 @@ export class ProjectCompletionHandler extends BaseHandler implements CompletionH
    * ```
    */
   async isComplete(summary: IterationSummary): Promise<boolean> {
-    const items = await this.#github.projectItems(this.#project.number, this.#project.owner);
+    const project = await this.#read();
+    const items = await this.#github.projectItems(project.number, project.owner);
     if (items === undefined) return false;
     const selected = this.#select(items);
     const checked: Array<GhProjectItem & { done: boolean }> = [];
@@ -325,7 +388,7 @@ export class ProjectCompletionHandler extends BaseHandler implements CompletionH
    */
   getCompletionDescription(summary: IterationSummary): Promise<string> {
     return Promise.resolve(
-      `Project #${this.#project.number}: all ${this.#items.length} items done and the review passed in iteration ${summary.iteration}`,
+      `Project #${this.#number}: all ${this.#items.length} items done and the review passed in iteration ${summary.iteration}`,
     );
   }
 
@@ -353,19 +416,32 @@ export class ProjectCompletionHandler extends BaseHandler implements CompletionH
    * @returns Search text.
    */
   protected override learningsQuery(): string {
-    return [this.#project.title, ...this.#items.map((item) => item.title)].join("\n");
+    return [this.#project?.title ?? "", ...this.#items.map((item) => item.title)].join("\n");
+  }
+
+  /** The project; in the design's shape read once, with its items and their phase. */
+  async #read(): Promise<GhProject> {
+    if (!this.#project) {
+      const owner = (await this.#github.repository()).owner;
+      const project = await this.#github.project(this.#number, owner);
+      const items = await this.#github.projectItems(this.#number, owner, { strict: true }) ?? [];
+      this.#items = this.#select(items).map((item) => ({ ...item, done: isDone(item) }));
+      this.#phase = boardPhase(this.#items);
+      this.#project = project;
+    }
+    return this.#project;
   }
 
   #select(items: GhProjectItem[]): GhProjectItem[] {
     return this.#label ? items.filter((item) => item.labels.includes(this.#label!)) : items;
   }
 
-  #projectVariables(): Record<string, string | number> {
+  #projectVariables(project: GhProject): Record<string, string | number> {
     return {
-      "uv-project_number": this.#project.number,
-      "uv-project_title": this.#project.title,
-      "uv-project_url": this.#project.url,
-      "uv-project_id": this.#project.id,
+      "uv-project_number": project.number,
+      "uv-project_title": project.title,
+      "uv-project_url": project.url,
+      "uv-project_id": project.id,
       "uv-phase": this.#phase,
       "uv-open_items": openItems(this.#items),
       "uv-review_notes": this.#reviewNotes || "(none)",

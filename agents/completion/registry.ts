@@ -1,17 +1,21 @@
 /**
  * A registry of completion handler factories for types beyond the built-in
- * ones, consulted by the factory before it gives up on an unknown type.
+ * ones, consulted by the factory before it gives up on an unknown type. A
+ * registered name is also a valid `behavior.completionType` in agent.json.
  *
  * @module
  */
 
 import type { CompletionHandlerFactory } from "./handler_contract.ts";
+import { noteRegisteredType } from "../definition/completion_types.ts";
 
 const registered = new Map<string, CompletionHandlerFactory>();
 
 /**
  * Register a factory for a completion type, so that definitions whose
- * `behavior.completionType` names it build a handler through it.
+ * `behavior.completionType` names it build a handler through it. Register
+ * before the definition is parsed: agent.json accepts only built-in and
+ * registered names.
  *
  * @param type The completion type name (`^[a-z][a-z0-9-]*$`, not a built-in one).
  * @param factory Builds the handler from the definition and the run's arguments.
@@ -54,6 +58,7 @@ export function registerCompletionHandler(
     );
   }
   registered.set(type, factory);
+  noteRegisteredType(type, true);
 }
 
 /**
@@ -74,6 +79,7 @@ export function registerCompletionHandler(
  * ```
  */
 export function unregisterCompletionHandler(type: string): boolean {
+  noteRegisteredType(type, false);
   return registered.delete(type);
 }
 

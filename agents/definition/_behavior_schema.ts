@@ -9,6 +9,7 @@ import { z } from "zod";
 import { type AgentBehavior, COMPLETION_TYPES, type SettingSource } from "./definition_types.ts";
 import { nonEmptyString, positiveInt, positiveNumber, strictObject } from "./_fields.ts";
 import { quote } from "./_wording.ts";
+import { expectedCompletionType, isCompletionType } from "./completion_types.ts";
 
 const DEFAULT_ALLOWED_TOOLS: readonly string[] = [
   "Bash",
@@ -46,8 +47,9 @@ function requireCompletionField(
   context: z.core.$RefinementCtx<unknown>,
 ): void {
   const type = behavior.completionType;
+  // Registered types (any other name) settle their own needs in their factory.
   if (type !== "iterate" && type !== "manual" && type !== "custom") return;
-  const { field, expected } = REQUIRED_COMPLETION_FIELDS[type];
+  const { field, expected } = REQUIRED_COMPLETION_FIELDS[type as "iterate" | "manual" | "custom"];
   if (behavior.completionConfig[field] === undefined) {
     context.addIssue({
       code: "custom",
@@ -96,9 +98,19 @@ export const behaviorSchema = strictObject({
   systemPromptPath: nonEmptyString().optional().describe(
     "System prompt template (relative to the agent folder); overrides the registry's `system` key.",
   ),
-  completionType: z.enum(COMPLETION_TYPES).default("iterate").describe(
-    "Which completion handler decides that the work is finished.",
-  ),
+  // A string checked at parse time, not an enum: types registered in code
+  // (registerCompletionHandler) are valid names too.
+  completionType: z.string({ error: expectedCompletionType })
+    .refine(isCompletionType, { error: expectedCompletionType })
+    .meta({
+      anyOf: [{ enum: [...COMPLETION_TYPES] }, {
+        pattern: "^[a-z][a-z0-9-]*$",
+        description: "A type registered in code with registerCompletionHandler.",
+      }],
+    })
+    .default("iterate").describe(
+      "Which completion handler decides that the work is finished: a built-in type, or one registered in code with `registerCompletionHandler`.",
+    ),
   completionConfig: completionConfigSchema.prefault({}).describe(
     "Per-handler settings: `iterate` needs `maxIterations`, `manual` needs `completionKeyword`, `custom` needs `handlerPath`.",
   ),

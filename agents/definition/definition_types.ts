@@ -56,8 +56,12 @@ export interface CompletionConfig {
 export interface AgentBehavior {
   /** System prompt template (relative to the agent folder); overrides the registry's `system` key. */
   systemPromptPath?: string;
-  /** Which completion handler decides that the work is finished. @default "iterate" */
-  completionType: CompletionType;
+  /**
+   * Which completion handler decides that the work is finished: a built-in
+   * type, or one registered in code with `registerCompletionHandler`.
+   * @default "iterate"
+   */
+  completionType: CompletionType | (string & Record<never, never>);
   /** Settings of the completion handler. @default {} */
   completionConfig: CompletionConfig;
   /** Tools the agent may use without asking. */

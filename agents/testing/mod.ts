@@ -91,6 +91,7 @@ export {
 } from "./roles.ts";
 export { type Filesystem, InMemoryFilesystem } from "./in_memory_filesystem.ts";
 export { checkerTestContext } from "./checker_context.ts";
+export { mockPromptResolver, mockSummary } from "./seed_doubles.ts";
 export {
   projectItemsReply,
   type SampleHandlerOptions,

@@ -164,7 +164,7 @@ export interface SampleIssueHandlerOptions extends SampleHandlerOptions {
  * import { sampleIssueHandler } from "@finishline/agents/testing";
  *
  * const handler = await sampleIssueHandler();
- * assert.equal(handler.issue.number, 7);
+ * assert.equal(handler.issue?.number, 7);
  * ```
  */
 export async function sampleIssueHandler(

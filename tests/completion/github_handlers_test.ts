@@ -11,6 +11,17 @@ import type { IterationSummary } from "../../agents/record/iteration.ts";
 import { SummaryBuilder } from "../../agents/loop/summary_builder.ts";
 import { type FakeGhState, FakeGitHub } from "../fixtures/fake_gh/mod.ts";
 import { tempDir } from "../_helpers.ts";
+import { emptySummary } from "../../agents/record/iteration.ts";
+import { UsageError } from "../../agents/support/errors.ts";
+import {
+  mockPromptResolver,
+  projectItemsReply,
+  sampleIssue,
+  sampleProject,
+  sampleProjectItems,
+  type StandInGh,
+  standInGh,
+} from "../../agents/testing/mod.ts";
 import { assertSays, definitionOf, usageErrorOf } from "./_helpers.ts";
 
 const NOWHERE = new URL("file:///nonexistent/finishline-agent/");
@@ -115,7 +126,7 @@ Deno.test("issue handler puts the issue into the prompts literally", async (t) =
 
   await t.step("the factory builds an issue handler holding the issue", () => {
     assert.ok(handler instanceof IssueCompletionHandler);
-    assert.equal(handler.issue.title, "Add a greeting");
+    assert.equal(handler.issue?.title, "Add a greeting");
     assert.deepEqual(handler.buildCompletionCriteria().short, "close issue #42");
   });
 
@@ -664,5 +675,126 @@ Deno.test("the factory checks the project before the run", async (t) => {
     assert.equal((env.handler as ProjectCompletionHandler).phase, "preparation");
     const argv = (await env.fake.calls()).map((call) => call.argv.join(" "));
     assert.ok(argv.includes("project view 1 --owner octo --format json"), argv.join("\n"));
+  });
+});
+
+// --- the design's constructor shapes -----------------------------------------
+
+/** Runs `fn` with the stand-in first on PATH, as the design's handlers run `gh`. */
+async function withGhOnPath<T>(gh: StandInGh, fn: () => Promise<T>): Promise<T> {
+  const path = Deno.env.get("PATH") ?? "";
+  Deno.env.set("PATH", `${gh.dir}:${path}`);
+  try {
+    return await fn();
+  } finally {
+    Deno.env.set("PATH", path);
+  }
+}
+
+const { labels: _labels, ...ISSUE_FIELDS } = sampleIssue();
+const ISSUE_REPLY = JSON.stringify({ ...ISSUE_FIELDS, labels: [{ name: "bug" }] });
+
+Deno.test("issue handler in the design's shape reads the issue with gh and completes once it is CLOSED", async (t) => {
+  await using gh = await standInGh([
+    { stdout: ISSUE_REPLY },
+    { stdout: JSON.stringify({ comments: [] }) },
+    { stdout: '{"state": "OPEN"}' },
+    { stdout: '{"state": "CLOSED"}' },
+  ]);
+  const handler = new IssueCompletionHandler({
+    issueNumber: 7,
+    promptResolver: mockPromptResolver,
+  });
+
+  await t.step("the agent closes the issue, as in the design", () => {
+    const criteria = handler.buildCompletionCriteria();
+    assert.equal(criteria.short, "close issue #7");
+    assertSays(criteria.detailed, "close the issue with `gh issue close 7");
+  });
+
+  await t.step("the first prompt reads the issue and carries it", async () => {
+    const prompt = await withGhOnPath(gh, () => handler.buildInitialPrompt({ task: "x" }));
+    assert.equal(prompt.split("\n")[0], "initial_issue");
+    const variables = JSON.parse(prompt.split("\n")[1]);
+    assert.equal(variables["uv-issue_number"], 7);
+    assert.equal(variables["uv-issue_title"], "Login test is flaky");
+    assert.equal(handler.issue?.title, "Login test is flaky");
+  });
+
+  await t.step("open, then closed: the design's gh call decides", async () => {
+    assert.equal(await withGhOnPath(gh, () => handler.isComplete(emptySummary(1))), false);
+    assert.equal(await withGhOnPath(gh, () => handler.isComplete(emptySummary(2))), true);
+    assert.deepEqual((await gh.calls()).slice(2), [
+      "issue view 7 --json state",
+      "issue view 7 --json state",
+    ]);
+    assert.equal(
+      await handler.getCompletionDescription(emptySummary(2)),
+      "Issue #7 closed after iteration 2",
+    );
+  });
+
+  await t.step("without an issue number it says which flag is missing", () => {
+    for (const issueNumber of [0, undefined as unknown as number]) {
+      assert.throws(
+        () => new IssueCompletionHandler({ issueNumber, promptResolver: mockPromptResolver }),
+        (error: unknown) =>
+          error instanceof UsageError &&
+          error.message === "--issue <number> is required for issue completion type",
+      );
+    }
+  });
+});
+
+Deno.test("project handler in the design's shape reads the board with gh at the first prompt", async (t) => {
+  const project = sampleProject();
+  await using gh = await standInGh([
+    { stdout: '{"nameWithOwner": "octo/demo", "owner": {"login": "octo"}}' },
+    { stdout: JSON.stringify({ ...project, owner: undefined }) },
+    { stdout: projectItemsReply(sampleProjectItems("Todo")) },
+    { stdout: projectItemsReply(sampleProjectItems("Done")) },
+  ]);
+  const handler = new ProjectCompletionHandler({
+    projectNumber: 2,
+    promptResolver: mockPromptResolver,
+    labels: { inProgress: "in-progress" },
+  });
+
+  await t.step("before the board is read it is in preparation", () => {
+    assert.equal(handler.phase, "preparation");
+    assert.equal(handler.buildCompletionCriteria().short, "finish project #2");
+  });
+
+  await t.step("the first prompt reads the board of the repository's owner", async () => {
+    const prompt = await withGhOnPath(gh, () => handler.buildInitialPrompt({}));
+    assert.equal(prompt.split("\n")[0], "initial_project");
+    const variables = JSON.parse(prompt.split("\n")[1]);
+    assert.equal(variables["uv-project_title"], "Launch");
+    assert.equal(variables["uv-phase"], "preparation");
+    assert.deepEqual(await gh.calls(), [
+      "repo view --json nameWithOwner,owner",
+      "project view 2 --owner octo --format json",
+      "project item-list 2 --owner octo --format json --limit 1000",
+    ]);
+  });
+
+  await t.step("every item done and a passing review complete it", async () => {
+    const review = { type: "review", result: "pass", notes: "Both flows tested" };
+    const summary = { ...emptySummary(2), detectedActions: [review] };
+    assert.equal(await withGhOnPath(gh, () => handler.isComplete(summary)), true);
+    assert.equal(handler.phase, "complete");
+    assert.equal(
+      await handler.getCompletionDescription(summary),
+      "Project #2: all 2 items done and the review passed in iteration 2",
+    );
+  });
+
+  await t.step("without a project number it says which flag is missing", () => {
+    assert.throws(
+      () => new ProjectCompletionHandler({ projectNumber: 0, promptResolver: mockPromptResolver }),
+      (error: unknown) =>
+        error instanceof UsageError &&
+        error.message === "--project <number> is required for project completion type",
+    );
   });
 });

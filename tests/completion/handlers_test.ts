@@ -8,6 +8,7 @@ import { PromptResolver } from "../../agents/prompts/resolver.ts";
 import { SummaryBuilder } from "../../agents/loop/summary_builder.ts";
 import { type AgentMessage, emptySummary } from "../../agents/record/iteration.ts";
 import { assertSays, definitionOf } from "./_helpers.ts";
+import { mockPromptResolver } from "../../agents/testing/mod.ts";
 
 const KEYWORD = "ALL DONE";
 
@@ -424,4 +425,83 @@ Deno.test("manual handler refuses a blank keyword", async (t) => {
       );
     });
   }
+});
+
+// --- the design's constructor shapes -----------------------------------------
+
+Deno.test("iterate handler in the design's shape counts the continuation prompts", async (t) => {
+  const handler = () =>
+    new IterateCompletionHandler({ maxIterations: 3, promptResolver: mockPromptResolver });
+
+  await t.step("the prompts ask for the design's keys with its variables", async () => {
+    const first = await handler().buildInitialPrompt({ task: "Tidy the README" });
+    assert.equal(first.split("\n")[0], "initial_iterate");
+    const variables = JSON.parse(first.split("\n")[1]);
+    assert.equal(variables["uv-max_iterations"], 3);
+    assert.equal(variables["uv-task"], "Tidy the README");
+    const next = JSON.parse((await handler().buildContinuationPrompt(2, [])).split("\n")[1]);
+    assert.deepEqual(
+      [next["uv-iteration"], next["uv-max_iterations"], next["uv-remaining"]],
+      [2, 3, 1],
+    );
+  });
+
+  await t.step("a summary of a later iteration counts too", async () => {
+    assert.equal(await handler().isComplete(emptySummary(3)), true);
+    assert.equal(await handler().isComplete(emptySummary(2)), false);
+  });
+
+  await t.step("the description says how many ran", async () => {
+    const counted = handler();
+    await counted.buildContinuationPrompt(3, []);
+    assert.equal(
+      await counted.getCompletionDescription(emptySummary(1)),
+      "Completed 3/3 iterations",
+    );
+    assert.equal(counted.buildCompletionCriteria().short, "3 iterations");
+  });
+
+  await t.step("a PromptResolver on the built-in templates works as the design's", async () => {
+    const promptResolver = await PromptResolver.create({
+      agentDir: new URL("file:///nonexistent/finishline-agent/"),
+    });
+    const real = new IterateCompletionHandler({ maxIterations: 3, promptResolver });
+    assertSays(
+      await real.buildContinuationPrompt(2, [finished(1, "Split the module.")]),
+      "This is iteration 2 of 3 (1 left after this one)",
+    );
+  });
+});
+
+Deno.test("manual handler in the design's shape completes on its keyword", async (t) => {
+  const handler = new ManualCompletionHandler({
+    completionKeyword: KEYWORD,
+    promptResolver: mockPromptResolver,
+  });
+
+  await t.step("not before the keyword is said", async () => {
+    assert.equal(await handler.isComplete(finished(1, "Still writing.")), false);
+  });
+
+  await t.step("in the iteration that says it", async () => {
+    assert.equal(await handler.isComplete(finished(2, `Written. ${KEYWORD}`)), true);
+    assert.equal(
+      await handler.getCompletionDescription(finished(2, KEYWORD)),
+      `Completion keyword "${KEYWORD}" said in iteration 2`,
+    );
+  });
+
+  await t.step("its prompts carry the keyword", async () => {
+    const prompt = await handler.buildContinuationPrompt(2, []);
+    assert.equal(prompt.split("\n")[0], "continuation_manual");
+    assert.equal(JSON.parse(prompt.split("\n")[1])["uv-completion_keyword"], KEYWORD);
+  });
+
+  await t.step("a blank keyword is refused", () => {
+    assert.throws(
+      () =>
+        new ManualCompletionHandler({ completionKeyword: " ", promptResolver: mockPromptResolver }),
+      RangeError,
+    );
+  });
 });

@@ -1,6 +1,10 @@
 import assert from "node:assert/strict";
 import { parseDefinition } from "../../agents/definition/parse.ts";
 import { UsageError } from "../../agents/support/errors.ts";
+import {
+  registerCompletionHandler,
+  unregisterCompletionHandler,
+} from "../../agents/completion/registry.ts";
 import { parse, PREFIX, withBehavior } from "./_helpers.ts";
 
 /** Asserts that parsing fails with a UsageError whose message is exactly `message`. */
@@ -80,6 +84,27 @@ Deno.test("invalid definitions are rejected at the field that is wrong", async (
       withBehavior({ completionType: "done" }),
       `${PREFIX}"behavior.completionType": expected one of "issue", "project", "iterate", "manual", "custom"`,
     );
+  });
+
+  await t.step("a completionType that is not a string", () => {
+    assertRejects(
+      withBehavior({ completionType: 5 }),
+      `${PREFIX}"behavior.completionType": expected one of "issue", "project", "iterate", "manual", "custom"`,
+    );
+  });
+
+  await t.step("an unknown completionType also lists the registered types", () => {
+    registerCompletionHandler("review-bot", () => {
+      throw new Error("not built in this test");
+    });
+    try {
+      assertRejects(
+        withBehavior({ completionType: "done" }),
+        `${PREFIX}"behavior.completionType": expected one of "issue", "project", "iterate", "manual", "custom", "review-bot"`,
+      );
+    } finally {
+      unregisterCompletionHandler("review-bot");
+    }
   });
 
   await t.step("iterate without maxIterations", () => {
@@ -383,4 +408,25 @@ Deno.test("expectedName that differs from the name names both", () => {
         `Cannot load agent definition ".agent/y/agent.json": "name": expected "y" to match the folder name, got "x"`,
     },
   );
+});
+
+Deno.test("a completion type registered in code is a valid completionType", async (t) => {
+  const text = withBehavior({ completionType: "review-bot" });
+  await t.step("while it is registered", () => {
+    registerCompletionHandler("review-bot", () => {
+      throw new Error("not built in this test");
+    });
+    try {
+      assert.equal(parse(text).behavior.completionType, "review-bot");
+    } finally {
+      unregisterCompletionHandler("review-bot");
+    }
+  });
+
+  await t.step("and no longer once it is unregistered", () => {
+    assertRejects(
+      text,
+      `${PREFIX}"behavior.completionType": expected one of "issue", "project", "iterate", "manual", "custom"`,
+    );
+  });
 });

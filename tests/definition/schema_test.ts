@@ -271,6 +271,14 @@ Deno.test("the generated JSON Schema describes the file as written", () => {
     schema.properties.behavior.properties.completionType.default,
     "iterate",
   );
+  // Editors offer the built-in types and accept names registered in code.
+  assert.deepEqual(schema.properties.behavior.properties.completionType.anyOf, [
+    { enum: ["issue", "project", "iterate", "manual", "custom"] },
+    {
+      pattern: "^[a-z][a-z0-9-]*$",
+      description: "A type registered in code with registerCompletionHandler.",
+    },
+  ]);
   assert.equal(
     schema.properties.behavior.required,
     undefined,

@@ -5,6 +5,10 @@
  * binary against the scripted model and real git, in a run where every
  * iteration's work is committed by the commit rescue. The handler is asked
  * once per iteration, so its count equals the iterations.
+ *
+ * And for its "Handler Registration": a command that registers a handler in
+ * code and calls the CLI's `main` runs an agent.json that names the
+ * registered type as its completionType.
  */
 
 import assert from "node:assert/strict";
@@ -118,4 +122,89 @@ Deno.test("the design's counting handler is asked once per iteration, after the 
   assert.ok(prompts[1].includes("Current decisions: 1/3"), "the count after iteration 1");
   assert.ok(prompts[2].includes("Current decisions: 2/3"), "the count after iteration 2");
   assert.ok(RESCUE_PROMPT.startsWith("COMMIT RESCUE"));
+});
+
+/** An agent whose completionType is a type registered in code, with its own continuation template. */
+async function registeredTypeAgent(repoPath: string): Promise<void> {
+  const agentDir = `${repoPath}/.agent/seeded`;
+  await Deno.mkdir(`${agentDir}/prompts`, { recursive: true });
+  await Deno.writeTextFile(
+    `${agentDir}/agent.json`,
+    JSON.stringify({
+      name: "seeded",
+      behavior: {
+        completionType: "seed-iterate",
+        completionConfig: { maxIterations: 5 },
+        allowedTools: ["Bash"],
+      },
+      probe: { enabled: false },
+    }),
+  );
+  await Deno.writeTextFile(
+    `${agentDir}/prompts/continuation_iterate.md`,
+    "Seeded continuation: iteration {uv-iteration} of {uv-max_iterations}, {uv-remaining} left.\n",
+  );
+  await git(repoPath, "add", ".agent");
+  await git(repoPath, "commit", "-qm", "chore: the seeded agent");
+}
+
+Deno.test("a handler registered in code is named as completionType in agent.json and decides the run", async () => {
+  await using repo = await tempRepo();
+  await registeredTypeAgent(repo.path);
+  await using server = await ScriptedModelServer.start({
+    scripts: ({ sessionIndex }) => [
+      toolTurn("Bash", {
+        command: `echo "note ${
+          sessionIndex + 1
+        }" >> notes.txt && git add notes.txt && git commit -qm "docs: note ${sessionIndex + 1}"`,
+      }),
+      textTurn(`Note ${sessionIndex + 1} written.`),
+    ],
+  });
+
+  const run = await runCli(["--agent", "seeded", "--task", "Write notes", "--json"], {
+    cwd: repo.path,
+    server,
+    entry: new URL("../fixtures/seed_handlers/registered_main.ts", import.meta.url).pathname,
+  });
+
+  assert.equal(run.code, 0, run.stderr);
+  const result = JSON.parse(run.stdout);
+  assert.equal(result.status, "completed");
+  assert.equal(result.iterations, 2, "the registered handler's 2, not the definition's cap of 5");
+  assert.equal(result.completionReason, "Completed 2/2 iterations");
+  assert.equal(server.sessionIds().length, 2);
+  assert.equal(await git(repo.path, "log", "--format=%s", "-2"), "docs: note 2\ndocs: note 1");
+  const prompts = server.requests.filter((request) => !request.side && request.turnIndex === 0)
+    .map((request) => JSON.stringify(request.body));
+  assert.ok(prompts[0].includes("Write notes"), "the task reaches the first prompt");
+  assert.ok(
+    prompts[1].includes("Seeded continuation: iteration 2 of 2, 0 left."),
+    "the second prompt comes from the agent's own template, through the resolver the factory got",
+  );
+});
+
+Deno.test("the same agent.json without the registration is refused with the built-in types listed", async () => {
+  await using repo = await tempRepo();
+  await registeredTypeAgent(repo.path);
+  await using server = await ScriptedModelServer.start({
+    fallback: textTurn("This session must never start."),
+  });
+
+  const run = await runCli(["--agent", "seeded", "--task", "Write notes"], {
+    cwd: repo.path,
+    server,
+  });
+
+  assert.equal(run.code, 2, run.stderr);
+  assert.equal(
+    run.stderr.trim(),
+    'finishline: Cannot load agent definition ".agent/seeded/agent.json": "behavior.completionType": expected one of "issue", "project", "iterate", "manual", "custom"',
+  );
+  assert.equal(server.sessionIds().length, 0);
+  assert.deepEqual(
+    [...Deno.readDirSync(`${repo.path}/.agent/seeded`)].map((entry) => entry.name).sort(),
+    ["agent.json", "prompts"],
+    "nothing written",
+  );
 });
