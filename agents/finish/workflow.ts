@@ -215,8 +215,10 @@ function forgetIfChanged(
   iterations: number,
   onEvent: FinishOptions["onEvent"],
 ): void {
-  const summary = store.getFinish(runId).summary;
-  if (!summary) return;
+  const finish = store.getFinish(runId);
+  const summary = finish.summary;
+  // A finish that persisted the outcome is done: a later call changes nothing.
+  if (!summary || finish.steps.includes("persist")) return;
   if (summary.outcome === outcome.status && summary.iterations === iterations) return;
   store.clearFinishSteps(runId, DESCRIBING_STEPS);
   onEvent?.("finish_redo", {
