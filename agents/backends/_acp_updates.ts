@@ -9,7 +9,7 @@
 
 import type * as acp from "@agentclientprotocol/sdk";
 import { COMPLETE_TASK_NAME, COMPLETE_TASK_TOOL } from "../record/complete_task_tool.ts";
-import { FINISH_TOOL } from "../record/finish_tool.ts";
+import { FINISH_TOOL } from "../record/finish_call.ts";
 import type { AgentMessage, SessionSettings } from "./port.ts";
 
 /**
@@ -226,7 +226,8 @@ export function permissionAnswer(
   );
   const edit = ["edit", "delete", "move"].includes(request.toolCall.kind ?? "");
   const allow = !refused && !listed(settings.disallowedTools, names) &&
-    (settings.permissionMode === "bypassPermissions" || name === COMPLETE_TASK_TOOL || name === FINISH_TOOL ||
+    (settings.permissionMode === "bypassPermissions" || name === COMPLETE_TASK_TOOL ||
+      name === FINISH_TOOL ||
       (settings.permissionMode === "acceptEdits" && edit) ||
       listed(settings.allowedTools, names));
   const kinds = allow ? ["allow_once", "allow_always"] : ["reject_once", "reject_always"];

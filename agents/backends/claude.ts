@@ -6,7 +6,7 @@
  */
 
 import { COMPLETE_TASK_SERVER, COMPLETE_TASK_TOOL } from "../record/complete_task_tool.ts";
-import { FINISH_TOOL } from "../record/finish_tool.ts";
+import { FINISH_TOOL } from "../record/finish_call.ts";
 import { ClaudeConversation } from "./_claude_conversation.ts";
 import {
   completeTaskServer,

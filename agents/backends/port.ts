@@ -8,7 +8,7 @@
 
 import type { SettingSource } from "../definition/definition_types.ts";
 import type { CompleteTaskCall } from "../record/complete_task_call.ts";
-import type { FinishToolCall } from "../record/finish_tool.ts";
+import type { FinishToolCall } from "../record/finish_call.ts";
 import type { AgentMessage } from "../record/iteration.ts";
 
 export type { AgentMessage, CompleteTaskCall, FinishToolCall };
@@ -127,6 +127,8 @@ export interface SessionRequest {
   /**
    * Offer the agent the finish tool too (next to complete_task); called with
    * each call's input, and its answer (JSON) is the tool result.
+   *
+   * @ignore finishline's own tool, wired by the loop: a backend that leaves it out offers none.
    */
   onFinish?: (call: FinishToolCall) => Promise<string>;
   /** Called when the agent tries to stop; may send it back. */

@@ -9,7 +9,7 @@
  */
 
 import { z } from "zod";
-import { alwaysActions, withAlwaysActions } from "../record/finish_tool.ts";
+import { alwaysActions, withAlwaysActions } from "../record/finish_call.ts";
 import type { IterationSummary } from "../record/iteration.ts";
 import { extractJsonObject } from "../support/json_extract.ts";
 import { EXTRACT_MARKER, parseLearnings, reportedLearnings } from "../store/learnings_text.ts";

@@ -7,7 +7,11 @@
  * @module
  */
 
-import { alwaysActions, type FinishToolAnswer, type FinishToolCall } from "../record/finish_tool.ts";
+import {
+  alwaysActions,
+  type FinishToolAnswer,
+  type FinishToolCall,
+} from "../record/finish_call.ts";
 import type { IterationSummary } from "../record/iteration.ts";
 import { type FinishOptions, runFinish } from "./workflow.ts";
 

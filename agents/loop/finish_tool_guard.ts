@@ -15,7 +15,7 @@ import {
   type FinishToolAnswer,
   type FinishToolCall,
   withAlwaysActions,
-} from "../record/finish_tool.ts";
+} from "../record/finish_call.ts";
 import { firstLine } from "../support/errors.ts";
 import type { CompletionGuard } from "./complete_task_guard.ts";
 import type { RunState } from "./state.ts";

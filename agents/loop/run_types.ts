@@ -23,7 +23,7 @@ import type { IterationSummary, ReviewedDeclaration } from "../record/iteration.
 import type { GitRepo } from "../git/repo.ts";
 import type { RunLog } from "../support/log.ts";
 import type { RunStore } from "../store/mod.ts";
-import type { FinishToolAnswer, FinishToolCall } from "../record/finish_tool.ts";
+import type { FinishToolAnswer, FinishToolCall } from "../record/finish_call.ts";
 import type { ProbeStatus } from "./status_probe.ts";
 
 /** How a run ended. */

@@ -205,18 +205,22 @@ async function runLoop(
       initialPrompt: plan.initialPrompt,
       // The loop does not import the finish workflow: it is handed in.
       finishTool: (call, context) =>
-        finishToolAnswer({
-          store,
-          runId: plan.runId,
-          ...workspace.cleanup.finish,
-          backend: options.backend,
-          cwd: workspace.workDir,
-          // An ACP backend holds one agent process, busy with this very call.
-          skipModel: options.backend.name === "claude"
-            ? undefined
-            : `the ${options.backend.name} agent is busy with the finish call`,
-          onEvent: (kind, data) => log.event(kind, data),
-        }, call, context),
+        finishToolAnswer(
+          {
+            store,
+            runId: plan.runId,
+            ...workspace.cleanup.finish,
+            backend: options.backend,
+            cwd: workspace.workDir,
+            // An ACP backend holds one agent process, busy with this very call.
+            skipModel: options.backend.name === "claude"
+              ? undefined
+              : `the ${options.backend.name} agent is busy with the finish call`,
+            onEvent: (kind, data) => log.event(kind, data),
+          },
+          call,
+          context,
+        ),
       resume: plan.resume
         ? {
           summaries: store.iterations(plan.runId).map((row) => row.summary),
