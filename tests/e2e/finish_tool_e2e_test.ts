@@ -20,7 +20,8 @@ import {
   toolTurn,
   type TurnContext,
 } from "../../agents/testing/mod.ts";
-import { runCli, tempRepo } from "../_helpers.ts";
+import { commitAgent, runCli, tempRepo } from "../_helpers.ts";
+import { CLAUDE_ACP_BACKEND } from "./_backends.ts";
 
 const STORE = ".agent/.finishline/state.db";
 
@@ -301,5 +302,55 @@ Deno.test("next steps of every iteration become follow-ups, not only the last on
     assert.match(actions[3], /^Resume this session later: claude --resume \S+$/);
     assert.match(actions[4], /^Start new session in \//);
     assert.equal(actions.length, 5);
+  });
+});
+
+Deno.test("over ACP (claude-agent-acp) the finish call reaches the runner and the agent reads the response", async () => {
+  await using repo = await tempRepo();
+  const answers: string[] = [];
+  await using harness = await CLAUDE_ACP_BACKEND.start([[
+    toolTurn("Bash", {
+      command: "printf 'a\\n' > tz.txt && git add tz.txt && git commit -qm 'fix: pin TZ'",
+    }),
+    toolTurn(FINISH_TOOL, { success: true, summary: "Pinned TZ", next_steps: "Watch CI" }),
+    reading(answers, textTurn("Done.")),
+  ]]);
+  await commitAgent(repo.path, {
+    name: "suite",
+    behavior: {
+      completionType: "iterate",
+      completionConfig: { maxIterations: 1 },
+      allowedTools: ["Bash"],
+      backend: harness.backend,
+    },
+    probe: { enabled: false },
+  });
+  const run = await runCli(["--agent", "suite", "--json"], {
+    cwd: repo.path,
+    server: harness.server,
+    home: harness.home,
+  });
+  assert.equal(run.code, 0, run.stderr);
+  const result = JSON.parse(run.stdout);
+  assert.equal(result.status, "completed");
+  assert.equal(answers.length, 1, "the model read one tool result");
+  const answer = JSON.parse(answers[0]);
+  assert.deepEqual(Object.keys(answer), RESPONSE_KEYS);
+  assert.equal(answer.status, "completed");
+  assert.equal(answer.history_saved, true);
+  assert.equal(answer.next_actions[0], "Follow up: Watch CI");
+  assert.match(answer.next_actions.at(-1), /^Start new session in \//);
+  // The agent's process is busy with the call: the model steps fell back, and ran once.
+  const fallbacks = await events(result.logFile, "finish_fallback");
+  assert.deepEqual(fallbacks.map((event) => event.step), [
+    "summary",
+    "learnings",
+    "skills",
+    "next_actions",
+  ]);
+  assert.match(String(fallbacks[0].reason), /busy with the finish call/);
+  withStore(repo.path, (store) => {
+    assert.equal(store.getFinish(result.runId).steps.length, 6);
+    assert.equal(store.iterations(result.runId)[0].summary.completeTask?.status, "success");
   });
 });
