@@ -9,13 +9,14 @@
 
 import type * as acp from "@agentclientprotocol/sdk";
 import { COMPLETE_TASK_NAME, COMPLETE_TASK_TOOL } from "../record/complete_task_tool.ts";
+import { FINISH_TOOL } from "../record/finish_call.ts";
 import type { AgentMessage, SessionSettings } from "./port.ts";
 
 /**
  * The tool name an update names, in Claude Code's terms: Claude's own name
  * when given; else the Claude tool its ACP kind stands for (Codex titles a
  * call with its command, "git status" or "Read a.txt"; opencode's `bash` is
- * `Bash`); else complete_task when the title names it; else the title.
+ * `Bash`); else complete_task (or finishline's finish) when the title names it; else the title.
  */
 export function toolName(
   call: { title?: string | null; kind?: acp.ToolKind | null; _meta?: unknown },
@@ -23,13 +24,18 @@ export function toolName(
   const meta = (call._meta ?? {}) as { claudeCode?: { toolName?: unknown } };
   const claude = meta.claudeCode?.toolName;
   if (typeof claude === "string") {
-    return claude.includes(COMPLETE_TASK_NAME) ? COMPLETE_TASK_TOOL : claude;
+    return claude.includes(COMPLETE_TASK_NAME) ? COMPLETE_TASK_TOOL : finishOr(claude);
   }
   // By kind first: a shell command that mentions complete_task is still a shell command.
   const byKind = KIND_TOOLS[call.kind ?? ""]?.[0];
   if (byKind) return byKind;
   const title = call.title ?? "tool";
-  return title.includes(COMPLETE_TASK_NAME) ? COMPLETE_TASK_TOOL : title;
+  return title.includes(COMPLETE_TASK_NAME) ? COMPLETE_TASK_TOOL : finishOr(title);
+}
+
+/** The finish tool when a name is finishline's (`finishline_finish`, `finishline/finish`), else the name. */
+function finishOr(name: string): string {
+  return /finishline[\W_]{1,2}finish\b/.test(name) ? FINISH_TOOL : name;
 }
 
 /**
@@ -221,6 +227,7 @@ export function permissionAnswer(
   const edit = ["edit", "delete", "move"].includes(request.toolCall.kind ?? "");
   const allow = !refused && !listed(settings.disallowedTools, names) &&
     (settings.permissionMode === "bypassPermissions" || name === COMPLETE_TASK_TOOL ||
+      name === FINISH_TOOL ||
       (settings.permissionMode === "acceptEdits" && edit) ||
       listed(settings.allowedTools, names));
   const kinds = allow ? ["allow_once", "allow_always"] : ["reject_once", "reject_always"];

@@ -81,6 +81,7 @@ export class ClaudeConversation implements AgentConversation {
   async *send(turn: ConversationTurn): AsyncIterable<AgentMessage> {
     if (this.#ended) throw new Error("The Claude Code conversation has ended");
     this.#routes.onCompleteTask = turn.onCompleteTask;
+    this.#routes.onFinish = turn.onFinish;
     this.#routes.onStop = turn.onStop;
     const kill = () => this.#kill(turn.signal.reason);
     if (turn.signal.aborted) kill();
@@ -116,6 +117,7 @@ export class ClaudeConversation implements AgentConversation {
     } finally {
       turn.signal.removeEventListener("abort", kill);
       this.#routes.onCompleteTask = undefined;
+      this.#routes.onFinish = undefined;
       this.#routes.onStop = undefined;
       // A turn cut short leaves the process mid-answer: end it.
       if (!finished) this.#kill(new Error("the turn did not finish"));

@@ -14,9 +14,16 @@ import {
   COMPLETE_TASK_SERVER,
   COMPLETE_TASK_SHAPE,
 } from "../record/complete_task_tool.ts";
+import {
+  FINISH_DESCRIPTION,
+  FINISH_NAME,
+  FINISH_NOT_NOW,
+  FINISH_SHAPE,
+} from "../record/finish_tool.ts";
 import type {
   CommandRefusal,
   CompleteTaskCall,
+  FinishToolCall,
   ProcessSettings,
   StopDecision,
   StopEvent,
@@ -40,6 +47,7 @@ export type SdkUserMessage =
  */
 export interface Routes {
   onCompleteTask?: (call: CompleteTaskCall) => Promise<string>;
+  onFinish?: (call: FinishToolCall) => Promise<string>;
   onStop?: (event: StopEvent) => Promise<StopDecision>;
 }
 
@@ -50,14 +58,21 @@ export const EXIT_GRACE_MS = 10_000;
 export type McpServer = ReturnType<Sdk["createSdkMcpServer"]>;
 
 /**
- * The in-process MCP server that offers complete_task, answering each call
- * through the current prompt's callback.
+ * The in-process MCP server that offers complete_task (and the finish tool),
+ * answering each call through the current prompt's callback.
  *
  * @param sdk The loaded SDK.
  * @param routes Where calls go.
+ * @param finish Offer the finish tool too.
  * @returns The server, always loaded (never deferred behind ToolSearch).
  */
-export function completeTaskServer(sdk: Sdk, routes: Routes): McpServer {
+export function completeTaskServer(sdk: Sdk, routes: Routes, finish = false): McpServer {
+  const finishTool = sdk.tool(FINISH_NAME, FINISH_DESCRIPTION, FINISH_SHAPE, async (input) => {
+    const text = routes.onFinish
+      ? await routes.onFinish(input as unknown as FinishToolCall)
+      : FINISH_NOT_NOW;
+    return { content: [{ type: "text" as const, text }] };
+  });
   return sdk.createSdkMcpServer({
     name: COMPLETE_TASK_SERVER,
     version: VERSION,
@@ -74,6 +89,7 @@ export function completeTaskServer(sdk: Sdk, routes: Routes): McpServer {
           return { content: [{ type: "text" as const, text }] };
         },
       ),
+      ...(finish ? [finishTool] : []),
     ],
   });
 }

@@ -10,16 +10,18 @@
 
 import * as acp from "@agentclientprotocol/sdk";
 import { COMPLETE_TASK_NOT_NOW, COMPLETE_TASK_SERVER } from "../record/complete_task_tool.ts";
+import { FINISH_NAME, FINISH_NOT_NOW } from "../record/finish_tool.ts";
 import {
   type AgentBackend,
   type AgentMessage,
   AgentSetupError,
   type CompleteTaskCall,
+  type FinishToolCall,
   SessionGoneError,
   type SessionRequest,
 } from "./port.ts";
 import { permissionAnswer, promptUsage, UpdateTranslator } from "./_acp_updates.ts";
-import { CALLBACK_URL_ENV } from "./complete_task_mcp.ts";
+import { CALLBACK_URL_ENV, FINISH_TOOL_ENV } from "./complete_task_mcp.ts";
 
 /** How an ACP agent is started. */
 export interface AcpCommand {
@@ -34,7 +36,7 @@ export interface AcpCommand {
   mode?: string;
 }
 
-type Routes = Pick<SessionRequest, "onCompleteTask">;
+type Routes = Pick<SessionRequest, "onCompleteTask" | "onFinish">;
 
 const CLOSED = "the agent process ended";
 
@@ -133,6 +135,7 @@ export class AcpBackend implements AgentBackend {
       });
     live.sink = sink;
     live.routes.onCompleteTask = request.onCompleteTask;
+    live.routes.onFinish = request.onFinish;
     // A new session says which model the agent chose, as Claude Code's init does.
     if (!held && live.model) {
       sink({ type: "system", subtype: "init", session_id: live.sessionId, model: live.model });
@@ -287,7 +290,9 @@ export class AcpBackend implements AgentBackend {
     );
     const setup = {
       cwd: request.cwd,
-      mcpServers: request.onCompleteTask ? [completeTaskMcp(callback)] : [],
+      mcpServers: request.onCompleteTask
+        ? [completeTaskMcp(callback, request.onFinish !== undefined)]
+        : [],
       _meta: {
         systemPrompt: { append: request.systemPromptAppend },
         // claude-agent-acp reads Claude Code options here; other agents ignore it.
@@ -454,23 +459,31 @@ function result(
   };
 }
 
-/** The local HTTP endpoint the complete_task MCP server posts calls to. */
+/** The local HTTP endpoint the complete_task MCP server posts calls to, as `{tool, arguments}`. */
 function callbackServer(routes: Routes): Deno.HttpServer {
   return Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
-    const call = await request.json() as CompleteTaskCall;
+    const body = await request.json() as { tool?: string; arguments?: unknown };
+    if (body.tool === FINISH_NAME) {
+      const call = body.arguments as FinishToolCall;
+      return new Response(routes.onFinish ? await routes.onFinish(call) : FINISH_NOT_NOW);
+    }
+    const call = body.arguments as CompleteTaskCall;
     const text = routes.onCompleteTask ? await routes.onCompleteTask(call) : COMPLETE_TASK_NOT_NOW;
     return new Response(text);
   });
 }
 
-function completeTaskMcp(callback: Deno.HttpServer): acp.McpServerStdio {
+function completeTaskMcp(callback: Deno.HttpServer, finish: boolean): acp.McpServerStdio {
   const address = callback.addr as Deno.NetAddr;
   const script = new URL("./complete_task_mcp.ts", import.meta.url).href;
   return {
     name: COMPLETE_TASK_SERVER,
     command: Deno.execPath(),
     args: ["run", "--quiet", "--allow-net", "--allow-env", "--allow-read", script],
-    env: [{ name: CALLBACK_URL_ENV, value: `http://127.0.0.1:${address.port}/` }],
+    env: [
+      { name: CALLBACK_URL_ENV, value: `http://127.0.0.1:${address.port}/` },
+      ...(finish ? [{ name: FINISH_TOOL_ENV, value: "1" }] : []),
+    ],
   };
 }
 

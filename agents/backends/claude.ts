@@ -6,6 +6,7 @@
  */
 
 import { COMPLETE_TASK_SERVER, COMPLETE_TASK_TOOL } from "../record/complete_task_tool.ts";
+import { FINISH_TOOL } from "../record/finish_call.ts";
 import { ClaudeConversation } from "./_claude_conversation.ts";
 import {
   completeTaskServer,
@@ -57,6 +58,7 @@ function spareKey(settings: ProcessSettings): string {
     settings.settingSources,
     settings.env ?? null,
     settings.completeTask,
+    settings.finish ?? false,
     settings.stopHook,
     settings.refuseCommands ?? null,
     settings.systemPrompt ?? null,
@@ -64,10 +66,12 @@ function spareKey(settings: ProcessSettings): string {
 }
 
 function processSettings(request: SessionRequest): ProcessSettings {
-  const { prompt: _prompt, onCompleteTask, onStop, signal: _signal, ...settings } = request;
+  const { prompt: _prompt, onCompleteTask, onFinish, onStop, signal: _signal, ...settings } =
+    request;
   return {
     ...settings,
     completeTask: onCompleteTask !== undefined,
+    finish: onCompleteTask !== undefined && onFinish !== undefined,
     stopHook: onStop !== undefined,
   };
 }
@@ -151,10 +155,10 @@ export class ClaudeBackend implements AgentBackend {
       cwd: settings.cwd,
       tools: settings.tools,
       allowedTools: settings.completeTask
-        ? [...settings.allowedTools, COMPLETE_TASK_TOOL]
+        ? [...settings.allowedTools, COMPLETE_TASK_TOOL, ...(settings.finish ? [FINISH_TOOL] : [])]
         : settings.allowedTools,
       mcpServers: settings.completeTask
-        ? { [COMPLETE_TASK_SERVER]: completeTaskServer(sdk, routes) }
+        ? { [COMPLETE_TASK_SERVER]: completeTaskServer(sdk, routes, settings.finish) }
         : undefined,
       hooks: sessionHooks(settings, routes),
       disallowedTools: settings.disallowedTools,
@@ -316,10 +320,15 @@ export class ClaudeBackend implements AgentBackend {
     let query: Query | undefined;
     let detached = false;
     try {
-      Object.assign(routes, { onCompleteTask: request.onCompleteTask, onStop: request.onStop });
+      const callbacks = {
+        onCompleteTask: request.onCompleteTask,
+        onFinish: request.onFinish,
+        onStop: request.onStop,
+      };
+      Object.assign(routes, callbacks);
       if (spare && !request.signal.aborted) query = await this.#claim(spare, request);
       if (!query) {
-        routes = { onCompleteTask: request.onCompleteTask, onStop: request.onStop };
+        routes = { ...callbacks };
         controller = new AbortController();
         query = sdk.query({
           prompt: request.prompt,

@@ -8,9 +8,10 @@
 
 import type { SettingSource } from "../definition/definition_types.ts";
 import type { CompleteTaskCall } from "../record/complete_task_call.ts";
+import type { FinishToolCall } from "../record/finish_call.ts";
 import type { AgentMessage } from "../record/iteration.ts";
 
-export type { AgentMessage, CompleteTaskCall };
+export type { AgentMessage, CompleteTaskCall, FinishToolCall };
 
 /**
  * A fault of the agent's set-up that no retry fixes (its command is missing,
@@ -123,6 +124,13 @@ export interface SessionRequest {
    * and its answer is the tool result the agent reads.
    */
   onCompleteTask?: (call: CompleteTaskCall) => Promise<string>;
+  /**
+   * Offer the agent the finish tool too (next to complete_task); called with
+   * each call's input, and its answer (JSON) is the tool result.
+   *
+   * @ignore finishline's own tool, wired by the loop: a backend that leaves it out offers none.
+   */
+  onFinish?: (call: FinishToolCall) => Promise<string>;
   /** Called when the agent tries to stop; may send it back. */
   onStop?: (event: StopEvent) => Promise<StopDecision>;
 }
@@ -130,7 +138,7 @@ export interface SessionRequest {
 /** A session's settings: everything but the prompt, the callbacks and the signal. */
 export type SessionSettings = Omit<
   SessionRequest,
-  "prompt" | "onCompleteTask" | "onStop" | "signal"
+  "prompt" | "onCompleteTask" | "onFinish" | "onStop" | "signal"
 >;
 
 /**
@@ -141,6 +149,8 @@ export type SessionSettings = Omit<
 export interface ProcessSettings extends SessionSettings {
   /** Offer the complete_task tool. */
   completeTask: boolean;
+  /** Offer the finish tool (with complete_task). @default false */
+  finish?: boolean;
   /** Install the stop hook. */
   stopHook: boolean;
 }
@@ -148,7 +158,7 @@ export interface ProcessSettings extends SessionSettings {
 /** One prompt sent into a conversation, with its own callbacks and abort signal. */
 export type ConversationTurn = Pick<
   SessionRequest,
-  "prompt" | "onCompleteTask" | "onStop" | "signal"
+  "prompt" | "onCompleteTask" | "onFinish" | "onStop" | "signal"
 >;
 
 /**

@@ -100,12 +100,13 @@ function redactSettings<T extends SessionSettings>(settings: T, redactor: Redact
 }
 
 function redactTurn<T extends ConversationTurn>(turn: T, redactor: Redactor): T {
-  const { onCompleteTask, onStop } = turn;
+  const { onCompleteTask, onFinish, onStop } = turn;
   return {
     ...turn,
     prompt: redactor.redact(turn.prompt),
     onCompleteTask: onCompleteTask &&
       (async (call) => redactor.redact(await onCompleteTask(call))),
+    onFinish: onFinish && (async (call) => redactor.redact(await onFinish(call))),
     onStop: onStop && (async (event) => {
       const decision = await onStop(event);
       return decision.block ? { block: true, reason: redactor.redact(decision.reason) } : decision;

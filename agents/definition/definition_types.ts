@@ -446,6 +446,12 @@ export const DEFAULT_FINISH_MODEL = "claude-haiku-4-5";
 /** The finish workflow. */
 export interface FinishConfig {
   /**
+   * Offer the agent the `finish` tool next to complete_task: it records the
+   * outcome like complete_task and runs the finish workflow at once.
+   * @default true
+   */
+  tool: boolean;
+  /**
    * The lightweight model of the finish workflow's model steps (summary,
    * learnings, skills, next actions), instead of the run's model.
    * @default "claude-haiku-4-5"

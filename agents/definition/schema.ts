@@ -156,6 +156,9 @@ const probeSchema = strictObject({
 });
 
 const finishSchema = strictObject({
+  tool: z.boolean().default(true).describe(
+    "Offer the agent the `finish` tool next to complete_task: it records the outcome like complete_task and runs the finish workflow at once, answering with the status and the next actions.",
+  ),
   model: nonEmptyString().default(DEFAULT_FINISH_MODEL).describe(
     "The lightweight model of the finish workflow's model steps (summary, learnings, skills, next actions), instead of the run's model.",
   ),

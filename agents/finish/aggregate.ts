@@ -46,7 +46,10 @@ export function runSummary(
     ),
     filesChanged: [...files],
     remainingWork: last?.status === "success" ? null : last?.remaining_work ?? null,
-    nextSteps: last?.next_steps ?? null,
+    // Every iteration's, not only the last one's: an early "watch CI" is still to do.
+    nextSteps: [
+      ...new Set(reports.map((report) => report.next_steps?.trim() ?? "").filter(Boolean)),
+    ],
   };
 }
 

@@ -9,6 +9,7 @@
  */
 
 import { z } from "zod";
+import { alwaysActions, withAlwaysActions } from "../record/finish_call.ts";
 import type { IterationSummary } from "../record/iteration.ts";
 import { extractJsonObject } from "../support/json_extract.ts";
 import { EXTRACT_MARKER, parseLearnings, reportedLearnings } from "../store/learnings_text.ts";
@@ -231,7 +232,8 @@ export async function skillsStep(input: StepInput): Promise<SkillRecord[]> {
 
 /**
  * Step 4: what to do next, for the user — from the model, or from the
- * summary's remaining items and the agent's next steps.
+ * summary's remaining items and the agent's next steps; then, always, how
+ * to resume the session and where to start a new one (never empty).
  *
  * @param input The run and the model.
  * @param summary The run summary step 1 checkpointed.
@@ -248,23 +250,31 @@ export async function nextActionsStep(
       'as JSON: {"next_actions": ["..."]}.',
     (text) => parseReply(NEXT_ACTIONS_REPLY, text),
   );
-  return reply ? reply.next_actions.map((action) => action.trim()) : fallbackActions(
-    input,
-    summary,
+  const found = reply ? reply.next_actions : fallbackActions(summary);
+  return withAlwaysActions(
+    found,
+    alwaysActions({
+      sessionId: input.summaries.findLast((iteration) => iteration.sessionId)?.sessionId,
+      cwd: input.run.cwd,
+      interruptedRun: input.outcome.status === "interrupted" ? input.run.id : undefined,
+    }),
   );
 }
 
-/** The seed's next actions: complete what remains, follow up, resume an interrupted run. */
-function fallbackActions(input: StepInput, summary: Record<string, unknown> | null): string[] {
+/** The seed's next actions: complete what remains, follow up every iteration's next steps. */
+function fallbackActions(summary: Record<string, unknown> | null): string[] {
   const structured = summary?.structured as StructuredSummary | undefined;
   const actions = (structured?.remaining ?? []).map((item) => `Complete: ${item}`);
-  if (typeof summary?.nextSteps === "string" && summary.nextSteps.trim()) {
-    actions.push(`Follow up: ${summary.nextSteps.trim()}`);
+  // A string in summaries checkpointed before every iteration's next steps were kept.
+  const nextSteps = typeof summary?.nextSteps === "string"
+    ? [summary.nextSteps]
+    : Array.isArray(summary?.nextSteps)
+    ? summary.nextSteps as unknown[]
+    : [];
+  for (const step of nextSteps) {
+    if (typeof step === "string" && step.trim()) actions.push(`Follow up: ${step.trim()}`);
   }
-  if (input.outcome.status === "interrupted") {
-    actions.push(`Resume the run: --resume ${input.run.id}`);
-  }
-  return actions.slice(0, 10);
+  return actions;
 }
 
 /**

@@ -68,7 +68,14 @@ export interface FinishOptions {
   cleanup?: () => Promise<void>;
   /** Records events. */
   onEvent?: (kind: string, data: Record<string, unknown>) => void;
+  /** Stop after this step (the finish tool runs up to `next_actions`; the run's end does the rest). */
+  until?: string;
+  /** The iteration under way, not yet in the history (the one that called the finish tool). */
+  pending?: IterationSummary;
 }
+
+/** The steps that describe the run, redone when the run changed after they were made. */
+const DESCRIBING_STEPS = ["summary", "learnings", "skills", "next_actions"];
 
 /** The settings of the model steps, as recorded with the run for a later `finish RUN_ID`. */
 export type FinishSettings = Pick<
@@ -162,10 +169,15 @@ export async function runFinish(options: FinishOptions): Promise<FinishReport> {
   const { store } = options;
   const run = store.getRun(options.runId);
   if (!run) throw new Error(`No run "${options.runId}" in the history`);
+  const summaries = store.iterations(run.id).map((iteration) => iteration.summary);
+  const pending = options.pending;
+  if (pending && !summaries.some((summary) => summary.iteration === pending.iteration)) {
+    summaries.push(pending);
+  }
+  const outcome = options.outcome ?? recordedOutcome(store, run);
+  forgetIfChanged(store, run.id, outcome, summaries.length, options.onEvent);
   const done = new Set(store.getFinish(run.id).steps);
   const ran: string[] = [];
-  const summaries = store.iterations(run.id).map((iteration) => iteration.summary);
-  const outcome = options.outcome ?? recordedOutcome(store, run);
   const input: StepInput = {
     run,
     summaries,
@@ -183,11 +195,37 @@ export async function runFinish(options: FinishOptions): Promise<FinishReport> {
       } catch (error) {
         return stepFailed(options, run.id, { step, error, done: [...done], ran });
       }
+      if (step === options.until) break;
     }
   } finally {
     await input.model.close();
   }
   return { steps: store.getFinish(run.id).steps, ran };
+}
+
+/**
+ * A summary made for another outcome or fewer iterations (the agent called
+ * finish, then the run went on or ended otherwise) no longer describes the
+ * run: its describing steps are redone. The same outcome redoes nothing.
+ */
+function forgetIfChanged(
+  store: RunStore,
+  runId: string,
+  outcome: { status: string },
+  iterations: number,
+  onEvent: FinishOptions["onEvent"],
+): void {
+  const finish = store.getFinish(runId);
+  const summary = finish.summary;
+  // A finish that persisted the outcome is done: a later call changes nothing.
+  if (!summary || finish.steps.includes("persist")) return;
+  if (summary.outcome === outcome.status && summary.iterations === iterations) return;
+  store.clearFinishSteps(runId, DESCRIBING_STEPS);
+  onEvent?.("finish_redo", {
+    steps: DESCRIBING_STEPS,
+    was: { outcome: summary.outcome, iterations: summary.iterations },
+    now: { outcome: outcome.status, iterations },
+  });
 }
 
 /** How the run ended, as recorded: by the summary step, or by the run itself. */

@@ -41,12 +41,14 @@ export interface SessionEnd {
 }
 
 /** One session's prompt, callbacks and limits. */
-export type SessionAsk = Pick<SessionRequest, "prompt" | "resume" | "onCompleteTask" | "onStop"> & {
-  /** Aborts this session only. */
-  signal?: AbortSignal;
-  /** The iteration's own session (not a follow-up): the next one may be warmed during it. */
-  main?: boolean;
-};
+export type SessionAsk =
+  & Pick<SessionRequest, "prompt" | "resume" | "onCompleteTask" | "onFinish" | "onStop">
+  & {
+    /** Aborts this session only. */
+    signal?: AbortSignal;
+    /** The iteration's own session (not a follow-up): the next one may be warmed during it. */
+    main?: boolean;
+  };
 
 /** What a run's sessions are started with, before its budget is spent. */
 export interface SessionSettingsInput {
@@ -153,6 +155,7 @@ export class AgentSessions {
     backend.warm({
       ...this.settings(builder?.current.costUsd ?? 0),
       completeTask: true,
+      finish: this.#state.definition.finish.tool,
       stopHook: true,
     });
   }
@@ -175,6 +178,7 @@ export class AgentSessions {
       ...this.settings(spent),
       resume,
       completeTask: true,
+      finish: this.#state.definition.finish.tool,
       stopHook: true,
     });
     return this.#live;
@@ -225,7 +229,12 @@ export class AgentSessions {
     // The cause of this session's connection errors, probed at the first one.
     const connection: { probe?: Promise<string | undefined>; cause?: string } = {};
     try {
-      const turn = { prompt: ask.prompt, onCompleteTask: ask.onCompleteTask, onStop: ask.onStop };
+      const turn = {
+        prompt: ask.prompt,
+        onCompleteTask: ask.onCompleteTask,
+        onFinish: ask.onFinish,
+        onStop: ask.onStop,
+      };
       const messages: AsyncIterable<AgentMessage> = live
         ? live.send({ ...turn, signal })
         : state.options.backend.session({

@@ -23,6 +23,7 @@ import type { IterationSummary, ReviewedDeclaration } from "../record/iteration.
 import type { GitRepo } from "../git/repo.ts";
 import type { RunLog } from "../support/log.ts";
 import type { RunStore } from "../store/mod.ts";
+import type { FinishToolAnswer, FinishToolCall } from "../record/finish_call.ts";
 import type { ProbeStatus } from "./status_probe.ts";
 
 /** How a run ended. */
@@ -272,6 +273,22 @@ export interface RunOptions {
    * @ignore
    */
   store?: RunStore;
+  /**
+   * Runs the finish workflow when the agent calls the finish tool (the CLI's:
+   * the loop does not import the workflow). Without it, the tool's answer is
+   * built from the call alone, with `history_saved: false`.
+   *
+   * @ignore The CLI's plumbing, not part of the contract: it may change.
+   */
+  finishTool?: (
+    call: FinishToolCall,
+    context: {
+      sessionId?: string;
+      pending: IterationSummary;
+      outcome: { status: string; reason: string };
+      signal: AbortSignal;
+    },
+  ) => Promise<FinishToolAnswer>;
   /** The first iteration's prompt, when the caller built it already (to check it before the run). */
   initialPrompt?: string;
   /** Continue a recorded run: its iterations so far (the loop goes on with the next one). */

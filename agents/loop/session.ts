@@ -9,6 +9,7 @@ import { verify } from "../checks/verifier.ts";
 import { firstLine, sha256Hex } from "../support/errors.ts";
 import { SummaryBuilder } from "./summary_builder.ts";
 import { CompletionGuard } from "./complete_task_guard.ts";
+import { finishToolRoute } from "./finish_tool_guard.ts";
 import type { AgentSessions, SessionEnd } from "./agent_sessions.ts";
 import { abortableSleep, backoffMs, classifyFault, type SessionFault } from "./faults.ts";
 import type { RunState } from "./state.ts";
@@ -83,6 +84,7 @@ export async function runSession(
       resume,
       main: true,
       onCompleteTask: guard.onCompleteTask,
+      onFinish: finishToolRoute(state, builder, guard),
       onStop: guard.onStop,
     });
     const done = (fault?: SessionFault) => ({ builder, guard, end, fault, retries });

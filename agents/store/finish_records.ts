@@ -115,6 +115,22 @@ export class FinishRecords {
   }
 
   /**
+   * Forget some finish steps (their checkpoints only), so the next finish
+   * redoes them: a summary made when the agent called finish, say, for an
+   * outcome that changed since.
+   *
+   * @param runId The run.
+   * @param steps The steps to redo.
+   */
+  clearFinishSteps(runId: string, steps: readonly string[]): void {
+    const current = this.getFinish(runId);
+    this.#store.db.prepare(`UPDATE finish SET steps = ? WHERE run_id = ?`).run(
+      JSON.stringify(current.steps.filter((step) => !steps.includes(step))),
+      runId,
+    );
+  }
+
+  /**
    * Forget the finish steps, so a resumed run finishes again.
    *
    * @param runId The run.

@@ -267,6 +267,8 @@ export interface RunStore {
   addFinishUsage(runId: string, usage: FinishUsage): void;
   /** Record the finish workflow's error. */
   finishError(runId: string, error: string | null): void;
+  /** Forget some finish steps' checkpoints (they are redone by the next finish). */
+  clearFinishSteps(runId: string, steps: readonly string[]): void;
   /** Forget the finish steps (a resumed run finishes again). */
   clearFinish(runId: string): void;
   /** Replace a run's learnings of a source. */

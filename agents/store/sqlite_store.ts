@@ -212,6 +212,11 @@ export class SqliteStore implements RunStore {
     this.#finish.finishError(runId, error);
   }
 
+  /** Forget some finish steps, so the next finish redoes them. */
+  clearFinishSteps(runId: string, steps: readonly string[]): void {
+    this.#finish.clearFinishSteps(runId, steps);
+  }
+
   /** Forget the finish steps, so a resumed run finishes again. */
   clearFinish(runId: string): void {
     this.#finish.clearFinish(runId);

@@ -13,7 +13,8 @@ import {
   UpdateTranslator,
 } from "../../agents/backends/_acp_updates.ts";
 import { resolveBackend } from "../../agents/backends/presets.ts";
-import { CALLBACK_URL_ENV } from "../../agents/backends/complete_task_mcp.ts";
+import { CALLBACK_URL_ENV, FINISH_TOOL_ENV } from "../../agents/backends/complete_task_mcp.ts";
+import { FINISH_TOOL } from "../../agents/record/finish_tool.ts";
 import { COMPLETE_TASK_TOOL } from "../../agents/record/complete_task_tool.ts";
 import { SummaryBuilder } from "../../agents/loop/summary_builder.ts";
 import type { AgentMessage } from "../../agents/backends/port.ts";
@@ -220,7 +221,52 @@ Deno.test("the stdio complete_task MCP server lists the tool and passes calls to
   assert.equal(tool.name, "complete_task");
   assert.deepEqual(tool.inputSchema.required, ["status", "original_request_summary", "summary"]);
   assert.equal(replies[2].result.content[0].text, "Recorded: success; the checks passed");
-  assert.deepEqual(calls, [{ status: "success", summary: "done" }]);
+  assert.deepEqual(calls, [{
+    tool: "complete_task",
+    arguments: { status: "success", summary: "done" },
+  }]);
+});
+
+Deno.test("with FINISHLINE_FINISH_TOOL=1 the stdio MCP server lists the finish tool too and names the tool of each call", async () => {
+  const calls: unknown[] = [];
+  await using callback = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    async (request) => {
+      calls.push(await request.json());
+      return new Response('{"status":"completed"}');
+    },
+  );
+  const script = new URL("../../agents/backends/complete_task_mcp.ts", import.meta.url);
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--quiet", "--allow-net", "--allow-env", "--allow-read", script.href],
+    env: {
+      [CALLBACK_URL_ENV]: `http://127.0.0.1:${callback.addr.port}/`,
+      [FINISH_TOOL_ENV]: "1",
+    },
+    stdin: "piped",
+    stdout: "piped",
+  }).spawn();
+  const requests = [
+    { jsonrpc: "2.0", id: 1, method: "tools/list" },
+    {
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tools/call",
+      params: { name: "finish", arguments: { success: true, summary: "done" } },
+    },
+  ];
+  const writer = child.stdin.getWriter();
+  await writer.write(
+    new TextEncoder().encode(requests.map((r) => JSON.stringify(r)).join("\n") + "\n"),
+  );
+  await writer.close();
+  const output = new TextDecoder().decode((await child.output()).stdout);
+  const [list, call] = output.trim().split("\n").map((line) => JSON.parse(line));
+  const tools = list.result.tools as Array<{ name: string; inputSchema: { required: string[] } }>;
+  assert.deepEqual(tools.map((tool) => tool.name), ["complete_task", "finish"]);
+  assert.deepEqual(tools[1].inputSchema.required, ["success", "summary"]);
+  assert.equal(call.result.content[0].text, '{"status":"completed"}');
+  assert.deepEqual(calls, [{ tool: "finish", arguments: { success: true, summary: "done" } }]);
 });
 
 Deno.test("other agents' tool calls are named by their kind; a command that mentions complete_task is not complete_task", () => {
@@ -231,6 +277,9 @@ Deno.test("other agents' tool calls are named by their kind; a command that ment
   assert.equal(toolName({ title: "Tool: finishline/complete_task" }), COMPLETE_TASK_TOOL);
   assert.equal(toolName({ title: "grep -r complete_task .", kind: "execute" }), "Bash");
   assert.equal(toolName({ title: "todowrite", kind: "other" }), "todowrite");
+  assert.equal(toolName({ title: "finishline_finish", kind: "other" }), FINISH_TOOL);
+  assert.equal(toolName({ title: "Tool: finishline/finish" }), FINISH_TOOL);
+  assert.equal(toolName({ title: "finish the report", kind: "other" }), "finish the report");
   assert.equal(
     toolName({ title: "Bash", kind: "execute", _meta: { claudeCode: { toolName: "Bash" } } }),
     "Bash",

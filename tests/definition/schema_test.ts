@@ -53,6 +53,7 @@ Deno.test("a minimal definition gets every default filled in", () => {
     circuitBreaker: { noProgressThreshold: 3, sameErrorThreshold: 5 },
     probe: { enabled: true, maxProbes: 5, probeIntervalSeconds: 30, probeTimeoutSeconds: 60 },
     finish: {
+      tool: true,
       model: "claude-haiku-4-5",
       extractLearnings: true,
       maxCostUsd: 0.05,
@@ -217,6 +218,7 @@ Deno.test("a full definition keeps every value it sets", () => {
     circuitBreaker: { noProgressThreshold: 4, sameErrorThreshold: 2 },
     probe: { enabled: false, maxProbes: 1, probeIntervalSeconds: 0, probeTimeoutSeconds: 10 },
     finish: {
+      tool: false,
       model: "claude-sonnet-4-5",
       extractLearnings: false,
       maxCostUsd: 0,

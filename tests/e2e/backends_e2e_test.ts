@@ -142,6 +142,12 @@ function suite(backend: BackendUnderTest): void {
       backend.toolNames(first).includes(backend.completeTaskName),
       `the model is offered complete_task: ${backend.toolNames(first)}`,
     );
+    // The finish tool comes with it, from the same MCP server (seed 000).
+    const finishName = backend.completeTaskName.replace("complete_task", "finish");
+    assert.ok(
+      backend.toolNames(first).includes(finishName),
+      `the model is offered finish: ${backend.toolNames(first)}`,
+    );
   });
 
   Deno.test(`${backend.name}: session "continue" keeps one agent session for the whole run`, async () => {

@@ -117,6 +117,12 @@ async function events(logFile: string, kind: string): Promise<Array<Record<strin
     .filter((event) => event.kind === kind);
 }
 
+/** The next actions every finish ends with: resume the agent's session, start a new one here. */
+function always(server: ScriptedModelServer, cwd: string): string[] {
+  const [sessionId] = server.sessionIds();
+  return [`Resume this session later: claude --resume ${sessionId}`, `Start new session in ${cwd}`];
+}
+
 /** An agent with a finish section. */
 async function writeAgent(root: string, finish: Record<string, unknown>): Promise<void> {
   await Deno.mkdir(`${root}/.agent/fixer`, { recursive: true });
@@ -200,9 +206,11 @@ Deno.test("the four finish model steps run on the lightweight model and their an
         lifecycle: "proposed",
       },
     ]);
+    // The model's actions, then the seed's always-present ones (issue 30, point 7).
     assert.deepEqual(finish.nextActions, [
       "Pin TZ=UTC in the CI workflow",
       "Re-run the login tests",
+      ...always(server, store.getRun(result.runId)!.cwd),
     ]);
 
     // What the finish cost, as Claude Code reported it for the usage the server sent.
@@ -227,7 +235,7 @@ Deno.test("the four finish model steps run on the lightweight model and their an
   const report = await Deno.readTextFile(result.report);
   assert.match(
     report,
-    /\n## Next actions\n\n- Pin TZ=UTC in the CI workflow\n- Re-run the login tests\n$/,
+    /\n## Next actions\n\n- Pin TZ=UTC in the CI workflow\n- Re-run the login tests\n- Resume this session later: claude --resume \S+\n- Start new session in \S+\n$/,
   );
   const show = await runCli(["runs", "show", result.runId], { cwd: repo.path });
   assert.match(
@@ -240,7 +248,7 @@ Deno.test("the four finish model steps run on the lightweight model and their an
   );
   assert.match(
     show.stdout,
-    /^Next: +- Pin TZ=UTC in the CI workflow\n +- Re-run the login tests$/m,
+    /^Next: +- Pin TZ=UTC in the CI workflow\n +- Re-run the login tests\n +- Resume this session later: claude --resume \S+\n +- Start new session in \S+$/m,
   );
 });
 
@@ -286,7 +294,11 @@ Deno.test("a finish model that answers no JSON falls back to what the run record
       { name: "git", kind: "used", description: "", lifecycle: "implemented" },
       { name: "ci-config", kind: "missing", description: "", lifecycle: "proposed" },
     ]);
-    assert.deepEqual(finish.nextActions, ["Complete: Pin it in CI too", "Follow up: Watch CI"]);
+    assert.deepEqual(finish.nextActions, [
+      "Complete: Pin it in CI too",
+      "Follow up: Watch CI",
+      ...always(server, store.getRun(result.runId)!.cwd),
+    ]);
     assert.equal(finish.usage?.requests, 4, "the failed answers still cost");
   } finally {
     store.close();
@@ -407,6 +419,7 @@ Deno.test("a finish killed during a model step is completed by finish RUN_ID, wh
     assert.deepEqual(finish.nextActions, [
       "Pin TZ=UTC in the CI workflow",
       "Re-run the login tests",
+      ...always(server, after.getRun(id)!.cwd),
     ]);
     assert.ok(after.searchLearnings("UTC date tests").some((l) => l.source === "extracted"));
     // The killed request never answered: the tally counts the four answered ones.

@@ -277,7 +277,14 @@ Deno.test("runFinish", async (t) => {
           reason: "no model backend",
         })),
       );
-      assert.deepEqual(record.nextActions, ["Follow up: Watch the next CI runs"]);
+      // Every iteration's next steps (iteration 1 said "Pin it in CI"), then the seed's
+      // always-present actions (the fixture's sessions have no id).
+      assert.deepEqual(record.nextActions, [
+        "Follow up: Pin it in CI",
+        "Follow up: Watch the next CI runs",
+        "Resume this session later",
+        "Start new session in /repo",
+      ]);
       assert.equal(record.usage, null);
     },
   );
@@ -308,6 +315,85 @@ Deno.test("runFinish", async (t) => {
     assert.equal(f.store.getRun(RUN_ID)?.status, "completed");
     assert.equal(f.store.getRun(RUN_ID)?.endedAt, endedAt);
   });
+
+  await t.step(
+    "the finish tool's call stops after next_actions with the iteration under way; the run's end does the rest without redoing them",
+    async () => {
+      const [first, second] = twoIterations();
+      await using f = await fixture([first]);
+      const seen = events();
+      const pending = { ...second, sessionId: "s2" };
+      const tool = await runFinish({
+        store: f.store,
+        runId: RUN_ID,
+        outcome: { status: "completed", reason: "The agent called finish" },
+        pending,
+        until: "next_actions",
+      });
+      assert.deepEqual(tool.ran, ["summary", "learnings", "skills", "next_actions"]);
+      assert.equal(f.store.getRun(RUN_ID)?.status, "running", "persisting waits for the run's end");
+      const record = f.store.getFinish(RUN_ID);
+      assert.equal(record.summary?.iterations, 2, "the iteration under way is counted");
+      assert.ok(record.nextActions.includes("Resume this session later: claude --resume s2"));
+
+      // The run's end, the iteration now recorded, the same outcome: only persist and cleanup.
+      f.store.recordIteration({
+        runId: RUN_ID,
+        number: 2,
+        sessionId: "s2",
+        promptDigest: "digest-2",
+        summary: pending,
+        verdict: "complete",
+      });
+      const end = await runFinish({
+        store: f.store,
+        runId: RUN_ID,
+        outcome: { status: "completed", reason: "All checks passed" },
+        onEvent: seen.onEvent,
+      });
+      assert.deepEqual(end.ran, ["persist", "cleanup"]);
+      assert.deepEqual(seen.list.map(([kind]) => kind), ["finish_step", "finish_step"]);
+    },
+  );
+
+  await t.step(
+    "a summary made for another outcome or fewer iterations is redone at the run's end",
+    async () => {
+      const [first, second] = twoIterations();
+      await using f = await fixture([first]);
+      await runFinish({
+        store: f.store,
+        runId: RUN_ID,
+        outcome: { status: "completed", reason: "The agent called finish" },
+        until: "next_actions",
+      });
+      f.store.recordIteration({
+        runId: RUN_ID,
+        number: 2,
+        sessionId: null,
+        promptDigest: "digest-2",
+        summary: second,
+        verdict: "continue",
+      });
+      const seen = events();
+      const end = await runFinish({
+        store: f.store,
+        runId: RUN_ID,
+        outcome: { status: "stalled", reason: "No progress" },
+        onEvent: seen.onEvent,
+      });
+      assert.deepEqual(end.ran, [...FINISH_STEPS]);
+      assert.deepEqual(seen.list.find(([kind]) => kind === "finish_redo")?.[1], {
+        steps: ["summary", "learnings", "skills", "next_actions"],
+        was: { outcome: "completed", iterations: 1 },
+        now: { outcome: "stalled", iterations: 2 },
+      });
+      const record = f.store.getFinish(RUN_ID);
+      assert.equal(record.summary?.outcome, "stalled");
+      assert.equal(record.summary?.iterations, 2);
+      assert.deepEqual(record.steps, [...FINISH_STEPS]);
+    },
+  );
 
   await t.step(
     "a step that fails stops the workflow, records its error, and a later call resumes there",
@@ -500,7 +586,8 @@ Deno.test("runSummary", async (t) => {
         filesChanged: ["tests/login_test.ts", ".github/workflows/ci.yml"],
         // The last report is a success: nothing remains, whatever it says.
         remainingWork: null,
-        nextSteps: "Watch the next CI runs",
+        // Every report's next steps, in order, not only the last one's.
+        nextSteps: ["Pin it in CI", "Watch the next CI runs"],
       });
     },
   );
@@ -509,7 +596,7 @@ Deno.test("runSummary", async (t) => {
     const summaries = twoIterations().slice(0, 1);
     const summary = runSummary(run, summaries, { status: "failed", reason: "cap" });
     assert.equal(summary.remainingWork, "Pin the timezone in CI");
-    assert.equal(summary.nextSteps, "Pin it in CI");
+    assert.deepEqual(summary.nextSteps, ["Pin it in CI"]);
     assert.equal(summary.task, "Fix the flaky login test");
   });
 
@@ -529,7 +616,7 @@ Deno.test("runSummary", async (t) => {
       ]);
       assert.equal(summary.task, null);
       assert.equal(summary.remainingWork, null);
-      assert.equal(summary.nextSteps, null);
+      assert.deepEqual(summary.nextSteps, []);
       assert.deepEqual(summary.filesChanged, []);
       assert.equal(summary.commits, 0);
     },
@@ -637,7 +724,12 @@ Deno.test("finish model steps", async (t) => {
           lifecycle: "proposed",
         },
       ]);
-      assert.deepEqual(record.nextActions, ["Watch two nightly CI runs"]);
+      // The model's actions, then the seed's always-present ones.
+      assert.deepEqual(record.nextActions, [
+        "Watch two nightly CI runs",
+        "Resume this session later",
+        "Start new session in /repo",
+      ]);
       assert.deepEqual(record.usage, {
         model: "claude-haiku-4-5",
         requests: 4,
@@ -695,7 +787,12 @@ Deno.test("finish model steps", async (t) => {
     });
     assert.ok(f.store.searchLearnings("fixer").every((learning) => learning.source === "agent"));
     assert.deepEqual(f.store.skills(RUN_ID), REPORTED_SKILLS);
-    assert.deepEqual(record.nextActions, ["Follow up: Watch the next CI runs"]);
+    assert.deepEqual(record.nextActions, [
+      "Follow up: Pin it in CI",
+      "Follow up: Watch the next CI runs",
+      "Resume this session later",
+      "Start new session in /repo",
+    ]);
   });
 
   await t.step("an empty list of learnings is an answer, not a fallback", async () => {

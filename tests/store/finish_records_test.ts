@@ -31,6 +31,23 @@ Deno.test("store finish records", async (t) => {
     });
   });
 
+  await t.step(
+    "clearFinishSteps forgets those checkpoints only; the step redone replaces the summary",
+    async () => {
+      await using fixture = await openStore({ runs: ["run-1"] });
+      const { store } = fixture;
+      store.finishStep("run-1", "summary", { summary: { outcome: "completed", iterations: 1 } });
+      store.finishStep("run-1", "learnings");
+      store.finishStep("run-1", "next_actions", { nextActions: ["Resume this session later"] });
+      store.clearFinishSteps("run-1", ["summary", "next_actions"]);
+      assert.deepEqual(store.getFinish("run-1").steps, ["learnings"]);
+      store.finishStep("run-1", "summary", { summary: { outcome: "stalled", iterations: 2 } });
+      const record = store.getFinish("run-1");
+      assert.deepEqual(record.steps, ["learnings", "summary"]);
+      assert.deepEqual(record.summary, { outcome: "stalled", iterations: 2 });
+    },
+  );
+
   await t.step("finishError records the error and the next step clears it", async () => {
     await using fixture = await openStore({ runs: ["run-1"] });
     const { store } = fixture;

@@ -19,6 +19,7 @@ import type { RunLock } from "../../support/file_lock.ts";
 import type { RunStore, StoredRun } from "../../store/mod.ts";
 import type { RunCommand } from "../flags/command_line.ts";
 import { FINISH_STEPS } from "../../finish/workflow.ts";
+import { finishToolAnswer } from "../../finish/tool.ts";
 import { endRun } from "./end.ts";
 import { preflight } from "./preflight.ts";
 import { GitHubPullRequestGate } from "./pull_request_gate.ts";
@@ -248,6 +249,24 @@ async function runLoop(
       log,
       store,
       initialPrompt: plan.initialPrompt,
+      // The loop does not import the finish workflow: it is handed in.
+      finishTool: (call, context) =>
+        finishToolAnswer(
+          {
+            store,
+            runId: plan.runId,
+            ...workspace.cleanup.finish,
+            backend: options.backend,
+            cwd: workspace.workDir,
+            // An ACP backend holds one agent process, busy with this very call.
+            skipModel: options.backend.name === "claude"
+              ? undefined
+              : `the ${options.backend.name} agent is busy with the finish call`,
+            onEvent: (kind, data) => log.event(kind, data),
+          },
+          call,
+          context,
+        ),
       resume: plan.resume
         ? {
           summaries: store.iterations(plan.runId).map((row) => row.summary),
