@@ -284,7 +284,21 @@ export interface IterationSummary {
   /** Faults of earlier attempts of this iteration (each one re-ran it). */
   retries?: string[];
   /** Status probes of the iteration, in order. */
-  probes?: Array<{ status: string; message: string }>;
+  probes?: Array<{
+    status: string;
+    message: string;
+    /** The agent's `agents_active` answer, when it gave one. */
+    agentsActive?: boolean;
+  }>;
+  /** How the circuit breaker counted the iteration, and what its probes found. */
+  stall?: {
+    /** Whether it counted toward the stall. */
+    counted: boolean;
+    /** Iterations without progress in a row, this one included. */
+    streak: number;
+    /** What the probes found (`active`: the agent said it was waiting or working). */
+    probe: "not_probed" | "progress" | "complete" | "active" | "timeout" | "blocked";
+  };
   /** The commit rescue, when work was left uncommitted. */
   rescue?: {
     /** The uncommitted files found. */
@@ -293,6 +307,8 @@ export interface IterationSummary {
     by: "agent" | "runner" | "none";
     /** Whether the tree was clean afterwards. */
     clean: boolean;
+    /** The commit the rescue created (the new HEAD), or null when it created none; absent in older records. */
+    commit?: string | null;
   };
 }
 
