@@ -5,9 +5,10 @@
  * design: complete, waiting, working, stalled, forgot to commit): how many
  * were decided correctly, and the design's success metrics summed over them
  * (false aborts: runs ended stalled while the agent said it was at work, or
- * whose correct outcome is not a stall; the target is under 5 %). Then the decision catalogue (realistic agent
- * behaviours in a Node project, finishline's defaults, plus the held-out
- * reproduction test where a scenario scripts a verifier): a Markdown table of
+ * whose correct outcome is not a stall; the target is under 5 %). Then the
+ * decision catalogue (realistic agent behaviours in a Node project,
+ * finishline's defaults, plus the held-out reproduction test where a scenario
+ * scripts a verifier): a Markdown table of
  * the correct outcome, finishline's decision and the peers' rules, with
  * scores, and the success metrics summed over the catalogue and over both;
  * then the scenarios with independent evidence (a verifier, a reviewer, a bug
@@ -42,15 +43,15 @@ const only = Deno.args.slice(catalogueOnly ? 1 : 0);
 
 /** The seed's primary metric in one line. */
 function falseAbortLine(totals: MetricTotals): string {
-  return `false aborts: ${totals.falseAborts} of ${totals.aborts} aborts (${
-    percent(totals.falseAbortRate)
-  }), target < ${FALSE_ABORT_TARGET * 100} %`;
+  return `false aborts: ${totals.falseAborts} of ${totals.aborts} abort${
+    totals.aborts === 1 ? "" : "s"
+  } (${percent(totals.falseAbortRate)}), target < ${FALSE_ABORT_TARGET * 100} %`;
 }
 
-/** The metrics block of a section. */
+/** The metrics block of a section, then the primary metric on its own line. */
 function metricsBlock(title: string, metrics: RunMetrics[]): string {
   const totals = sumMetrics(metrics);
-  return [`### ${title}`, "", "```", ...describeMetrics(totals), falseAbortLine(totals), "```"]
+  return [`### ${title}`, "", "```", ...describeMetrics(totals), "```", "", falseAbortLine(totals)]
     .join("\n");
 }
 
@@ -71,9 +72,7 @@ if (!catalogueOnly) {
   }
   const states = new Set(SCENARIOS.map((scenario) => scenario.state)).size;
   console.log(
-    `\n${correct}/${SCENARIOS.length} scenarios decided correctly (${states} states); ${
-      falseAbortLine(sumMetrics(metrics))
-    }\n`,
+    `\n${correct}/${SCENARIOS.length} scenarios decided correctly (${states} states)\n`,
   );
   console.log(`${metricsBlock("Success metrics: the five states", metrics)}\n`);
   allMetrics.push(...metrics);
