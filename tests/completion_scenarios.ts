@@ -3,13 +3,16 @@
  *
  * First the completion-detection scenarios (the five states of the user's
  * design: complete, waiting, working, stalled, forgot to commit): how many
- * were decided correctly and whether any run was aborted while the agent was
- * still making progress. Then the decision catalogue (realistic agent
- * behaviours in a Node project, finishline's defaults, plus the held-out
- * reproduction test where a scenario scripts a verifier): a Markdown table of
+ * were decided correctly, and the design's success metrics summed over them
+ * (false aborts: runs ended stalled while the agent said it was at work, or
+ * whose correct outcome is not a stall; the target is under 5 %). Then the
+ * decision catalogue (realistic agent behaviours in a Node project,
+ * finishline's defaults, plus the held-out reproduction test where a scenario
+ * scripts a verifier): a Markdown table of
  * the correct outcome, finishline's decision and the peers' rules, with
- * scores; then the scenarios with independent evidence (a verifier, a
- * reviewer, a bug label) again without it.
+ * scores, and the success metrics summed over the catalogue and over both;
+ * then the scenarios with independent evidence (a verifier, a reviewer, a bug
+ * label) again without it.
  *
  *     deno run -A tests/completion_scenarios.ts              # both
  *     deno run -A tests/completion_scenarios.ts --catalogue  # the catalogue only
@@ -19,6 +22,14 @@
  */
 
 import { SCENARIOS } from "./fixtures/scenarios/mod.ts";
+import {
+  describeMetrics,
+  FALSE_ABORT_TARGET,
+  type MetricTotals,
+  percent,
+  type RunMetrics,
+  sumMetrics,
+} from "../agents/record/run_metrics.ts";
 import { runScenario } from "./fixtures/scenarios/run.ts";
 import { CATALOGUE } from "./fixtures/scenarios/catalogue.ts";
 import {
@@ -30,14 +41,29 @@ import {
 const catalogueOnly = Deno.args[0] === "--catalogue";
 const only = Deno.args.slice(catalogueOnly ? 1 : 0);
 
+/** The seed's primary metric in one line. */
+function falseAbortLine(totals: MetricTotals): string {
+  return `false aborts: ${totals.falseAborts} of ${totals.aborts} abort${
+    totals.aborts === 1 ? "" : "s"
+  } (${percent(totals.falseAbortRate)}), target < ${FALSE_ABORT_TARGET * 100} %`;
+}
+
+/** The metrics block of a section, then the primary metric on its own line. */
+function metricsBlock(title: string, metrics: RunMetrics[]): string {
+  const totals = sumMetrics(metrics);
+  return [`### ${title}`, "", "```", ...describeMetrics(totals), "```", "", falseAbortLine(totals)]
+    .join("\n");
+}
+
 let failed = false;
+const allMetrics: RunMetrics[] = [];
 if (!catalogueOnly) {
   let correct = 0;
-  let falseAborts = 0;
+  const metrics: RunMetrics[] = [];
   for (const scenario of SCENARIOS) {
     const outcome = await runScenario(scenario);
     if (outcome.correct) correct++;
-    if (scenario.expect.code === 0 && (outcome.code === 4 || outcome.code === 3)) falseAborts++;
+    metrics.push(outcome.metrics);
     const mark = outcome.correct ? "ok  " : "FAIL";
     console.log(
       `${mark} ${scenario.state.padEnd(17)} ${scenario.name} (${(outcome.ms / 1000).toFixed(1)} s)`,
@@ -46,8 +72,10 @@ if (!catalogueOnly) {
   }
   const states = new Set(SCENARIOS.map((scenario) => scenario.state)).size;
   console.log(
-    `\n${correct}/${SCENARIOS.length} scenarios decided correctly (${states} states); false aborts: ${falseAborts}\n`,
+    `\n${correct}/${SCENARIOS.length} scenarios decided correctly (${states} states)\n`,
   );
+  console.log(`${metricsBlock("Success metrics: the five states", metrics)}\n`);
+  allMetrics.push(...metrics);
   failed ||= correct !== SCENARIOS.length;
 }
 
@@ -64,6 +92,12 @@ for (const scenario of selected) {
   if (!outcome.correct) { for (const line of outcome.evidence) console.error(`       ${line}`); }
 }
 console.log(`## Decision catalogue\n\n${catalogueTable(outcomes)}`);
+const catalogueMetrics = outcomes.map((outcome) => outcome.metrics);
+console.log(`\n${metricsBlock("Success metrics: the decision catalogue", catalogueMetrics)}`);
+if (allMetrics.length > 0) {
+  allMetrics.push(...catalogueMetrics);
+  console.log(`\n${metricsBlock("Success metrics: both", allMetrics)}`);
+}
 // The scenarios that script a verifier or a reviewer, or whose issue is labelled a bug, again
 // without the independent evidence: what the held-out test, the worker's own test and the
 // reviewer add.

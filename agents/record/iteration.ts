@@ -327,6 +327,8 @@ export interface IterationSummary {
     by: "agent" | "runner" | "none";
     /** Whether the tree was clean afterwards. */
     clean: boolean;
+    /** The commit the rescue created (the new HEAD), or null when it created none; absent in older records. */
+    commit?: string | null;
   };
 }
 

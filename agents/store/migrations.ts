@@ -147,6 +147,8 @@ export const MIGRATIONS: readonly string[] = [
    ALTER TABLE finish ADD COLUMN next_actions TEXT NOT NULL DEFAULT '[]';
    ALTER TABLE finish ADD COLUMN usage TEXT NOT NULL DEFAULT '{}';
    UPDATE learnings SET tags = finishline_tags_json(tags);`,
+  // 8: a run's success metrics (false abort, rescues, probes), written at its end; '{}' before
+  `ALTER TABLE runs ADD COLUMN metrics TEXT NOT NULL DEFAULT '{}';`,
 ];
 
 /**

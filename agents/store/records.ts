@@ -6,6 +6,7 @@
  */
 
 import type { IterationSummary, TokenUsage } from "../record/iteration.ts";
+import type { RunMetrics } from "../record/run_metrics.ts";
 
 /** A run as stored. */
 export interface StoredRun {
@@ -47,6 +48,8 @@ export interface StoredRun {
   cleanup: Record<string, unknown>;
   /** The process running the run while it runs. */
   pid?: number | null;
+  /** Its success metrics, written when it ended; null before (or for a run recorded before them). */
+  metrics?: RunMetrics | null;
 }
 
 /** An iteration as stored. */
@@ -224,6 +227,7 @@ export type NewRun = Omit<
   | "tokensOutput"
   | "turns"
   | "iterations"
+  | "metrics"
 >;
 
 /** What the loop and the CLI need from a run history. */
@@ -243,6 +247,8 @@ export interface RunStore {
   setRunStatus(runId: string, status: string, reason: string | null): void;
   /** Record which process runs a run (null when none does). */
   setRunPid(runId: string, pid: number | null): void;
+  /** Record a run's success metrics (at its end). */
+  setRunMetrics(runId: string, metrics: RunMetrics): void;
   /** Merge facts into a run's cleanup record. */
   updateCleanup(runId: string, cleanup: Record<string, unknown>): void;
   /** Record the start of a segment of a run (its start or a resume); returns its number. */

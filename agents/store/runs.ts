@@ -9,6 +9,7 @@ import type { SQLInputValue } from "node:sqlite";
 import { roundUsd } from "../support/format.ts";
 import { type StoreDatabase, transaction } from "./_database.ts";
 import type { NewRun, StoredIteration, StoredRun } from "./records.ts";
+import type { RunMetrics } from "../record/run_metrics.ts";
 
 /** The `runs` and `iterations` tables of an open store. */
 export class RunRecords {
@@ -100,6 +101,17 @@ export class RunRecords {
    */
   setRunPid(runId: string, pid: number | null): void {
     this.#store.db.prepare(`UPDATE runs SET pid = ? WHERE id = ?`).run(pid, runId);
+  }
+
+  /**
+   * Record a run's success metrics, replacing earlier ones (a resumed run ends again).
+   *
+   * @param runId The run.
+   * @param metrics Its metrics over all its iterations.
+   */
+  setRunMetrics(runId: string, metrics: RunMetrics): void {
+    this.#store.db.prepare(`UPDATE runs SET metrics = ? WHERE id = ?`)
+      .run(JSON.stringify(metrics), runId);
   }
 
   /**
@@ -251,5 +263,13 @@ function toRun(row: Record<string, SQLInputValue>): StoredRun {
     iterations: Number(row.iterations),
     cleanup: row.cleanup ? JSON.parse(String(row.cleanup)) : {},
     pid: row.pid === null || row.pid === undefined ? null : Number(row.pid),
+    metrics: storedMetrics(row.metrics),
   };
+}
+
+/** The metrics column: null while it holds the empty object a run starts with. */
+function storedMetrics(value: SQLInputValue | undefined): RunMetrics | null {
+  if (typeof value !== "string") return null;
+  const metrics = JSON.parse(value) as Partial<RunMetrics>;
+  return typeof metrics.iterations === "number" ? metrics as RunMetrics : null;
 }

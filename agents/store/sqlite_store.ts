@@ -16,6 +16,7 @@ import { LearningRecords } from "./learnings.ts";
 import { SkillRecords } from "./skills.ts";
 import { SegmentRecords } from "./segments.ts";
 import { LearningVectors, type VectorOptions } from "./vectors.ts";
+import type { RunMetrics } from "../record/run_metrics.ts";
 import type {
   FinishRecord,
   FinishStepData,
@@ -137,6 +138,11 @@ export class SqliteStore implements RunStore {
   /** Record which process runs a run (null when none does). */
   setRunPid(runId: string, pid: number | null): void {
     this.#runs.setRunPid(runId, pid);
+  }
+
+  /** Record a run's success metrics (at its end). */
+  setRunMetrics(runId: string, metrics: RunMetrics): void {
+    this.#runs.setRunMetrics(runId, metrics);
   }
 
   /** Forget an interrupted iteration so a resumed run can re-run it. */

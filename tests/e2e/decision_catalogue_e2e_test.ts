@@ -97,5 +97,8 @@ for (const scenario of CATALOGUE) {
     await t.step("facts at the end, and the agent was told what it expected", () => {
       assert.deepEqual(outcome.problems, [], outcome.evidence.join("\n"));
     });
+    await t.step("no false abort (seed 003's success metric)", () => {
+      assert.equal(outcome.metrics.falseAbort, false, context);
+    });
   });
 }

@@ -16,6 +16,8 @@ Deno.test("completion detection decides the five states correctly", async (t) =>
     await t.step(`${scenario.state}: ${scenario.name}`, async () => {
       const outcome = await runScenario(scenario);
       assert.deepEqual(outcome.problems, []);
+      // The stalled scenario's agent never says it is at work in its last iteration.
+      assert.equal(outcome.metrics.falseAbort, false);
     });
   }
 });

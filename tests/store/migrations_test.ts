@@ -255,6 +255,60 @@ Deno.test("store migrations", async (t) => {
   );
 
   await t.step(
+    "migration 8 adds the runs' metrics: runs recorded before have none, and take them at their end",
+    async () => {
+      await using dir = await tempDir("finishline-store-");
+      const path = join(dir.path, "state.db");
+      const old = new DatabaseSync(path);
+      try {
+        old.function("finishline_normalize_learning", (text) => String(text).toLowerCase());
+        old.function("finishline_tags_json", (text) => JSON.stringify(String(text).split(" ")));
+        for (const migration of MIGRATIONS.slice(0, 7)) old.exec(migration);
+        old.exec("PRAGMA user_version = 7");
+        old.exec(
+          `INSERT INTO runs (id, agent, handler, argv, cwd, status, started_at, max_iterations)
+           VALUES ('run-1', 'fixer', 'iterate', '[]', '/old', 'stalled', '2024-06-01T00:00:00.000Z', 3);`,
+        );
+      } finally {
+        old.close();
+      }
+      const store = SqliteStore.open(path, { redactor: new Redactor({}) });
+      try {
+        assert.equal(store.schemaVersion, MIGRATIONS.length);
+        const run = store.getRun("run-1");
+        assert.equal(run?.status, "stalled", "the run is kept");
+        assert.equal(run?.metrics, null);
+        const metrics = {
+          iterations: 3,
+          probedIterations: 3,
+          probes: 3,
+          probeTimeouts: 3,
+          rescues: 0,
+          rescuesCommitted: 0,
+          aborted: true,
+          falseAbort: false,
+        };
+        store.setRunMetrics("run-1", metrics);
+        assert.deepEqual(store.getRun("run-1")?.metrics, metrics);
+      } finally {
+        store.close();
+      }
+      const check = new DatabaseSync(path, { readOnly: true });
+      try {
+        const column = check.prepare("PRAGMA table_info(runs)").all()
+          .find((row) => row.name === "metrics");
+        assert.deepEqual([column?.type, column?.notnull, column?.dflt_value], [
+          "TEXT",
+          1,
+          "'{}'",
+        ]);
+      } finally {
+        check.close();
+      }
+    },
+  );
+
+  await t.step(
     "a database with a newer schema version is refused with an upgrade hint",
     async () => {
       await using dir = await tempDir("finishline-store-");

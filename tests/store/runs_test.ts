@@ -36,6 +36,7 @@ Deno.test("store runs and iterations", async (t) => {
         iterations: 0,
         cleanup: { issue: 42, labels: { inProgress: "wip" } },
         pid: null,
+        metrics: null,
       } satisfies StoredRun,
     );
   });
@@ -209,6 +210,33 @@ Deno.test("store runs and iterations", async (t) => {
     assert.equal(runs.length, 20);
     assert.equal(runs[0].id, "run-24");
   });
+
+  await t.step(
+    "setRunMetrics records a run's metrics, replacing earlier ones; other runs keep none",
+    async () => {
+      await using fixture = await openStore({ runs: ["run-1", "run-2"] });
+      const { store } = fixture;
+      const metrics = {
+        iterations: 3,
+        probedIterations: 2,
+        probes: 4,
+        probeTimeouts: 1,
+        rescues: 1,
+        rescuesCommitted: 1,
+        aborted: true,
+        falseAbort: false,
+      };
+      store.setRunMetrics("run-1", { ...metrics, iterations: 2 });
+      // A resumed run ends again: its metrics over all its iterations replace the first ones.
+      store.setRunMetrics("run-1", metrics);
+      assert.deepEqual(store.getRun("run-1")?.metrics, metrics);
+      assert.equal(store.getRun("run-2")?.metrics, null);
+      assert.deepEqual(store.listRuns().map((run) => [run.id, run.metrics]), [["run-2", null], [
+        "run-1",
+        metrics,
+      ]]);
+    },
+  );
 
   await t.step("updateCleanup merges new facts over the recorded ones", async () => {
     await using fixture = await openStore();

@@ -1,5 +1,5 @@
 /**
- * The history subcommands: `runs`, `runs show RUN_ID`, `learnings search
+ * The history subcommands: `runs`, `runs show RUN_ID`, `runs stats`, `learnings search
  * [QUERY]` and `finish RUN_ID` (its model steps on the model the run
  * recorded), all with `--json` (costs rounded to a
  * millionth of a dollar there, to four decimals in text).
@@ -32,6 +32,12 @@ import { cleanUpRun } from "../run/end.ts";
 import { commandLine, resumeCommand } from "../run/report_facts.ts";
 import type { CleanupFacts } from "../run/workspace.ts";
 import { openStore, workingDirectory } from "../places.ts";
+import {
+  describeMetrics,
+  FALSE_ABORT_TARGET,
+  runMetrics,
+  sumMetrics,
+} from "../../record/run_metrics.ts";
 
 /**
  * Run a history subcommand.
@@ -56,6 +62,8 @@ export async function historyCommand(command: HistoryCommand, io: CommandIO): Pr
         return listRuns(store, { json, limit, agent: command.agent }, io);
       case "runs show":
         return showRun(store, command.runId, json, io);
+      case "runs stats":
+        return runStats(store, { json, limit, agent: command.agent }, io);
       case "learnings search":
         return searchLearnings(store, command.query, { json, limit }, io);
       case "finish":
@@ -114,6 +122,50 @@ function listRuns(
       } it  ${usd(run.costUsd)}  ${run.reason ?? ""}\n`,
     );
   }
+  return 0;
+}
+
+/**
+ * The seed's success metrics summed over the runs. A run that recorded none at
+ * its end (still going, killed, or recorded before metrics) is counted from its
+ * stored iterations and status.
+ */
+function runStats(
+  store: RunStore,
+  options: { json: boolean; limit: number; agent?: string },
+  io: CommandIO,
+): number {
+  const runs = store.listRuns({ limit: options.limit, agent: options.agent });
+  const unrecorded = runs.filter((run) => !run.metrics);
+  const totals = sumMetrics(runs.map((run) =>
+    run.metrics ?? runMetrics({
+      status: run.status,
+      summaries: store.iterations(run.id).map((iteration) => iteration.summary),
+    })
+  ));
+  if (options.json) {
+    io.stdout(
+      `${
+        JSON.stringify({
+          ...totals,
+          fromIterations: unrecorded.length,
+          target: { falseAbortRate: FALSE_ABORT_TARGET },
+        })
+      }\n`,
+    );
+    return 0;
+  }
+  if (runs.length === 0) {
+    io.stdout("No runs recorded yet.\n");
+    return 0;
+  }
+  const lines = describeMetrics(totals);
+  if (unrecorded.length > 0) {
+    lines.push(
+      `(${unrecorded.length} of the runs recorded no metrics at their end: still going, killed, or older than metrics; counted from their stored iterations)`,
+    );
+  }
+  io.stdout(`${lines.join("\n")}\n`);
   return 0;
 }
 

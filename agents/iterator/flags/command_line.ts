@@ -125,21 +125,22 @@ export interface HistoryOptions {
   /** `--cwd`. */
   cwd?: string;
   /**
-   * `--agent`: only its runs (for `runs`); the agent whose `learnings.embeddings`
+   * `--agent`: only its runs (for `runs` and `runs stats`); the agent whose `learnings.embeddings`
    * `learnings search` uses.
    */
   agent?: string;
-  /** `--limit`. @default 20 */
+  /** `--limit`. @default 20 (`runs stats`: every run) */
   limit: number;
 }
 
 /**
- * `runs`, `runs show RUN_ID`, `learnings search [QUERY]` (an empty query
+ * `runs`, `runs show RUN_ID`, `runs stats`, `learnings search [QUERY]` (an empty query
  * lists the latest) or `finish RUN_ID`.
  */
 export type HistoryCommand =
   | ({ kind: "runs" } & HistoryOptions)
   | ({ kind: "runs show"; runId: string } & HistoryOptions)
+  | ({ kind: "runs stats" } & HistoryOptions)
   | ({ kind: "learnings search"; query: string } & HistoryOptions)
   | ({ kind: "finish"; runId: string } & HistoryOptions);
 
@@ -368,7 +369,7 @@ function wordCommand(positionals: readonly string[]): CommandSpec | undefined {
     .sort((a, b) => b.name.length - a.name.length)[0];
 }
 
-/** `runs`, `runs show RUN_ID`, `learnings search [QUERY]`, `finish RUN_ID`, `completions SHELL`. */
+/** `runs`, `runs show RUN_ID`, `runs stats`, `learnings search [QUERY]`, `finish RUN_ID`, `completions SHELL`. */
 function parseWords(argv: readonly string[]): Command {
   const union = [...new Set(WORD_COMMANDS.flatMap((command) => command.flags))].map(flagNamed);
   const { values: loose, positionals, other } = lenientParse(argv, union);
@@ -453,13 +454,16 @@ function parseWords(argv: readonly string[]): Command {
     store: read.store,
     cwd: read.cwd,
     agent: read.agent,
-    limit: read.limit ?? 20,
+    // The metrics sum the whole history unless told otherwise; the lists show the latest 20.
+    limit: read.limit ?? (command.name === "runs stats" ? Number.MAX_SAFE_INTEGER : 20),
   };
   switch (command.name) {
     case "runs":
       return { kind: "runs", ...options };
     case "runs show":
       return { kind: "runs show", runId: args[0], ...options };
+    case "runs stats":
+      return { kind: "runs stats", ...options };
     case "learnings search":
       return { kind: "learnings search", query: args.join(" "), ...options };
     default:

@@ -333,7 +333,8 @@ export const FLAGS: readonly FlagSpec[] = [
     kind: "positiveInteger",
     placeholder: "N",
     help: [
-      "with runs and learnings search: show at most N (default 20); with fleet: take at most N issues",
+      "with runs and learnings search: show at most N (default 20); with runs stats: the latest N runs;",
+      "with fleet: take at most N issues",
     ],
     group: "history",
     pass: "own",
@@ -584,6 +585,18 @@ export const COMMANDS: readonly CommandSpec[] = [
     args: [RUN_ID],
     flags: ["json", "store", "cwd", "help"],
     flagHelp: { json: "print one JSON object: the run, its iterations, finish and segments" },
+    group: "history",
+  },
+  {
+    name: "runs stats",
+    summary:
+      "completion detection's success metrics summed over the runs: false abort rate, rescue success rate, probes per iteration, probe timeout rate",
+    flags: ["json", "store", "cwd", "agent", "limit", "help"],
+    flagHelp: {
+      json: "print one JSON object: the sums and the rates (null where nothing was counted)",
+      agent: "only this agent's runs",
+      limit: "only the latest N runs (default: every run)",
+    },
     group: "history",
   },
   {

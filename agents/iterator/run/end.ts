@@ -23,6 +23,7 @@ import { finalLine } from "../terminal/progress.ts";
 import { renderReport, type ReportInput } from "./report.ts";
 import { liveFacts, reportInput, resumeCommand } from "./report_facts.ts";
 import { EXIT_CODES, type RunResult } from "../../loop/runner.ts";
+import { type RunMetrics, runMetrics } from "../../record/run_metrics.ts";
 import type { RunPlan } from "./plan.ts";
 import type { CleanupFacts, Workspace } from "./workspace.ts";
 
@@ -66,6 +67,8 @@ export async function endRun(
   };
   // The outcome is recorded at once, so a run whose finish workflow dies is never resumed.
   write("outcome", () => store.setRunStatus(plan.runId, result.status, result.completionReason));
+  const metrics = runMetrics(result);
+  write("metrics", () => store.setRunMetrics(plan.runId, metrics));
   write("pid", () => store.setRunPid(plan.runId, null));
   write("segment", () => endSegment(workspace, result));
   // Before finishline's own git calls of the finish (the push, the worktree's removal),
@@ -149,7 +152,9 @@ export async function endRun(
     }\n`,
   );
   if (plan.flags.json) {
-    io.stdout(`${jsonWithCosts(resultJson(workspace, result, worktreeReport))}\n`);
+    io.stdout(
+      `${jsonWithCosts(resultJson(workspace, result, { worktree: worktreeReport, metrics }))}\n`,
+    );
   }
   return EXIT_CODES[result.status];
 }
@@ -384,8 +389,9 @@ async function writeReport(workspace: Workspace, input: ReportInput): Promise<bo
 function resultJson(
   workspace: Workspace,
   result: RunResult,
-  worktree: WorktreeReport | undefined,
+  extra: { worktree?: WorktreeReport; metrics: RunMetrics },
 ): Record<string, unknown> {
+  const { worktree, metrics } = extra;
   return {
     status: result.status,
     completionReason: result.completionReason,
@@ -397,6 +403,7 @@ function resultJson(
     logFile: result.logFile,
     store: workspace.store.path,
     report: workspace.reportFile,
+    metrics,
     ...(worktree ? { worktree } : {}),
   };
 }

@@ -207,7 +207,7 @@ Deno.test("a mistyped command or flag: one line, did you mean, exit 2", async (t
     [["--frobnicate"], 'Unknown flag "--frobnicate": run with --help to see the flags'],
     [
       ["--limit", "3"],
-      'Flag "--limit" does not go with a run: it goes with "fleet", "runs" and "learnings search"',
+      'Flag "--limit" does not go with a run: it goes with "fleet", "runs", "runs stats" and "learnings search"',
     ],
     [["runs", "--jsno"], 'Unknown flag "--jsno" for "runs": did you mean "--json"?'],
     [

@@ -773,6 +773,29 @@ Deno.test("parseCommandLine names the command and reads its flags once", async (
       },
     ],
     [
+      ["runs", "stats", "--json", "-a", "docs"],
+      {
+        kind: "runs stats",
+        json: true,
+        store: undefined,
+        cwd: undefined,
+        agent: "docs",
+        // Every run unless --limit says otherwise: the metrics sum the whole history.
+        limit: Number.MAX_SAFE_INTEGER,
+      },
+    ],
+    [
+      ["runs", "stats", "--limit", "10"],
+      {
+        kind: "runs stats",
+        json: false,
+        store: undefined,
+        cwd: undefined,
+        agent: undefined,
+        limit: 10,
+      },
+    ],
+    [
       ["learnings", "search", "flaky", "tests"],
       {
         kind: "learnings search",
@@ -842,7 +865,7 @@ Deno.test("parseCommandLine names the command and reads its flags once", async (
     [["runs", "--store"], 'Flag "--store" needs a value: the run history database file'],
     [
       ["runs", "frobnicate"],
-      'Unknown command "runs frobnicate": expected "runs", "runs show RUN_ID", "learnings search [QUERY]" or "finish RUN_ID"',
+      'Unknown command "runs frobnicate": expected "runs", "runs show RUN_ID", "runs stats", "learnings search [QUERY]" or "finish RUN_ID"',
     ],
     [["--github-actions"], 'Flags "--github-actions" and "--trigger-label" go with --init NAME'],
     [["--trigger-label"], 'Flag "--trigger-label" needs a value: a label name'],

@@ -72,11 +72,20 @@ function tableFlags(name: string): string[] {
 
 /** Cases: the words on the line (the last one being completed) and what must be offered. */
 function cases(): Array<[string[], string[]]> {
-  const places = ["", "fleet", "runs", "runs show", "learnings search", "finish", "checks"];
+  const places = [
+    "",
+    "fleet",
+    "runs",
+    "runs show",
+    "runs stats",
+    "learnings search",
+    "finish",
+    "checks",
+  ];
   return [
     [[""], [...COMMAND_WORDS].sort()],
     [["r"], ["runs"]],
-    [["runs", ""], ["show"]],
+    [["runs", ""], ["show", "stats"]],
     [["learnings", ""], ["search"]],
     [["completions", ""], ["bash", "fish", "zsh"]],
     [["--back"], ["--backend"]],
