@@ -9,8 +9,10 @@
  * others reuse the record. The key is what the checkers read: HEAD, the
  * working tree's fingerprint, the complete_task call (its declarations), the
  * repository gate's baseline state, and, when a checker reads the session
- * (judge, plan, custom), the session's latest words and tools. Outside git
- * (or before the first commit) there is no key and nothing is reused.
+ * (judge, plan, custom), the session's latest words and tools (except at a
+ * stop after a pass: only a changed tree runs the checks again there).
+ * Outside git (or before the first commit) there is no key and nothing is
+ * reused.
  *
  * @module
  */
@@ -71,7 +73,11 @@ export interface VerifyAsk {
   stopReason?: string;
   /** The session's messages, when the summary's are not kept yet. */
   messages?: readonly AgentMessage[];
-  /** Only reuse: when the tree's key is unknown, do not run the checks (a pass stands). */
+  /**
+   * After a pass: run the checks only if the tree changed since (the agent's
+   * new words alone do not count); when the tree cannot be told apart, run
+   * nothing and answer undefined (the pass stands).
+   */
   onlyIfChanged?: boolean;
 }
 
@@ -93,8 +99,11 @@ export async function verifyTree(
   ask: VerifyAsk,
   trigger: VerificationRecord["trigger"],
 ): Promise<{ record: VerificationRecord; reused: boolean } | undefined> {
-  const before = await treeKey(state, summary, ask.completeTask);
-  const known = before === undefined ? undefined : state.verifications.get(before);
+  const before = await keysOf(state, summary, ask.completeTask);
+  // After a pass, only the tree matters: the agent's last words do not undo it.
+  const known = before &&
+    (state.verifications.get(before.full) ??
+      (ask.onlyIfChanged ? passed(state.verifications.get(before.tree)) : undefined));
   if (known) {
     if (known.checks) summary.checks = structuredClone(known.checks);
     return { record: { ...structuredClone(known.record), trigger }, reused: true };
@@ -115,18 +124,27 @@ export async function verifyTree(
   if (before === undefined || record.faulted || state.signal.aborted || unreviewed) {
     state.verifications.clear();
   } else {
-    const after = await treeKey(state, summary, ask.completeTask);
-    state.verifications.set([before, ...(after ? [after] : [])], record, summary.checks);
+    const after = await keysOf(state, summary, ask.completeTask);
+    const keys = [before, ...(after ? [after] : [])].flatMap((key) => [key.full, key.tree]);
+    state.verifications.set(keys, record, summary.checks);
   }
   return { record, reused: false };
 }
 
-/** The key of everything the checkers read; undefined outside git or before the first commit. */
-async function treeKey(
+function passed<T extends { record: VerificationRecord }>(entry: T | undefined): T | undefined {
+  return entry?.record.passed ? entry : undefined;
+}
+
+/**
+ * The keys of what the checkers read: `tree` (HEAD, the working tree, the
+ * call, the gate's baseline) and `full` (with the session, when a checker
+ * reads it); undefined outside git or before the first commit.
+ */
+async function keysOf(
   state: RunState,
   summary: IterationSummary,
   completeTask: CompleteTaskCall | undefined,
-): Promise<string | undefined> {
+): Promise<{ tree: string; full: string } | undefined> {
   const repo = state.options.git;
   if (!repo) return undefined;
   const now = await repo.observe(undefined, state.options.ignorePaths ?? []);
@@ -135,13 +153,17 @@ async function treeKey(
     !(checker instanceof CommandChecker || checker instanceof FilesChecker ||
       checker instanceof GitChecker || checker instanceof RepoChecksChecker)
   );
-  return JSON.stringify([
+  const tree = [
     now.head,
     now.fingerprint,
     completeTask ?? null,
     state.options.repoChecks?.baselineConfirmed ?? null,
-    readsSession
-      ? [summary.iteration, summary.assistantResponses.slice(-3), summary.toolsUsed]
-      : null,
-  ]);
+  ];
+  const session = readsSession
+    ? [summary.iteration, summary.assistantResponses.slice(-3), summary.toolsUsed]
+    : null;
+  return {
+    tree: `tree:${JSON.stringify(tree)}`,
+    full: `full:${JSON.stringify([...tree, session])}`,
+  };
 }
