@@ -260,6 +260,16 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   }
 
   /**
+   * Whether the baseline's red checks ran a second time: a claim's verdict may
+   * change with it, so a verdict from before is not reused after.
+   *
+   * @returns True once they ran (or there was nothing to run again).
+   */
+  get baselineConfirmed(): boolean {
+    return this.#confirmed;
+  }
+
+  /**
    * Run the checks red at the baseline once more, at low priority, in the
    * baseline's worktree: a red baseline may come from contention with the
    * first session's start-up. Started at most once: by a claim whose verdict

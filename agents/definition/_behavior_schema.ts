@@ -155,7 +155,7 @@ export const behaviorSchema = strictObject({
     "Time budget of the whole run in seconds.",
   ),
   requireCompleteTask: z.boolean().default(true).describe(
-    "Block a session that stops without calling complete_task.",
+    "Block a session that stops without calling complete_task. Off, the stop hook still runs the configured checks at every stop.",
   ),
   maxContinuationAttempts: z.int({ error: "expected a whole number from 0 to 5" }).min(0, {
     error: "expected a whole number from 0 to 5",

@@ -96,7 +96,10 @@ export interface AgentBehavior {
   settingSources: SettingSource[];
   /** Time budget of the whole run in seconds; unset means none. */
   maxDurationSeconds?: number;
-  /** Block a session that stops without calling complete_task. @default true */
+  /**
+   * Block a session that stops without calling complete_task. Off, the stop
+   * hook still runs the configured checks at every stop. @default true
+   */
   requireCompleteTask: boolean;
   /** How often per iteration the stop hook sends the agent back. @default 2 */
   maxContinuationAttempts: number;

@@ -3,7 +3,11 @@
  * enforcement design): records the agent's complete_task calls, verifies a
  * `success` at once and answers with the checks' verdict, and answers the
  * Stop hook: an agent that stops without calling complete_task (or after a
- * failed verification) is sent back, at most `maxAttempts` times.
+ * failed verification) is sent back, at most `maxAttempts` times. At a stop
+ * the configured checkers run too when there is something to check (the
+ * completion checkers' Stop hook): their feedback sends the agent back. When
+ * the run's budget or deadline is spent, nothing is checked and the agent may
+ * stop: it cannot do more work anyway.
  *
  * @module
  */
@@ -26,6 +30,18 @@ export interface CompletionGuardOptions {
   maxAttempts: number;
   /** Runs the checkers for a success call; undefined when none are configured. */
   verify: (call: CompleteTaskCall) => Promise<VerificationRecord | undefined>;
+  /**
+   * Runs the checkers at a stop, or reuses the verification of the same tree;
+   * undefined when none are configured. `afterPass`: the latest success call
+   * passed, so the checks need to run only if the tree changed since (when the
+   * tree cannot be told apart, the pass stands and this answers undefined).
+   */
+  checkOnStop?: (
+    call: CompleteTaskCall | undefined,
+    afterPass: boolean,
+  ) => Promise<{ record: VerificationRecord; reused: boolean } | undefined>;
+  /** Why the run's cost budget or deadline is spent, if it is: then nothing is checked. */
+  spent?: () => { kind: "budget" | "deadline"; reason: string } | undefined;
   /** Records guard events in the run log. */
   onEvent?: (kind: string, data: Record<string, unknown>) => void;
 }
@@ -95,6 +111,11 @@ export class CompletionGuard {
     if (call.status === "partial") {
       return "Recorded: partial. The next iteration continues from what you left in remaining_work. Stop now.";
     }
+    const spent = this.#options.spent?.();
+    if (spent) {
+      this.#options.onEvent?.("checks_skipped", { trigger: "complete_task", ...spent });
+      return `Recorded: success. ${spent.reason}, so the checks were skipped. Stop now.`;
+    }
     const verification = await this.#options.verify(call);
     this.#track(verification);
     this.#options.onEvent?.("verification", { trigger: "complete_task", verification });
@@ -117,10 +138,21 @@ export class CompletionGuard {
    * @param event The Stop hook's input.
    * @returns Stop, or block with the reason the agent reads.
    */
-  onStop = (event: StopEvent): Promise<StopDecision> => {
+  onStop = async (event: StopEvent): Promise<StopDecision> => {
     this.backgroundTasks = event.backgroundTasks.length;
-    const reason = this.#reasonToBlock();
-    if (reason === undefined) return Promise.resolve({ block: false });
+    // The budget/deadline bypass: no checks, no continuation.
+    const spent = this.#options.spent?.();
+    if (spent) {
+      this.#options.onEvent?.("stop_allowed", {
+        attempts: this.attempts,
+        stopHookActive: event.stopHookActive,
+        reason: spent.kind,
+        detail: spent.reason,
+      });
+      return { block: false };
+    }
+    const reason = this.#reasonToBlock() ?? await this.#checkAtStop();
+    if (reason === undefined) return { block: false };
     if (this.attempts >= this.#options.maxAttempts) {
       this.gaveUp = true;
       this.#options.onEvent?.("stop_allowed", {
@@ -128,7 +160,7 @@ export class CompletionGuard {
         stopHookActive: event.stopHookActive,
         reason,
       });
-      return Promise.resolve({ block: false });
+      return { block: false };
     }
     this.attempts++;
     this.#options.onEvent?.("stop_blocked", {
@@ -136,8 +168,36 @@ export class CompletionGuard {
       stopHookActive: event.stopHookActive,
       reason,
     });
-    return Promise.resolve({ block: true, reason });
+    return { block: true, reason };
   };
+
+  /**
+   * The checkers at a stop, when there is something to check: with
+   * complete_task not required, at every stop; with it required, after a
+   * success call whose tree changed since it passed (a stop without a call
+   * gets the continuation message instead, and the call's own verification
+   * runs then). Not after blocked or partial: the agent said it is not done.
+   */
+  async #checkAtStop(): Promise<string | undefined> {
+    const check = this.#options.checkOnStop;
+    const last = this.lastCall;
+    if (!check || (last && last.status !== "success")) return undefined;
+    if (this.#options.require && !last) return undefined;
+    const afterPass = this.verification?.passed === true;
+    const checked = await check(last, afterPass);
+    if (!checked) return undefined;
+    const verification = checked.record;
+    // The tree the success call passed: nothing new to record.
+    if (afterPass && checked.reused && verification.passed) return undefined;
+    this.#track(verification);
+    this.#options.onEvent?.("verification", {
+      trigger: "stop_hook",
+      verification,
+      ...(checked.reused ? { reused: true } : {}),
+    });
+    if (verification.passed) return undefined;
+    return `The checks did not pass (${verification.checker}):\n${verification.feedback}\nFix these problems before you stop.`;
+  }
 
   /** Keep the failures until a passing call shows they were fixed. */
   #track(verification: VerificationRecord | undefined): void {
@@ -151,7 +211,7 @@ export class CompletionGuard {
     const last = this.lastCall;
     if (!last) return CONTINUATION_MESSAGE;
     if (last.status !== "success") return undefined;
-    if (this.verification && !this.verification.passed) {
+    if (this.verification?.trigger === "complete_task" && !this.verification.passed) {
       return `Your complete_task call did not pass the checks (${this.verification.checker}): ${this.verification.feedback}\nFix the problems and call complete_task again, or call it with status partial or blocked.`;
     }
     return undefined;

@@ -56,6 +56,7 @@ export function logRunEvent(log: RunLog, event: RunEvent): void {
         iteration: event.iteration,
         trigger: event.trigger,
         verification: event.verification,
+        ...(event.reused ? { reused: true } : {}),
       });
     case "baseline":
       return log.event("baseline", { ...event.baseline });

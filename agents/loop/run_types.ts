@@ -154,7 +154,14 @@ export type RunEvent =
   | { type: "final_rescue"; left: string[] }
   | { type: "handler_failed"; iteration: number; error: string }
   | { type: "handler_hook_failed"; hook: string; error: string }
-  | { type: "verification"; iteration: number; trigger: string; verification: VerificationRecord }
+  | {
+    type: "verification";
+    iteration: number;
+    trigger: string;
+    verification: VerificationRecord;
+    /** The checkers did not run: the same tree's latest verification was reused. */
+    reused?: boolean;
+  }
   | { type: "check"; iteration: number; name: string; running: boolean }
   | { type: "store_failed"; iteration: number; error: string }
   | { type: "backend_release_failed"; error: string }

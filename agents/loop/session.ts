@@ -5,8 +5,9 @@
  * @module
  */
 
-import { verify } from "../checks/verifier.ts";
+import { unpricedCost } from "../record/token_pricing.ts";
 import { firstLine, sha256Hex } from "../support/errors.ts";
+import { verifyTree } from "./claim_verification.ts";
 import { SummaryBuilder } from "./summary_builder.ts";
 import { CompletionGuard } from "./complete_task_guard.ts";
 import { finishToolRoute } from "./finish_tool_guard.ts";
@@ -87,6 +88,7 @@ export async function runSession(
       onFinish: finishToolRoute(state, builder, guard),
       onStop: guard.onStop,
     });
+    state.pricing.learnFrom(builder.messages);
     const done = (fault?: SessionFault) => ({ builder, guard, end, fault, retries });
     if (state.signal.aborted || end.budget) return done();
     const fault = classifyFault(builder, end, retry);
@@ -112,7 +114,11 @@ export async function runSession(
   }
 }
 
-/** The complete_task enforcement of one attempt: a success call is verified at once. */
+/**
+ * The complete_task enforcement of one attempt: a success call is verified at
+ * once, the Stop hook checks the tree, and both skip the checks once the
+ * budget or deadline is spent.
+ */
 function completionGuard(state: RunState, builder: SummaryBuilder): CompletionGuard {
   const iteration = builder.current.iteration;
   return new CompletionGuard({
@@ -120,18 +126,52 @@ function completionGuard(state: RunState, builder: SummaryBuilder): CompletionGu
     maxAttempts: state.behavior.maxContinuationAttempts,
     verify: async (call) => {
       if (!state.hasChecks) return undefined;
-      const record = await verify(
-        state.options.verifier!,
-        state.checkContext(builder.current, {
-          completeTask: call,
-          stopReason: "complete_task",
-          messages: builder.messages,
-        }),
-        "complete_task",
-      );
-      state.recordChecks(builder.current);
-      return record;
+      const verified = await verifyTree(state, builder.current, {
+        completeTask: call,
+        stopReason: "complete_task",
+        messages: builder.messages,
+      }, "complete_task");
+      return verified?.record;
     },
+    checkOnStop: async (call, afterPass) => {
+      if (!state.hasChecks) return undefined;
+      return await verifyTree(state, builder.current, {
+        completeTask: call,
+        stopReason: "end_turn",
+        messages: builder.messages,
+        onlyIfChanged: afterPass,
+      }, "stop_hook");
+    },
+    spent: () => spentAtStop(state, builder),
     onEvent: (kind, data) => state.emit({ type: "guard", iteration, kind, data }),
   });
+}
+
+/**
+ * Whether the run's deadline or cost budget is spent while a session runs.
+ * Claude Code prices a session only in its result, after the Stop hook: the
+ * session's tokens are priced with the prices earlier results gave. Without
+ * such a price (the first session, or a model not seen yet) the cost is
+ * unknown and counts as not spent: the checks run, and the verdict looks
+ * again once the result gave the cost.
+ */
+function spentAtStop(
+  state: RunState,
+  builder: SummaryBuilder,
+): { kind: "budget" | "deadline"; reason: string } | undefined {
+  const { maxDurationSeconds, maxBudgetUsd } = state.behavior;
+  if (
+    maxDurationSeconds !== undefined && state.now() - state.started >= maxDurationSeconds * 1000
+  ) {
+    return { kind: "deadline", reason: `The time budget of ${maxDurationSeconds} s is spent` };
+  }
+  if (maxBudgetUsd === undefined) return undefined;
+  const running = unpricedCost(builder.messages, state.pricing);
+  if (running === undefined) return undefined;
+  const cost = state.costUsd + builder.current.costUsd + running;
+  if (cost < maxBudgetUsd) return undefined;
+  return {
+    kind: "budget",
+    reason: `The cost budget of $${maxBudgetUsd} is spent (about $${cost.toFixed(4)})`,
+  };
 }

@@ -26,6 +26,8 @@ import type { IterationSummary } from "../record/iteration.ts";
 import { firstLine } from "../support/errors.ts";
 import type { RunLog } from "../support/log.ts";
 import { logRunEvent } from "./log_sink.ts";
+import { TokenPricing } from "../record/token_pricing.ts";
+import { VerificationMemo } from "./verification_memo.ts";
 import type { RunEvent, RunOptions } from "./run_types.ts";
 
 /** The state of one run, shared by its phases. */
@@ -80,6 +82,10 @@ export class RunState {
   readonly reviewCost: IndependentCost = noCost();
   /** The task as the worker got it first (the first iteration's prompt), for the reviewer. */
   task = "";
+  /** The run's latest verification, reused while the tree is the same. */
+  readonly verifications: VerificationMemo = new VerificationMemo();
+  /** The models' prices learned from the sessions' results, to price a session still running. */
+  readonly pricing: TokenPricing = new TokenPricing();
   /** Each iteration's messages, for the checkers' session (resumed iterations have none). */
   readonly #messages = new WeakMap<IterationSummary, readonly AgentMessage[]>();
 

@@ -265,8 +265,8 @@ export interface IterationSummary {
     checker: string;
     /** Feedback for the agent. */
     feedback: string;
-    /** What asked for it. */
-    trigger: "handler" | "complete_task" | "pull_request";
+    /** What asked for it: the complete_task call, the Stop hook, the verdict, the pull request. */
+    trigger: "handler" | "complete_task" | "stop_hook" | "pull_request";
     /** A checker threw (its error is the feedback). */
     faulted?: boolean;
   };

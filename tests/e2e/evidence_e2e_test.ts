@@ -15,7 +15,7 @@ import {
   textTurn,
   toolTurn,
 } from "../../agents/testing/mod.ts";
-import { runCli, tempRepo } from "../_helpers.ts";
+import { git, runCli, tempDir, tempRepo } from "../_helpers.ts";
 
 interface LogRecord {
   kind: string;
@@ -251,8 +251,10 @@ Deno.test("the judge checker: complete, incomplete with missing items fed back, 
     assert.ok(JSON.stringify(judge.body).includes("Updated the changelog"), "and the evidence");
   });
 
+  // With complete_task not required, the Stop hook runs the checkers (seed 001's Stop hook):
+  // the judge's missing items reach the agent in the same session, not in the next iteration.
   await t.step(
-    "missing items are fed back to the agent, then a complete verdict completes",
+    "missing items are fed back to the agent at its stop, then a complete verdict completes",
     async () => {
       await using repo = await tempRepo();
       await writeAgent(repo.path, agent);
@@ -265,12 +267,27 @@ Deno.test("the judge checker: complete, incomplete with missing items fed back, 
       });
       const run = await runCli(["--agent", "checked", "--json"], { cwd: repo.path, server });
       assert.equal(run.code, 0, run.stderr);
-      assert.equal(JSON.parse(run.stdout).iterations, 2);
-      const second = agentSession(server, 1)[0];
-      assert.ok(
-        JSON.stringify(second.body).includes("the --frobnicate flag is not in CHANGELOG.md"),
+      const result = JSON.parse(run.stdout);
+      assert.equal(result.iterations, 1);
+      const turns = agentSession(server, 0).filter((request) =>
+        !JSON.stringify(request.body).includes(PROBE_MARKER)
       );
-      assert.match(run.stderr, /continue \(verification failed: judge\)/);
+      assert.equal(turns.length, 2, "the first stop was sent back once");
+      assert.ok(
+        JSON.stringify(turns[1].body).includes("the --frobnicate flag is not in CHANGELOG.md"),
+      );
+      const judgeCalls = server.requests.filter((request) =>
+        JSON.stringify(request.body).includes(JUDGE_MARKER)
+      );
+      // The judge reads the agent's last words: the status probe's answer (no file changed) is
+      // new evidence, so the run's verdict asks the judge again.
+      assert.equal(judgeCalls.length, 3, "one verdict per stop, then the run's verdict");
+      const log = await readLog(result.logFile);
+      const verdicts = log.filter((record) => record.kind === "verification").map((record) => {
+        const verification = record.verification as { passed: boolean; trigger: string };
+        return `${verification.trigger}:${verification.passed}${record.reused ? " (reused)" : ""}`;
+      });
+      assert.deepEqual(verdicts, ["stop_hook:false", "stop_hook:true", "handler:true"]);
     },
   );
 
@@ -300,6 +317,9 @@ Deno.test("the judge checker: complete, incomplete with missing items fed back, 
   });
 });
 
+// The seed's budget bypass. Claude Code gets the budget left (`maxBudgetUsd`) and ends the
+// session itself (`error_max_budget_usd`) when a turn spends it, before its Stop hook: the
+// Stop hook's checks do not run, and the verdict skips them too.
 Deno.test("the checks are skipped and the run ends budget_exhausted when the cost budget is spent", async () => {
   await using repo = await tempRepo();
   await writeAgent(
@@ -312,6 +332,161 @@ Deno.test("the checks are skipped and the run ends budget_exhausted when the cos
   await using server = await ScriptedModelServer.start({ fallback: textTurn("SHIPPED") });
   const run = await runCli(["--agent", "checked", "--json"], { cwd: repo.path, server });
   assert.equal(run.code, 6, run.stderr);
-  assert.match(JSON.parse(run.stdout).completionReason, /the checks were skipped/);
+  const result = JSON.parse(run.stdout);
+  assert.match(result.completionReason, /the checks were skipped/);
   await assert.rejects(Deno.stat(`${repo.path}/CHECKED`), "the command check never ran");
+  const log = await readLog(result.logFile);
+  assert.deepEqual(log.filter((record) => record.kind === "verification"), []);
+});
+
+/** A command check named "status" that passes once status.txt says fixed. */
+const STATUS_CHECK = { type: "command", command: "grep -q fixed status.txt", name: "status" };
+const COMMIT_FIXED = toolTurn("Bash", {
+  command: "echo fixed > status.txt && git add status.txt && git commit -qm 'fix: status'",
+});
+
+/** Each verification in the log as `trigger:passed`, with ` (reused)` when nothing ran. */
+function verdictsOf(log: LogRecord[]): string[] {
+  return log.filter((record) => record.kind === "verification").map((record) => {
+    const verification = record.verification as { passed: boolean; trigger: string };
+    return `${verification.trigger}:${verification.passed}${record.reused ? " (reused)" : ""}`;
+  });
+}
+
+Deno.test("the Stop hook runs the checks (complete_task not required): their feedback sends the agent back, the fixed tree passes", async () => {
+  await using repo = await tempRepo();
+  await writeAgent(
+    repo.path,
+    manualAgent({ verify: { checks: [STATUS_CHECK] } }, { requireCompleteTask: false }),
+  );
+  await using server = await ScriptedModelServer.start({
+    scripts: [[
+      textTurn("All done. SHIPPED"),
+      expecting("[status]", COMMIT_FIXED),
+      textTurn("Now it is done. SHIPPED"),
+    ]],
+  });
+  const run = await runCli(["--agent", "checked", "--json"], { cwd: repo.path, server });
+  assert.equal(run.code, 0, run.stderr);
+  const result = JSON.parse(run.stdout);
+  assert.equal(result.iterations, 1);
+  assert.ok(
+    !server.requests.some((request) => JSON.stringify(request.body).includes("SCRIPT ERROR")),
+  );
+  const log = await readLog(result.logFile);
+  const blocked = log.filter((record) => record.kind === "stop_blocked");
+  assert.equal(blocked.length, 1);
+  assert.match(String(blocked[0].reason), /The checks did not pass \(status\)/);
+  assert.match(String(blocked[0].reason), /grep -q fixed status\.txt/);
+  assert.deepEqual(verdictsOf(log), ["stop_hook:false", "stop_hook:true", "handler:true (reused)"]);
+  const finished = log.find((record) => record.kind === "iteration_finished")!;
+  assert.equal((finished.summary as { continuations: number }).continuations, 1);
+});
+
+Deno.test("the Stop hook checks again when the tree changed after a passing complete_task", async () => {
+  await using repo = await tempRepo();
+  await writeAgent(repo.path, manualAgent({ verify: { checks: [STATUS_CHECK] } }));
+  await using server = await ScriptedModelServer.start({
+    scripts: [[
+      COMMIT_FIXED,
+      completeTask("success", "Fixed the status file"),
+      expecting("the checks passed", toolTurn("Bash", { command: "echo broken > status.txt" })),
+      textTurn("Tidied up. SHIPPED"),
+      expecting("[status]", toolTurn("Bash", { command: "git checkout -- status.txt" })),
+      textTurn("Restored it. SHIPPED"),
+    ]],
+  });
+  const run = await runCli(["--agent", "checked", "--json"], { cwd: repo.path, server });
+  assert.equal(run.code, 0, run.stderr);
+  const result = JSON.parse(run.stdout);
+  assert.equal(result.iterations, 1);
+  assert.ok(
+    !server.requests.some((request) => JSON.stringify(request.body).includes("SCRIPT ERROR")),
+  );
+  const log = await readLog(result.logFile);
+  assert.equal(log.filter((record) => record.kind === "stop_blocked").length, 1);
+  assert.deepEqual(verdictsOf(log), [
+    "complete_task:true",
+    "stop_hook:false",
+    "stop_hook:true",
+    "handler:true (reused)",
+  ]);
+  assert.equal(await Deno.readTextFile(`${repo.path}/status.txt`), "fixed\n");
+});
+
+Deno.test("one tree is verified once: complete_task, the Stop hook and the verdict share one run of the checks", async (t) => {
+  for (const require of [true, false]) {
+    await t.step(`requireCompleteTask ${require}`, async () => {
+      await using repo = await tempRepo();
+      await using outside = await tempDir("finishline-counter-");
+      const counter = `${outside.path}/runs.txt`;
+      await writeAgent(
+        repo.path,
+        manualAgent(
+          {
+            verify: {
+              checks: [{
+                type: "command",
+                command: 'echo run >> "$CHECK_COUNTER" && grep -q fixed status.txt',
+                name: "status",
+              }],
+            },
+          },
+          { requireCompleteTask: require },
+        ),
+      );
+      await using server = await ScriptedModelServer.start({
+        scripts: [[
+          COMMIT_FIXED,
+          ...(require ? [completeTask("success", "Fixed the status file")] : []),
+          textTurn("SHIPPED"),
+        ]],
+      });
+      const run = await runCli(["--agent", "checked", "--json"], {
+        cwd: repo.path,
+        server,
+        env: { CHECK_COUNTER: counter },
+      });
+      assert.equal(run.code, 0, run.stderr);
+      const log = await readLog(JSON.parse(run.stdout).logFile);
+      assert.deepEqual(
+        verdictsOf(log),
+        require ? ["complete_task:true", "handler:true (reused)"] : [
+          "stop_hook:true",
+          "handler:true (reused)",
+        ],
+      );
+      assert.equal(await Deno.readTextFile(counter), "run\n", "the command ran once");
+      assert.equal(await git(repo.path, "status", "--porcelain", "--", "status.txt"), "");
+    });
+  }
+});
+
+// The seed's deadline bypass. The run's time budget ends the session the moment it is spent,
+// so nothing is checked at the stop, and the verdict skips the checks too.
+Deno.test("the checks are skipped and the run ends budget_exhausted when the time budget is spent", async () => {
+  await using repo = await tempRepo();
+  await using outside = await tempDir("finishline-counter-");
+  const counter = `${outside.path}/runs.txt`;
+  await writeAgent(
+    repo.path,
+    manualAgent(
+      { verify: { checks: [{ type: "command", command: 'echo run >> "$CHECK_COUNTER"' }] } },
+      { requireCompleteTask: false, maxDurationSeconds: 1 },
+    ),
+  );
+  await using server = await ScriptedModelServer.start({
+    fallback: { ...textTurn("SHIPPED"), delayMs: 2500 },
+  });
+  const run = await runCli(["--agent", "checked", "--json"], {
+    cwd: repo.path,
+    server,
+    env: { CHECK_COUNTER: counter },
+  });
+  assert.equal(run.code, 6, run.stderr);
+  const result = JSON.parse(run.stdout);
+  assert.match(result.completionReason, /Time budget of 1 s spent/);
+  await assert.rejects(Deno.stat(counter), "the command check never ran");
+  const log = await readLog(result.logFile);
+  assert.deepEqual(log.filter((record) => record.kind === "verification"), []);
 });

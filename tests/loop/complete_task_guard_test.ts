@@ -280,3 +280,168 @@ Deno.test("completion guard records background tasks and reports its events", as
     assert.deepEqual(await guard.onStop(STOP_AGAIN), { block: false });
   });
 });
+
+/** A guard with a Stop hook check answering the scripted records in order, and a budget. */
+function stopCheckGuard(options: {
+  require?: boolean;
+  maxAttempts?: number;
+  atStop?: Array<VerificationRecord | undefined>;
+  verdicts?: Array<VerificationRecord | undefined>;
+  spent?: { kind: "budget" | "deadline"; reason: string };
+}) {
+  const events: Array<{ kind: string; data: Record<string, unknown> }> = [];
+  const asked: Array<{ call?: CompleteTaskCall; afterPass: boolean }> = [];
+  const verified: CompleteTaskCall[] = [];
+  const atStop = [...(options.atStop ?? [])];
+  const verdicts = [...(options.verdicts ?? [])];
+  let spent = options.spent;
+  const guard = new CompletionGuard({
+    require: options.require ?? false,
+    maxAttempts: options.maxAttempts ?? 2,
+    verify: (completeTask) => {
+      verified.push(completeTask);
+      return Promise.resolve(verdicts.shift());
+    },
+    checkOnStop: (completeTask, afterPass) => {
+      asked.push({ call: completeTask, afterPass });
+      const record = atStop.shift();
+      return Promise.resolve(
+        record ? { record: { ...record, trigger: "stop_hook" }, reused: false } : undefined,
+      );
+    },
+    spent: () => spent,
+    onEvent: (kind, data) => events.push({ kind, data }),
+  });
+  return {
+    guard,
+    events,
+    asked,
+    verified,
+    spend: (value: typeof spent) => (spent = value),
+  };
+}
+
+Deno.test("completion guard runs the checks at a stop (seed 001's Stop hook)", async (t) => {
+  await t.step(
+    "complete_task not required: a failing check blocks with its feedback, counts as an attempt, a pass allows",
+    async () => {
+      const { guard, events, asked } = stopCheckGuard({
+        atStop: [
+          failed("status", "[status] `grep -q fixed status.txt` exited with code 1."),
+          passed(),
+        ],
+      });
+      const first = await guard.onStop(STOP);
+      assert.equal(first.block, true);
+      assert.equal(
+        first.block && first.reason,
+        "The checks did not pass (status):\n[status] `grep -q fixed status.txt` exited with code 1.\nFix these problems before you stop.",
+      );
+      assert.equal(guard.attempts, 1);
+      assert.deepEqual(await guard.onStop(STOP_AGAIN), { block: false });
+      assert.deepEqual(asked, [{ call: undefined, afterPass: false }, {
+        call: undefined,
+        afterPass: false,
+      }]);
+      assert.equal(guard.verification?.passed, true);
+      assert.equal(guard.verification?.trigger, "stop_hook");
+      assert.deepEqual(guard.fixed.map((record) => record.checker), ["status"]);
+      assert.deepEqual(
+        events.map((event) => `${event.kind}:${event.data.trigger ?? ""}`),
+        ["verification:stop_hook", "stop_blocked:", "verification:stop_hook"],
+      );
+    },
+  );
+
+  await t.step(
+    "failing checks at every stop: sent back maxAttempts times, then allowed",
+    async () => {
+      const failing = failed("status", "[status] no");
+      const { guard } = stopCheckGuard({ maxAttempts: 1, atStop: [failing, failing] });
+      assert.equal((await guard.onStop(STOP)).block, true);
+      assert.deepEqual(await guard.onStop(STOP_AGAIN), { block: false });
+      assert.equal(guard.gaveUp, true);
+      assert.equal(guard.verification?.passed, false);
+    },
+  );
+
+  await t.step(
+    "complete_task required: no call gets the continuation message, and nothing is checked",
+    async () => {
+      const { guard, asked } = stopCheckGuard({ require: true, atStop: [passed()] });
+      assert.deepEqual(await guard.onStop(STOP), { block: true, reason: CONTINUATION_MESSAGE });
+      assert.deepEqual(asked, []);
+    },
+  );
+
+  await t.step(
+    "after a passing success the check is asked whether the tree changed (afterPass)",
+    async () => {
+      const { guard, asked } = stopCheckGuard({
+        require: true,
+        verdicts: [passed()],
+        atStop: [failed("status", "[status] broken again")],
+      });
+      await guard.onCompleteTask(call("success"));
+      const stop = await guard.onStop(STOP);
+      assert.equal(stop.block, true);
+      assert.match(stop.block ? stop.reason : "", /^The checks did not pass \(status\)/);
+      assert.deepEqual(asked, [{ call: call("success"), afterPass: true }]);
+    },
+  );
+
+  await t.step("blocked and partial calls are not checked at the stop", async () => {
+    for (const status of ["blocked", "partial"] as const) {
+      const { guard, asked } = stopCheckGuard({ atStop: [failed("status", "no")] });
+      await guard.onCompleteTask(call(status));
+      assert.deepEqual(await guard.onStop(STOP), { block: false });
+      assert.deepEqual(asked, []);
+    }
+  });
+
+  await t.step("no checks configured (undefined) allows the stop", async () => {
+    const { guard, asked } = stopCheckGuard({ atStop: [undefined] });
+    assert.deepEqual(await guard.onStop(STOP), { block: false });
+    assert.equal(asked.length, 1);
+    assert.equal(guard.verification, undefined);
+  });
+});
+
+Deno.test("completion guard: a spent budget or deadline skips the checks and lets the agent stop", async (t) => {
+  const deadline = { kind: "deadline" as const, reason: "The time budget of 60 s is spent" };
+  await t.step("at a stop, even without complete_task when it is required", async () => {
+    const { guard, events, asked } = stopCheckGuard({
+      require: true,
+      atStop: [failed("status", "no")],
+      spent: deadline,
+    });
+    assert.deepEqual(await guard.onStop(STOP), { block: false });
+    assert.deepEqual(asked, []);
+    assert.equal(guard.attempts, 0);
+    assert.equal(guard.gaveUp, false);
+    assert.deepEqual(events, [{
+      kind: "stop_allowed",
+      data: { attempts: 0, stopHookActive: false, reason: "deadline", detail: deadline.reason },
+    }]);
+  });
+
+  await t.step("at a success call: recorded, not verified", async () => {
+    const { guard, verified, events, spend } = stopCheckGuard({ verdicts: [passed()] });
+    spend({ kind: "budget", reason: "The cost budget of $1 is spent (about $1.0200)" });
+    const reply = await guard.onCompleteTask(call("success"));
+    assert.equal(
+      reply,
+      "Recorded: success. The cost budget of $1 is spent (about $1.0200), so the checks were skipped. Stop now.",
+    );
+    assert.deepEqual(verified, []);
+    assert.equal(guard.lastCall?.status, "success");
+    assert.deepEqual(events.map((event) => event.kind), ["complete_task", "checks_skipped"]);
+  });
+
+  await t.step("a budget spent after a failing check: the next stop is allowed", async () => {
+    const { guard, spend } = stopCheckGuard({ atStop: [failed("status", "no")] });
+    assert.equal((await guard.onStop(STOP)).block, true);
+    spend(deadline);
+    assert.deepEqual(await guard.onStop(STOP_AGAIN), { block: false });
+  });
+});

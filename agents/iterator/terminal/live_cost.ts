@@ -11,14 +11,7 @@
 import type { TokenUsage } from "../../record/iteration.ts";
 import { usd } from "../../support/format.ts";
 import type { AgentMessage } from "../../record/iteration.ts";
-
-/**
- * Token kinds relative to an uncached input token, as Anthropic's list prices
- * relate them (output 5×, cache write 1.25×, cache read 0.1×). A result's
- * cost divided by its tokens weighted so is the model's price of one input
- * token, which then prices the tokens of a session still running.
- */
-const WEIGHTS: TokenUsage = { input: 1, output: 5, cacheRead: 0.1, cacheCreation: 1.25 };
+import { TokenPricing, tokensOf } from "../../record/token_pricing.ts";
 
 /** What the live line can say about cost. */
 export interface LiveCostView {
@@ -56,8 +49,8 @@ export class LiveCost {
   #known = false;
   /** Usage of assistant messages not yet covered by a result, by message id. */
   #pending = new Map<string, { session: string; model: string; tokens: TokenUsage }>();
-  /** Dollars per input-equivalent token, by model. */
-  #rates = new Map<string, number>();
+  /** The models' prices, learned from results. */
+  #pricing = new TokenPricing();
 
   /**
    * Take an agent message into account: an assistant message's usage, a
@@ -77,7 +70,7 @@ export class LiveCost {
     } else if (message.type === "result") {
       this.#iterationUsd += numberOr(message.total_cost_usd);
       this.#known = true;
-      this.#learnRates(message.modelUsage);
+      this.#pricing.learn(message.modelUsage);
       for (const [id, entry] of this.#pending) {
         if (entry.session === session) this.#pending.delete(id);
       }
@@ -105,9 +98,9 @@ export class LiveCost {
     let estimate = 0;
     let unpriced = 0;
     for (const { model, tokens } of this.#pending.values()) {
-      const rate = this.#rates.get(model);
-      if (rate === undefined) unpriced += total(tokens);
-      else estimate += weighted(tokens) * rate;
+      const price = this.#pricing.price(model, tokens);
+      if (price === undefined) unpriced += total(tokens);
+      else estimate += price;
     }
     const known = this.#runUsd + this.#iterationUsd;
     const hasUsd = known > 0 || estimate > 0 || (this.#known && unpriced === 0);
@@ -132,21 +125,6 @@ export class LiveCost {
     const tokens = `${count(view.unpricedTokens)} tokens`;
     return money === "" || view.usd === 0 ? tokens : `${money} + ${tokens}`;
   }
-
-  #learnRates(modelUsage: unknown): void {
-    if (!isRecord(modelUsage)) return;
-    for (const [model, usage] of Object.entries(modelUsage)) {
-      if (!isRecord(usage) || usage.costBasis === "unknown") continue;
-      const tokens: TokenUsage = {
-        input: numberOr(usage.inputTokens),
-        output: numberOr(usage.outputTokens),
-        cacheRead: numberOr(usage.cacheReadInputTokens),
-        cacheCreation: numberOr(usage.cacheCreationInputTokens),
-      };
-      const cost = numberOr(usage.costUSD);
-      if (cost > 0 && weighted(tokens) > 0) this.#rates.set(model, cost / weighted(tokens));
-    }
-  }
 }
 
 /**
@@ -169,22 +147,8 @@ export function count(tokens: number): string {
   return `${(tokens / 1_000_000).toFixed(1)}M`;
 }
 
-function tokensOf(usage: Record<string, unknown>): TokenUsage {
-  return {
-    input: numberOr(usage.input_tokens),
-    output: numberOr(usage.output_tokens),
-    cacheRead: numberOr(usage.cache_read_input_tokens),
-    cacheCreation: numberOr(usage.cache_creation_input_tokens),
-  };
-}
-
 function total(tokens: TokenUsage): number {
   return tokens.input + tokens.output + tokens.cacheRead + tokens.cacheCreation;
-}
-
-function weighted(tokens: TokenUsage): number {
-  return tokens.input * WEIGHTS.input + tokens.output * WEIGHTS.output +
-    tokens.cacheRead * WEIGHTS.cacheRead + tokens.cacheCreation * WEIGHTS.cacheCreation;
 }
 
 function numberOr(value: unknown): number {
