@@ -293,6 +293,8 @@ export interface IterationSummary {
     by: "agent" | "runner" | "none";
     /** Whether the tree was clean afterwards. */
     clean: boolean;
+    /** The new HEAD when the rescue created a commit, else null. */
+    commit: string | null;
   };
 }
 

@@ -397,6 +397,7 @@ function resultJson(
     logFile: result.logFile,
     store: workspace.store.path,
     report: workspace.reportFile,
+    ...(result.finalRescue ? { finalRescue: result.finalRescue } : {}),
     ...(worktree ? { worktree } : {}),
   };
 }
