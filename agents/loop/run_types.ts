@@ -255,8 +255,9 @@ export interface RunOptions {
   /** Paths (relative to the repository root) that are finishline's own, not the agent's work. */
   ignorePaths?: string[];
   /**
-   * Rescue uncommitted work when the run ends even with `rescue.finalAttempt`
-   * off (worktree runs: the worktree's uncommitted files would be lost). @default false
+   * Rescue uncommitted work whatever the run's end, completed too, even with
+   * `rescue.finalAttempt` off (worktree runs: the worktree's uncommitted files
+   * would be lost). @default false
    */
   rescueOnEnd?: boolean;
   /** Run id. @default a random UUID */

@@ -454,8 +454,8 @@ class Run {
   }
 
   /**
-   * The final rescue, one path for every end (cap, budget, stall, failure,
-   * blocked, interrupt): "rescue before abort". The agent is asked only when
+   * The final rescue, one path for every end short of completion (cap,
+   * budget, stall, failure, blocked, interrupt): "rescue before abort". The agent is asked only when
    * it can be: not after an interrupt, a model that failed, or a spent cost
    * budget (a prompt would exceed it); `git.autoCommit` still commits then.
    */
@@ -463,6 +463,9 @@ class Run {
     const state = this.#state;
     const { definition, options } = state;
     if (!options.git || !(definition.rescue.finalAttempt || options.rescueOnEnd)) return undefined;
+    // A completed run's work was committed before its checks passed: what is left now is
+    // the checks' own output, not the agent's work (a worktree still keeps nothing uncommitted).
+    if (status === "completed" && !options.rescueOnEnd) return undefined;
     if ((await state.rescuableChanges()).files.length === 0) return undefined;
     const last = state.summaries.at(-1);
     const builder = new SummaryBuilder(last?.iteration ?? 0, definition.actions);

@@ -215,3 +215,62 @@ Deno.test("an interrupt: no rescue prompt, git.autoCommit commits the agent's wo
   );
   assert.equal(event.commit, await git(repo.path, "rev-parse", "HEAD"));
 });
+
+Deno.test("a spent time budget: the agent is still asked to commit its work", async () => {
+  await using repo = await tempRepo();
+  await commitAgent(
+    repo.path,
+    capAgent({}, {
+      completionConfig: { completionKeyword: "SHIPPED", maxIterations: 3 },
+      maxDurationSeconds: 10,
+    }),
+  );
+  await using server = await ScriptedModelServer.start({
+    scripts: [[
+      leaveWip,
+      // The session outlives the time budget: the run stops it there.
+      { text: "Still going.", delayMs: 60_000 },
+      rescueReply(toolTurn("Bash", { command: "git add wip.txt && git commit -qm 'feat: wip'" })),
+      textTurn("Committed wip.txt."),
+    ]],
+  });
+  const run = await runCli(["--agent", "capped", "--json"], { cwd: repo.path, server });
+  assert.equal(run.code, 6, run.stderr);
+  const result = JSON.parse(run.stdout);
+  assert.match(result.completionReason, /Time budget of 10 s spent/);
+  assert.equal(rescuePrompts(server).length, 1);
+  assert.deepEqual(result.finalRescue, {
+    status: "budget_exhausted",
+    by: "agent",
+    files: ["wip.txt"],
+    left: [],
+    commit: await git(repo.path, "rev-parse", "HEAD"),
+  });
+  assert.equal(await git(repo.path, "log", "-1", "--format=%s"), "feat: wip");
+});
+
+Deno.test("a completed run gets no final rescue: what its checks wrote is not the agent's work", async () => {
+  await using repo = await tempRepo();
+  await commitAgent(
+    repo.path,
+    capAgent({
+      git: { autoCommit: true },
+      verify: { checks: [{ type: "command", command: "touch CHECKED", name: "touch" }] },
+    }),
+  );
+  await using server = await ScriptedModelServer.start({
+    scripts: [[
+      toolTurn("Bash", {
+        command: "printf 'done\\n' > work.txt && git add work.txt && git commit -qm 'feat: work'",
+      }),
+      textTurn("All committed. SHIPPED"),
+    ]],
+  });
+  const run = await runCli(["--agent", "capped", "--json"], { cwd: repo.path, server });
+  assert.equal(run.code, 0, run.stderr);
+  const result = JSON.parse(run.stdout);
+  assert.equal(result.finalRescue, undefined);
+  assert.deepEqual(rescuePrompts(server), []);
+  assert.equal(await git(repo.path, "log", "-1", "--format=%s"), "feat: work");
+  assert.equal(await git(repo.path, "status", "--porcelain", "--", "CHECKED"), "?? CHECKED");
+});
