@@ -210,7 +210,12 @@ function eventText(event: RunEvent, width?: number): string | undefined {
     case "final_rescue":
       return fit([
         PREFIX,
-        { text: `final rescue (${event.status}) by the ${event.by}:`, join: " " },
+        {
+          text: event.by === "none"
+            ? `final rescue (${event.status}):`
+            : `final rescue (${event.status}) by the ${event.by}:`,
+          join: " ",
+        },
         {
           text: event.left.length === 0
             ? `work committed${event.commit ? ` (${event.commit.slice(0, 7)})` : ""}`
