@@ -455,9 +455,10 @@ class Run {
 
   /**
    * The final rescue, one path for every end short of completion (cap,
-   * budget, stall, failure, blocked, interrupt): "rescue before abort". The agent is asked only when
-   * it can be: not after an interrupt, a model that failed, or a spent cost
-   * budget (a prompt would exceed it); `git.autoCommit` still commits then.
+   * budget, stall, failure, blocked, interrupt): "rescue before abort". The
+   * agent is asked only when it can be: not after an interrupt, a model that
+   * failed, or a spent cost budget (a prompt would exceed it);
+   * `git.autoCommit` still commits then.
    */
   async #finalRescue(status: RunStatus): Promise<RunResult["finalRescue"]> {
     const state = this.#state;
