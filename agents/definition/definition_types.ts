@@ -403,6 +403,18 @@ export interface GitConfig {
   timeoutSeconds: number;
 }
 
+/** The commit rescue: the final attempt when the run ends, and its timeout. */
+export interface RescueConfig {
+  /**
+   * When the run ends (cap, budget, stall, failure, interrupt), rescue the
+   * work the agent left uncommitted. Files uncommitted before the run stay
+   * the user's. @default true
+   */
+  finalAttempt: boolean;
+  /** Timeout of one commit rescue prompt in seconds. @default 120 */
+  timeoutSeconds: number;
+}
+
 /** Stops a loop that makes no progress. */
 export interface CircuitBreakerConfig {
   /**
@@ -541,6 +553,8 @@ export interface AgentDefinition {
   verify: VerifyConfig;
   /** Git evidence and commit rescue. */
   git: GitConfig;
+  /** The commit rescue's final attempt and timeout. */
+  rescue: RescueConfig;
   /** The no-progress circuit breaker. */
   circuitBreaker: CircuitBreakerConfig;
   /** The status probe. */

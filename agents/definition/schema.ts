@@ -135,6 +135,15 @@ const gitSchema = strictObject({
   timeoutSeconds: positiveNumber().default(10).describe("Timeout of one git call in seconds."),
 });
 
+const rescueSchema = strictObject({
+  finalAttempt: z.boolean().default(true).describe(
+    "When the run ends (cap, budget, stall, failure, interrupt), rescue the work the agent left uncommitted: ask the agent to commit it (`git.rescue`), then commit what is left (`git.autoCommit`). Files uncommitted before the run stay the user's.",
+  ),
+  timeoutSeconds: positiveNumber().default(120).describe(
+    "Timeout of one commit rescue prompt in seconds.",
+  ),
+});
+
 const circuitBreakerSchema = strictObject({
   noProgressThreshold: positiveInt().default(3).describe(
     "Iterations in a row without progress that end the run stalled: no commits, no file changes, and the agent not active (no probe answer said waiting, working or agents_active, no background task ran at its stop). Probes that timed out or gave no parseable answer count; so does a claim of done without a commit or a change.",
@@ -272,6 +281,9 @@ const rawDefinitionSchema = strictObject({
   logging: loggingSchema.prefault({}).describe("Where the JSONL run log goes."),
   verify: verifySchema.prefault({}).describe("Checkers that must pass before the run completes."),
   git: gitSchema.prefault({}).describe("Git evidence and commit rescue."),
+  rescue: rescueSchema.prefault({}).describe(
+    "The commit rescue: the final attempt when the run ends, and its timeout.",
+  ),
   circuitBreaker: circuitBreakerSchema.prefault({}).describe(
     "Stops a loop that makes no progress.",
   ),

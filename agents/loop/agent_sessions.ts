@@ -48,6 +48,8 @@ export type SessionAsk =
     signal?: AbortSignal;
     /** The iteration's own session (not a follow-up): the next one may be warmed during it. */
     main?: boolean;
+    /** Not stopped by the run's time budget (the final rescue, bounded by its own timeout). */
+    pastTimeBudget?: boolean;
   };
 
 /** What a run's sessions are started with, before its budget is spent. */
@@ -215,7 +217,7 @@ export class AgentSessions {
     const stop = new AbortController();
     const idleMs = state.definition.retry.iterationTimeoutSeconds * 1000;
     let timer = setTimeout(() => watchdog.abort(), idleMs);
-    const budget = this.#timeBudget();
+    const budget = ask.pastTimeBudget ? undefined : this.#timeBudget();
     const signal = AbortSignal.any(
       [state.signal, watchdog.signal, stop.signal, budget, ask.signal].filter((s) =>
         s !== undefined
@@ -294,19 +296,26 @@ export class AgentSessions {
    * @param builder The iteration's summary builder.
    * @param prompt The follow-up prompt.
    * @param timeoutMs How long it may take.
+   * @param options `pastTimeBudget`: not stopped by the run's spent time budget.
    * @returns The agent's reply, or undefined when it timed out or there is no session.
    */
   async followUp(
     builder: SummaryBuilder,
     prompt: string,
     timeoutMs: number,
+    options: { pastTimeBudget?: boolean } = {},
   ): Promise<string | undefined> {
     const state = this.#state;
     const sessionId = builder.current.sessionId;
     if (!sessionId) return undefined;
     const before = builder.current.assistantResponses.length;
     const signal = AbortSignal.any([state.signal, AbortSignal.timeout(timeoutMs)]);
-    const { error } = await this.run(builder, { prompt, resume: sessionId, signal });
+    const { error } = await this.run(builder, {
+      prompt,
+      resume: sessionId,
+      signal,
+      pastTimeBudget: options.pastTimeBudget,
+    });
     if (error !== undefined && !state.signal.aborted) {
       state.emit({
         type: "follow_up_failed",

@@ -48,7 +48,7 @@ export function logRunEvent(log: RunLog, event: RunEvent): void {
       return log.event("rescue", {
         iteration: event.iteration,
         by: event.by,
-        ...(event.by === "runner" ? { commit: event.commit } : {}),
+        commit: event.commit ?? null,
         left: event.left,
       });
     case "verification":
@@ -109,7 +109,13 @@ export function logRunEvent(log: RunLog, event: RunEvent): void {
     case "handler_hook_failed":
       return log.event("handler_hook_failed", { hook: event.hook, error: event.error });
     case "final_rescue":
-      return log.event("final_rescue", { left: event.left });
+      return log.event("final_rescue", {
+        status: event.status,
+        by: event.by,
+        files: event.files,
+        left: event.left,
+        commit: event.commit,
+      });
     case "backend_release_failed":
       return log.event("backend_release_failed", { error: event.error });
     case "tool":

@@ -106,6 +106,21 @@ export interface RunResult {
    * credentials refused, failing beyond the wait budget): the finish asks it nothing.
    */
   modelFailure?: string;
+  /**
+   * The final commit rescue at the run's end (`rescue.finalAttempt`), when
+   * the agent left uncommitted work: how the run ended, who committed last
+   * (the agent when asked, the runner with `git.autoCommit`, or none), the
+   * agent's files found (files uncommitted before the run are the user's,
+   * never among them), those still uncommitted afterwards, and the new HEAD
+   * when the rescue created a commit.
+   */
+  finalRescue?: {
+    status: string;
+    by: "agent" | "runner" | "none";
+    files: string[];
+    left: string[];
+    commit: string | null;
+  };
 }
 
 /**
@@ -151,7 +166,7 @@ export type RunEvent =
     left?: string[];
     commit?: string | null;
   }
-  | { type: "final_rescue"; left: string[] }
+  | ({ type: "final_rescue" } & NonNullable<RunResult["finalRescue"]>)
   | { type: "handler_failed"; iteration: number; error: string }
   | { type: "handler_hook_failed"; hook: string; error: string }
   | {
@@ -248,7 +263,11 @@ export interface RunOptions {
   git?: GitRepo;
   /** Paths (relative to the repository root) that are finishline's own, not the agent's work. */
   ignorePaths?: string[];
-  /** Rescue uncommitted work when the run ends, whatever its status (worktree runs). @default false */
+  /**
+   * Rescue uncommitted work whatever the run's end, completed too, even with
+   * `rescue.finalAttempt` off (worktree runs: the worktree's uncommitted files
+   * would be lost). @default false
+   */
   rescueOnEnd?: boolean;
   /** Run id. @default a random UUID */
   runId?: string;

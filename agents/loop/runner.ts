@@ -275,7 +275,7 @@ class Run {
     } else {
       verdict = await this.#judge(outcome, repo, finish);
     }
-    return await this.#conclude(summary, verdict, outcome.builder, repo);
+    return await this.#conclude(summary, verdict);
   }
 
   /** Nothing touches the repository between two iterations, so the last one's end is this one's start. */
@@ -372,7 +372,9 @@ class Run {
   async #rescueIfDirty(builder: SummaryBuilder, repo: IterationRepo): Promise<string[]> {
     const state = this.#state;
     if (!repo.present || (await state.agentChanges()).length === 0) return [];
-    const left = await rescue(state, this.#sessions, builder, state.definition.git.rescue);
+    const { left } = await rescue(state, this.#sessions, builder, {
+      askAgent: state.definition.git.rescue,
+    });
     await repo.refresh();
     return left;
   }
@@ -409,21 +411,12 @@ class Run {
   }
 
   /** Record the iteration with its verdict, then go on or end the run. */
-  async #conclude(
-    summary: IterationSummary,
-    verdict: Verdict,
-    builder: SummaryBuilder,
-    repo: IterationRepo,
-  ): Promise<RunResult | undefined> {
+  async #conclude(summary: IterationSummary, verdict: Verdict): Promise<RunResult | undefined> {
     const state = this.#state;
     await state.record(summary, verdict.label);
     if (verdict.kind === "continue") {
       const exhausted = state.budgetSpent();
       return exhausted ? await this.#end("budget_exhausted", exhausted) : undefined;
-    }
-    if (verdict.status === "stalled" && repo.present && (await state.agentChanges()).length > 0) {
-      await rescue(state, this.#sessions, builder, state.definition.git.rescue);
-      await repo.refresh();
     }
     const reason = verdict.status === "completed"
       ? await this.#description(summary)
@@ -441,7 +434,7 @@ class Run {
 
   async #end(status: RunStatus, completionReason: string): Promise<RunResult> {
     const state = this.#state;
-    await this.#finalRescue(status);
+    const finalRescue = await this.#finalRescue(status);
     await this.#sessions.close();
     for (const backend of new Set([state.options.backend, state.independentBackend])) {
       try {
@@ -471,23 +464,39 @@ class Run {
       ...(state.reviewCost.sessions > 0 ? { review: structuredClone(state.reviewCost) } : {}),
       ...(reviews.length > 0 ? { reviews } : {}),
       ...(state.modelFailure ? { modelFailure: state.modelFailure } : {}),
+      ...(finalRescue ? { finalRescue } : {}),
     };
     state.emit({ type: "run_finished", result });
     return result;
   }
 
-  /** Worktree runs: uncommitted work is rescued whatever the status (a stalled run was rescued already). */
-  async #finalRescue(status: RunStatus): Promise<void> {
+  /**
+   * The final rescue, one path for every end short of completion (cap,
+   * budget, stall, failure, blocked, interrupt): "rescue before abort". The
+   * agent is asked only when it can be: not after an interrupt, a model that
+   * failed, or a spent cost budget (a prompt would exceed it);
+   * `git.autoCommit` still commits then.
+   */
+  async #finalRescue(status: RunStatus): Promise<RunResult["finalRescue"]> {
     const state = this.#state;
-    if (!state.options.rescueOnEnd || !state.options.git || status === "stalled") return;
-    if (state.signal.aborted || (await state.agentChanges()).length === 0) return;
+    const { definition, options } = state;
+    if (!options.git || !(definition.rescue.finalAttempt || options.rescueOnEnd)) return undefined;
+    // A completed run's work was committed before its checks passed: what is left now is
+    // the checks' own output, not the agent's work (a worktree still keeps nothing uncommitted).
+    if (status === "completed" && !options.rescueOnEnd) return undefined;
+    if ((await state.rescuableChanges()).files.length === 0) return undefined;
     const last = state.summaries.at(-1);
-    const builder = new SummaryBuilder(last?.iteration ?? 0, state.definition.actions);
+    const builder = new SummaryBuilder(last?.iteration ?? 0, definition.actions);
     if (last?.sessionId) builder.add({ type: "system", session_id: last.sessionId });
-    const askAgent = state.definition.git.rescue && state.modelFailure === undefined;
-    const left = await rescue(state, this.#sessions, builder, askAgent);
+    const { maxBudgetUsd } = state.behavior;
+    const costSpent = maxBudgetUsd !== undefined && state.costUsd >= maxBudgetUsd;
+    const askAgent = definition.git.rescue && state.modelFailure === undefined &&
+      !state.signal.aborted && !costSpent;
+    const done = await rescue(state, this.#sessions, builder, { askAgent, final: true });
     state.costUsd += builder.current.costUsd;
-    state.emit({ type: "final_rescue", left });
+    const finalRescue = { status, ...done };
+    state.emit({ type: "final_rescue", ...finalRescue });
+    return finalRescue;
   }
 }
 

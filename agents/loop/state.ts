@@ -199,6 +199,22 @@ export class RunState {
   }
 
   /**
+   * The agent's uncommitted files as the commit rescue sees them: its own
+   * (offered to the rescue commit), and the user's it also touched (files
+   * uncommitted before the run: they stay the user's, never committed by a
+   * rescue, whatever the agent did to them).
+   *
+   * @returns Both lists, paths relative to the repository root.
+   */
+  async rescuableChanges(): Promise<{ files: string[]; users: string[] }> {
+    const changed = await this.agentChanges();
+    return {
+      files: changed.filter((path) => !this.startDirt.has(path)),
+      users: changed.filter((path) => this.startDirt.has(path)),
+    };
+  }
+
+  /**
    * Keep an iteration's messages (a live list: the rescue's and probes'
    * follow-ups join it) for the checkers' session.
    *

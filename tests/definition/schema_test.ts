@@ -50,6 +50,7 @@ Deno.test("a minimal definition gets every default filled in", () => {
       reviewMaxTurns: 20,
     },
     git: { rescue: true, autoCommit: false, timeoutSeconds: 10 },
+    rescue: { finalAttempt: true, timeoutSeconds: 120 },
     circuitBreaker: { noProgressThreshold: 3, sameErrorThreshold: 5 },
     probe: { enabled: true, maxProbes: 5, probeIntervalSeconds: 30, probeTimeoutSeconds: 60 },
     finish: {
@@ -215,6 +216,7 @@ Deno.test("a full definition keeps every value it sets", () => {
       reviewMaxTurns: 5,
     },
     git: { rescue: false, autoCommit: true, timeoutSeconds: 30 },
+    rescue: { finalAttempt: false, timeoutSeconds: 45 },
     circuitBreaker: { noProgressThreshold: 4, sameErrorThreshold: 2 },
     probe: { enabled: false, maxProbes: 1, probeIntervalSeconds: 0, probeTimeoutSeconds: 10 },
     finish: {

@@ -29,11 +29,20 @@ Deno.test("a dirty working tree: a warning at the start, and the report separate
     cwd: repo.path,
     server,
   });
-  // The cap, with the run's own files uncommitted: the user's are not held against it.
+  // The cap, with the run's own files uncommitted: the user's are not held against it, not even
+  // shared.txt, which the agent touched (the rescue prompt tells the agent to leave it uncommitted).
   assert.equal(run.code, 3, run.stderr);
   const result = JSON.parse(run.stdout);
-  assert.match(result.completionReason, /"shared\.txt", "wip\.txt" are still uncommitted/);
-  assert.doesNotMatch(result.completionReason, /notes\.txt|README/);
+  assert.match(result.completionReason, /"wip\.txt" is still uncommitted/);
+  assert.doesNotMatch(result.completionReason, /shared\.txt|notes\.txt|README/);
+  // The final rescue asked again (the script's fallback answers without committing).
+  assert.deepEqual(result.finalRescue, {
+    status: "max_iterations",
+    by: "agent",
+    files: ["wip.txt"],
+    left: ["wip.txt"],
+    commit: null,
+  });
   const warning = run.stderr.split("\n").filter((line) => /warning: the working tree/.test(line));
   assert.equal(warning.length, 1, run.stderr);
   assert.match(warning[0], /uncommitted changes \(README\.md, notes\.txt, shared\.txt\)/);

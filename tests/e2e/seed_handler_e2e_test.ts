@@ -104,10 +104,11 @@ Deno.test("the design's counting handler is asked once per iteration, after the 
     ),
     ["continue", "continue", "complete"],
   );
+  const commits = (await git(repo.path, "log", "--format=%H", "-3")).split("\n").reverse();
   for (const summary of summaries) {
     assert.deepEqual(
       summary.rescue,
-      { files: ["decisions.md"], by: "agent", clean: true },
+      { files: ["decisions.md"], by: "agent", clean: true, commit: commits[summary.iteration - 1] },
       `iteration ${summary.iteration}: the rescue committed the work`,
     );
     assert.equal(summary.git.newCommits, 1, `iteration ${summary.iteration}: one commit`);

@@ -404,6 +404,7 @@ function resultJson(
     store: workspace.store.path,
     report: workspace.reportFile,
     metrics,
+    ...(result.finalRescue ? { finalRescue: result.finalRescue } : {}),
     ...(worktree ? { worktree } : {}),
   };
 }

@@ -216,6 +216,24 @@ function eventText(event: RunEvent, width?: number): string | undefined {
         { text: `commit rescue by the ${event.by}:`, join: " " },
         { text: event.clean ? "work committed" : "changes still uncommitted", join: " " },
       ], width);
+    case "final_rescue":
+      return fit([
+        PREFIX,
+        {
+          text: event.by === "none"
+            ? `final rescue (${event.status}):`
+            : `final rescue (${event.status}) by the ${event.by}:`,
+          join: " ",
+        },
+        {
+          text: event.left.length === 0
+            ? `work committed${event.commit ? ` (${event.commit.slice(0, 7)})` : ""}`
+            : `left uncommitted: ${event.left.join(", ")}`,
+          join: " ",
+          elide: 20,
+          rank: 2,
+        },
+      ], width);
     case "retry":
       return eventLine(event.iteration, [
         { text: `retrying in ${seconds(event.waitMs)}` },

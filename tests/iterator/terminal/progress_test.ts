@@ -173,6 +173,31 @@ Deno.test("event lines fit: API retries keep their text whole", () => {
   ]);
 });
 
+Deno.test("the final rescue prints one line: who committed, the commit, or the files left", () => {
+  const lines: string[] = [];
+  const reporter = createReporter("plain", { write: (line) => lines.push(line) });
+  reporter.onEvent({
+    type: "final_rescue",
+    status: "max_iterations",
+    by: "agent",
+    files: ["wip.txt"],
+    left: [],
+    commit: "1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d",
+  });
+  reporter.onEvent({
+    type: "final_rescue",
+    status: "interrupted",
+    by: "none",
+    files: ["a.ts", "b.ts"],
+    left: ["a.ts", "b.ts"],
+    commit: null,
+  });
+  assert.deepEqual(lines, [
+    "[finishline] final rescue (max_iterations) by the agent: work committed (1a2b3c4)",
+    "[finishline] final rescue (interrupted): left uncommitted: a.ts, b.ts",
+  ]);
+});
+
 Deno.test("the final line: one sentence for people, the report's path never cut", async (t) => {
   const rejected: IterationSummary = {
     ...emptySummary(3),
