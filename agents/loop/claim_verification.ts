@@ -109,14 +109,16 @@ export async function verifyTree(
     return { record: { ...structuredClone(known.record), trigger }, reused: true };
   }
   if (before === undefined && ask.onlyIfChanged) return undefined;
-  const record = await verify(
-    state.options.verifier!,
-    state.checkContext(summary, {
-      completeTask: ask.completeTask,
-      stopReason: ask.stopReason,
-      messages: ask.messages,
-    }),
-    trigger,
+  const record = await state.noteCheckWrites(() =>
+    verify(
+      state.options.verifier!,
+      state.checkContext(summary, {
+        completeTask: ask.completeTask,
+        stopReason: ask.stopReason,
+        messages: ask.messages,
+      }),
+      trigger,
+    )
   );
   state.recordChecks(summary);
   const unreviewed = summary.checks?.declarations?.some((entry) => entry.verdict === "unreviewed");

@@ -66,6 +66,8 @@ export class RunState {
   promptDigest = "";
   /** Uncommitted files when the run started: not the agent's work. */
   startDirt: Map<string, string> = new Map();
+  /** Files the checkers wrote into the checkout, with their signature then. */
+  checkDirt: Map<string, string> = new Map();
   /** The pull request the run opened. */
   pullRequest: string | undefined;
   /** The repository checks on the starting commit, once they ran. */
@@ -194,8 +196,31 @@ export class RunState {
     if (!repo) return [];
     const now = await repo.snapshot(this.options.ignorePaths ?? []);
     if (!now) return [];
-    return [...now].filter(([path, signature]) => this.startDirt.get(path) !== signature)
-      .map(([path]) => path);
+    return [...now].filter(([path, signature]) =>
+      this.startDirt.get(path) !== signature && this.checkDirt.get(path) !== signature
+    ).map(([path]) => path);
+  }
+
+  /**
+   * Run the checkers and note what they wrote into the checkout (a command
+   * check's output, say): those files are not the agent's work, for the
+   * commit rescue and the report, until the agent changes them.
+   *
+   * @param run Runs the checkers.
+   * @returns What `run` returns.
+   */
+  async noteCheckWrites<T>(run: () => Promise<T>): Promise<T> {
+    const repo = this.options.git;
+    const ignore = this.options.ignorePaths ?? [];
+    const before = repo ? await repo.snapshot(ignore) : null;
+    try {
+      return await run();
+    } finally {
+      const after = repo && before ? await repo.snapshot(ignore) : null;
+      for (const [path, signature] of after ?? []) {
+        if (before!.get(path) !== signature) this.checkDirt.set(path, signature);
+      }
+    }
   }
 
   /**

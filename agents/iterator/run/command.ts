@@ -105,6 +105,7 @@ function warmFirstSession(plan: RunPlan, backend: AgentBackend): void {
       spentUsd: 0,
     }),
     completeTask: true,
+    finish: plan.definition.finish.tool,
     stopHook: true,
   });
 }

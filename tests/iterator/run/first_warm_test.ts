@@ -62,16 +62,19 @@ function processPart(settings: ProcessSettings | SessionRequest) {
     systemPromptAppend: _append,
     prompt: _prompt,
     onCompleteTask,
+    onFinish,
     onStop,
     signal: _signal,
     resume: _resume,
     completeTask,
+    finish,
     stopHook,
     ...process
   } = settings as ProcessSettings & Partial<SessionRequest>;
   return {
     ...process,
     completeTask: completeTask ?? onCompleteTask !== undefined,
+    finish: finish ?? (onCompleteTask !== undefined && onFinish !== undefined),
     stopHook: stopHook ?? onStop !== undefined,
   };
 }
