@@ -83,6 +83,7 @@ async function play(second: { add: string; sub: string }) {
     told: told.join("\n"),
     checks: finished.at(-1)?.summary.checks as ChecksEvidence | undefined,
     worktrees: (await git(repo.path, "worktree", "list")).trim().split("\n"),
+    report: result.report ? await Deno.readTextFile(result.report) : "",
   };
 }
 
@@ -97,6 +98,10 @@ Deno.test("claim 2 re-runs the two failed tests first, then the full suite compl
   // The verdict came from the whole suite, after the two passed alone.
   assert.equal(run.checks?.checks[0].testsRun, 3);
   assert.equal(run.checks?.passed, true);
+  assert.match(
+    run.report,
+    /re-run first:\*\*\n- `npm test`: adds, adds zero: passed, with `npm test -- /,
+  );
   assert.equal(run.worktrees.length, 1, run.worktrees.join("\n"));
 });
 
