@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
 import { COMPLETE_TASK_TOOL } from "../../agents/record/complete_task_tool.ts";
 import type { ChecksEvidence } from "../../agents/record/iteration.ts";
 import { ScriptedModelServer, textTurn, toolTurn } from "../../agents/testing/mod.ts";
-import { commitAgent, git, runCli, tempRepo } from "../_helpers.ts";
+import { commitAgent, git, runCli, tempDir, tempRepo } from "../_helpers.ts";
 
 const KEYWORD = "SHIPPED";
 const MATH = (add: string, sub: string) =>
@@ -48,7 +48,10 @@ const commitMath = (add: string, sub: string) =>
     `cat > src/math.js <<'EOF'\n${MATH(add, sub)}EOF\ngit add -A && git commit -qm 'fix: add'`,
   );
 
-async function play(second: { add: string; sub: string }) {
+async function play(
+  second: { add: string; sub: string },
+  onSpawn?: (child: Deno.ChildProcess) => Promise<void>,
+) {
   await using repo = await tempRepo();
   await Deno.mkdir(`${repo.path}/src`);
   await Deno.mkdir(`${repo.path}/test`);
@@ -71,7 +74,11 @@ async function play(second: { add: string; sub: string }) {
     ]],
     fallback: textTurn(`Nothing to add. ${KEYWORD}`),
   });
-  const run = await runCli(["--agent", AGENT.name, "--json"], { cwd: repo.path, server });
+  const run = await runCli(["--agent", AGENT.name, "--json"], {
+    cwd: repo.path,
+    server,
+    onSpawn,
+  });
   const result = JSON.parse(run.stdout);
   const finished = (await Deno.readTextFile(result.logFile)).trim().split("\n")
     .map((line) => JSON.parse(line))
@@ -79,6 +86,7 @@ async function play(second: { add: string; sub: string }) {
   // What the agent was told: every request's messages.
   const told = server.requests.map((request) => JSON.stringify(request.body.messages));
   return {
+    code: run.code,
     status: result.status as string,
     told: told.join("\n"),
     checks: finished.at(-1)?.summary.checks as ChecksEvidence | undefined,
@@ -125,4 +133,25 @@ Deno.test("claim 2 that fixed nothing is answered from the two tests alone", asy
   assert.equal(run.checks?.rerun?.[0].outcome, "still failing");
   assert.equal(run.checks?.checks[0].testsRun, 2, "the full suite did not run");
   assert.equal(run.worktrees.length, 1, run.worktrees.join("\n"));
+});
+
+Deno.test("Ctrl-C while the failed tests run again leaves no worktree and no test process", async () => {
+  await using marks = await tempDir();
+  const started = `${marks.path}/started`;
+  // Claim 2's add() says it started, then blocks for a minute: the re-run is under way.
+  const slow = `(require("fs").writeFileSync(${
+    JSON.stringify(started)
+  }, String(process.pid)), Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 60000), a + b)`;
+  const run = await play({ add: slow, sub: "a - b" }, async (child) => {
+    while (!(await Deno.stat(started).then(() => true, () => false))) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    child.kill("SIGINT");
+  });
+  assert.equal(run.code, 130);
+  assert.equal(run.status, "interrupted");
+  assert.equal(run.worktrees.length, 1, run.worktrees.join("\n"));
+  const pid = await Deno.readTextFile(started);
+  // Nothing finishline starts outlives it: the blocked test process is gone with the run.
+  assert.equal(await Deno.stat(`/proc/${pid}`).then(() => true, () => false), false);
 });
