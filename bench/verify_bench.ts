@@ -80,10 +80,19 @@ async function timed<T>(work: () => Promise<T>): Promise<[number, T]> {
   return [performance.now() - started, result];
 }
 
+// Ctrl-C stops the checks; the gate and the checkout are removed on the way out.
+const stop = new AbortController();
+Deno.addSignalListener("SIGINT", () => stop.abort());
+const signal = stop.signal;
+
 /** One round on one repository: every side once, in order. */
 async function round(checkout: Checkout, row: Row): Promise<void> {
+  const claim = async () => {
+    const [ms, result] = await timed(() => gate.check(claimContext(checkout, signal)));
+    return { ms, result };
+  };
   const [direct] = await timed(() =>
-    runRepoCheck(checkout.check, { cwd: checkout.dir.path, timeoutMs: 600_000 })
+    runRepoCheck(checkout.check, { cwd: checkout.dir.path, timeoutMs: 600_000, signal })
   );
   row.samples.direct.push(direct);
   const gate = new RepoChecksChecker({ checks: [checkout.check], timeoutMs: 600_000 });
@@ -91,23 +100,22 @@ async function round(checkout: Checkout, row: Row): Promise<void> {
     await gate.startBaseline(checkout.repo, checkout.base);
     // The clean copy is made at the first claim: a passing one, as the steady state after it.
     await commitLike(checkout, checkout.base);
-    await gate.check(claimContext(checkout));
+    await claim();
     await commitLike(checkout, checkout.base);
-    const [claim, passed] = await timed(() => gate.check(claimContext(checkout)));
-    if (!passed.complete) {
-      throw new Error(`${row.repo}: the release does not pass: ${passed.feedback}`);
+    const passed = await claim();
+    if (signal.aborted) return;
+    if (!passed.result.complete) {
+      throw new Error(`${row.repo}: the release does not pass: ${passed.result.feedback}`);
     }
-    row.samples.claim.push(claim);
+    row.samples.claim.push(passed.ms);
     await commitLike(checkout, checkout.bug);
-    row.samples.failedFull.push((await timed(() => gate.check(claimContext(checkout))))[0]);
+    row.samples.failedFull.push((await claim()).ms);
     await commitLike(checkout, checkout.bug);
-    row.samples.failedRerun.push((await timed(() => gate.check(claimContext(checkout))))[0]);
+    row.samples.failedRerun.push((await claim()).ms);
     const rerun = gate.evidence?.rerun?.[0];
     row.rerun = rerun ? rerun.why ? `${rerun.outcome}: ${rerun.why}` : rerun.outcome : "none";
     await commitLike(checkout, checkout.base);
-    row.samples.passAfterFailed.push(
-      (await timed(() => gate.check(claimContext(checkout))))[0],
-    );
+    row.samples.passAfterFailed.push((await claim()).ms);
   } finally {
     await gate.close();
   }
@@ -136,11 +144,16 @@ for (const corpus of CORPUS.filter((repo) => !values.repo || values.repo.include
     rerun: "",
     samples: { direct: [], claim: [], failedFull: [], failedRerun: [], passAfterFailed: [] },
   };
-  for (let index = 0; index < rounds; index++) {
+  for (let index = 0; index < rounds && !signal.aborted; index++) {
     await round(checkout, row);
     console.error(`${corpus.id}: round ${index + 1}/${rounds}`);
   }
+  if (signal.aborted) break;
   rows.push(row);
+}
+if (signal.aborted) {
+  console.error("verify_bench: stopped (Ctrl-C); nothing printed");
+  Deno.exit(130);
 }
 const after = await uptime();
 

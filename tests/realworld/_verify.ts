@@ -75,11 +75,13 @@ export async function commitLike(checkout: Checkout, commit: string): Promise<st
  * A claim's context for the gate, on the checkout's HEAD.
  *
  * @param checkout The checkout.
+ * @param signal Stops the checks.
  * @returns The context.
  */
-export function claimContext(checkout: Checkout): never {
+export function claimContext(checkout: Checkout, signal?: AbortSignal): never {
   return {
     cwd: checkout.dir.path,
     git: { repo: checkout.repo, baseline: checkout.base },
+    signal,
   } as never;
 }
