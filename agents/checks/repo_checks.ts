@@ -7,7 +7,9 @@
  * turn green unless the agent declares it out of scope; changed test files
  * must still pass in their original versions, or be declared. Uncommitted
  * work is not verified, and the dependency folders linked into the clean
- * copy must be as the run found them.
+ * copy must be as the run found them. After a failed claim, the tests that
+ * failed run first, alone ({@linkcode filteredCommand}): one that fails
+ * again answers the claim at once; the full suite decides every pass.
  *
  * @module
  */
@@ -885,7 +887,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
         });
         continue;
       }
-      const filtered = await filteredCommand(check, tests, read);
+      const filtered = await filteredCommand(check, tests, { read });
       if ("why" in filtered) {
         evidence.push({ check: check.name, tests, outcome: "not run", why: filtered.why });
         continue;

@@ -102,7 +102,7 @@ export function filterArgs(runner: TestRunner, names: string[]): string[] | { wh
  *
  * @param check The check, with its runner.
  * @param names Failing test names from its last run.
- * @param read Reads package.json or deno.json where the check runs.
+ * @param options `read`: reads package.json or deno.json where the check runs.
  * @returns The narrowed command, or why there is none.
  * @example
  * ```ts
@@ -113,7 +113,7 @@ export function filterArgs(runner: TestRunner, names: string[]): string[] | { wh
  * const filtered = await filteredCommand(
  *   { name: "npm test", command: "npm test", runner: "vitest" },
  *   ["headers > joins"],
- *   (path) => Promise.resolve(path === "package.json" ? scripts : undefined),
+ *   { read: (path) => Promise.resolve(path === "package.json" ? scripts : undefined) },
  * );
  * assert.deepEqual(filtered, { command: "npm test -- -t '^(?:headers joins)$'" });
  * ```
@@ -121,8 +121,9 @@ export function filterArgs(runner: TestRunner, names: string[]): string[] | { wh
 export async function filteredCommand(
   check: RepoCheck,
   names: string[],
-  read: ReadFile,
+  options: { read: ReadFile },
 ): Promise<FilteredCommand> {
+  const { read } = options;
   const runner = check.runner;
   if (!runner) return { why: "its test runner is not known" };
   const args = filterArgs(runner, names);

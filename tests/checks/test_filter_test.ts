@@ -88,7 +88,7 @@ Deno.test("the filter reaches the runner through the check's own command", async
     runner,
   });
   const command = async (c: RepoCheck, names: string[], read = NONE) => {
-    const filtered = await filteredCommand(c, names, read);
+    const filtered = await filteredCommand(c, names, { read });
     return "command" in filtered ? filtered.command : `(${filtered.why})`;
   };
   await t.step(
@@ -200,7 +200,9 @@ Deno.test("real runners run only the named tests, and a name cannot reach the sh
       const check: RepoCheck = { name: "node", command: "node --test", runner: "node" };
       const full = await runRepoCheck(check, { cwd: dir, timeoutMs: 60_000 });
       assert.deepEqual(full.failing, ["math > adds (1+1)", "math > adds 1+1", `math > ${evil}`]);
-      const filtered = await filteredCommand(check, ["math > adds (1+1)", `math > ${evil}`], NONE);
+      const filtered = await filteredCommand(check, ["math > adds (1+1)", `math > ${evil}`], {
+        read: NONE,
+      });
       assert.ok("command" in filtered);
       const run = await runRepoCheck({ ...check, command: filtered.command }, {
         cwd: dir,
@@ -209,7 +211,7 @@ Deno.test("real runners run only the named tests, and a name cannot reach the sh
       assert.deepEqual(run.failing, ["math > adds (1+1)", `math > ${evil}`]);
       assert.equal(run.counts?.run, 2);
       assert.equal(await Deno.stat(`${dir}/pwned`).then(() => true, () => false), false);
-      const none = await filteredCommand(check, ["math > gone"], NONE);
+      const none = await filteredCommand(check, ["math > gone"], { read: NONE });
       assert.ok("command" in none);
       const empty = await runRepoCheck({ ...check, command: none.command }, {
         cwd: dir,
@@ -231,7 +233,9 @@ Deno.test("real runners run only the named tests, and a name cannot reach the sh
       const check: RepoCheck = { name: "deno", command: "deno test -A", runner: "deno" };
       const full = await runRepoCheck(check, { cwd: dir, timeoutMs: 60_000 });
       assert.deepEqual(full.failing, ["adds (1+1) #&~", "adds (1+1) #&~ too", "parent > step [x]"]);
-      const filtered = await filteredCommand(check, ["adds (1+1) #&~", "parent > step [x]"], NONE);
+      const filtered = await filteredCommand(check, ["adds (1+1) #&~", "parent > step [x]"], {
+        read: NONE,
+      });
       assert.ok("command" in filtered);
       const run = await runRepoCheck({ ...check, command: filtered.command }, {
         cwd: dir,
@@ -268,7 +272,7 @@ Deno.test("real runners run only the named tests, and a name cannot reach the sh
         const full = await runRepoCheck(check, { cwd: dir, timeoutMs: 60_000 });
         assert.equal(full.failing.length, 3);
         const named = full.failing.filter((name) => name.includes("test_adds["));
-        const filtered = await filteredCommand(check, named, NONE);
+        const filtered = await filteredCommand(check, named, { read: NONE });
         assert.ok("command" in filtered);
         const run = await runRepoCheck({ ...check, command: filtered.command }, {
           cwd: dir,
