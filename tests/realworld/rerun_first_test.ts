@@ -84,7 +84,9 @@ for (const corpus of CORPUS.filter((repo) => all || repo.inCi || repo.id === "ar
       await commitLike(checkout, checkout.base);
       const fixed = await gate.check(claimContext(checkout));
       assert.equal(fixed.complete, true, fixed.feedback);
-      assert.equal(gate.evidence!.checks[0].counts?.run, fullRun, "the full suite decided");
+      // As many tests as at the start (cargo stops at the first failing test binary: fewer on the bug).
+      const atStart = (await gate.baseline())?.runs[0].counts?.run;
+      assert.equal(gate.evidence!.checks[0].counts?.run, atStart, "the full suite decided");
       if (failing.length > 0 && NARROWED[corpus.id]) {
         assert.equal(gate.evidence!.rerun?.[0].outcome, "passed");
       }
