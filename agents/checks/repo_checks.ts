@@ -7,7 +7,9 @@
  * turn green unless the agent declares it out of scope; changed test files
  * must still pass in their original versions, or be declared. Uncommitted
  * work is not verified, and the dependency folders linked into the clean
- * copy must be as the run found them.
+ * copy must be as the run found them. After a failed claim, the tests that
+ * failed run first, alone ({@linkcode filteredCommand}): one that fails
+ * again answers the claim at once; the full suite decides every pass.
  *
  * @module
  */
@@ -56,6 +58,7 @@ import {
 } from "./checker_contract.ts";
 import { type BaselineResult, CheckWorktree } from "./worktree_run.ts";
 import { flippedTests, workerTestFiles } from "./fail_to_pass.ts";
+import { filteredCommand } from "./test_filter.ts";
 
 /** Options of {@linkcode RepoChecksChecker}. */
 export interface RepoChecksOptions {
@@ -167,6 +170,8 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   #reviews = new Map<string, ReviewedDeclaration[]>();
   /** Every review of the run, in order, for the report. */
   #reviewLog: Array<{ commit: string; declarations: ReviewedDeclaration[] }> = [];
+  /** The failing tests of the last claim the full suite ran on, by check: re-run first at the next. */
+  #failedLast = new Map<string, string[]>();
 
   /**
    * Create the gate.
@@ -687,9 +692,14 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     // Outside a repository there is no commit to copy: the working directory, as it is.
     const copy = prepared.copy;
     const cwd = copy?.dir ?? context.cwd;
-    // The final state runs while a baseline still running finishes; the comparison waits for both.
     // The run's signal stops the checks: an interrupted run does not wait for its suite.
     const signal = context.signal;
+    // What failed at the last claim runs first, alone: the agent hears at once when it still fails.
+    const rerun = this.#failedLast.size > 0
+      ? await this.#rerunFailed(cwd, declared, facts, signal)
+      : undefined;
+    if (rerun?.result) return rerun.result;
+    // The final state runs while a baseline still running finishes; the comparison waits for both.
     const runs: CheckRun[] = [];
     for (const check of this.#checks) {
       runs.push(await this.#runOne(check, cwd, signal));
@@ -706,6 +716,13 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     for (const [index, check] of this.#checks.entries()) {
       settled.push(await this.#settle(check, runs[index], views.get(check.name), cwd, signal));
     }
+    if (!signal?.aborted) {
+      this.#failedLast = new Map(
+        settled.flatMap(({ run }) =>
+          run.green || run.failing.length === 0 ? [] : [[run.name, run.failing]]
+        ),
+      );
+    }
     // The agent's tests ran: a linked dependency folder they wrote into would reach every later run.
     const planted = claim && await this.#planted(claim, facts);
     if (planted) return planted;
@@ -720,6 +737,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       outOfScope: judged.outOfScope,
       testsChanged,
       ...facts,
+      ...(rerun ? { rerun: rerun.evidence } : {}),
     };
     const problems = judged.problems;
     const git = context.git;
@@ -844,6 +862,79 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     return problems.length > 0
       ? incomplete(`${problems.join("\n\n")}${noted}`)
       : ok(`${passedText(evidence)}${checkedOn(claim)}${noted}`);
+  }
+
+  /**
+   * The tests that failed at the last claim the full suite ran on, re-run
+   * alone ({@linkcode filteredCommand}) on the clean copy, check by check.
+   * One that fails again, by name, answers the claim: the full suite would
+   * reject it too, since its check is red and not declared out of scope. A
+   * check green at the baseline asks a failing test twice, as the full run
+   * does. Anything else (they pass, the filter ran no test, the run names
+   * none of them, the check cannot be narrowed) leaves the verdict to the
+   * full suite: a narrowed run never passes a claim.
+   */
+  async #rerunFailed(
+    cwd: string,
+    declared: Map<string, string>,
+    facts: Partial<ChecksEvidence>,
+    signal: AbortSignal | undefined,
+  ): Promise<{ result?: TaskCompletionResult; evidence: NonNullable<ChecksEvidence["rerun"]> }> {
+    const evidence: NonNullable<ChecksEvidence["rerun"]> = [];
+    const started = await this.#baseline;
+    // Never waits for the baseline's second run: the views it has so far.
+    const views = await this.#views(started?.error ? undefined : started, []);
+    const read = (file: string) => Deno.readTextFile(`${cwd}/${file}`).catch(() => undefined);
+    for (const check of this.#checks) {
+      const tests = this.#failedLast.get(check.name);
+      if (!tests) continue;
+      if (declared.has(check.name)) {
+        evidence.push({
+          check: check.name,
+          tests,
+          outcome: "not run",
+          why: "declared out of scope",
+        });
+        continue;
+      }
+      const filtered = await filteredCommand(check, tests, { read });
+      if ("why" in filtered) {
+        evidence.push({ check: check.name, tests, outcome: "not run", why: filtered.why });
+        continue;
+      }
+      const narrowed = { ...check, command: filtered.command };
+      const before = views.get(check.name);
+      let run = await this.#runOne(narrowed, cwd, signal);
+      let still = run.failing.filter((name) => tests.includes(name));
+      const flakyBefore = new Set(before?.flakyTests ?? []);
+      if (
+        still.length > 0 && !signal?.aborted &&
+        (before?.run.green || still.every((name) => flakyBefore.has(name)))
+      ) {
+        run = await this.#runOne(narrowed, cwd, signal);
+        still = run.failing.filter((name) => tests.includes(name));
+      }
+      if (signal?.aborted) return { result: this.#refuse(facts, STOPPED), evidence };
+      evidence.push({
+        check: check.name,
+        tests,
+        outcome: rerunOutcome(run, still),
+        command: filtered.command,
+        ...(still.length > 0 ? { stillFailing: still } : {}),
+        durationMs: run.durationMs,
+      });
+      if (still.length === 0) continue;
+      const result = this.#refuse(
+        { ...facts, checks: [checkEvidence(run, before?.run, false)], rerun: evidence },
+        `"${check.name}" still fails in ${
+          nameList(still)
+        }: finishline re-ran first only the tests that failed at your last claim (\`${filtered.command}\`) and answers as soon as one still fails; the full suite runs once they pass${
+          describeRun(run, before?.run)
+        }`,
+      );
+      return { result, evidence };
+    }
+    return { evidence };
   }
 
   /**
@@ -1388,6 +1479,19 @@ function declaredOutOfScope(call: CompleteTaskCall | undefined): Map<string, str
     if (entry?.check && entry.reason?.trim()) declared.set(entry.check, entry.reason.trim());
   }
   return declared;
+}
+
+/** What a narrowed run of the last claim's failing tests says. */
+function rerunOutcome(
+  run: CheckRun,
+  still: string[],
+): NonNullable<ChecksEvidence["rerun"]>[number]["outcome"] {
+  if (still.length > 0) return "still failing";
+  const counts = run.counts;
+  const ran = counts?.run ?? (counts?.passed ?? 0) + (counts?.failed ?? 0);
+  if (counts === undefined) return "no verdict";
+  if (ran === 0) return "matched none";
+  return run.green ? "passed" : "no verdict";
 }
 
 /** Tests failing now that were not failing at the baseline (none known without a baseline). */

@@ -161,6 +161,25 @@ export interface ChecksEvidence {
   workerTest?: WorkerTestEvidence;
   /** The declarations the verdict relied on, with an independent reviewer's verdicts. */
   declarations?: ReviewedDeclaration[];
+  /**
+   * The tests that failed at the previous verified claim, re-run alone
+   * before the full suite, per check: `still failing` answers the claim at
+   * once; otherwise (`passed`, `matched none`: the filter ran no test, `no
+   * verdict`: red without naming them, `not run` and why) the full suite runs
+   * and decides.
+   */
+  rerun?: Array<{
+    check: string;
+    tests: string[];
+    outcome: "still failing" | "passed" | "matched none" | "no verdict" | "not run";
+    /** The narrowed command, when it ran. */
+    command?: string;
+    /** The named tests that failed again. */
+    stillFailing?: string[];
+    /** Why it did not run. */
+    why?: string;
+    durationMs?: number;
+  }>;
 }
 
 /** The worker's own test of a bug fix: new or changed tests that fail on the starting commit and pass at the end. */

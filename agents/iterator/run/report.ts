@@ -573,6 +573,17 @@ export function evidenceMarkdown(
       lines.push(`- ${codeSpan(entry.check)}: ${inline(entry.reason)}`);
     }
   }
+  if (evidence.rerun?.length) {
+    // A narrowed run never passes a claim: the table above is the full suite's unless one still failed.
+    lines.push("", "**The last claim's failing tests, re-run first:**");
+    for (const entry of evidence.rerun) {
+      lines.push(
+        `- ${codeSpan(entry.check)}: ${tableCell(failingTests(entry.tests))}: ${entry.outcome}${
+          entry.why ? ` (${inline(entry.why)})` : ""
+        }${entry.command ? `, with ${codeSpan(entry.command)}` : ""}`,
+      );
+    }
+  }
   if (evidence.testsChanged.length > 0) {
     lines.push(
       "",

@@ -1,0 +1,181 @@
+/**
+ * `deno task bench:verify`: what verification costs on the real-repository
+ * corpus, per repository whose toolchain is here. In each round, one after
+ * the other (so that load spreads over both sides alike):
+ *
+ * - **direct**: the repository's test check run in its checkout, as a
+ *   developer would run it;
+ * - **claim**: the gate verifying a passing claim (a new commit): the clean
+ *   copy moved to the commit, the same check, the gate's rules;
+ * - **failed, full**: the first claim of the injected bug: the full suite
+ *   (twice when the check was green at the start: the gate asks a red check
+ *   again before it calls it red), the time the agent waits before it hears
+ *   which test failed;
+ * - **failed, re-run**: the next claim of the same bug: the failing tests
+ *   first, alone, where the check's command can be narrowed;
+ * - **pass after failed**: a claim of the fix after a failed one: the
+ *   failing tests first, then the full suite.
+ *
+ * Prints medians, the ratios, and `uptime` before and after: the machine's
+ * load decides how far the numbers can be trusted.
+ *
+ *     deno task bench:verify [--rounds 3] [--repo ID ...] [--json FILE]
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import { RepoChecksChecker } from "../agents/checks/repo_checks.ts";
+import { runRepoCheck } from "../agents/checks/check_run.ts";
+import { CORPUS } from "../tests/realworld/_corpus.ts";
+import { prepareRepo } from "../tests/realworld/_prepare.ts";
+import { type Checkout, checkoutOf, claimContext, commitLike } from "../tests/realworld/_verify.ts";
+
+const { values } = parseArgs({
+  args: Deno.args,
+  options: {
+    rounds: { type: "string", default: "3" },
+    repo: { type: "string", multiple: true },
+    json: { type: "string" },
+  },
+});
+const rounds = Number(values.rounds);
+const known = new Set(CORPUS.map((repo) => repo.id));
+for (const id of values.repo ?? []) {
+  if (!known.has(id)) {
+    console.error(`verify_bench: --repo ${id}: expected one of ${[...known].join(", ")}`);
+    Deno.exit(2);
+  }
+}
+if (!Number.isInteger(rounds) || rounds < 1) {
+  console.error(`verify_bench: --rounds ${values.rounds}: expected a whole number above 0`);
+  Deno.exit(2);
+}
+
+const SIDES = ["direct", "claim", "failedFull", "failedRerun", "passAfterFailed"] as const;
+type Side = typeof SIDES[number];
+
+interface Row {
+  repo: string;
+  command: string;
+  /** How the second failed claim was answered (the re-run's outcome, or why it did not run). */
+  rerun: string;
+  samples: Record<Side, number[]>;
+}
+
+function median(list: number[]): number {
+  const sorted = [...list].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+async function uptime(): Promise<string> {
+  const out = await new Deno.Command("uptime").output().catch(() => undefined);
+  return out ? new TextDecoder().decode(out.stdout).trim() : "(uptime unavailable)";
+}
+
+async function timed<T>(work: () => Promise<T>): Promise<[number, T]> {
+  const started = performance.now();
+  const result = await work();
+  return [performance.now() - started, result];
+}
+
+// Ctrl-C stops the checks; the gate and the checkout are removed on the way out.
+const stop = new AbortController();
+Deno.addSignalListener("SIGINT", () => stop.abort());
+const signal = stop.signal;
+
+/** One round on one repository: every side once, in order. */
+async function round(checkout: Checkout, row: Row): Promise<void> {
+  const claim = async () => {
+    const [ms, result] = await timed(() => gate.check(claimContext(checkout, signal)));
+    return { ms, result };
+  };
+  const [direct] = await timed(() =>
+    runRepoCheck(checkout.check, { cwd: checkout.dir.path, timeoutMs: 600_000, signal })
+  );
+  row.samples.direct.push(direct);
+  const gate = new RepoChecksChecker({ checks: [checkout.check], timeoutMs: 600_000 });
+  try {
+    await gate.startBaseline(checkout.repo, checkout.base);
+    // The clean copy is made at the first claim: a passing one, as the steady state after it.
+    await commitLike(checkout, checkout.base);
+    await claim();
+    await commitLike(checkout, checkout.base);
+    const passed = await claim();
+    if (signal.aborted) return;
+    if (!passed.result.complete) {
+      throw new Error(`${row.repo}: the release does not pass: ${passed.result.feedback}`);
+    }
+    row.samples.claim.push(passed.ms);
+    await commitLike(checkout, checkout.bug);
+    row.samples.failedFull.push((await claim()).ms);
+    await commitLike(checkout, checkout.bug);
+    row.samples.failedRerun.push((await claim()).ms);
+    const rerun = gate.evidence?.rerun?.[0];
+    row.rerun = rerun ? rerun.why ? `${rerun.outcome}: ${rerun.why}` : rerun.outcome : "none";
+    await commitLike(checkout, checkout.base);
+    row.samples.passAfterFailed.push((await claim()).ms);
+  } finally {
+    await gate.close();
+  }
+}
+
+const before = await uptime();
+console.error(`load before: ${before}`);
+const rows: Row[] = [];
+for (const corpus of CORPUS.filter((repo) => !values.repo || values.repo.includes(repo.id))) {
+  const prepared = await prepareRepo(corpus);
+  if (!prepared.ok || prepared.missing.length > 0) {
+    console.error(
+      `${corpus.id}: skipped (${prepared.ok ? prepared.missing.join(", ") : prepared.unavailable})`,
+    );
+    continue;
+  }
+  const checkout = await checkoutOf(prepared);
+  if (typeof checkout === "string") {
+    console.error(`${corpus.id}: skipped (${checkout})`);
+    continue;
+  }
+  await using _ = checkout;
+  const row: Row = {
+    repo: corpus.id,
+    command: checkout.check.command,
+    rerun: "",
+    samples: { direct: [], claim: [], failedFull: [], failedRerun: [], passAfterFailed: [] },
+  };
+  for (let index = 0; index < rounds && !signal.aborted; index++) {
+    await round(checkout, row);
+    console.error(`${corpus.id}: round ${index + 1}/${rounds}`);
+  }
+  if (signal.aborted) break;
+  rows.push(row);
+}
+if (signal.aborted) {
+  console.error("verify_bench: stopped (Ctrl-C); nothing printed");
+  Deno.exit(130);
+}
+const after = await uptime();
+
+const s = (value: number) => `${(value / 1000).toFixed(1)} s`;
+console.log(
+  "| repository | check | direct | claim | claim / direct | failed claim, full suite | failed claim, re-run first | re-run / full | pass after a failed claim | re-run |",
+);
+console.log("|---|---|---|---|---|---|---|---|---|---|");
+for (const row of rows) {
+  const m = Object.fromEntries(SIDES.map((side) => [side, median(row.samples[side])])) as Record<
+    Side,
+    number
+  >;
+  console.log(
+    `| ${row.repo} | \`${row.command}\` | ${s(m.direct)} | ${s(m.claim)} | ${
+      (m.claim / m.direct).toFixed(2)
+    }× | ${s(m.failedFull)} | ${s(m.failedRerun)} | ${
+      (m.failedRerun / m.failedFull).toFixed(2)
+    }× | ${s(m.passAfterFailed)} | ${row.rerun} |`,
+  );
+}
+console.log(`\nMedians of ${rounds} rounds. Load before: ${before}\nLoad after: ${after}`);
+if (values.json) {
+  await Deno.writeTextFile(values.json, JSON.stringify({ before, after, rounds, rows }, null, 2));
+}
