@@ -507,7 +507,7 @@ function suite(backend: BackendUnderTest): void {
    * The backend's agent command behind a wrapper that appends the pid of each
    * agent process it starts to a file (`exec` keeps the pid).
    */
-  async function counted(harness: Harness, repo: string) {
+  function counted(harness: Harness, repo: string) {
     const { acp } = harness.backend as { acp: AcpCommand };
     const spawns = `${repo}/.git/agent-spawns`;
     const wrapper = ["sh", "-c", 'echo $$ >> "$0"; exec "$@"', spawns, ...acp.command];
@@ -530,7 +530,7 @@ function suite(backend: BackendUnderTest): void {
         backend.shell(`echo ${n} >> n.txt && git add n.txt && git commit -qm "docs: ${n}"`),
         textTurn(`Iteration ${n} done.`),
       ]));
-      const { backend: wrapped, pids } = await counted(harness, repo.path);
+      const { backend: wrapped, pids } = counted(harness, repo.path);
       await commitAgent(repo.path, {
         name: "suite",
         behavior: {
@@ -577,7 +577,7 @@ function suite(backend: BackendUnderTest): void {
         [hang],
         [textTurn("Iteration 3 done.")],
       ]);
-      const { backend: wrapped, pids } = await counted(harness, repo.path);
+      const { backend: wrapped, pids } = counted(harness, repo.path);
       await commitAgent(repo.path, {
         name: "suite",
         behavior: {
