@@ -11,14 +11,16 @@
  *       [--backends sdk,claude-acp,codex,opencode,gemini] [--prewarm]
  *
  * `--prewarm` runs every backend with `behavior.prewarm` on (the default of
- * a run); without it, off for all (the figure of issue 31).
+ * a run); without it, off for all (the figure of issue 31). `--before DIR`
+ * also runs each ACP backend with the CLI of another checkout (`git worktree
+ * add DIR main`), alternating with this one: before and after in one sitting.
  *
  * @module
  */
 
 import { parseArgs } from "node:util";
 import { textTurn } from "../agents/testing/mod.ts";
-import { commitAgent, runCli, tempRepo } from "../tests/_helpers.ts";
+import { commitAgent, denoDir, MAIN, tempRepo } from "../tests/_helpers.ts";
 import { bundledClaude } from "./loop_bench.ts";
 import {
   BACKENDS,
@@ -34,6 +36,7 @@ const { values } = parseArgs({
     iterations: { type: "string", default: "5" },
     backends: { type: "string", default: "sdk,claude-acp" },
     prewarm: { type: "boolean", default: false },
+    before: { type: "string" },
   },
 });
 const rounds = Number(values.rounds);
@@ -44,16 +47,24 @@ const byName: Record<string, BackendUnderTest> = {
   sdk: CLAUDE_SDK,
   ...Object.fromEntries(BACKENDS.filter((b) => b !== CLAUDE_SDK).map((b) => [b.name, b])),
 };
-const kinds = values.backends.split(",").map((name) => {
+const names = values.backends.split(",").map((name) => {
   if (!byName[name]) {
     throw new Error(`--backends: unknown "${name}"; expected ${Object.keys(byName)}`);
   }
   return name;
 });
+const BEFORE = "@before";
+const beforeMain = values.before
+  ? `${values.before.replace(/\/$/, "")}/agents/iterator/main.ts`
+  : undefined;
+const kinds = beforeMain
+  ? names.flatMap((name) => name === "sdk" ? [name] : [`${name}${BEFORE}`, name])
+  : names;
 
 /** One run of `iterations` iterations; returns wall milliseconds per iteration. */
 async function runOnce(kind: string): Promise<number> {
-  const backend = byName[kind];
+  const backend = byName[kind.replace(BEFORE, "")];
+  const main = kind.endsWith(BEFORE) ? beforeMain! : MAIN;
   await using repo = await tempRepo();
   await using harness = await backend.start(
     Array.from({ length: iterations }, (_, n) => [
@@ -78,15 +89,22 @@ async function runOnce(kind: string): Promise<number> {
       ...(setting ? { backend: setting } : {}),
     },
     probe: { enabled: false },
+    // Per iteration only: the finish's model steps come once a run, after the loop.
+    finish: { maxCostUsd: 0 },
   });
   const started = performance.now();
-  const run = await runCli(["--agent", "bench", "--json", "--task", "count"], {
+  const run = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", main, "--agent", "bench", "--json", "--task", "count"],
     cwd: repo.path,
-    server: harness.server,
-    home: harness.home,
-  });
+    env: { NO_COLOR: "1", DENO_DIR: await denoDir(), ...harness.server?.env(harness.home) },
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).output();
   const wall = performance.now() - started;
-  if (run.code !== 0) throw new Error(`${kind} run failed: ${run.stderr}`);
+  if (run.code !== 0) {
+    throw new Error(`${kind} run failed: ${new TextDecoder().decode(run.stderr)}`);
+  }
   return wall / iterations;
 }
 
@@ -123,5 +141,5 @@ for (const kind of kinds) {
   const against = sdk !== undefined && kind !== "sdk"
     ? ` (${ms - sdk >= 0 ? "+" : ""}${Math.round(ms - sdk)} against the SDK)`
     : "";
-  console.log(`  ${kind.padEnd(10)} ${Math.round(ms)}${against}`);
+  console.log(`  ${kind.padEnd(17)} ${Math.round(ms)}${against}`);
 }

@@ -1,9 +1,10 @@
 /**
  * The Agent Client Protocol backend: drives any agent that speaks ACP (Claude
  * through claude-agent-acp, Codex through codex-acp, Gemini CLI, opencode).
- * It spawns the agent's command, offers complete_task as a stdio MCP server
- * the agent starts, and emulates the Stop hook at the end of each prompt turn:
- * the stop callback may send a continuation prompt into the same session.
+ * It spawns the agent's command (once per run when the agent can close
+ * sessions), offers complete_task as a stdio MCP server the agent starts, and
+ * emulates the Stop hook at the end of each prompt turn: the stop callback may
+ * send a continuation prompt into the same session.
  *
  * @module
  */

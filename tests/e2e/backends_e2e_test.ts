@@ -541,6 +541,8 @@ function suite(backend: BackendUnderTest): void {
           backend: wrapped,
         },
         probe: { enabled: false },
+        // The finish's model steps would start the agent once more, after the loop's.
+        finish: { maxCostUsd: 0 },
       });
       const result = await run(repo.path, harness, ["--task", "Count"]);
       assert.equal(result.code, 0, result.stderr);
@@ -587,6 +589,8 @@ function suite(backend: BackendUnderTest): void {
           backend: wrapped,
         },
         probe: { enabled: false },
+        // The finish's model steps would start the agent once more, after the loop's.
+        finish: { maxCostUsd: 0 },
       });
       const result = await run(repo.path, harness, ["--task", "Count"], {
         onSpawn: async (child) => {
