@@ -1,9 +1,10 @@
 /**
  * The Agent Client Protocol backend: drives any agent that speaks ACP (Claude
  * through claude-agent-acp, Codex through codex-acp, Gemini CLI, opencode).
- * It spawns the agent's command, offers complete_task as a stdio MCP server
- * the agent starts, and emulates the Stop hook at the end of each prompt turn:
- * the stop callback may send a continuation prompt into the same session.
+ * It spawns the agent's command (once per run when the agent can close
+ * sessions), offers complete_task as a stdio MCP server the agent starts, and
+ * emulates the Stop hook at the end of each prompt turn: the stop callback may
+ * send a continuation prompt into the same session.
  *
  * @module
  */
@@ -17,8 +18,10 @@ import {
   AgentSetupError,
   type CompleteTaskCall,
   type FinishToolCall,
+  type ProcessSettings,
   SessionGoneError,
   type SessionRequest,
+  type SessionSettings,
 } from "./port.ts";
 import { permissionAnswer, promptUsage, UpdateTranslator } from "./_acp_updates.ts";
 import { CALLBACK_URL_ENV, FINISH_TOOL_ENV } from "./complete_task_mcp.ts";
@@ -38,6 +41,9 @@ export interface AcpCommand {
 
 type Routes = Pick<SessionRequest, "onCompleteTask" | "onFinish">;
 
+/** What a session's permission requests are answered from. */
+type PermissionSettings = Parameters<typeof permissionAnswer>[1];
+
 const CLOSED = "the agent process ended";
 
 /** How long an aborted prompt turn gets to end after `session/cancel` before the agent is killed. */
@@ -46,34 +52,72 @@ const CANCEL_GRACE_MS = 3_000;
 /** How long an agent process gets to exit on SIGTERM before SIGKILL. */
 const STOP_GRACE_MS = 3_000;
 
-/** Where a process's session updates go, as the current prompt says. */
-interface Holder {
+/**
+ * One agent process: its connection, the complete_task callback its sessions'
+ * MCP servers post to, and the sessions it holds.
+ */
+interface AgentProcess {
+  /** The working directory and environment it was started with (see `processKey`). */
+  key: string;
+  child: Deno.ChildProcess;
+  connection: acp.ClientSideConnection;
+  /** `initialize`'s answer: the agent's capabilities; rejects when the agent did not start. */
+  ready: Promise<acp.AgentCapabilities | undefined>;
+  /**
+   * Whether the agent ends a session on request (`session/close`): then one
+   * process serves session after session, and no idle session is left behind.
+   */
+  reusable: boolean;
+  routes: Routes;
+  callback: Deno.HttpServer;
+  sessions: Map<string, Live>;
+  /** Where its stderr goes: the latest session's receiver; held until there is one. */
+  stderr: { to?: (text: string) => void; held: string[] };
+  /** Whether the process has gone. */
+  closed: boolean;
+  /** Sessions being opened in it. */
+  opening: number;
+  /** Set once it is being stopped: it is stopped once. */
+  stopped?: Promise<void>;
+}
+
+/** One session in an agent process, kept for follow-up prompts. */
+interface Live {
+  agent: AgentProcess;
+  sessionId: string;
+  /** Where its messages go, as the current prompt says. */
   sink: (message: AgentMessage) => void;
   translator?: UpdateTranslator;
   /** While `session/load` replays the history: its updates are not this run's. */
   replaying?: boolean;
-}
-
-/** One live agent process with its session, kept for follow-up prompts. */
-interface Live {
-  child: Deno.ChildProcess;
-  connection: acp.ClientSideConnection;
-  sessionId: string;
-  routes: Routes;
-  sink: (message: AgentMessage) => void;
-  /** Report text and tool calls still gathered. */
-  flush: () => void;
-  /** The session's cost so far in USD, as the agent reports it. */
-  cost: () => number;
-  callback: Deno.HttpServer;
+  settings: PermissionSettings;
   /** The model the agent says the session runs on (`session/new`'s current model). */
   model?: string;
-  /** Whether the agent process has gone. */
-  closed?: boolean;
+  /** A prompt turn is running. */
+  busy?: boolean;
+}
+
+/** Whether a session of the process is running a prompt turn. */
+function atWork(agent: AgentProcess): boolean {
+  return [...agent.sessions.values()].some((live) => live.busy);
+}
+
+/**
+ * What an agent process is started with besides the command: a session can
+ * use a process started with the same working directory and environment.
+ */
+function processKey(settings: Pick<SessionSettings, "cwd" | "env">): string {
+  return JSON.stringify([settings.cwd, settings.env ?? {}]);
 }
 
 /**
  * Runs agent sessions over the Agent Client Protocol.
+ *
+ * An agent process outlives its session: an agent that ends sessions on
+ * request (`session/close`: claude-agent-acp, codex-acp, opencode) serves every
+ * new session of a run in one process, each a `session/new` there. For one that
+ * cannot (Gemini CLI 0.61), {@linkcode AcpBackend.warm} starts the next
+ * session's process ahead, while the current session works.
  *
  * @example
  * ```ts
@@ -89,10 +133,15 @@ export class AcpBackend implements AgentBackend {
   /** Backend name for logs. */
   readonly name: string;
   readonly #agent: AcpCommand;
-  readonly #live = new Map<string, Live>();
+  /** The live processes: the latest session's, and any whose session is still at work. */
+  readonly #processes = new Set<AgentProcess>();
+  /** A process started ahead for the next new session ({@linkcode AcpBackend.warm}). */
+  #spare: AgentProcess | undefined;
+  /** Processes being stopped. */
+  readonly #stopping = new Set<Promise<void>>();
 
   /**
-   * A backend that starts `agent.command` for each new session.
+   * A backend that starts `agent.command` when a session needs a process.
    *
    * @param agent How to start the agent.
    * @param name Backend name for logs. @default "acp"
@@ -105,9 +154,11 @@ export class AcpBackend implements AgentBackend {
   /**
    * Run one prompt and yield its messages, ending with a result message. A
    * request that resumes the session this backend still holds sends its
-   * prompt into that session; any other starts a new agent process and ends
-   * the one before (one that resumes another session reopens it there, or
-   * throws {@linkcode SessionGoneError} when the agent cannot).
+   * prompt into that session; any other opens a session (one that resumes
+   * another session reopens it, or throws {@linkcode SessionGoneError} when
+   * the agent cannot) and closes the sessions before it. The new session runs
+   * in the same agent process when the agent can close sessions, else in a
+   * warm process or a new one, and the process before ends.
    *
    * @param request The session's prompt and settings.
    * @returns The messages.
@@ -119,13 +170,13 @@ export class AcpBackend implements AgentBackend {
       queue.push(message);
       wake?.();
     };
-    const found = request.resume ? this.#live.get(request.resume) : undefined;
+    const found = request.resume
+      ? [...this.#processes].map((agent) => agent.sessions.get(request.resume!)).find(Boolean)
+      : undefined;
     // A session whose process has died is reopened in a new one (see `reopen`).
-    const held = found?.closed ? undefined : found;
-    // Only the latest session is followed up (rescue, probe, `continue`).
-    if (!held) await this.release();
+    const held = found?.agent.closed ? undefined : found;
     const live = held ||
-      await this.#start(request).catch((error) => {
+      await this.#open(request).catch((error) => {
         const Kind = error instanceof AgentSetupError
           ? AgentSetupError
           : error instanceof SessionGoneError
@@ -133,9 +184,13 @@ export class AcpBackend implements AgentBackend {
           : Error;
         throw new Kind(`ACP agent ${this.name}: ${errorText(error)}`);
       });
+    const agent = live.agent;
+    live.busy = true;
     live.sink = sink;
-    live.routes.onCompleteTask = request.onCompleteTask;
-    live.routes.onFinish = request.onFinish;
+    live.settings = request;
+    agent.routes.onCompleteTask = request.onCompleteTask;
+    agent.routes.onFinish = request.onFinish;
+    agent.stderr.to = request.stderr;
     // A new session says which model the agent chose, as Claude Code's init does.
     if (!held && live.model) {
       sink({ type: "system", subtype: "init", session_id: live.sessionId, model: live.model });
@@ -145,8 +200,8 @@ export class AcpBackend implements AgentBackend {
     // is killed.
     let killer: ReturnType<typeof setTimeout> | undefined;
     const cancel = () => {
-      live.connection.cancel({ sessionId: live.sessionId }).catch(() => {});
-      killer = setTimeout(() => killQuietly(live.child), CANCEL_GRACE_MS);
+      agent.connection.cancel({ sessionId: live.sessionId }).catch(() => {});
+      killer = setTimeout(() => killQuietly(agent.child), CANCEL_GRACE_MS);
     };
     request.signal.addEventListener("abort", cancel, { once: true });
     let done = false;
@@ -158,6 +213,7 @@ export class AcpBackend implements AgentBackend {
         errors: [errorText(error)],
         session_id: live.sessionId,
       })).finally(() => {
+        live.busy = false;
         clearTimeout(killer);
         done = true;
         wake?.();
@@ -177,7 +233,8 @@ export class AcpBackend implements AgentBackend {
   /** The prompt, then continuation prompts while the stop callback sends the agent back. */
   async #turn(live: Live, request: SessionRequest): Promise<AgentMessage> {
     const started = performance.now();
-    const costBefore = live.cost();
+    const cost = () => live.translator?.costUsd ?? 0;
+    const costBefore = cost();
     let prompt = request.prompt;
     let turns = 0;
     const usage = { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0 };
@@ -190,47 +247,96 @@ export class AcpBackend implements AgentBackend {
       }
       sink(message);
     };
+    const connection = live.agent.connection;
+    const facts = () => ({ turns, usage, started, cost: Math.max(0, cost() - costBefore) });
     for (;;) {
       turns++;
       lastText = "";
       const response = await orClosed(
-        live.connection,
-        live.connection.prompt({
+        connection,
+        connection.prompt({
           sessionId: live.sessionId,
           prompt: [{ type: "text", text: prompt }],
         }),
       );
-      live.flush();
+      live.translator?.flush();
       const tokens = promptUsage(response);
       usage.input_tokens += tokens.input;
       usage.output_tokens += tokens.output;
       usage.cache_read_input_tokens += tokens.cacheRead;
       if (response.stopReason !== "end_turn" || !request.onStop || request.signal.aborted) {
-        return result(live, response.stopReason, { turns, usage, started, costBefore });
+        return result(live.sessionId, response.stopReason, facts());
       }
       const decision = await request.onStop({
         stopHookActive: turns > 1,
         lastAssistantMessage: lastText,
         backgroundTasks: [],
       });
-      if (!decision.block) {
-        return result(live, response.stopReason, { turns, usage, started, costBefore });
-      }
+      if (!decision.block) return result(live.sessionId, response.stopReason, facts());
       prompt = decision.reason;
     }
   }
 
-  async #start(request: SessionRequest): Promise<Live> {
+  /**
+   * Open the request's session in a process: a live one with the same folder
+   * and environment when the agent can close sessions, else the warm one or a
+   * new one. Only the latest session is followed up (rescue, probe,
+   * `continue`): the sessions before are closed and the processes before end,
+   * but a session at work goes on (the verifier's, beside the agent's).
+   */
+  async #open(request: SessionRequest): Promise<Live> {
+    const key = processKey(request);
+    let agent = [...this.#processes].find((candidate) =>
+      !candidate.closed && candidate.reusable && candidate.key === key
+    );
+    if (!agent) {
+      const spare = this.#spare;
+      this.#spare = undefined;
+      if (spare && !spare.closed && spare.key === key) agent = spare;
+      else {
+        if (spare) this.#retire(spare);
+        agent = this.#spawn(request, key);
+      }
+      this.#processes.add(agent);
+    }
+    for (const other of this.#processes) {
+      if (other !== agent && !other.opening && !atWork(other)) this.#retire(other);
+    }
+    for (const [id, live] of agent.sessions) {
+      if (live.busy) continue;
+      agent.sessions.delete(id);
+      agent.connection.unstable_closeSession({ sessionId: id }).catch(() => {});
+    }
+    // Aborted while starting: no session to cancel yet.
+    const kill = () => killQuietly(agent.child);
+    request.signal.addEventListener("abort", kill, { once: true });
+    agent.opening++;
+    try {
+      const capabilities = await orClosed(agent.connection, agent.ready);
+      return await this.#openSession(agent, capabilities, request);
+    } catch (error) {
+      if (error instanceof SessionGoneError && !agent.closed) throw error;
+      this.#retire(agent);
+      await agent.stopped;
+      throw error;
+    } finally {
+      agent.opening--;
+      request.signal.removeEventListener("abort", kill);
+    }
+  }
+
+  /** Start an agent process and `initialize` it; the sessions come later. */
+  #spawn(settings: Pick<SessionSettings, "cwd" | "env">, key: string): AgentProcess {
     const [program, ...args] = this.#agent.command;
     let child: Deno.ChildProcess;
     try {
       child = new Deno.Command(program, {
         args,
-        cwd: request.cwd,
-        env: { ...request.env, ...this.#agent.env },
+        cwd: settings.cwd,
+        env: { ...settings.env, ...this.#agent.env },
         stdin: "piped",
         stdout: "piped",
-        stderr: request.stderr ? "piped" : "null",
+        stderr: "piped",
       }).spawn();
     } catch (error) {
       if (
@@ -244,50 +350,66 @@ export class AcpBackend implements AgentBackend {
         }): install the agent (docs/backends.md) or fix behavior.backend's command`,
       );
     }
-    if (request.stderr) pipeText(child.stderr, request.stderr);
     const routes: Routes = {};
-    const callback = callbackServer(routes);
-    const holder: Holder = {
-      sink: () => {},
-    };
-    const stream = acp.ndJsonStream(child.stdin, child.stdout);
+    const sessions = new Map<string, Live>();
+    const stderr: AgentProcess["stderr"] = { held: [] };
+    pipeText(child.stderr, (text) => {
+      if (stderr.to) stderr.to(text);
+      // A warm process's start-up errors are told to the session that takes it.
+      else if (stderr.held.length < 100) stderr.held.push(text);
+    });
     const connection = new acp.ClientSideConnection(() => ({
       sessionUpdate: (params) => {
-        if (holder.replaying) return Promise.resolve();
-        holder.translator ??= new UpdateTranslator(
-          params.sessionId,
-          (message) => holder.sink(message),
-        );
-        holder.translator.add(params.update);
+        const live = sessions.get(params.sessionId);
+        if (!live || live.replaying) return Promise.resolve();
+        live.translator ??= new UpdateTranslator(params.sessionId, (message) => live.sink(message));
+        live.translator.add(params.update);
         return Promise.resolve();
       },
-      requestPermission: (params) => Promise.resolve(permissionAnswer(params, request)),
-    }), stream);
-    // Aborted while starting: no session to cancel yet.
-    const kill = () => killQuietly(child);
-    request.signal.addEventListener("abort", kill, { once: true });
-    try {
-      return await this.#open(connection, request, { child, routes, callback, holder });
-    } catch (error) {
-      await stop(child);
-      await callback.shutdown();
-      throw error;
-    } finally {
-      request.signal.removeEventListener("abort", kill);
-    }
+      requestPermission: (params) => {
+        const live = sessions.get(params.sessionId);
+        // A session that is not this run's (any more) is refused.
+        return Promise.resolve(
+          live
+            ? permissionAnswer(params, live.settings)
+            : { outcome: { outcome: "cancelled" } } as acp.RequestPermissionResponse,
+        );
+      },
+    }), acp.ndJsonStream(child.stdin, child.stdout));
+    const agent: AgentProcess = {
+      key,
+      child,
+      connection,
+      reusable: false,
+      routes,
+      callback: callbackServer(routes),
+      sessions,
+      stderr,
+      closed: false,
+      opening: 0,
+      ready: connection.initialize({
+        protocolVersion: acp.PROTOCOL_VERSION,
+        clientCapabilities: {},
+      }).then(({ agentCapabilities }) => {
+        agent.reusable = agentCapabilities?.sessionCapabilities?.close != null;
+        return agentCapabilities;
+      }),
+    };
+    // A warm process nobody takes must not report an unhandled rejection.
+    agent.ready.catch(() => {});
+    connection.closed.then(() => (agent.closed = true));
+    return agent;
   }
 
-  /** `initialize` and `session/new`; the session is kept for follow-ups. */
-  async #open(
-    connection: acp.ClientSideConnection,
+  /** `session/new` (or the reopened session), its mode and model. */
+  async #openSession(
+    agent: AgentProcess,
+    capabilities: acp.AgentCapabilities | undefined,
     request: SessionRequest,
-    parts: Pick<Live, "child" | "routes" | "callback"> & { holder: Holder },
   ): Promise<Live> {
-    const { child, routes, callback, holder } = parts;
-    const { agentCapabilities } = await orClosed(
-      connection,
-      connection.initialize({ protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} }),
-    );
+    const { connection, callback } = agent;
+    agent.stderr.to = request.stderr;
+    for (const text of agent.stderr.held.splice(0)) request.stderr?.(text);
     const setup = {
       cwd: request.cwd,
       mcpServers: request.onCompleteTask
@@ -307,29 +429,33 @@ export class AcpBackend implements AgentBackend {
         },
       },
     };
-    const session = request.resume
-      ? await reopen(connection, agentCapabilities, { ...setup, sessionId: request.resume }, holder)
-      : await orClosed(connection, connection.newSession(setup));
-    await this.#setMode(connection, session);
-    const model = await setModel(connection, session, request.model);
     const live: Live = {
-      child,
-      connection,
-      sessionId: session.sessionId,
-      routes,
-      callback,
-      model,
-      flush: () => holder.translator?.flush(),
-      cost: () => holder.translator?.costUsd ?? 0,
-      get sink() {
-        return holder.sink;
-      },
-      set sink(value) {
-        holder.sink = value;
-      },
+      agent,
+      sessionId: request.resume ?? "",
+      sink: () => {},
+      settings: request,
     };
-    connection.closed.then(() => (live.closed = true));
-    this.#live.set(session.sessionId, live);
+    let session: acp.NewSessionResponse;
+    if (request.resume) {
+      agent.sessions.set(request.resume, live);
+      try {
+        session = await reopen(
+          connection,
+          capabilities,
+          { ...setup, sessionId: request.resume },
+          live,
+        );
+      } catch (error) {
+        agent.sessions.delete(request.resume);
+        throw error;
+      }
+    } else {
+      session = await orClosed(connection, connection.newSession(setup));
+      live.sessionId = session.sessionId;
+      agent.sessions.set(session.sessionId, live);
+    }
+    await this.#setMode(connection, session);
+    live.model = await setModel(connection, session, request.model);
     return live;
   }
 
@@ -345,17 +471,54 @@ export class AcpBackend implements AgentBackend {
   }
 
   /**
-   * End every agent process this backend holds.
+   * Start the process of a later new session now, so that its start-up
+   * overlaps the current session: for an agent that cannot close sessions
+   * (each new session needs a new process), or before the first session. One
+   * is kept: the next warm with other settings replaces it.
+   *
+   * @param settings The later session's settings (`resume` is not possible).
+   */
+  warm(settings: ProcessSettings): void {
+    if (settings.resume) return;
+    const key = processKey(settings);
+    const serving = [...this.#processes].some((agent) =>
+      !agent.closed && agent.reusable && agent.key === key
+    );
+    // A live process serves the next session itself.
+    if (serving) return;
+    const spare = this.#spare;
+    if (spare && !spare.closed && spare.key === key) return;
+    this.#spare = undefined;
+    if (spare) this.#retire(spare);
+    try {
+      this.#spare = this.#spawn(settings, key);
+    } catch {
+      // the session that needs a process reports it
+    }
+  }
+
+  /** Stop a process in the background, once; {@linkcode AcpBackend.release} waits for it. */
+  #retire(agent: AgentProcess): void {
+    this.#processes.delete(agent);
+    if (agent.stopped) return;
+    const stopped = (async () => {
+      await stop(agent.child);
+      await agent.callback.shutdown();
+    })();
+    agent.stopped = stopped;
+    this.#stopping.add(stopped);
+    stopped.finally(() => this.#stopping.delete(stopped));
+  }
+
+  /**
+   * End every agent process this backend holds, the warm one too.
    *
    * @returns Resolves once they have exited.
    */
   async release(): Promise<void> {
-    const all = [...this.#live.values()];
-    this.#live.clear();
-    await Promise.all(all.map(async (live) => {
-      await stop(live.child);
-      await live.callback.shutdown();
-    }));
+    for (const agent of [...this.#processes, this.#spare]) if (agent) this.#retire(agent);
+    this.#spare = undefined;
+    await Promise.all([...this.#stopping]);
   }
 }
 
@@ -371,7 +534,7 @@ async function reopen(
   connection: acp.ClientSideConnection,
   capabilities: acp.AgentCapabilities | undefined,
   request: acp.LoadSessionRequest,
-  holder: Holder,
+  holder: Pick<Live, "replaying">,
 ): Promise<acp.NewSessionResponse> {
   const gone = (why: string) =>
     new SessionGoneError(`cannot reopen session ${request.sessionId}: ${why}`);
@@ -438,9 +601,9 @@ async function setModel(
 }
 
 function result(
-  live: Live,
+  sessionId: string,
   stopReason: string,
-  facts: { turns: number; usage: Record<string, number>; started: number; costBefore: number },
+  facts: { turns: number; usage: Record<string, number>; started: number; cost: number },
 ): AgentMessage {
   const subtype = stopReason === "cancelled"
     ? "error_during_execution"
@@ -453,9 +616,9 @@ function result(
     stop_reason: stopReason,
     num_turns: facts.turns,
     usage: facts.usage,
-    total_cost_usd: Math.max(0, live.cost() - facts.costBefore),
+    total_cost_usd: facts.cost,
     duration_ms: Math.round(performance.now() - facts.started),
-    session_id: live.sessionId,
+    session_id: sessionId,
   };
 }
 

@@ -60,6 +60,12 @@ export interface BackendUnderTest {
    * had saved the session before it was stopped.
    */
   reopensSessions: boolean | "sometimes";
+  /**
+   * Whether one agent process serves every new session of a run (the agent
+   * closes sessions on request); else each new session has its own process,
+   * started while the one before works. Not for the SDK backend.
+   */
+  keepsProcess: boolean;
   /** A turn that runs `command` in the agent's shell tool. */
   shell(command: string): ScriptedTurn;
   /** A turn that calls complete_task as the agent names it. */
@@ -107,6 +113,7 @@ async function removeAll(paths: string[]): Promise<void> {
 const claudeTools = {
   reportsCost: true,
   reopensSessions: true,
+  keepsProcess: true,
   shell: (command: string) => toolTurn("Bash", { command }),
   completeTask: (input: CompleteTaskInput) => toolTurn(COMPLETE_TASK_TOOL, { ...input }),
   toolNames: anthropicToolNames,
@@ -142,6 +149,7 @@ export const CODEX: BackendUnderTest = {
   name: "codex",
   reportsCost: false,
   reopensSessions: true,
+  keepsProcess: true,
   // Not a login shell: a profile that runs `pyenv rehash` (as on the CI image)
   // can stall a login shell behind the lock of Codex's own shell snapshot.
   shell: (cmd) => toolTurn("exec_command", { cmd, login: false }),
@@ -193,6 +201,7 @@ export const OPENCODE: BackendUnderTest = {
   name: "opencode",
   reportsCost: true,
   reopensSessions: true,
+  keepsProcess: true,
   shell: (command) => toolTurn("bash", { command, description: "Run the command" }),
   completeTask: (input) => toolTurn("finishline_complete_task", { ...input }),
   toolNames: (request) =>
@@ -258,6 +267,8 @@ export const GEMINI: BackendUnderTest = {
   // (it saves the chat as the turn goes, so either can happen): finishline then
   // starts a new session.
   reopensSessions: "sometimes",
+  // Gemini CLI 0.61 cannot close a session (no session/close).
+  keepsProcess: false,
   shell: (command) => toolTurn("run_shell_command", { command }),
   completeTask: (input) => toolTurn("mcp_finishline_complete_task", { ...input }),
   toolNames: (request) =>

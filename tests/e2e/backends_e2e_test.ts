@@ -15,7 +15,9 @@ import { textTurn } from "../../agents/testing/mod.ts";
 import { CONTINUATION_MESSAGE } from "../../agents/loop/complete_task_guard.ts";
 import { PROBE_MARKER } from "../../agents/loop/status_probe.ts";
 import { commitAgent, git, runCli, type RunCliOptions, tempRepo } from "../_helpers.ts";
-import { BACKENDS, type BackendUnderTest, type Harness } from "./_backends.ts";
+import { BACKENDS, type BackendUnderTest, CLAUDE_SDK, type Harness } from "./_backends.ts";
+import type { AcpCommand } from "../../agents/backends/acp.ts";
+import { startTime } from "../../agents/support/process_tags.ts";
 
 async function writeAgent(
   repo: string,
@@ -506,6 +508,119 @@ function suite(backend: BackendUnderTest): void {
       assert.deepEqual(left, [], `the agent's command is stopped with it (${sleeper})`);
     },
   });
+
+  /**
+   * The backend's agent command behind a wrapper that appends the pid of each
+   * agent process it starts to a file (`exec` keeps the pid).
+   */
+  function counted(harness: Harness, repo: string) {
+    const { acp } = harness.backend as { acp: AcpCommand };
+    const spawns = `${repo}/.git/agent-spawns`;
+    const wrapper = ["sh", "-c", 'echo $$ >> "$0"; exec "$@"', spawns, ...acp.command];
+    const pids = async () =>
+      (await Deno.readTextFile(spawns).catch(() => "")).trim().split("\n").filter(Boolean)
+        .map(Number);
+    return { backend: { acp: { ...acp, command: wrapper } }, pids };
+  }
+
+  Deno.test({
+    name: `${backend.name}: a 3-iteration run ${
+      backend.keepsProcess
+        ? "opens each session in one agent process"
+        : "starts each iteration's agent process while the one before works"
+    }`,
+    ignore: backend === CLAUDE_SDK,
+    async fn() {
+      await using repo = await tempRepo();
+      await using harness = await backend.start([1, 2, 3].map((n) => [
+        backend.shell(`echo ${n} >> n.txt && git add n.txt && git commit -qm "docs: ${n}"`),
+        textTurn(`Iteration ${n} done.`),
+      ]));
+      const { backend: wrapped, pids } = counted(harness, repo.path);
+      await commitAgent(repo.path, {
+        name: "suite",
+        behavior: {
+          completionType: "iterate",
+          completionConfig: { maxIterations: 3 },
+          // Sessions are under test; complete_task has its own tests above.
+          requireCompleteTask: false,
+          backend: wrapped,
+        },
+        probe: { enabled: false },
+        // The finish's model steps would start the agent once more, after the loop's.
+        finish: { maxCostUsd: 0 },
+      });
+      const result = await run(repo.path, harness, ["--task", "Count"]);
+      assert.equal(result.code, 0, result.stderr);
+      const outcome = JSON.parse(result.stdout);
+      assert.equal(outcome.iterations, 3);
+      assert.equal(new Set(outcome.sessionIds).size, 3, "a new session each iteration");
+      assert.deepEqual(turnsBySession(harness, 3), [[0, 1], [0, 1], [0, 1]]);
+      assert.equal(await git(repo.path, "log", "-3", "--format=%s"), "docs: 3\ndocs: 2\ndocs: 1");
+      const started = await pids();
+      // Without session/close, each new session needs a process: iteration N + 1's starts
+      // during iteration N, and none after the last.
+      assert.equal(started.length, backend.keepsProcess ? 1 : 3, `agent processes: ${started}`);
+      assert.ok(await until(async () => (await alive(started)).length === 0), "all ended");
+    },
+  });
+
+  Deno.test({
+    name: `${backend.name}: SIGINT in iteration 2 of 3 leaves no agent process, warm ones included`,
+    // The SDK backend: the SIGINT test above.
+    ignore: Deno.build.os !== "linux" || backend === CLAUDE_SDK,
+    async fn() {
+      await using repo = await tempRepo();
+      let interrupt!: () => void;
+      const waiting = new Promise<void>((resolve) => (interrupt = resolve));
+      const hang: ScriptStep = () => {
+        interrupt();
+        return { text: "This reply comes too late.", delayMs: 60_000 };
+      };
+      await using harness = await backend.start([
+        [
+          backend.shell('echo 1 > n.txt && git add n.txt && git commit -qm "docs: 1"'),
+          textTurn("Iteration 1 done."),
+        ],
+        [hang],
+        [textTurn("Iteration 3 done.")],
+      ]);
+      const { backend: wrapped, pids } = counted(harness, repo.path);
+      await commitAgent(repo.path, {
+        name: "suite",
+        behavior: {
+          completionType: "iterate",
+          completionConfig: { maxIterations: 3 },
+          requireCompleteTask: false,
+          backend: wrapped,
+        },
+        probe: { enabled: false },
+        // The finish's model steps would start the agent once more, after the loop's.
+        finish: { maxCostUsd: 0 },
+      });
+      const result = await run(repo.path, harness, ["--task", "Count"], {
+        onSpawn: async (child) => {
+          await waiting;
+          child.kill("SIGINT");
+        },
+      });
+      assert.equal(result.code, 130, result.stderr);
+      assert.match(result.stderr, /Interrupted during iteration 2/);
+      const started = await pids();
+      assert.ok(started.length >= 1, "the agent ran");
+      // Checked as soon as the run has exited: finishline stops them itself.
+      const left = await alive(started);
+      for (const pid of left) Deno.kill(pid, "SIGKILL");
+      assert.deepEqual(left, [], `agent processes left running (of ${started})`);
+    },
+  });
+}
+
+/** The processes of `pids` that still run (zombies do not). */
+async function alive(pids: number[]): Promise<number[]> {
+  const running: number[] = [];
+  for (const pid of pids) if (await startTime(pid) !== undefined) running.push(pid);
+  return running;
 }
 
 /** Polls `check` every 100 ms for up to 60 s; whether it came true. */
