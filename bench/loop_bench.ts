@@ -70,7 +70,8 @@ function iterationSteps(iteration: number): ScriptStep[] {
  * @param onRootSample Sees the root process's resident set (KiB) and the
  * iteration in progress, at every sample.
  * @param options `finishModel`: run the finish workflow's model steps (the
- * default setting; off, the run does the bare loop's model work only).
+ * default setting; off, the run does the bare loop's model work only);
+ * `main`: another checkout's CLI entry (for before and after in one sitting).
  * @returns The measurements.
  */
 export async function runLoop(
@@ -78,7 +79,7 @@ export async function runLoop(
   iterations: number,
   claude: string,
   onRootSample?: (rootKiB: number, iteration: number) => void,
-  options: { finishModel?: boolean } = {},
+  options: { finishModel?: boolean; main?: string } = {},
 ): Promise<LoopSample> {
   await using repo = await tempRepo();
   await using home = await tempDir("finishline-bench-home-");
@@ -124,7 +125,7 @@ done`;
       args: [
         "run",
         "-A",
-        MAIN,
+        options.main ?? MAIN,
         "--agent",
         "bench",
         "--task",

@@ -7,7 +7,11 @@
  * with the finish workflow's model steps on (its default). Prints a Markdown
  * table of medians and the machine's load before and after.
  *
- *     deno task bench:overhead [--rounds 5] [--iterations 1,3,5,10] [--json FILE]
+ *     deno task bench:overhead [--rounds 5] [--iterations 1,3,5,10] [--before DIR] [--json FILE]
+ *
+ * `--before DIR` adds a fourth loop: the same-work run with the CLI of another
+ * checkout (`git worktree add DIR <commit>`), so that before and after are
+ * measured alternating, in one sitting.
  *
  * @module
  */
@@ -21,6 +25,7 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "5" },
     iterations: { type: "string", default: "1,3,5,10" },
     json: { type: "string" },
+    before: { type: "string" },
   },
 });
 const rounds = Number(values.rounds);
@@ -41,8 +46,11 @@ const claude = await bundledClaude();
 const loadBefore = load();
 console.error(`Claude Code: ${claude}; load average ${loadBefore}`);
 
-type Loop = "bare" | "equal" | "finish";
-const LOOPS: Loop[] = ["bare", "equal", "finish"];
+type Loop = "bare" | "equal" | "finish" | "before";
+const beforeMain = values.before
+  ? new URL(`file://${await Deno.realPath(values.before)}/agents/iterator/main.ts`).pathname
+  : undefined;
+const LOOPS: Loop[] = ["bare", "equal", "finish", ...(beforeMain ? ["before" as const] : [])];
 const samples = new Map<string, LoopSample[]>();
 // One warm-up run of each loop (caches, the page cache), not counted.
 for (const loop of LOOPS) await run(loop, 1);
@@ -65,7 +73,10 @@ const loadAfter = load();
 function run(loop: Loop, iterations: number): Promise<LoopSample> {
   return loop === "bare"
     ? runLoop("bare", iterations, claude)
-    : runLoop("fresh", iterations, claude, undefined, { finishModel: loop === "finish" });
+    : runLoop("fresh", iterations, claude, undefined, {
+      finishModel: loop === "finish",
+      main: loop === "before" ? beforeMain : undefined,
+    });
 }
 
 const wall = (loop: Loop, iterations: number) =>
@@ -77,8 +88,10 @@ const cpu = (await Deno.readTextFile("/proc/cpuinfo")).match(/^model name\s*:\s*
 const lines = [
   `Median of ${rounds} alternating rounds; ${cpu}, ${navigator.hardwareConcurrency} cores, Deno ${Deno.version.deno}; load average ${loadBefore} before, ${loadAfter} after.`,
   "",
-  "| iterations | bare loop | finishline, same work | vs bare | finishline, finish model on | vs bare | first request (bare / finishline) |",
-  "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+  `| iterations | bare loop | finishline, same work | vs bare | finishline, finish model on | vs bare | first request (bare / finishline) |${
+    beforeMain ? " before, same work | vs bare |" : ""
+  }`,
+  `| ---: | ---: | ---: | ---: | ---: | ---: | ---: |${beforeMain ? " ---: | ---: |" : ""}`,
   ...counts.map((n) =>
     `| ${n} | ${Math.round(wall("bare", n))} ms | ${Math.round(wall("equal", n))} ms | ${
       (wall("equal", n) / wall("bare", n)).toFixed(2)
