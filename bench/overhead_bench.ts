@@ -97,7 +97,13 @@ const lines = [
       (wall("equal", n) / wall("bare", n)).toFixed(2)
     } | ${Math.round(wall("finish", n))} ms | ${
       (wall("finish", n) / wall("bare", n)).toFixed(2)
-    } | ${Math.round(first("bare", n))} / ${Math.round(first("equal", n))} ms |`
+    } | ${Math.round(first("bare", n))} / ${Math.round(first("equal", n))} ms |${
+      beforeMain
+        ? ` ${Math.round(wall("before", n))} ms | ${
+          (wall("before", n) / wall("bare", n)).toFixed(2)
+        } |`
+        : ""
+    }`
   ),
 ];
 console.log(lines.join("\n"));
