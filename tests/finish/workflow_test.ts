@@ -875,6 +875,33 @@ Deno.test("finish model steps", async (t) => {
     assert.equal(record.nextActions[0], "Watch two nightly CI runs");
   });
 
+  await t.step(
+    "a finish stopped after some steps is replayed with one question for the parts still missing",
+    async () => {
+      await using f = await fixture();
+      const first = new ReplyingBackend(good);
+      const stopped = await finish(f, undefined, {
+        backend: first,
+        store: failingOnce(f.store, "setSkills", "disk I/O error"),
+      }).result;
+      assert.deepEqual(stopped.steps, ["summary", "learnings"]);
+      assert.deepEqual(first.steps, [["summary", "learnings", "skills", "next_actions"]]);
+      const second = new ReplyingBackend(good);
+      const { seen, result } = finish(f, second);
+      assert.deepEqual((await result).ran, ["skills", "next_actions", "persist", "cleanup"]);
+      // One request, for the missing parts only; the summary already made goes with it.
+      assert.deepEqual(second.steps, [["skills", "next_actions"]]);
+      assert.ok(second.requests[0].prompt.includes('Summary so far: {"task"'));
+      assert.ok(!seen.list.some(([kind]) => kind === "finish_fallback"));
+      assert.equal(
+        f.store.skills(RUN_ID).find((skill) => skill.name === "ci-config")?.description,
+        "edit CI workflows",
+      );
+      assert.equal(f.store.getFinish(RUN_ID).nextActions[0], "Watch two nightly CI runs");
+      assert.equal(f.store.getFinish(RUN_ID).usage?.requests, 2);
+    },
+  );
+
   await t.step("an empty list of learnings is an answer, not a fallback", async () => {
     await using f = await fixture();
     for (const empty of [[], { learnings: [] }]) {
