@@ -490,3 +490,41 @@ Deno.test("a finish killed during its request is completed by finish RUN_ID with
   assert.match(again.stdout, /already finished/);
   assert.equal(finishRequests(server).length, 2, "nothing asked again");
 });
+
+Deno.test("a finish model process opened ahead but not used (the run was interrupted) asks nothing, counts no request, and is gone after the run", async () => {
+  await using repo = await tempRepo();
+  let started: () => void;
+  const inIteration = new Promise<void>((resolve) => started = resolve);
+  await using server = await ScriptedModelServer.start({
+    scripts: [[() => {
+      started();
+      return { text: "too late", delayMs: 60_000 };
+    }]],
+    sideReply: finishModel(),
+  });
+  const run = await runCli(["--iterate-max", "1", "--task", "Fix the flaky login test", "--json"], {
+    cwd: repo.path,
+    server,
+    onSpawn: async (child) => {
+      await inIteration;
+      child.kill("SIGINT");
+    },
+  });
+  const result = JSON.parse(run.stdout);
+  assert.equal(result.status, "interrupted", run.stderr);
+  // Opened when the last iteration began; the interrupted run's finish asks no model.
+  assert.deepEqual(
+    (await events(result.logFile, "finish_model_opened")).map((event) => event.why),
+    ["last iteration"],
+  );
+  assert.deepEqual(await events(result.logFile, "finish_model"), []);
+  assert.deepEqual(finishRequests(server), []);
+  assert.equal(server.requests.filter((request) => request.side).length, 0);
+  const store = SqliteStore.open(`${repo.path}/${STORE}`);
+  try {
+    assert.equal(store.getFinish(result.runId).usage, null, "no finish request counted");
+  } finally {
+    store.close();
+  }
+  assert.deepEqual(await taggedProcesses(RUN_TAG, `${result.runId}/`, { prefix: true }), []);
+});
