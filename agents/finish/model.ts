@@ -124,6 +124,8 @@ export class FinishModel {
   #conversation: AgentConversation | undefined;
   #asked = 0;
   #broken: string | undefined;
+  #closing: Promise<void>[] = [];
+  #closed = false;
 
   /**
    * A model for one finish attempt.
@@ -173,10 +175,17 @@ export class FinishModel {
     return { text: reply.text };
   }
 
-  /** End the conversation, if one was opened. */
+  /**
+   * End the conversation, if one was opened; nothing is asked after. Called
+   * as soon as the last answer is in, so its process exits while the finish
+   * goes on, and again at the end to wait for it.
+   */
   async close(): Promise<void> {
-    await this.#conversation?.close().catch(() => {});
+    this.#closed = true;
+    const conversation = this.#conversation;
     this.#conversation = undefined;
+    if (conversation) this.#closing.push(conversation.close().catch(() => {}));
+    await Promise.all(this.#closing);
   }
 
   #skipReason(): string | undefined {
@@ -185,6 +194,7 @@ export class FinishModel {
     if (!backend) return "no model backend";
     if (maxCostUsd <= 0) return "finish.maxCostUsd is 0";
     if (this.#broken) return `the finish model failed earlier (${this.#broken})`;
+    if (this.#closed) return "the finish model's conversation is closed";
     if (this.#options.signal?.aborted) return "the finish was interrupted";
     const spent = store.getFinish(runId).usage?.costUsd ?? 0;
     if (spent >= maxCostUsd) {

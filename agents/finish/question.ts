@@ -55,7 +55,9 @@ export class FinishAnswers {
    */
   async part(part: FinishPart): Promise<ModelAnswer> {
     if (!this.#parts.includes(part)) return { skipped: `the "${part}" part was not asked` };
-    this.#reply ??= this.#model.ask([...this.#parts], finishQuestion(this.#parts));
+    // The one question of this finish: once answered, its process can exit while the steps go on.
+    this.#reply ??= this.#model.ask([...this.#parts], finishQuestion(this.#parts))
+      .finally(() => void this.#model.close());
     const reply = await this.#reply;
     if ("skipped" in reply) return reply;
     const answer = extractJsonObject(reply.text);

@@ -61,7 +61,7 @@ export async function endRun(
     : result.modelFailure !== undefined
     ? "the run ended because the model could not be used"
     : undefined;
-  // Not opened yet (the run ended early): its start overlaps the git settings and the facts.
+  // Not opened yet (the run ended early): open it now, its start overlaps the run's end.
   if (skipModel) await finishAhead?.close();
   else finishAhead?.open("run ended");
   // A history that cannot be written (locked, read-only) never crashes the finish:
@@ -79,11 +79,13 @@ export async function endRun(
   write("outcome", () => store.setRunStatus(plan.runId, result.status, result.completionReason));
   write("pid", () => store.setRunPid(plan.runId, null));
   write("segment", () => endSegment(workspace, result));
-  // Before finishline's own git calls of the finish (the push, the worktree's removal),
-  // and before the user runs git again.
-  const gitSettings = await restoreGitSettings(workspace, io);
-  // Before the cleanup, which may remove the worktree.
-  const facts = { ...await liveFacts(workspace), gitSettings };
+  // While the finish model is asked: the git settings put back before finishline's own git
+  // calls of the finish (the push, the worktree's removal) and before the user runs git again,
+  // and the facts gathered before the cleanup, which may remove the worktree.
+  const prepared = (async () => {
+    const gitSettings = await restoreGitSettings(workspace, io);
+    return { ...await liveFacts(workspace), gitSettings };
+  })();
   let worktreeReport: WorktreeReport | undefined;
   const finishOptions: Parameters<typeof runFinish>[0] = {
     store,
@@ -96,6 +98,7 @@ export async function endRun(
     cwd: workspace.workDir,
     onEvent: (kind, data) => log.event(kind, data),
     cleanup: async () => {
+      await prepared;
       await publishIfDone(plan, workspace, result, io);
       worktreeReport = await cleanUpRun(workspace.cleanup, {
         cwd: plan.cwd,
@@ -139,6 +142,7 @@ export async function endRun(
       `[finishline] the finish workflow stopped at "${finish.failed.step}": ${finish.failed.error}; run "finish ${plan.runId}" to complete it\n`,
     );
   }
+  const facts = await prepared;
   const reported = await writeReport(workspace, reportInput(plan, { workspace, result, facts }));
   try {
     store.close();
