@@ -253,7 +253,9 @@ Deno.test("the four finish model steps make one request on the lightweight model
     );
     assert.equal(usage.tokens.input, sent);
     console.log(
-      `finish model steps: ${usage.requests} request${usage.requests === 1 ? "" : "s"}, ${usage.tokens.input} input / ${usage.tokens.output} output tokens, $${
+      `finish model steps: ${usage.requests} request${
+        usage.requests === 1 ? "" : "s"
+      }, ${usage.tokens.input} input / ${usage.tokens.output} output tokens, $${
         usage.costUsd.toFixed(4)
       } at Haiku 4.5 prices (no cache reads counted)`,
     );
