@@ -231,6 +231,7 @@ async function runLoop(
 ): Promise<RunResult> {
   const { reporter } = options;
   const { store, worktree, git, log } = workspace;
+  let lastIteration = false;
   try {
     return await runIterations({
       definition: plan.definition,
@@ -293,8 +294,11 @@ async function runLoop(
       signal: options.signal,
       onEvent: (event) => {
         if (event.type === "store_failed") workspace.storeFault ??= event.error;
-        // The finish is near: its model's process starts while the agent works.
-        if (event.type === "iteration_started" && event.iteration >= event.maxIterations) {
+        // The finish is near: its model's process starts while the agent works (once the
+        // agent's own process has started and answered, so the two starts do not compete).
+        if (event.type === "iteration_started") {
+          lastIteration = event.iteration >= event.maxIterations;
+        } else if (lastIteration && event.type === "message") {
           options.finishAhead.open("last iteration");
         } else if (event.type === "verification" && event.verification.passed) {
           options.finishAhead.open("claim passed");

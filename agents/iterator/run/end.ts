@@ -61,8 +61,9 @@ export async function endRun(
     : result.modelFailure !== undefined
     ? "the run ended because the model could not be used"
     : undefined;
-  // Not opened yet (the run ended early): open it now, its start overlaps the run's end.
-  if (skipModel) await finishAhead?.close();
+  // Not wanted: its process exits while the run ends (awaited below). Not opened yet (the run
+  // ended early): opened now, its start overlaps the run's end.
+  if (skipModel) void finishAhead?.close();
   else finishAhead?.open("run ended");
   // A history that cannot be written (locked, read-only) never crashes the finish:
   // the run ends with its exit code, and says its outcome is only in the log.
