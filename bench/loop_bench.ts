@@ -71,7 +71,10 @@ function iterationSteps(iteration: number): ScriptStep[] {
  * iteration in progress, at every sample.
  * @param options `finishModel`: run the finish workflow's model steps (the
  * default setting; off, the run does the bare loop's model work only);
- * `main`: another checkout's CLI entry (for before and after in one sitting).
+ * `sideReply`: the scripted server's answer to side requests (the finish
+ * model's questions); `main`: another checkout's `agents/iterator/main.ts` (to measure a
+ * version before a change); `inspect`: sees the repository and the server
+ * after the run, before they are removed.
  * @returns The measurements.
  */
 export async function runLoop(
@@ -79,13 +82,19 @@ export async function runLoop(
   iterations: number,
   claude: string,
   onRootSample?: (rootKiB: number, iteration: number) => void,
-  options: { finishModel?: boolean; main?: string } = {},
+  options: {
+    finishModel?: boolean;
+    sideReply?: ScriptStep;
+    main?: string;
+    inspect?: (repo: string, server: ScriptedModelServer) => Promise<void>;
+  } = {},
 ): Promise<LoopSample> {
   await using repo = await tempRepo();
   await using home = await tempDir("finishline-bench-home-");
   const perSession = Array.from({ length: iterations }, (_, index) => iterationSteps(index + 1));
   await using server = await ScriptedModelServer.start({
     scripts: kind === "continue" ? [perSession.flat()] : perSession,
+    ...(options.sideReply ? { sideReply: options.sideReply } : {}),
   });
   const env = { ...server.env(home.path), DENO_DIR: await denoDir() };
   let command: Deno.Command;
@@ -160,6 +169,7 @@ done`;
       `${kind} loop made ${served.length} model requests, expected ${2 * iterations}`,
     );
   }
+  await options.inspect?.(repo.path, server);
   const sample: LoopSample = {
     kind,
     wallMs,

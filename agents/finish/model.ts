@@ -2,12 +2,20 @@
  * The model of the finish workflow's model steps: one tool-less Claude Code
  * conversation on a lightweight model (`finish.model`), its own short
  * system prompt, a cost cap over every attempt of the run's finish, and a
- * reason for each step that must fall back to what the run recorded.
+ * reason for each step that must fall back to what the run recorded. The
+ * conversation may have been opened ahead ({@linkcode openFinishConversation}),
+ * so that its process start is off the run's end.
  *
  * @module
  */
 
-import type { AgentBackend, AgentConversation, AgentMessage } from "../backends/port.ts";
+import type {
+  AgentBackend,
+  AgentConversation,
+  AgentMessage,
+  ProcessSettings,
+} from "../backends/port.ts";
+import { redactingBackend } from "../backends/redacting.ts";
 import type { TokenUsage } from "../record/iteration.ts";
 import { firstLine } from "../support/errors.ts";
 import { roundUsd, usd } from "../support/format.ts";
@@ -45,11 +53,58 @@ export interface FinishModelOptions {
   signal?: AbortSignal;
   /** Records events. */
   onEvent?: (kind: string, data: Record<string, unknown>) => void;
+  /** A conversation opened ahead with {@linkcode finishProcessSettings}, if any (taken once). */
+  opened?: () => AgentConversation | undefined;
+}
+
+/**
+ * The settings of the finish model's process: tool-less, its own system
+ * prompt, no settings files.
+ *
+ * @param model The lightweight model.
+ * @param cwd Working directory.
+ * @returns The settings.
+ */
+export function finishProcessSettings(model: string, cwd: string): ProcessSettings {
+  return {
+    systemPromptAppend: "",
+    systemPrompt: FINISH_SYSTEM_PROMPT,
+    cwd,
+    tools: [],
+    allowedTools: [],
+    disallowedTools: [],
+    permissionMode: "default",
+    model,
+    settingSources: [],
+    completeTask: false,
+    stopHook: false,
+  };
+}
+
+/**
+ * Open the finish model's conversation ahead of the finish: its process
+ * starts now and waits, asking nothing, until the finish sends its question
+ * (an unused one costs no request). Undefined for a backend without
+ * conversations (a session per question then).
+ *
+ * @param backend The backend (its requests are redacted like every other).
+ * @param model The lightweight model.
+ * @param cwd Working directory.
+ * @returns The conversation, or undefined.
+ */
+export function openFinishConversation(
+  backend: AgentBackend,
+  model: string,
+  cwd: string,
+): AgentConversation | undefined {
+  if (!backend.conversation) return undefined;
+  return redactingBackend(backend).conversation!(finishProcessSettings(model, cwd));
 }
 
 /** What one question cost. */
 interface ModelReply {
   text: string;
+  opened: boolean;
   costUsd: number;
   tokens: TokenUsage;
 }
@@ -58,17 +113,19 @@ interface ModelReply {
 export type ModelAnswer = { text: string } | { skipped: string };
 
 /**
- * Asks the finish model one question per step. The first question of a
- * conversation carries the run's record; later ones build on it. Before each
- * question the cap is checked against what the finish spent so far (a step
- * that starts under the cap may end a little over it); after a failed
- * session, the steps left fall back without trying again.
+ * Asks the finish model its questions (the workflow asks one per finish).
+ * The first question of a conversation carries the run's record; later ones
+ * build on it. Before each question the cap is checked against what the
+ * finish spent so far (a question that starts under the cap may end a
+ * little over it); after a failed session, nothing is asked again.
  */
 export class FinishModel {
   #options: FinishModelOptions;
   #conversation: AgentConversation | undefined;
   #asked = 0;
   #broken: string | undefined;
+  #closing: Promise<void>[] = [];
+  #closed = false;
 
   /**
    * A model for one finish attempt.
@@ -80,13 +137,13 @@ export class FinishModel {
   }
 
   /**
-   * Ask one step's question.
+   * Ask one question.
    *
-   * @param step The step, for the events.
-   * @param question The question (with its step's marker).
-   * @returns The model's text, or why the step falls back.
+   * @param steps The steps it asks for, for the events.
+   * @param question The question (with its markers).
+   * @returns The model's text, or why the steps fall back.
    */
-  async ask(step: string, question: string): Promise<ModelAnswer> {
+  async ask(steps: string[], question: string): Promise<ModelAnswer> {
     const skipped = this.#skipReason();
     if (skipped) return { skipped };
     // A conversation has the run's record from its first question on; lone sessions need it each time.
@@ -97,7 +154,7 @@ export class FinishModel {
       reply = await this.#send(prompt);
     } catch (error) {
       this.#broken = firstLine(error);
-      this.#options.onEvent?.("finish_model_failed", { step, error: this.#broken });
+      this.#options.onEvent?.("finish_model_failed", { steps, error: this.#broken });
       return { skipped: `the finish model failed (${this.#broken})` };
     }
     const usage: FinishUsage = {
@@ -108,7 +165,9 @@ export class FinishModel {
     };
     this.#options.store.addFinishUsage(this.#options.runId, usage);
     this.#options.onEvent?.("finish_model", {
-      step,
+      steps,
+      // Whether the conversation's process was started ahead, off the finish's wall time.
+      opened: reply.opened,
       model: this.#options.model,
       costUsd: roundUsd(reply.costUsd),
       tokens: reply.tokens,
@@ -116,10 +175,17 @@ export class FinishModel {
     return { text: reply.text };
   }
 
-  /** End the conversation, if one was opened. */
+  /**
+   * End the conversation, if one was opened; nothing is asked after. Called
+   * as soon as the last answer is in, so its process exits while the finish
+   * goes on, and again at the end to wait for it.
+   */
   async close(): Promise<void> {
-    await this.#conversation?.close().catch(() => {});
+    this.#closed = true;
+    const conversation = this.#conversation;
     this.#conversation = undefined;
+    if (conversation) this.#closing.push(conversation.close().catch(() => {}));
+    await Promise.all(this.#closing);
   }
 
   #skipReason(): string | undefined {
@@ -128,6 +194,7 @@ export class FinishModel {
     if (!backend) return "no model backend";
     if (maxCostUsd <= 0) return "finish.maxCostUsd is 0";
     if (this.#broken) return `the finish model failed earlier (${this.#broken})`;
+    if (this.#closed) return "the finish model's conversation is closed";
     if (this.#options.signal?.aborted) return "the finish was interrupted";
     const spent = store.getFinish(runId).usage?.costUsd ?? 0;
     if (spent >= maxCostUsd) {
@@ -144,27 +211,19 @@ export class FinishModel {
       AbortSignal.timeout(STEP_TIMEOUT_MS),
       ...(this.#options.signal ? [this.#options.signal] : []),
     ]);
-    const settings = {
-      systemPromptAppend: "",
-      systemPrompt: FINISH_SYSTEM_PROMPT,
-      cwd,
-      tools: [],
-      allowedTools: [],
-      disallowedTools: [],
-      permissionMode: "default" as const,
-      model,
-      settingSources: [],
-    };
+    const settings = finishProcessSettings(model, cwd);
     let messages: AsyncIterable<AgentMessage>;
+    let opened = false;
     if (backend!.conversation) {
-      this.#conversation ??= backend!.conversation({
-        ...settings,
-        completeTask: false,
-        stopHook: false,
-      });
+      if (!this.#conversation) {
+        const ahead = this.#options.opened?.();
+        opened = ahead !== undefined;
+        this.#conversation = ahead ?? backend!.conversation(settings);
+      }
       messages = this.#conversation.send({ prompt, signal });
     } else {
-      messages = backend!.session({ ...settings, prompt, maxTurns: 1, signal });
+      const { completeTask: _, stopHook: __, ...session } = settings;
+      messages = backend!.session({ ...session, prompt, maxTurns: 1, signal });
     }
     const builder = new SummaryBuilder(0, { enabled: false });
     for await (const message of messages) {
@@ -180,6 +239,7 @@ export class FinishModel {
     if (failure) throw new Error(failure);
     return {
       text: summary.assistantResponses.join("\n"),
+      opened,
       costUsd: summary.costUsd,
       tokens: summary.tokens,
     };

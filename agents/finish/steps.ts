@@ -1,9 +1,10 @@
 /**
- * The finish workflow's four model steps, each with its question, the JSON
- * it expects (validated with zod) and its fallback from what the run
- * recorded: a structured summary, learning extraction, a skill assessment
- * and the next actions. A reply that is not the JSON asked for, a failed
- * session or a reached cost cap gives the fallback, and the log says so.
+ * The finish workflow's four model steps, each with its part of the one
+ * finish question (`question.ts`), the JSON it expects (validated with zod)
+ * and its fallback from what the run recorded: a structured summary,
+ * learning extraction, a skill assessment and the next actions. A part that
+ * is missing or not the JSON asked for, a failed session or a reached cost
+ * cap gives that step's fallback, and the log says so.
  *
  * @module
  */
@@ -14,10 +15,10 @@ import type { IterationSummary } from "../record/iteration.ts";
 import { extractJsonObject } from "../support/json_extract.ts";
 import { EXTRACT_MARKER, parseLearnings, reportedLearnings } from "../store/learnings_text.ts";
 import type { Learning, SkillRecord, StoredRun } from "../store/mod.ts";
-import type { FinishModel } from "./model.ts";
+import type { FinishAnswers } from "./question.ts";
 import { assessSkills, runSummary } from "./aggregate.ts";
 
-/** Marks each step's question, so a scripted model can tell them apart. */
+/** Marks each step's part of the finish question, so a scripted model can tell which are asked. */
 export const STEP_MARKERS = {
   summary: "FINISHLINE SUMMARY",
   learnings: EXTRACT_MARKER,
@@ -33,8 +34,8 @@ export interface StepInput {
   summaries: IterationSummary[];
   /** How it ended. */
   outcome: { status: string; reason: string };
-  /** The finish model. */
-  model: FinishModel;
+  /** The answers of the one finish question. */
+  answers: FinishAnswers;
   /** Records events. */
   onEvent?: (kind: string, data: Record<string, unknown>) => void;
 }
@@ -81,27 +82,56 @@ export interface StructuredSummary {
   challenges: string[];
 }
 
+/** A part's JSON value: an array or an object; undefined when it is neither. */
+function extractJsonValue(text: string): unknown {
+  try {
+    return JSON.parse(text.trim());
+  } catch {
+    return extractJsonObject(text);
+  }
+}
+
 /** Parse a JSON object reply with a schema; undefined when it does not fit. */
 function parseReply<T>(schema: z.ZodType<T>, text: string): T | undefined {
   const parsed = schema.safeParse(extractJsonObject(text));
   return parsed.success ? parsed.data : undefined;
 }
 
-/** Ask, parse, or fall back with the reason in the log. */
+/** This step's part of the finish answer, parsed, or the fallback's reason in the log. */
 async function modelStep<T>(
   input: StepInput,
   step: keyof typeof STEP_MARKERS,
-  question: string,
   parse: (text: string) => T | undefined,
 ): Promise<T | undefined> {
-  const answer = await input.model.ask(step, `${STEP_MARKERS[step]}: ${question}`);
+  const answer = await input.answers.part(step);
   const value = "text" in answer ? parse(answer.text) : undefined;
   if (value === undefined) {
-    const reason = "skipped" in answer ? answer.skipped : "the reply was not the JSON asked for";
+    const reason = "skipped" in answer
+      ? answer.skipped
+      : `the reply's "${step}" part was not the JSON asked for`;
     input.onEvent?.("finish_fallback", { step, reason });
   }
   return value;
 }
+
+/** What each step's part of the finish question asks for. */
+export const PART_QUESTIONS: Record<keyof typeof STEP_MARKERS, string> = {
+  summary: "summarise this run: " +
+    '{"task": "what was being attempted", "done": ["what was actually done"], "files": ["files changed"], ' +
+    '"remaining": ["what remains incomplete"], "approaches_tried": ["approach, and whether it worked"], ' +
+    '"lessons": ["lesson learned"], "challenges": ["challenge met"]}. Empty lists are fine.',
+  learnings:
+    "extract what is worth remembering from this run, for future runs on the same repository: " +
+    "patterns and techniques, tool combinations that worked, approaches that failed, domain knowledge: " +
+    '[{"learning": "...", "tool_or_technique": "...", "applicability": "...", "tags": ["..."]}]. ' +
+    "An empty list is fine when nothing is worth keeping.",
+  skills: "assess the skills (reusable instructions or tools for the agent) of this run: " +
+    '{"used": [{"name": "skill-name", "description": "what it did here"}], ' +
+    '"missing": [{"name": "skill-name", "description": "what it would have helped with"}], ' +
+    '"update": [{"name": "skill-name", "description": "what to change in it"}]}. Names in kebab-case.',
+  next_actions: "list what the user should do next about this run, most useful first, " +
+    'at most five short imperative lines: ["..."].',
+};
 
 /**
  * Step 1: the run summary — what the run recorded, and the structured
@@ -112,15 +142,7 @@ async function modelStep<T>(
  */
 export async function summaryStep(input: StepInput): Promise<Record<string, unknown>> {
   const aggregate = runSummary(input.run, input.summaries, input.outcome);
-  const reply = await modelStep(
-    input,
-    "summary",
-    "summarise this run as JSON: " +
-      '{"task": "what was being attempted", "done": ["what was actually done"], "files": ["files changed"], ' +
-      '"remaining": ["what remains incomplete"], "approaches_tried": ["approach, and whether it worked"], ' +
-      '"lessons": ["lesson learned"], "challenges": ["challenge met"]}. Empty lists are fine.',
-    (text) => parseReply(SUMMARY_REPLY, text),
-  );
+  const reply = await modelStep(input, "summary", (text) => parseReply(SUMMARY_REPLY, text));
   const structured: StructuredSummary = reply
     ? {
       task: reply.task,
@@ -170,18 +192,10 @@ function argvTask(argv: string[]): string | null {
  * @returns The extracted learnings; undefined when the step fell back.
  */
 export async function learningsStep(input: StepInput): Promise<Learning[] | undefined> {
-  return await modelStep(
-    input,
-    "learnings",
-    "extract what is worth remembering from this run, for future runs on the same repository: " +
-      "patterns and techniques, tool combinations that worked, approaches that failed, domain knowledge. " +
-      'Reply with JSON: {"learnings": [{"learning": "...", "tool_or_technique": "...", "applicability": "...", ' +
-      '"tags": ["..."]}]}. An empty list is fine when nothing is worth keeping.',
-    (text) => {
-      const found = parseLearnings(text);
-      return found.length > 0 || isEmptyList(text) ? found : undefined;
-    },
-  );
+  return await modelStep(input, "learnings", (text) => {
+    const found = parseLearnings(text);
+    return found.length > 0 || isEmptyList(text) ? found : undefined;
+  });
 }
 
 /** Whether a reply says "nothing": an empty list, bare or under `learnings`. */
@@ -203,15 +217,7 @@ function isEmptyList(text: string): boolean {
  */
 export async function skillsStep(input: StepInput): Promise<SkillRecord[]> {
   const reported = assessSkills(input.summaries);
-  const reply = await modelStep(
-    input,
-    "skills",
-    "assess the skills (reusable instructions or tools for the agent) of this run as JSON: " +
-      '{"used": [{"name": "skill-name", "description": "what it did here"}], ' +
-      '"missing": [{"name": "skill-name", "description": "what it would have helped with"}], ' +
-      '"update": [{"name": "skill-name", "description": "what to change in it"}]}. Names in kebab-case.',
-    (text) => parseReply(SKILLS_REPLY, text),
-  );
+  const reply = await modelStep(input, "skills", (text) => parseReply(SKILLS_REPLY, text));
   if (!reply) return reported;
   const byKey = new Map(reported.map((skill) => [`${skill.kind}:${skill.name}`, skill]));
   const add = (kind: SkillRecord["kind"], skill: z.infer<typeof SKILL>) => {
@@ -243,13 +249,14 @@ export async function nextActionsStep(
   input: StepInput,
   summary: Record<string, unknown> | null,
 ): Promise<string[]> {
-  const reply = await modelStep(
-    input,
-    "next_actions",
-    "list what the user should do next about this run, most useful first, at most five short imperative lines, " +
-      'as JSON: {"next_actions": ["..."]}.',
-    (text) => parseReply(NEXT_ACTIONS_REPLY, text),
-  );
+  const reply = await modelStep(input, "next_actions", (text) => {
+    // The part is the list; an object under `next_actions` (the shape once asked for) is fine too.
+    const value = extractJsonValue(text);
+    const parsed = NEXT_ACTIONS_REPLY.safeParse(
+      Array.isArray(value) ? { next_actions: value } : value,
+    );
+    return parsed.success ? parsed.data : undefined;
+  });
   const found = reply ? reply.next_actions : fallbackActions(summary);
   return withAlwaysActions(
     found,

@@ -2,8 +2,10 @@
  * The finish workflow (the user's finish tool design): when a run ends,
  * whatever its status, (1) summarise it, (2) capture learnings, (3) assess
  * skills, (4) propose next actions, (5) persist the outcome, (6) clean up.
- * Steps 1 to 4 ask a lightweight model (`finish.model`) and fall back to
- * what the run recorded when it cannot answer or the cost cap is reached.
+ * Steps 1 to 4 share one question to a lightweight model (`finish.model`),
+ * each reading its part of the one JSON answer, and each falls back on its
+ * own to what the run recorded when its part is missing or invalid, the
+ * model cannot answer or the cost cap is reached.
  * Each step is checkpointed in the store, so an interrupted finish resumes
  * from the last checkpoint (`main.ts finish RUN_ID`), and running it again
  * is idempotent.
@@ -12,13 +14,14 @@
  */
 
 import { redactingBackend } from "../backends/redacting.ts";
-import type { AgentBackend } from "../backends/port.ts";
+import type { AgentBackend, AgentConversation } from "../backends/port.ts";
 import type { IterationSummary } from "../record/iteration.ts";
 import { DEFAULT_FINISH_MODEL } from "../definition/mod.ts";
 import { firstLine } from "../support/errors.ts";
 import { reportedLearnings } from "../store/learnings_text.ts";
 import type { RunStore, StoredRun } from "../store/mod.ts";
 import { FinishModel } from "./model.ts";
+import { FinishAnswers, type FinishPart } from "./question.ts";
 import {
   learningsStep,
   nextActionsStep,
@@ -72,6 +75,12 @@ export interface FinishOptions {
   until?: string;
   /** The iteration under way, not yet in the history (the one that called the finish tool). */
   pending?: IterationSummary;
+  /**
+   * The finish model's conversation, opened ahead with the same model and
+   * cwd (`openFinishConversation`), so its process start is off the finish;
+   * taken when the question is asked, and closed with the finish.
+   */
+  opened?: () => AgentConversation | undefined;
 }
 
 /** The steps that describe the run, redone when the run changed after they were made. */
@@ -178,11 +187,13 @@ export async function runFinish(options: FinishOptions): Promise<FinishReport> {
   forgetIfChanged(store, run.id, outcome, summaries.length, options.onEvent);
   const done = new Set(store.getFinish(run.id).steps);
   const ran: string[] = [];
+  const model = finishModel(options, { run, summaries, outcome });
+  const parts = partsToAsk(options, { run, summaries, outcome }, done);
   const input: StepInput = {
     run,
     summaries,
     outcome,
-    model: finishModel(options, { run, summaries, outcome }),
+    answers: new FinishAnswers(model, parts),
     onEvent: options.onEvent,
   };
   try {
@@ -198,7 +209,7 @@ export async function runFinish(options: FinishOptions): Promise<FinishReport> {
       if (step === options.until) break;
     }
   } finally {
-    await input.model.close();
+    await model.close();
   }
   return { steps: store.getFinish(run.id).steps, ran };
 }
@@ -240,6 +251,24 @@ function recordedOutcome(store: RunStore, run: StoredRun): { status: string; rea
   };
 }
 
+/**
+ * The parts of the one finish question: the model steps still to do (up to
+ * `until`), without the learnings when their extraction is off or the run's
+ * budget is spent.
+ */
+function partsToAsk(
+  options: FinishOptions,
+  input: Pick<StepInput, "run" | "summaries" | "outcome">,
+  done: Set<string>,
+): FinishPart[] {
+  const last = options.until ? FINISH_STEPS.indexOf(options.until) : FINISH_STEPS.length - 1;
+  return (DESCRIBING_STEPS as FinishPart[]).filter((step) =>
+    !done.has(step) && FINISH_STEPS.indexOf(step) <= last &&
+    (step !== "learnings" ||
+      (options.extractLearnings !== false && budgetSpent(options, input) === undefined))
+  );
+}
+
 /** The model of this attempt. */
 function finishModel(
   options: FinishOptions,
@@ -257,6 +286,7 @@ function finishModel(
     disabled: options.skipModel,
     signal: options.signal,
     onEvent: options.onEvent,
+    opened: options.opened,
   });
 }
 
@@ -306,7 +336,10 @@ async function extractLearnings(options: FinishOptions, input: StepInput): Promi
 }
 
 /** Why the run's budget counts as spent, or undefined. */
-function budgetSpent(options: FinishOptions, input: StepInput): string | undefined {
+function budgetSpent(
+  options: FinishOptions,
+  input: Pick<StepInput, "run" | "summaries" | "outcome">,
+): string | undefined {
   if (input.outcome.status === "budget_exhausted") return "the run's budget is spent";
   const cost = input.summaries.reduce((sum, summary: IterationSummary) => sum + summary.costUsd, 0);
   if (options.budgetUsd !== undefined && Math.max(cost, input.run.costUsd) >= options.budgetUsd) {

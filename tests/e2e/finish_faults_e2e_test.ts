@@ -96,13 +96,15 @@ Deno.test({
     let extracting: () => void;
     const extraction = new Promise<void>((resolve) => extracting = resolve);
     let extractions = 0;
-    // The tool-less extraction reaches the server as a side request.
+    // The tool-less finish question (with its learnings part) reaches the server as a side request.
     await using server = await ScriptedModelServer.start({
       scripts: [[textTurn("Looked around.")]],
       sideReply: ({ lastUserText }) => {
         if (!lastUserText.includes(EXTRACT_MARKER)) return textTurn("OK.");
         // The live run's extraction hangs; the one of `finish RUN_ID` answers.
-        if (extractions++ > 0) return textTurn('[{"learning": "Finish steps are checkpointed"}]');
+        if (extractions++ > 0) {
+          return textTurn('{"learnings": [{"learning": "Finish steps are checkpointed"}]}');
+        }
         extracting();
         return { text: "[]", delayMs: 120_000 };
       },
@@ -136,7 +138,7 @@ Deno.test({
     assert.match(
       run.stderr,
       new RegExp(
-        `second interrupt: exiting now; the outcome \\(completed\\) is recorded; finish steps left: learnings, skills, next_actions, persist, cleanup; run "finish ${id}" to complete them\\n`,
+        `second interrupt: exiting now; the outcome \\(completed\\) is recorded; finish steps left: summary, learnings, skills, next_actions, persist, cleanup; run "finish ${id}" to complete them\\n`,
       ),
     );
 
@@ -151,7 +153,7 @@ Deno.test({
     assert.equal(finished.code, 0, finished.stderr);
     assert.equal(
       finished.stdout,
-      `Finished run ${id}: learnings, skills, next_actions, persist, cleanup\n`,
+      `Finished run ${id}: summary, learnings, skills, next_actions, persist, cleanup\n`,
     );
     assert.equal(extractions, 2, "finish RUN_ID asked for the learnings again");
     assert.equal(storedRun(repo.path).status, "completed");
@@ -320,7 +322,9 @@ Deno.test({
       scripts: [[textTurn("Looked around.")]],
       sideReply: ({ lastUserText }) => {
         if (!lastUserText.includes(EXTRACT_MARKER)) return textTurn("OK.");
-        if (extractions++ > 0) return textTurn('[{"learning": "Finish steps are checkpointed"}]');
+        if (extractions++ > 0) {
+          return textTurn('{"learnings": [{"learning": "Finish steps are checkpointed"}]}');
+        }
         extracting();
         return { text: "[]", delayMs: 120_000 };
       },

@@ -1,10 +1,12 @@
 /**
  * End to end for the finish workflow's model steps on the lightweight
  * model: the structured summary, learning extraction, skill assessment and
- * next actions answered by the scripted model; a reply that is not JSON
- * falling back to what the run recorded; the cost cap; a spent budget
- * skipping extraction; and a finish killed during a step that `finish
- * RUN_ID` completes without redoing what was done. The CLI as a subprocess,
+ * next actions answered by the scripted model in one request, from a
+ * conversation opened while the last iteration ran and gone after the run;
+ * a reply that is not JSON, or lacks a part, falling back to what the run
+ * recorded (for that part only); the cost cap; a spent budget leaving the
+ * learnings out of the question; and a finish killed during its request
+ * that `finish RUN_ID` completes with one request. The CLI as a subprocess,
  * the real Claude Code binary against the scripted model, real git and
  * real SQLite.
  */
@@ -14,6 +16,8 @@ import { COMPLETE_TASK_TOOL } from "../../agents/record/complete_task_tool.ts";
 import { SqliteStore } from "../../agents/store/mod.ts";
 import { STEP_MARKERS } from "../../agents/finish/steps.ts";
 import { FINISH_SYSTEM_PROMPT } from "../../agents/finish/model.ts";
+import { FINISH_MARKER } from "../../agents/finish/question.ts";
+import { RUN_TAG, taggedProcesses } from "../../agents/support/process_tags.ts";
 import {
   type RecordedRequest,
   ScriptedModelServer,
@@ -46,7 +50,7 @@ const AGENT_SCRIPT = [
   textTurn("Partly done."),
 ];
 
-/** What the scripted finish model answers to each step. */
+/** What the scripted finish model answers for each step's part. */
 const ANSWERS: Record<Step, unknown> = {
   summary: {
     task: "Fix the flaky login test",
@@ -57,25 +61,24 @@ const ANSWERS: Record<Step, unknown> = {
     lessons: ["Timezones make tests flaky"],
     challenges: ["The failure showed only at night"],
   },
-  learnings: {
-    learnings: [{
-      learning: "Set TZ=UTC for date tests",
-      tool_or_technique: "env pinning",
-      applicability: "any date-dependent test",
-      tags: ["ci", "flaky tests"],
-    }],
-  },
+  learnings: [{
+    learning: "Set TZ=UTC for date tests",
+    tool_or_technique: "env pinning",
+    applicability: "any date-dependent test",
+    tags: ["ci", "flaky tests"],
+  }],
   skills: {
     used: [{ name: "git", description: "committed the fix" }],
     missing: [{ name: "ci-config", description: "would have pinned TZ in CI" }],
     update: [{ name: "flaky-test-triage", description: "add a timezone check" }],
   },
-  next_actions: { next_actions: ["Pin TZ=UTC in the CI workflow", "Re-run the login tests"] },
+  next_actions: ["Pin TZ=UTC in the CI workflow", "Re-run the login tests"],
 };
 
-/** The step a finish question is for, from its marker. */
-function stepOf(text: string): Step | undefined {
-  return (Object.keys(STEP_MARKERS) as Step[]).find((step) => text.includes(STEP_MARKERS[step]));
+/** The steps a finish question asks about, from their markers; undefined for other questions. */
+function stepsOf(text: string): Step[] | undefined {
+  if (!text.includes(FINISH_MARKER)) return undefined;
+  return (Object.keys(STEP_MARKERS) as Step[]).filter((step) => text.includes(STEP_MARKERS[step]));
 }
 
 /**
@@ -89,26 +92,36 @@ function usageOf(ctx: TurnContext, reply: string): ScriptedTurn["usage"] {
   };
 }
 
-/** Answers each finish step with its JSON (or `override`), with realistic usage. */
-function finishModel(override: Partial<Record<Step, (ctx: TurnContext) => ScriptedTurn>> = {}) {
+/**
+ * Answers the finish question with one JSON object holding the part of each
+ * step asked (from `answers`; a step left out there is a missing part), with
+ * realistic usage; `turn` may answer instead (a delay, other usage).
+ */
+function finishModel(
+  answers: Partial<Record<Step, unknown>> = ANSWERS,
+  turn?: (ctx: TurnContext, text: string) => ScriptedTurn | undefined,
+) {
   return (ctx: TurnContext): ScriptedTurn | Promise<ScriptedTurn> => {
-    const step = stepOf(ctx.lastUserText);
-    if (!step) return textTurn("OK.");
-    if (override[step]) return override[step]!(ctx);
-    const text = JSON.stringify(ANSWERS[step]);
-    return { text, usage: usageOf(ctx, text) };
+    const steps = stepsOf(ctx.lastUserText);
+    if (!steps) return textTurn("OK.");
+    const text = JSON.stringify(
+      Object.fromEntries(steps.flatMap((step) => step in answers ? [[step, answers[step]]] : [])),
+    );
+    return turn?.(ctx, text) ?? { text, usage: usageOf(ctx, text) };
   };
 }
 
-/** The finish questions the server received, by step. */
-function finishRequests(server: ScriptedModelServer): Array<[Step, RecordedRequest]> {
+/** The finish questions the server received, with the steps each asked about. */
+function finishRequests(server: ScriptedModelServer): Array<[Step[], RecordedRequest]> {
   return server.requests.flatMap((request) => {
     const messages = request.body.messages as Array<{ role: string; content: unknown }>;
     const last = messages?.at(-1);
-    const step = last?.role === "user" ? stepOf(JSON.stringify(last.content)) : undefined;
-    return request.side && step ? [[step, request] as [Step, RecordedRequest]] : [];
+    const steps = last?.role === "user" ? stepsOf(JSON.stringify(last.content)) : undefined;
+    return request.side && steps ? [[steps, request] as [Step[], RecordedRequest]] : [];
   });
 }
+
+const ALL_STEPS: Step[] = ["summary", "learnings", "skills", "next_actions"];
 
 /** The run's log events of one kind. */
 async function events(logFile: string, kind: string): Promise<Array<Record<string, unknown>>> {
@@ -136,7 +149,7 @@ async function writeAgent(root: string, finish: Record<string, unknown>): Promis
   );
 }
 
-Deno.test("the four finish model steps run on the lightweight model and their answers reach the history, the report and runs show", async () => {
+Deno.test("the four finish model steps make one request on the lightweight model, from a process opened ahead and gone after the run; the answers reach the history, the report and runs show", async () => {
   await using repo = await tempRepo();
   await using server = await ScriptedModelServer.start({
     scripts: [AGENT_SCRIPT],
@@ -150,7 +163,14 @@ Deno.test("the four finish model steps run on the lightweight model and their an
   const result = JSON.parse(run.stdout);
 
   const asked = finishRequests(server);
-  assert.deepEqual(asked.map(([step]) => step), ["summary", "learnings", "skills", "next_actions"]);
+  // Exactly one finish request for the run, asking for the four parts.
+  assert.deepEqual(asked.map(([steps]) => steps), [ALL_STEPS]);
+  assert.equal(
+    server.requests.filter((request) =>
+      request.side && JSON.stringify(request.body.messages).includes(FINISH_MARKER)
+    ).length,
+    1,
+  );
   for (const [, request] of asked) {
     assert.equal(request.body.model, "claude-haiku-4-5");
     assert.deepEqual(request.body.tools ?? [], []);
@@ -159,9 +179,18 @@ Deno.test("the four finish model steps run on the lightweight model and their an
     assert.ok(system.includes(FINISH_SYSTEM_PROMPT.slice(0, 60)), system.slice(0, 300));
     assert.ok(!system.includes("You are Claude Code"), "Claude Code's system prompt is replaced");
   }
-  // One conversation: the run's record goes with the first question only.
-  assert.equal(new Set(asked.map(([, request]) => request.sessionId)).size, 1);
   assert.equal(server.sessionIds().length, 1, "the finish session takes no scripted session");
+  // The finish model's process was started when the last iteration began, and used.
+  assert.deepEqual(
+    (await events(result.logFile, "finish_model_opened")).map((event) => event.why),
+    ["last iteration"],
+  );
+  assert.deepEqual(
+    (await events(result.logFile, "finish_model")).map((event) => [event.steps, event.opened]),
+    [[ALL_STEPS, true]],
+  );
+  // Nothing the run started is left running, the finish model's process included.
+  assert.deepEqual(await taggedProcesses(RUN_TAG, `${result.runId}/`, { prefix: true }), []);
   const firstPrompt = JSON.stringify(asked[0][1].body.messages);
   assert.match(firstPrompt, /Pinned TZ=UTC in tz\.txt/);
   assert.match(firstPrompt, /skills wished for: ci-config/);
@@ -216,7 +245,7 @@ Deno.test("the four finish model steps run on the lightweight model and their an
     // What the finish cost, as Claude Code reported it for the usage the server sent.
     const usage = finish.usage!;
     assert.equal(usage.model, "claude-haiku-4-5");
-    assert.equal(usage.requests, 4);
+    assert.equal(usage.requests, 1);
     assert.ok(usage.costUsd > 0 && usage.costUsd < 0.05, `cost ${usage.costUsd}`);
     const sent = asked.reduce(
       (sum, [, request]) => sum + Math.ceil(JSON.stringify(request.body).length / 4),
@@ -224,7 +253,9 @@ Deno.test("the four finish model steps run on the lightweight model and their an
     );
     assert.equal(usage.tokens.input, sent);
     console.log(
-      `finish model steps: ${usage.requests} requests, ${usage.tokens.input} input / ${usage.tokens.output} output tokens, $${
+      `finish model steps: ${usage.requests} request${
+        usage.requests === 1 ? "" : "s"
+      }, ${usage.tokens.input} input / ${usage.tokens.output} output tokens, $${
         usage.costUsd.toFixed(4)
       } at Haiku 4.5 prices (no cache reads counted)`,
     );
@@ -240,7 +271,7 @@ Deno.test("the four finish model steps run on the lightweight model and their an
   const show = await runCli(["runs", "show", result.runId], { cwd: repo.path });
   assert.match(
     show.stdout,
-    /^Finish: +summary, learnings, skills, next_actions, persist, cleanup; model claude-haiku-4-5: 4 requests, \d+ input \/ \d+ output tokens, \$0\.\d{4}$/m,
+    /^Finish: +summary, learnings, skills, next_actions, persist, cleanup; model claude-haiku-4-5: 1 request, \d+ input \/ \d+ output tokens, \$0\.\d{4}$/m,
   );
   assert.match(
     show.stdout,
@@ -264,7 +295,7 @@ Deno.test("a finish model that answers no JSON falls back to what the run record
   });
   assert.equal(run.code, 0, run.stderr);
   const result = JSON.parse(run.stdout);
-  assert.equal(finishRequests(server).length, 4, "each step asked once");
+  assert.equal(finishRequests(server).length, 1, "one question for the four steps");
   const fallbacks = await events(result.logFile, "finish_fallback");
   assert.deepEqual(
     fallbacks.map((event) => [event.step, event.reason]),
@@ -299,46 +330,79 @@ Deno.test("a finish model that answers no JSON falls back to what the run record
       "Follow up: Watch CI",
       ...always(server, store.getRun(result.runId)!.cwd),
     ]);
-    assert.equal(finish.usage?.requests, 4, "the failed answers still cost");
+    assert.equal(finish.usage?.requests, 1, "the failed answer still costs");
   } finally {
     store.close();
   }
 });
 
-Deno.test("the finish cost cap stops further model steps", async () => {
+Deno.test("a reply without one part falls back for that part only", async () => {
+  await using repo = await tempRepo();
+  const { skills: _, ...withoutSkills } = ANSWERS;
+  await using server = await ScriptedModelServer.start({
+    scripts: [AGENT_SCRIPT],
+    sideReply: finishModel(withoutSkills),
+  });
+  const run = await runCli(["--iterate-max", "1", "--task", "Fix the flaky login test", "--json"], {
+    cwd: repo.path,
+    server,
+  });
+  assert.equal(run.code, 0, run.stderr);
+  const result = JSON.parse(run.stdout);
+  assert.deepEqual(finishRequests(server).map(([steps]) => steps), [ALL_STEPS]);
+  const fallbacks = await events(result.logFile, "finish_fallback");
+  assert.deepEqual(fallbacks.map((event) => [event.step, event.reason]), [
+    ["skills", 'the reply had no "skills" part'],
+  ]);
+  const store = SqliteStore.open(`${repo.path}/${STORE}`);
+  try {
+    const finish = store.getFinish(result.runId);
+    assert.equal(finish.summary?.summarySource, "model");
+    assert.equal(store.searchLearnings("UTC date tests")[0].source, "extracted");
+    // The skills the agent reported, without the model's descriptions.
+    assert.deepEqual(store.skills(result.runId), [
+      { name: "git", kind: "used", description: "", lifecycle: "implemented" },
+      { name: "ci-config", kind: "missing", description: "", lifecycle: "proposed" },
+    ]);
+    assert.deepEqual(finish.nextActions.slice(0, 2), [
+      "Pin TZ=UTC in the CI workflow",
+      "Re-run the login tests",
+    ]);
+  } finally {
+    store.close();
+  }
+});
+
+Deno.test("the finish cost cap is checked before the one question: an answer that ends over it is kept, and nothing more is asked", async () => {
   await using repo = await tempRepo();
   await writeAgent(repo.path, { maxCostUsd: 0.01 });
   await using server = await ScriptedModelServer.start({
     scripts: [AGENT_SCRIPT],
     // 20,000 input tokens at Haiku 4.5's $1 per million: $0.02, over the cap of $0.01.
-    sideReply: finishModel({
-      summary: () => ({
-        text: JSON.stringify(ANSWERS.summary),
-        usage: { input_tokens: 20_000, output_tokens: 100 },
-      }),
-    }),
+    sideReply: finishModel(ANSWERS, (_ctx, text) => ({
+      text,
+      usage: { input_tokens: 20_000, output_tokens: 100 },
+    })),
   });
   const run = await runCli(["--agent", "fixer", "--json"], { cwd: repo.path, server });
   assert.equal(run.code, 0, run.stderr);
   const result = JSON.parse(run.stdout);
-  assert.deepEqual(finishRequests(server).map(([step]) => step), ["summary"]);
-  const fallbacks = await events(result.logFile, "finish_fallback");
-  assert.deepEqual(fallbacks.map((event) => event.step), ["learnings", "skills", "next_actions"]);
-  for (const event of fallbacks) {
-    assert.match(
-      String(event.reason),
-      /^the finish cost cap of \$0\.0100 is reached \(\$0\.02\d\d spent\)$/,
-    );
-  }
+  assert.deepEqual(finishRequests(server).map(([steps]) => steps), [ALL_STEPS]);
+  assert.deepEqual(await events(result.logFile, "finish_fallback"), []);
   const store = SqliteStore.open(`${repo.path}/${STORE}`);
   try {
     const finish = store.getFinish(result.runId);
-    assert.equal(finish.summary?.summarySource, "model", "the step under the cap ran");
+    assert.equal(finish.summary?.summarySource, "model", "the question started under the cap");
     assert.equal(finish.usage?.requests, 1);
+    assert.ok(finish.usage!.costUsd > 0.01, `cost ${finish.usage!.costUsd}`);
     assert.deepEqual(finish.steps.length, 6);
   } finally {
     store.close();
   }
+  // Every step is done: `finish RUN_ID` asks nothing (a replay over the cap is in tests/finish).
+  const again = await runCli(["finish", result.runId], { cwd: repo.path, server });
+  assert.match(again.stdout, /already finished/);
+  assert.equal(finishRequests(server).length, 1);
 });
 
 Deno.test("a run whose budget is spent gets no learning extraction; the other steps still run", async () => {
@@ -354,38 +418,34 @@ Deno.test("a run whose budget is spent gets no learning extraction; the other st
   );
   const result = JSON.parse(run.stdout);
   assert.equal(result.status, "budget_exhausted", run.stderr);
-  assert.deepEqual(finishRequests(server).map(([step]) => step), [
+  // One question, without the learnings part.
+  assert.deepEqual(finishRequests(server).map(([steps]) => steps), [[
     "summary",
     "skills",
     "next_actions",
-  ]);
+  ]]);
   const skipped = await events(result.logFile, "learnings_extraction_skipped");
   assert.deepEqual(skipped.map((event) => event.reason), ["the run's budget is spent"]);
 });
 
-Deno.test("a finish killed during a model step is completed by finish RUN_ID, which redoes no step done", async () => {
+Deno.test("a finish killed during its request is completed by finish RUN_ID with one request, and redoes no step done", async () => {
   await using repo = await tempRepo();
   let hanging: () => void;
-  const inLearnings = new Promise<void>((resolve) => hanging = resolve);
+  const inQuestion = new Promise<void>((resolve) => hanging = resolve);
   let killed = false;
   await using server = await ScriptedModelServer.start({
     scripts: [AGENT_SCRIPT],
-    sideReply: finishModel({
-      learnings: (ctx) => {
-        if (killed) {
-          const text = JSON.stringify(ANSWERS.learnings);
-          return { text, usage: usageOf(ctx, text) };
-        }
-        hanging();
-        return { text: "[]", delayMs: 120_000 };
-      },
+    sideReply: finishModel(ANSWERS, () => {
+      if (killed) return undefined;
+      hanging();
+      return { text: "{}", delayMs: 120_000 };
     }),
   });
   const run = await runCli(["--iterate-max", "1", "--task", "Fix the flaky login test"], {
     cwd: repo.path,
     server,
     onSpawn: async (child) => {
-      await inLearnings;
+      await inQuestion;
       killed = true;
       child.kill("SIGKILL");
     },
@@ -394,22 +454,22 @@ Deno.test("a finish killed during a model step is completed by finish RUN_ID, wh
   const store = () => SqliteStore.open(`${repo.path}/${STORE}`);
   const before = store();
   const [{ id }] = before.listRuns();
-  assert.deepEqual(before.getFinish(id).steps, ["summary"]);
+  assert.deepEqual(before.getFinish(id).steps, []);
   assert.equal(before.getRun(id)?.status, "completed", "the outcome was recorded first");
   before.close();
-  const askedBefore = finishRequests(server).map(([step]) => step);
-  assert.deepEqual(askedBefore, ["summary", "learnings"]);
+  assert.deepEqual(finishRequests(server).map(([steps]) => steps), [ALL_STEPS]);
 
   const finished = await runCli(["finish", id], { cwd: repo.path, server });
   assert.equal(finished.code, 0, finished.stderr);
   assert.equal(
     finished.stdout,
-    `Finished run ${id}: learnings, skills, next_actions, persist, cleanup\n`,
+    `Finished run ${id}: summary, learnings, skills, next_actions, persist, cleanup\n`,
   );
-  const replayed = finishRequests(server).slice(askedBefore.length);
-  assert.deepEqual(replayed.map(([step]) => step), ["learnings", "skills", "next_actions"]);
-  // The new conversation starts from the run's record and the summary already checkpointed.
-  assert.match(JSON.stringify(replayed[0][1].body.messages), /Summary so far: .*Pin TZ in CI/);
+  // The replay asks once, for every part (none was checkpointed; tests/finish has a
+  // replay after some steps, which asks for the missing parts only).
+  const replayed = finishRequests(server).slice(1);
+  assert.deepEqual(replayed.map(([steps]) => steps), [ALL_STEPS]);
+  assert.match(JSON.stringify(replayed[0][1].body.messages), /Pinned TZ=UTC in tz\.txt/);
 
   const after = store();
   try {
@@ -422,13 +482,51 @@ Deno.test("a finish killed during a model step is completed by finish RUN_ID, wh
       ...always(server, after.getRun(id)!.cwd),
     ]);
     assert.ok(after.searchLearnings("UTC date tests").some((l) => l.source === "extracted"));
-    // The killed request never answered: the tally counts the four answered ones.
-    assert.equal(finish.usage?.requests, 4);
+    // The killed request never answered: the tally counts the one answered.
+    assert.equal(finish.usage?.requests, 1);
     assert.equal(after.getRun(id)?.status, "completed");
   } finally {
     after.close();
   }
   const again = await runCli(["finish", id], { cwd: repo.path, server });
   assert.match(again.stdout, /already finished/);
-  assert.equal(finishRequests(server).length, askedBefore.length + 3, "nothing asked again");
+  assert.equal(finishRequests(server).length, 2, "nothing asked again");
+});
+
+Deno.test("a finish model process opened ahead but not used (the run was interrupted) asks nothing, counts no request, and is gone after the run", async () => {
+  await using repo = await tempRepo();
+  let started: () => void;
+  const inIteration = new Promise<void>((resolve) => started = resolve);
+  await using server = await ScriptedModelServer.start({
+    scripts: [[() => {
+      started();
+      return { text: "too late", delayMs: 60_000 };
+    }]],
+    sideReply: finishModel(),
+  });
+  const run = await runCli(["--iterate-max", "1", "--task", "Fix the flaky login test", "--json"], {
+    cwd: repo.path,
+    server,
+    onSpawn: async (child) => {
+      await inIteration;
+      child.kill("SIGINT");
+    },
+  });
+  const result = JSON.parse(run.stdout);
+  assert.equal(result.status, "interrupted", run.stderr);
+  // Opened when the last iteration began; the interrupted run's finish asks no model.
+  assert.deepEqual(
+    (await events(result.logFile, "finish_model_opened")).map((event) => event.why),
+    ["last iteration"],
+  );
+  assert.deepEqual(await events(result.logFile, "finish_model"), []);
+  assert.deepEqual(finishRequests(server), []);
+  assert.equal(server.requests.filter((request) => request.side).length, 0);
+  const store = SqliteStore.open(`${repo.path}/${STORE}`);
+  try {
+    assert.equal(store.getFinish(result.runId).usage, null, "no finish request counted");
+  } finally {
+    store.close();
+  }
+  assert.deepEqual(await taggedProcesses(RUN_TAG, `${result.runId}/`, { prefix: true }), []);
 });

@@ -12,6 +12,7 @@ import assert from "node:assert/strict";
 import { COMPLETE_TASK_TOOL } from "../../agents/record/complete_task_tool.ts";
 import { FINISH_TOOL } from "../../agents/record/finish_tool.ts";
 import { STEP_MARKERS } from "../../agents/finish/steps.ts";
+import { FINISH_MARKER } from "../../agents/finish/question.ts";
 import { SqliteStore } from "../../agents/store/mod.ts";
 import {
   ScriptedModelServer,
@@ -38,12 +39,15 @@ const RESPONSE_KEYS = [
 /** A finish model that answers no JSON: every model step falls back to what the run recorded. */
 const NO_JSON = () => textTurn("No JSON today.");
 
-/** The finish questions the server received, by step. */
-function finishQuestions(server: ScriptedModelServer): string[] {
+/** The finish questions the server received, each with the steps it asked about. */
+function finishQuestions(server: ScriptedModelServer): string[][] {
   return server.requests.flatMap((request) => {
     const text = JSON.stringify((request.body.messages as unknown[])?.at(-1) ?? "");
-    const step = Object.entries(STEP_MARKERS).find(([, marker]) => text.includes(marker))?.[0];
-    return request.side && step ? [step] : [];
+    if (!request.side || !text.includes(FINISH_MARKER)) return [];
+    return [
+      Object.entries(STEP_MARKERS).filter(([, marker]) => text.includes(marker))
+        .map(([step]) => step),
+    ];
   });
 }
 
@@ -137,7 +141,8 @@ Deno.test("the agent calls finish: the workflow runs once, and the agent reads t
   });
 
   // The four model steps were asked once: during the call, not again at the run's end.
-  assert.deepEqual(finishQuestions(server), ["summary", "learnings", "skills", "next_actions"]);
+  // One question for the four steps.
+  assert.deepEqual(finishQuestions(server), [["summary", "learnings", "skills", "next_actions"]]);
   const steps = (await events(result.logFile, "finish_step")).map((event) => event.step);
   assert.deepEqual(steps, ["summary", "learnings", "skills", "next_actions", "persist", "cleanup"]);
   assert.deepEqual(await events(result.logFile, "finish_redo"), []);
@@ -193,7 +198,8 @@ Deno.test("a finish call whose check fails answers failed with what to fix; the 
   assert.equal(passed.status, "completed");
   assert.equal(passed.history_saved, true);
   // The workflow ran for the passing call only.
-  assert.deepEqual(finishQuestions(server), ["summary", "learnings", "skills", "next_actions"]);
+  // One question for the four steps.
+  assert.deepEqual(finishQuestions(server), [["summary", "learnings", "skills", "next_actions"]]);
   withStore(repo.path, (store) => {
     const [iteration] = store.iterations(result.runId);
     assert.equal(iteration.summary.verification?.passed, true);
@@ -227,7 +233,8 @@ Deno.test("finish with success false ends the run blocked, like a blocked comple
   assert.equal(answer.status, "failed");
   assert.equal(answer.history_saved, true);
   assert.ok(answer.next_actions.length >= 2);
-  assert.deepEqual(finishQuestions(server), ["summary", "learnings", "skills", "next_actions"]);
+  // One question for the four steps.
+  assert.deepEqual(finishQuestions(server), [["summary", "learnings", "skills", "next_actions"]]);
   withStore(repo.path, (store) => {
     assert.equal(store.getFinish(result.runId).summary?.outcome, "blocked");
     assert.equal(store.getRun(result.runId)?.status, "blocked");

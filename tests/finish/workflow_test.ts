@@ -8,6 +8,7 @@ import { type RunStore, SqliteStore, type StoredRun } from "../../agents/store/m
 import { type AgentMessage, emptySummary } from "../../agents/record/iteration.ts";
 import { FINISH_SYSTEM_PROMPT } from "../../agents/finish/model.ts";
 import { STEP_MARKERS } from "../../agents/finish/steps.ts";
+import { FINISH_MARKER } from "../../agents/finish/question.ts";
 import { assessSkills, FINISH_STEPS, runFinish, runSummary } from "../../agents/finish/workflow.ts";
 import { tempDir } from "../_helpers.ts";
 
@@ -143,25 +144,32 @@ function failingOnce(store: SqliteStore, method: keyof RunStore, message: string
 
 type Step = keyof typeof STEP_MARKERS;
 
-/** The step a prompt asks about, from its marker. */
-function stepOf(prompt: string): Step | undefined {
-  return (Object.keys(STEP_MARKERS) as Step[]).find((step) => prompt.includes(STEP_MARKERS[step]));
+/** The steps the finish question asks about, from their markers. */
+function stepsOf(prompt: string): Step[] {
+  return (Object.keys(STEP_MARKERS) as Step[]).filter((step) =>
+    prompt.includes(STEP_MARKERS[step])
+  );
 }
 
-/** A backend without conversations replying per step, recording each request. */
+/** A reply to the finish question: the text, or made from the steps it asks about. */
+type Reply = string | Error | ((steps: Step[]) => string | Error);
+
+/** A backend without conversations replying to the finish question, recording each request. */
 class ReplyingBackend implements AgentBackend {
   readonly name = "fake";
   readonly requests: SessionRequest[] = [];
-  #reply: (step: Step | undefined) => string | Error;
+  #reply: Reply;
 
-  constructor(reply: string | Error | ((step: Step | undefined) => string | Error)) {
-    this.#reply = typeof reply === "function" ? reply : () => reply;
+  constructor(reply: Reply) {
+    this.#reply = reply;
   }
 
   async *session(request: SessionRequest): AsyncIterable<AgentMessage> {
     this.requests.push(request);
     yield { type: "system", subtype: "init", session_id: "finish-session" };
-    const reply = this.#reply(stepOf(request.prompt));
+    const reply = typeof this.#reply === "function"
+      ? this.#reply(stepsOf(request.prompt))
+      : this.#reply;
     if (reply instanceof Error) throw reply;
     yield {
       type: "assistant",
@@ -179,15 +187,23 @@ class ReplyingBackend implements AgentBackend {
     };
   }
 
-  /** The steps asked, in order. */
-  get steps(): Array<Step | undefined> {
-    return this.requests.map((request) => stepOf(request.prompt));
+  /** The steps each request asked about, in order. */
+  get steps(): Step[][] {
+    return this.requests.map((request) => stepsOf(request.prompt));
   }
 }
 
+/** The one JSON answer holding these parts, for the steps asked (a part left undefined is missing). */
+function answer(parts: Partial<Record<Step, unknown>>): (steps: Step[]) => string {
+  return (steps) =>
+    JSON.stringify(
+      Object.fromEntries(steps.flatMap((step) => step in parts ? [[step, parts[step]]] : [])),
+    );
+}
+
 /** Good answers to every step. */
-const GOOD_ANSWERS: Record<Step, string> = {
-  summary: JSON.stringify({
+const GOOD_ANSWERS: Record<Step, unknown> = {
+  summary: {
     task: "Fix the flaky login test",
     done: ["Pinned TZ"],
     files: [".github/workflows/ci.yml"],
@@ -195,17 +211,23 @@ const GOOD_ANSWERS: Record<Step, string> = {
     approaches_tried: ["bisecting: too slow", "pinning TZ: worked"],
     lessons: ["CI has no TZ"],
     challenges: ["only failed at night"],
-  }),
-  learnings: 'Here you go:\n[{"learning": "Pin TZ in CI workflows", ' +
-    '"tool_or_technique": "env pinning", "applicability": "date-dependent tests", ' +
-    '"tags": ["ci", "timezone"]}]',
-  skills: JSON.stringify({
+  },
+  learnings: [{
+    learning: "Pin TZ in CI workflows",
+    tool_or_technique: "env pinning",
+    applicability: "date-dependent tests",
+    tags: ["ci", "timezone"],
+  }],
+  skills: {
     used: [{ name: "deno-testing", description: "ran the login test" }],
     missing: [{ name: "ci-config", description: "edit CI workflows" }],
     update: [{ name: "git-bisect", description: "skip merge commits" }],
-  }),
-  next_actions: '```json\n{"next_actions": ["Watch two nightly CI runs"]}\n```',
+  },
+  next_actions: ["Watch two nightly CI runs"],
 };
+
+/** Every step answered well. */
+const good = answer(GOOD_ANSWERS);
 
 function events(): {
   list: Array<[string, Record<string, unknown>]>;
@@ -663,13 +685,15 @@ Deno.test("finish model steps", async (t) => {
   };
 
   await t.step(
-    "each step asks the finish model once, tool-less, with its own system prompt, and stores the answer",
+    "one question asks the finish model for all four parts, tool-less, with its own system prompt; each part is stored",
     async () => {
       await using f = await fixture();
-      const backend = new ReplyingBackend((step) => step ? GOOD_ANSWERS[step] : "?");
+      const backend = new ReplyingBackend(good);
       const { seen, result } = finish(f, backend, { cwd: "/worktree" });
       assert.deepEqual((await result).ran, [...FINISH_STEPS]);
-      assert.deepEqual(backend.steps, ["summary", "learnings", "skills", "next_actions"]);
+      // One request, asking for the four parts.
+      assert.deepEqual(backend.steps, [["summary", "learnings", "skills", "next_actions"]]);
+      assert.ok(backend.requests[0].prompt.includes(FINISH_MARKER));
       for (const request of backend.requests) {
         assert.deepEqual(request.tools, []);
         assert.deepEqual(request.allowedTools, []);
@@ -681,7 +705,10 @@ Deno.test("finish model steps", async (t) => {
         assert.ok(request.prompt.includes("Iteration 2: Pinned TZ=UTC in the CI workflow"));
       }
       assert.ok(!backend.requests[0].prompt.includes("Summary so far"));
-      assert.ok(backend.requests[1].prompt.includes('Summary so far: {"task"'));
+      assert.deepEqual(
+        seen.list.filter(([kind]) => kind === "finish_model").map(([, data]) => data.steps),
+        [["summary", "learnings", "skills", "next_actions"]],
+      );
       assert.ok(!seen.list.some(([kind]) => kind === "finish_fallback"), "no step fell back");
 
       const record = f.store.getFinish(RUN_ID);
@@ -730,11 +757,12 @@ Deno.test("finish model steps", async (t) => {
         "Resume this session later",
         "Start new session in /repo",
       ]);
+      // One request's usage (each reply of the fake backend costs $0.001).
       assert.deepEqual(record.usage, {
         model: "claude-haiku-4-5",
-        requests: 4,
-        costUsd: 0.004,
-        tokens: { input: 4000, output: 200, cacheRead: 0, cacheCreation: 0 },
+        requests: 1,
+        costUsd: 0.001,
+        tokens: { input: 1000, output: 50, cacheRead: 0, cacheCreation: 0 },
       });
     },
   );
@@ -762,11 +790,10 @@ Deno.test("finish model steps", async (t) => {
 
   await t.step("a reply that is not the JSON asked for falls back, step by step", async () => {
     await using f = await fixture();
-    const backend = new ReplyingBackend((step) =>
-      step === "summary" ? '{"done": ["no task field"]}' : "I found nothing noteworthy, sorry."
-    );
+    const backend = new ReplyingBackend("I found nothing noteworthy, sorry.");
     const { seen, result } = finish(f, backend);
     assert.deepEqual((await result).ran, [...FINISH_STEPS]);
+    assert.equal(backend.requests.length, 1);
     assert.deepEqual(
       seen.list.filter(([kind]) => kind === "finish_fallback").map(([, data]) => data),
       ["summary", "learnings", "skills", "next_actions"].map((step) => ({
@@ -795,44 +822,125 @@ Deno.test("finish model steps", async (t) => {
     ]);
   });
 
+  await t.step(
+    "a part missing or invalid falls back on its own; the other parts are kept",
+    async () => {
+      await using f = await fixture();
+      const backend = new ReplyingBackend(answer({
+        summary: { done: ["no task field"] },
+        learnings: GOOD_ANSWERS.learnings,
+        // skills: missing
+        next_actions: GOOD_ANSWERS.next_actions,
+      }));
+      const { seen, result } = finish(f, backend);
+      assert.deepEqual((await result).ran, [...FINISH_STEPS]);
+      assert.equal(backend.requests.length, 1);
+      assert.deepEqual(
+        seen.list.filter(([kind]) => kind === "finish_fallback").map(([, data]) => data),
+        [
+          { step: "summary", reason: 'the reply\'s "summary" part was not the JSON asked for' },
+          { step: "skills", reason: 'the reply had no "skills" part' },
+        ],
+      );
+      const record = f.store.getFinish(RUN_ID);
+      assert.equal(record.summary?.summarySource, "aggregation");
+      assert.equal(f.store.searchLearnings("workflows")[0].text, "Pin TZ in CI workflows");
+      assert.deepEqual(f.store.skills(RUN_ID), REPORTED_SKILLS);
+      assert.deepEqual(record.nextActions, [
+        "Watch two nightly CI runs",
+        "Resume this session later",
+        "Start new session in /repo",
+      ]);
+    },
+  );
+
+  await t.step("the parts the model may write another way are read too", async () => {
+    await using f = await fixture();
+    // Learnings and next actions under their key (the shape each step once asked for),
+    // the summary as a JSON string, and the whole answer in a fence after prose.
+    const backend = new ReplyingBackend((steps) =>
+      "Here you go:\n```json\n" + answer({
+        summary: JSON.stringify(GOOD_ANSWERS.summary),
+        learnings: { learnings: GOOD_ANSWERS.learnings },
+        skills: GOOD_ANSWERS.skills,
+        next_actions: { next_actions: GOOD_ANSWERS.next_actions },
+      })(steps) + "\n```"
+    );
+    const { seen, result } = finish(f, backend);
+    await result;
+    assert.ok(!seen.list.some(([kind]) => kind === "finish_fallback"));
+    const record = f.store.getFinish(RUN_ID);
+    assert.equal(record.summary?.summarySource, "model");
+    assert.equal(f.store.searchLearnings("workflows")[0].text, "Pin TZ in CI workflows");
+    assert.equal(record.nextActions[0], "Watch two nightly CI runs");
+  });
+
+  await t.step(
+    "a finish stopped after some steps is replayed with one question for the parts still missing",
+    async () => {
+      await using f = await fixture();
+      const first = new ReplyingBackend(good);
+      const stopped = await finish(f, undefined, {
+        backend: first,
+        store: failingOnce(f.store, "setSkills", "disk I/O error"),
+      }).result;
+      assert.deepEqual(stopped.steps, ["summary", "learnings"]);
+      assert.deepEqual(first.steps, [["summary", "learnings", "skills", "next_actions"]]);
+      const second = new ReplyingBackend(good);
+      const { seen, result } = finish(f, second);
+      assert.deepEqual((await result).ran, ["skills", "next_actions", "persist", "cleanup"]);
+      // One request, for the missing parts only; the summary already made goes with it.
+      assert.deepEqual(second.steps, [["skills", "next_actions"]]);
+      assert.ok(second.requests[0].prompt.includes('Summary so far: {"task"'));
+      assert.ok(!seen.list.some(([kind]) => kind === "finish_fallback"));
+      assert.equal(
+        f.store.skills(RUN_ID).find((skill) => skill.name === "ci-config")?.description,
+        "edit CI workflows",
+      );
+      assert.equal(f.store.getFinish(RUN_ID).nextActions[0], "Watch two nightly CI runs");
+      assert.equal(f.store.getFinish(RUN_ID).usage?.requests, 2);
+    },
+  );
+
   await t.step("an empty list of learnings is an answer, not a fallback", async () => {
     await using f = await fixture();
-    for (const empty of [" [ ] ", '{"learnings": []}']) {
+    for (const empty of [[], { learnings: [] }]) {
       f.store.clearFinish(RUN_ID);
       const { seen, result } = finish(
         f,
-        new ReplyingBackend((step) => step === "learnings" ? empty : GOOD_ANSWERS[step!]),
+        new ReplyingBackend(answer({ ...GOOD_ANSWERS, learnings: empty })),
       );
       await result;
-      assert.ok(!seen.list.some(([kind]) => kind === "finish_fallback"), empty);
+      assert.ok(!seen.list.some(([kind]) => kind === "finish_fallback"), JSON.stringify(empty));
     }
   });
 
-  await t.step("a failing session stops the model steps; the rest fall back at once", async () => {
-    await using f = await fixture();
-    const backend = new ReplyingBackend(new Error("API overloaded\nretry later"));
-    const { seen, result } = finish(f, backend);
-    assert.deepEqual((await result).ran, [...FINISH_STEPS]);
-    assert.equal(backend.requests.length, 1, "asked once, not once per step");
-    assert.deepEqual(seen.list.find(([kind]) => kind === "finish_model_failed"), [
-      "finish_model_failed",
-      { step: "summary", error: "API overloaded" },
-    ]);
-    assert.deepEqual(
-      seen.list.filter(([kind]) => kind === "finish_fallback").map(([, data]) => data.reason),
-      [
-        "the finish model failed (API overloaded)",
-        ...Array(3).fill("the finish model failed earlier (API overloaded)"),
-      ],
-    );
-    assert.equal(f.store.searchLearnings("fixer").length, 2, "the agent's learnings are kept");
-  });
+  await t.step(
+    "a failing session: the one question is not retried, and every step falls back",
+    async () => {
+      await using f = await fixture();
+      const backend = new ReplyingBackend(new Error("API overloaded\nretry later"));
+      const { seen, result } = finish(f, backend);
+      assert.deepEqual((await result).ran, [...FINISH_STEPS]);
+      assert.equal(backend.requests.length, 1, "asked once, not once per step");
+      assert.deepEqual(seen.list.find(([kind]) => kind === "finish_model_failed"), [
+        "finish_model_failed",
+        { steps: ["summary", "learnings", "skills", "next_actions"], error: "API overloaded" },
+      ]);
+      // The one question failed: every step falls back with its error.
+      assert.deepEqual(
+        seen.list.filter(([kind]) => kind === "finish_fallback").map(([, data]) => data.reason),
+        Array(4).fill("the finish model failed (API overloaded)"),
+      );
+      assert.equal(f.store.searchLearnings("fixer").length, 2, "the agent's learnings are kept");
+    },
+  );
 
   await t.step("extractLearnings false asks no learnings question", async () => {
     await using f = await fixture();
-    const backend = new ReplyingBackend((step) => GOOD_ANSWERS[step!]);
+    const backend = new ReplyingBackend(good);
     await finish(f, backend, { extractLearnings: false, model: "claude-sonnet-4-5" }).result;
-    assert.deepEqual(backend.steps, ["summary", "skills", "next_actions"]);
+    assert.deepEqual(backend.steps, [["summary", "skills", "next_actions"]]);
     assert.ok(backend.requests.every((request) => request.model === "claude-sonnet-4-5"));
     assert.equal(f.store.searchLearnings("workflows").length, 0);
   });
@@ -842,10 +950,14 @@ Deno.test("finish model steps", async (t) => {
       const extra of [{ budgetUsd: 0.75 }, { outcome: { status: "budget_exhausted", reason: "$" } }]
     ) {
       await using f = await fixture();
-      const backend = new ReplyingBackend((step) => GOOD_ANSWERS[step!]);
+      const backend = new ReplyingBackend(good);
       const { seen, result } = finish(f, backend, extra);
       await result;
-      assert.deepEqual(backend.steps, ["summary", "skills", "next_actions"], JSON.stringify(extra));
+      assert.deepEqual(
+        backend.steps,
+        [["summary", "skills", "next_actions"]],
+        JSON.stringify(extra),
+      );
       assert.deepEqual(seen.list.find(([kind]) => kind === "learnings_extraction_skipped"), [
         "learnings_extraction_skipped",
         { reason: "the run's budget is spent" },
@@ -853,26 +965,44 @@ Deno.test("finish model steps", async (t) => {
     }
     // Under the budget, it runs.
     await using f = await fixture();
-    const backend = new ReplyingBackend((step) => GOOD_ANSWERS[step!]);
+    const backend = new ReplyingBackend(good);
     await finish(f, backend, { budgetUsd: 0.76 }).result;
-    assert.equal(backend.steps.length, 4);
+    assert.deepEqual(backend.steps, [["summary", "learnings", "skills", "next_actions"]]);
   });
 
-  await t.step("the cost cap, checked before each step, stops the steps left", async () => {
-    await using f = await fixture();
-    const backend = new ReplyingBackend((step) => GOOD_ANSWERS[step!]);
-    // Each answer costs $0.001: two fit under $0.0015, the third would start over it.
-    const { seen, result } = finish(f, backend, { maxCostUsd: 0.0015 });
-    await result;
-    assert.deepEqual(backend.steps, ["summary", "learnings"]);
-    assert.deepEqual(
-      seen.list.filter(([kind]) => kind === "finish_fallback").map(([, data]) => data),
-      ["skills", "next_actions"].map((step) => ({
-        step,
-        reason: "the finish cost cap of $0.0015 is reached ($0.0020 spent)",
-      })),
-    );
-  });
+  await t.step(
+    "the cost cap, checked before the question, covers every attempt: a replay over it asks nothing",
+    async () => {
+      await using f = await fixture();
+      // The first attempt's one answer ($0.001) lacks the skills and the next actions.
+      const first = new ReplyingBackend(answer({
+        summary: GOOD_ANSWERS.summary,
+        learnings: GOOD_ANSWERS.learnings,
+      }));
+      await finish(f, first, { maxCostUsd: 0.0015, until: "next_actions" }).result;
+      assert.equal(first.requests.length, 1);
+      // Redo the steps that fell back: $0.001 spent is under $0.0015, so the replay asks (once).
+      f.store.clearFinishSteps(RUN_ID, ["skills", "next_actions"]);
+      const second = new ReplyingBackend(good);
+      await finish(f, second, { maxCostUsd: 0.0015, until: "next_actions" }).result;
+      assert.deepEqual(second.steps, [["skills", "next_actions"]]);
+      // The replay's question carries the summary the first attempt made.
+      assert.ok(second.requests[0].prompt.includes('Summary so far: {"task"'));
+      // $0.002 spent: a third attempt starts over the cap and asks nothing.
+      f.store.clearFinishSteps(RUN_ID, ["skills", "next_actions"]);
+      const third = new ReplyingBackend(good);
+      const { seen, result } = finish(f, third, { maxCostUsd: 0.0015 });
+      await result;
+      assert.equal(third.requests.length, 0);
+      assert.deepEqual(
+        seen.list.filter(([kind]) => kind === "finish_fallback").map(([, data]) => data),
+        ["skills", "next_actions"].map((step) => ({
+          step,
+          reason: "the finish cost cap of $0.0015 is reached ($0.0020 spent)",
+        })),
+      );
+    },
+  );
 
   await t.step(
     "no model step runs without a backend, with a cap of 0, or when told to skip it",
@@ -885,7 +1015,7 @@ Deno.test("finish model steps", async (t) => {
         ] as const
       ) {
         await using f = await fixture();
-        const backend = new ReplyingBackend((step) => GOOD_ANSWERS[step!]);
+        const backend = new ReplyingBackend(good);
         const { seen, result } = finish(f, backend, extra);
         assert.deepEqual((await result).ran, [...FINISH_STEPS]);
         assert.equal(backend.requests.length, 0, reason);

@@ -20,6 +20,7 @@ import type { RunStore, StoredRun } from "../../store/mod.ts";
 import type { RunCommand } from "../flags/command_line.ts";
 import { FINISH_STEPS } from "../../finish/workflow.ts";
 import { finishToolAnswer } from "../../finish/tool.ts";
+import { FinishAhead } from "../../finish/ahead.ts";
 import { endRun } from "./end.ts";
 import { preflight } from "./preflight.ts";
 import { GitHubPullRequestGate } from "./pull_request_gate.ts";
@@ -181,6 +182,12 @@ async function checkAndRun(
     const signals = io.signal
       ? undefined
       : listenForSignals((text) => reporter.stderr(text), resumeCommand(plan.runId));
+    // The finish model's process, started when the finish is near (its one request then pays no start).
+    const finishAhead = new FinishAhead(backend, {
+      ...workspace.cleanup.finish,
+      cwd: workspace.workDir,
+      onEvent: (kind, data) => workspace.log.event(kind, data),
+    });
     try {
       const result = await runLoop(plan, workspace, {
         backend,
@@ -188,11 +195,19 @@ async function checkAndRun(
         io,
         reporter,
         signal: io.signal ?? signals!.signal,
+        finishAhead,
       });
       // A second interrupt during the finish exits at once, saying what is left to finish.
       signals?.finishing(() => finishLeft(workspace.store, plan.runId, result));
-      return await endRun(plan, workspace, result, { backend, io, columns: columns() });
+      return await endRun(plan, workspace, result, {
+        backend,
+        io,
+        columns: columns(),
+        finishAhead,
+      });
     } finally {
+      // Whatever path the run took, the process opened ahead does not outlive it.
+      await finishAhead.close();
       signals?.dispose();
     }
   } finally {
@@ -212,10 +227,12 @@ async function runLoop(
     io: CommandIO;
     reporter: ProgressReporter;
     signal: AbortSignal;
+    finishAhead: FinishAhead;
   },
 ): Promise<RunResult> {
   const { reporter } = options;
   const { store, worktree, git, log } = workspace;
+  let lastIteration = false;
   try {
     return await runIterations({
       definition: plan.definition,
@@ -264,6 +281,7 @@ async function runLoop(
               ? undefined
               : `the ${options.backend.name} agent is busy with the finish call`,
             onEvent: (kind, data) => log.event(kind, data),
+            opened: () => options.finishAhead.take(),
           },
           call,
           context,
@@ -277,6 +295,15 @@ async function runLoop(
       signal: options.signal,
       onEvent: (event) => {
         if (event.type === "store_failed") workspace.storeFault ??= event.error;
+        // The finish is near: its model's process starts while the agent works (once the
+        // agent's own process has started and answered, so the two starts do not compete).
+        if (event.type === "iteration_started") {
+          lastIteration = event.iteration >= event.maxIterations;
+        } else if (lastIteration && event.type === "message") {
+          options.finishAhead.open("last iteration");
+        } else if (event.type === "verification" && event.verification.passed) {
+          options.finishAhead.open("claim passed");
+        }
         reporter.onEvent(event);
       },
     });

@@ -19,6 +19,7 @@ import { jsonWithCosts, roundUsd } from "../../support/format.ts";
 import type { RunLog } from "../../support/log.ts";
 import { removeWorktreeIfClean, type Worktree } from "../../git/worktree.ts";
 import { runFinish } from "../../finish/workflow.ts";
+import type { FinishAhead } from "../../finish/ahead.ts";
 import { finalLine } from "../terminal/progress.ts";
 import { renderReport, type ReportInput } from "./report.ts";
 import { liveFacts, reportInput, resumeCommand } from "./report_facts.ts";
@@ -43,17 +44,28 @@ export interface FinishIO {
  * @param workspace Its workspace.
  * @param result How the loop ended.
  * @param options Backend, output, the terminal's columns (the final line
- * fits them) when stderr is one.
+ * fits them) when stderr is one, and the finish model's conversation opened ahead.
  * @returns The exit code.
  */
 export async function endRun(
   plan: RunPlan,
   workspace: Workspace,
   result: RunResult,
-  options: { backend: AgentBackend; io: FinishIO; columns?: number },
+  options: { backend: AgentBackend; io: FinishIO; columns?: number; finishAhead?: FinishAhead },
 ): Promise<number> {
   const { store, log } = workspace;
-  const { io } = options;
+  const { io, finishAhead } = options;
+  // After an interrupt the user wants out quickly, and a model that just failed would fail
+  // again (or wait for retries): no model session then.
+  const skipModel = result.status === "interrupted"
+    ? "the run was interrupted"
+    : result.modelFailure !== undefined
+    ? "the run ended because the model could not be used"
+    : undefined;
+  // Not wanted: its process exits while the run ends (awaited below). Not opened yet (the run
+  // ended early): opened now, its start overlaps the run's end.
+  if (skipModel) void finishAhead?.close();
+  else finishAhead?.open("run ended");
   // A history that cannot be written (locked, read-only) never crashes the finish:
   // the run ends with its exit code, and says its outcome is only in the log.
   let storeFault: string | undefined;
@@ -71,28 +83,26 @@ export async function endRun(
   write("metrics", () => store.setRunMetrics(plan.runId, metrics));
   write("pid", () => store.setRunPid(plan.runId, null));
   write("segment", () => endSegment(workspace, result));
-  // Before finishline's own git calls of the finish (the push, the worktree's removal),
-  // and before the user runs git again.
-  const gitSettings = await restoreGitSettings(workspace, io);
-  // Before the cleanup, which may remove the worktree.
-  const facts = { ...await liveFacts(workspace), gitSettings };
+  // While the finish model is asked: the git settings put back before finishline's own git
+  // calls of the finish (the push, the worktree's removal) and before the user runs git again,
+  // and the facts gathered before the cleanup, which may remove the worktree.
+  const prepared = (async () => {
+    const gitSettings = await restoreGitSettings(workspace, io);
+    return { ...await liveFacts(workspace), gitSettings };
+  })();
   let worktreeReport: WorktreeReport | undefined;
   const finishOptions: Parameters<typeof runFinish>[0] = {
     store,
     runId: plan.runId,
     outcome: { status: result.status, reason: result.completionReason },
     ...workspace.cleanup.finish,
-    // After an interrupt the user wants out quickly, and a model that just failed would fail
-    // again (or wait for retries): no model session then.
-    skipModel: result.status === "interrupted"
-      ? "the run was interrupted"
-      : result.modelFailure !== undefined
-      ? "the run ended because the model could not be used"
-      : undefined,
+    skipModel,
+    opened: finishAhead && (() => finishAhead.take()),
     backend: options.backend,
     cwd: workspace.workDir,
     onEvent: (kind, data) => log.event(kind, data),
     cleanup: async () => {
+      await prepared;
       await publishIfDone(plan, workspace, result, io);
       worktreeReport = await cleanUpRun(workspace.cleanup, {
         cwd: plan.cwd,
@@ -120,7 +130,8 @@ export async function endRun(
       finish = { steps: [], ran: [], failed: { step: "summary", error: firstLine(error) } };
     }
   }
-  await options.backend.release?.();
+  // A conversation the finish did not take (nothing left to ask) ends with the backend's processes.
+  await Promise.all([finishAhead?.close(), options.backend.release?.()]);
   if (storeFault) {
     io.stderr(
       `[finishline] the run history could not be written (${storeFault}): this run's outcome is not recorded there; the log has it: ${log.path}\n`,
@@ -135,6 +146,7 @@ export async function endRun(
       `[finishline] the finish workflow stopped at "${finish.failed.step}": ${finish.failed.error}; run "finish ${plan.runId}" to complete it\n`,
     );
   }
+  const facts = await prepared;
   const reported = await writeReport(workspace, reportInput(plan, { workspace, result, facts }));
   try {
     store.close();
