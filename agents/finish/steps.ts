@@ -15,7 +15,7 @@ import type { IterationSummary } from "../record/iteration.ts";
 import { extractJsonObject } from "../support/json_extract.ts";
 import { EXTRACT_MARKER, parseLearnings, reportedLearnings } from "../store/learnings_text.ts";
 import type { Learning, SkillRecord, StoredRun } from "../store/mod.ts";
-import type { FinishAnswers } from "./question.ts";
+import type { ModelAnswer } from "./model.ts";
 import { assessSkills, runSummary } from "./aggregate.ts";
 
 /** Marks each step's part of the finish question, so a scripted model can tell which are asked. */
@@ -35,7 +35,7 @@ export interface StepInput {
   /** How it ended. */
   outcome: { status: string; reason: string };
   /** The answers of the one finish question. */
-  answers: FinishAnswers;
+  answers: { part(step: keyof typeof STEP_MARKERS): Promise<ModelAnswer> };
   /** Records events. */
   onEvent?: (kind: string, data: Record<string, unknown>) => void;
 }
