@@ -31,10 +31,10 @@ Deno.test("the demo shows a failing check fed back and fixed, and keeps its repo
     /docs: document greet\(\)\n.* fix: greet\(\) puts a comma after Hello\n.* feat: add greet\(\)/,
   );
   // One request per scripted turn: complete_task was called, so the Stop hook never sent the agent
-  // back. The side requests are the finish workflow's four questions.
+  // back. The side request is the finish workflow's one question.
   assert.match(
     stdout,
-    /^Model requests: 8 for 8 scripted turns in 2 sessions, plus 4 side requests$/m,
+    /^Model requests: 8 for 8 scripted turns in 2 sessions, plus 1 side request$/m,
   );
 
   const kept = `${cwd.path}/${REPORT_NAME}`;

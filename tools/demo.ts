@@ -130,7 +130,7 @@ async function findReport(repo: string): Promise<string | undefined> {
 
 /**
  * How many main-loop model requests were served, against the turns the script has, and
- * the side requests besides (the finish workflow's questions, answered "OK." here).
+ * the side requests besides (the finish workflow's one question, answered "OK." here).
  */
 function requestLine(server: ScriptedModelServer): string {
   const turns = SCRIPTS.reduce((sum, script) => sum + script.length, 0);
@@ -138,7 +138,7 @@ function requestLine(server: ScriptedModelServer): string {
   return `Model requests: ${
     server.requests.length - side
   } for ${turns} scripted turns in ${server.sessionIds().length} sessions${
-    side > 0 ? `, plus ${side} side requests` : ""
+    side > 0 ? `, plus ${side} side request${side === 1 ? "" : "s"}` : ""
   }`;
 }
 
