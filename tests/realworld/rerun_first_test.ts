@@ -16,6 +16,7 @@ import { RepoChecksChecker } from "../../agents/checks/repo_checks.ts";
 import { CORPUS } from "./_corpus.ts";
 import { prepareRepo } from "./_prepare.ts";
 import { checkoutOf, claimContext, commitLike } from "./_verify.ts";
+import { tempDir } from "../_helpers.ts";
 
 /**
  * Why each repository's test check can or cannot be narrowed: its command
@@ -38,8 +39,21 @@ const NARROWED: Record<string, boolean> = {
 
 const all = Deno.env.get("FINISHLINE_REALWORLD") === "all";
 
+/** Sets an environment variable until the returned value is disposed. */
+function withEnv(name: string, value: string): Disposable {
+  const before = Deno.env.get(name);
+  Deno.env.set(name, value);
+  return {
+    [Symbol.dispose]: () =>
+      before === undefined ? Deno.env.delete(name) : Deno.env.set(name, before),
+  };
+}
+
 for (const corpus of CORPUS.filter((repo) => all || repo.inCi || repo.id === "arg")) {
   Deno.test(`corpus ${corpus.id}: the failing tests run first, the full suite decides`, async () => {
+    // jest keeps a cache in the system temp folder (jest_<uid>): here it goes into one this test removes.
+    await using scratch = await tempDir("finishline-corpus-tmp-");
+    using _tmp = withEnv("TMPDIR", scratch.path);
     const prepared = await prepareRepo(corpus);
     if (!prepared.ok || prepared.missing.length > 0) {
       console.log(`skipped: ${prepared.ok ? prepared.missing.join(", ") : prepared.unavailable}`);
