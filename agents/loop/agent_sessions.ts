@@ -12,6 +12,7 @@ import type {
   AgentConversation,
   AgentMessage,
   CommandRefusal,
+  ProcessSettings,
   SessionPermissionMode,
   SessionRequest,
   SessionSettings,
@@ -98,6 +99,20 @@ export function sessionSettings(input: SessionSettingsInput): SessionSettings {
   };
 }
 
+/**
+ * The settings of a worker's process (parked ahead, or the `continue` mode's
+ * conversation): its sessions get complete_task, the finish tool when it is
+ * on, and the Stop hook. The CLI's first warm uses it too, so that the loop
+ * can claim that process.
+ *
+ * @param settings The sessions' settings.
+ * @param finishTool `finish.tool` of the definition.
+ * @returns The process's settings.
+ */
+export function workerProcess(settings: SessionSettings, finishTool: boolean): ProcessSettings {
+  return { ...settings, completeTask: true, finish: finishTool, stopHook: true };
+}
+
 /** Starts and feeds the agent's sessions for one run. */
 export class AgentSessions {
   readonly #state: RunState;
@@ -154,12 +169,12 @@ export class AgentSessions {
       !backend.warm || behavior.session !== "fresh" || !behavior.prewarm ||
       iteration >= options.maxIterations || signal.aborted
     ) return;
-    backend.warm({
-      ...this.settings(builder?.current.costUsd ?? 0),
-      completeTask: true,
-      finish: this.#state.definition.finish.tool,
-      stopHook: true,
-    });
+    backend.warm(
+      workerProcess(
+        this.settings(builder?.current.costUsd ?? 0),
+        this.#state.definition.finish.tool,
+      ),
+    );
   }
 
   /**
@@ -177,11 +192,8 @@ export class AgentSessions {
       this.close();
     }
     this.#live ??= backend.conversation({
-      ...this.settings(spent),
+      ...workerProcess(this.settings(spent), this.#state.definition.finish.tool),
       resume,
-      completeTask: true,
-      finish: this.#state.definition.finish.tool,
-      stopHook: true,
     });
     return this.#live;
   }

@@ -591,6 +591,7 @@ function suite(backend: BackendUnderTest): void {
         behavior: {
           completionType: "iterate",
           completionConfig: { maxIterations: 3 },
+          // Processes are under test; complete_task has its own tests above.
           requireCompleteTask: false,
           backend: wrapped,
         },

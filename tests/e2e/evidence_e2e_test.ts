@@ -472,6 +472,7 @@ Deno.test("the checks are skipped and the run ends budget_exhausted when the tim
     repo.path,
     manualAgent(
       { verify: { checks: [{ type: "command", command: 'echo run >> "$CHECK_COUNTER"' }] } },
+      // Off so that a stop would be checked: the bypass, not the complete_task reminder, is under test.
       { requireCompleteTask: false, maxDurationSeconds: 1 },
     ),
   );

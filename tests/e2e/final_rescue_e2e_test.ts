@@ -29,6 +29,7 @@ function capAgent(extra: Record<string, unknown> = {}, behavior: Record<string, 
     behavior: {
       completionType: "manual",
       completionConfig: { completionKeyword: "SHIPPED", maxIterations: 1 },
+      // The rescue at the run's end is under test, not the reminder that would precede it.
       requireCompleteTask: false,
       allowedTools: ["Bash"],
       ...behavior,

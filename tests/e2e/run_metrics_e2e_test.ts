@@ -27,6 +27,7 @@ Deno.test("runs stats sums the seed's metrics over the runs of a repository", as
       completionType: "iterate",
       completionConfig: { maxIterations: 6 },
       allowedTools: ["Bash"],
+      // The probes and rescues are under test: a complete_task call would skip the probe.
       requireCompleteTask: false,
     },
     probe: { maxProbes: 3, probeIntervalSeconds: 0, probeTimeoutSeconds: 60 },

@@ -106,6 +106,7 @@ async function runIdle(backend: IdleBackend, probe: Record<string, unknown>) {
       behavior: {
         completionType: "custom",
         completionConfig: { handlerPath: "handler.ts", maxIterations: 5 },
+        // An idle agent never calls it; the reminder would only add turns to the stall under test.
         requireCompleteTask: false,
         prewarm: false,
       },

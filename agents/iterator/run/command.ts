@@ -27,7 +27,7 @@ import { GitHubPullRequestGate } from "./pull_request_gate.ts";
 import { createReporter, progressMode, type ProgressReporter } from "../terminal/progress.ts";
 import { stderrColumns, stderrLine } from "../terminal/live_line.ts";
 import { EXIT_CODES, runIterations, type RunResult } from "../../loop/runner.ts";
-import { sessionSettings } from "../../loop/agent_sessions.ts";
+import { sessionSettings, workerProcess } from "../../loop/agent_sessions.ts";
 import { dryRunOutput, prepareRun, type RunPlan } from "./plan.ts";
 import { resumeCommand } from "./report_facts.ts";
 import { guardRun, lockRunAndIssue } from "./locks.ts";
@@ -95,8 +95,8 @@ function warmFirstSession(plan: RunPlan, backend: AgentBackend): void {
     !backend.warm || plan.resume || behavior.session !== "fresh" || !behavior.prewarm ||
     plan.maxIterations < 1
   ) return;
-  backend.warm({
-    ...sessionSettings({
+  backend.warm(workerProcess(
+    sessionSettings({
       behavior,
       systemPrompt: plan.systemPrompt,
       cwd: plan.cwd,
@@ -105,10 +105,8 @@ function warmFirstSession(plan: RunPlan, backend: AgentBackend): void {
       refuseCommands: plan.refuseCommands,
       spentUsd: 0,
     }),
-    completeTask: true,
-    finish: plan.definition.finish.tool,
-    stopHook: true,
-  });
+    plan.definition.finish.tool,
+  ));
 }
 
 /** The checks before anything is recorded, the locks, the workspace, the loop and the run's end. */

@@ -96,6 +96,7 @@ const AGENT = {
   behavior: {
     completionType: "iterate",
     completionConfig: { maxIterations: 2 },
+    // The recording backend never calls complete_task: only the processes' settings are under test.
     requireCompleteTask: false,
     allowedTools: ["Bash"],
     permissionMode: "default",
