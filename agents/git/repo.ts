@@ -23,6 +23,19 @@ export interface GitFault {
   message: string;
 }
 
+/** How long a push may take before it is given up (120 s). */
+const PUSH_TIMEOUT_MS = 120_000;
+
+/**
+ * The line of a failed push's stderr that says why: git prints `To <remote>`
+ * first, and the reason after it (`! [rejected]`, `error:`, `fatal:`, `remote:`).
+ */
+function pushFailure(stderr: string): string | undefined {
+  const lines = stderr.split("\n").map((line) => line.trim()).filter(Boolean);
+  return lines.find((line) => /^(!|error:|fatal:|remote:)/.test(line)) ??
+    lines.find((line) => !line.startsWith("To "));
+}
+
 /** Options of {@linkcode GitRepo}. */
 export interface GitOptions {
   /** Timeout of one git call in milliseconds. @default 10000 */
@@ -457,6 +470,50 @@ export class GitRepo {
   }
 
   /**
+   * Push a branch to `origin` and track it. A push crosses a network, so it
+   * gets its own timeout rather than the local calls' ten seconds, and one
+   * more try when it failed for a reason other than a rejected update.
+   *
+   * @param branch The branch.
+   * @param timeoutMs How long the push may take. @default 120000
+   * @returns undefined once pushed, or one line saying why not.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { GitRepo } from "./repo.ts";
+   *
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   await new Deno.Command("git", { args: ["init", "-q", "-b", "main", dir] }).output();
+   *   await new Deno.Command("git", { args: ["init", "-q", "--bare", `${dir}/.git/o`] }).output();
+   *   const repo = (await GitRepo.open(dir))!;
+   *   await repo.exec(["config", "user.name", "Ada"]);
+   *   await repo.exec(["config", "user.email", "ada@example.com"]);
+   *   await repo.exec(["remote", "add", "origin", `${dir}/.git/o`]);
+   *   await repo.exec(["commit", "-q", "--allow-empty", "-m", "one"]);
+   *   assert.equal(await repo.push("main"), undefined);
+   *   await repo.exec(["commit", "-q", "--amend", "--allow-empty", "-m", "two"]);
+   *   assert.match((await repo.push("main")) ?? "", /^! \[rejected\]/);
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
+   */
+  async push(branch: string, timeoutMs = PUSH_TIMEOUT_MS): Promise<string | undefined> {
+    const args = ["push", "-u", "origin", branch];
+    let result = await this.#spawn(args, timeoutMs);
+    if (result.code !== 0 && !/^\s*! \[rejected\]/m.test(result.stderr)) {
+      result = await this.#spawn(args, timeoutMs);
+    }
+    if (result.code === 0) return undefined;
+    const message = result.code === TIMEOUT_CODE
+      ? `git push timed out after ${Math.round(timeoutMs / 1000)} s`
+      : pushFailure(result.stderr) ?? `git push exited with code ${result.code}`;
+    this.#options.onFault?.({ args, code: result.code, message });
+    return message;
+  }
+
+  /**
    * Run a git command for its output.
    *
    * @param args git arguments.
@@ -471,9 +528,8 @@ export class GitRepo {
   }
 
   /** Run git with the timeout and environment; a spawn failure is exit code 1. */
-  #spawn(args: string[]): Promise<ToolResult> {
-    const { timeoutMs = 10_000, env } = this.#options;
-    return runGit(args, { cwd: this.cwd, env, timeoutMs });
+  #spawn(args: string[], timeoutMs = this.#options.timeoutMs ?? 10_000): Promise<ToolResult> {
+    return runGit(args, { cwd: this.cwd, env: this.#options.env, timeoutMs });
   }
 
   /** Tell `onFault` about a failed call. */

@@ -272,3 +272,56 @@ Deno.test("GitRepo gives up on a git call that outlasts its timeout", async (t) 
     }]);
   });
 });
+
+Deno.test("GitRepo.push tracks the branch, gets a network's time and tries once more", async (t) => {
+  // A `git` first on PATH that is slow on every push and fails the first one
+  // of each repository with a line after git's own `To <remote>`, as a
+  // dropped connection does; everything else goes to the real git.
+  await using bin = await tempDir("finishline-bin-");
+  const realGit = new TextDecoder().decode(
+    (await new Deno.Command("sh", { args: ["-c", "command -v git"], stdout: "piped" }).output())
+      .stdout,
+  ).trim();
+  await Deno.writeTextFile(
+    join(bin.path, "git"),
+    `#!/bin/sh
+case " $* " in *" push "*)
+  sleep 1
+  if [ ! -e .git/pushed-once ]; then
+    : > .git/pushed-once
+    printf 'To origin\\nerror: RPC failed; curl 56 connection reset\\n' >&2
+    exit 1
+  fi;;
+esac
+exec "${realGit}" "$@"
+`,
+  );
+  await Deno.chmod(join(bin.path, "git"), 0o755);
+  const env = { PATH: `${bin.path}:${Deno.env.get("PATH") ?? ""}` };
+
+  await t.step("a dropped push is tried again, past the local calls' timeout", async () => {
+    await using dir = await tempRepo();
+    await using remote = await tempDir();
+    await git(remote.path, "init", "-q", "--bare");
+    await git(dir.path, "remote", "add", "origin", remote.path);
+    const { repo, faults } = await open(dir.path, { env, timeoutMs: 500 });
+    const branch = (await repo.branch())!;
+    assert.equal(await repo.push(branch), undefined);
+    assert.deepEqual(faults, []);
+    assert.equal(
+      await git(remote.path, "rev-parse", branch),
+      await git(dir.path, "rev-parse", "HEAD"),
+    );
+    assert.equal(await git(dir.path, "config", `branch.${branch}.remote`), "origin");
+  });
+
+  await t.step("a push that fails twice says why in the line after `To`", async () => {
+    await using dir = await tempRepo();
+    const { repo, faults } = await open(dir.path, { env });
+    await git(dir.path, "remote", "add", "origin", join(dir.path, "no-such-remote"));
+    const why = await repo.push((await repo.branch())!);
+    assert.match(why ?? "", /^fatal: .*no-such-remote/);
+    assert.equal(faults.length, 1);
+    assert.equal(faults[0].message, why);
+  });
+});

@@ -329,9 +329,8 @@ async function openPullRequest(
   options: { cwd: string; repo?: string; log: RunLog; stderr: (text: string) => void },
 ): Promise<string | undefined> {
   const repo = await GitRepo.open(options.cwd);
-  const push = await repo?.exec(["push", "-u", "origin", worktree.branch]);
-  if (!push || push.code !== 0) {
-    const why = push?.stderr.split("\n").find((line) => line.trim()) ?? "not a repository";
+  const why = repo ? await repo.push(worktree.branch) : "not a repository";
+  if (why) {
     options.log.event("pull_request_failed", { step: "push", error: why });
     options.stderr(`[finishline] cannot push ${worktree.branch}: ${why}\n`);
     return undefined;

@@ -86,9 +86,8 @@ export class GitHubPullRequestGate implements PullRequestGate {
   /** Push the branch and open the pull request once; says what failed, if anything. */
   async #publish(summary: IterationSummary): Promise<string | undefined> {
     const { worktree, git, github, log } = this.#options;
-    const push = await git.exec(["push", "-u", "origin", worktree.branch]);
-    if (push.code !== 0) {
-      const why = push.stderr.split("\n").find((line) => line.trim()) ?? `exit code ${push.code}`;
+    const why = await git.push(worktree.branch);
+    if (why) {
       log?.event("pull_request_failed", { step: "push", error: why });
       return `finishline could not push "${worktree.branch}": ${why}`;
     }
