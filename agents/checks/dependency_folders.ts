@@ -10,7 +10,8 @@
  *
  * `target` (Cargo) and `build` folders are build output, not dependencies:
  * they are never linked, since a stale artifact there could stand in for the
- * code, and the clean copy builds its own.
+ * code. The clean copy builds its own, starting from what the baseline built
+ * of the starting commit, for Cargo (`build_seed.ts`).
  *
  * @module
  */

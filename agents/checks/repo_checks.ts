@@ -57,6 +57,7 @@ import {
   type TaskCompletionResult,
 } from "./checker_contract.ts";
 import { type BaselineResult, CheckWorktree } from "./worktree_run.ts";
+import { BuildSeed, seedEntries, settleTimes } from "./build_seed.ts";
 import { flippedTests, workerTestFiles } from "./fail_to_pass.ts";
 import { filteredCommand } from "./test_filter.ts";
 
@@ -152,6 +153,8 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   #stopBaseline = new AbortController();
   /** The one clean copy of a run, moved from commit to commit. */
   #copy: CheckWorktree | undefined;
+  /** What the baseline built (Cargo's `target`), the clean copy's start at every move. */
+  #seed: BuildSeed | undefined;
   /** Checks run one at a time: they share the clean copy. */
   #queue: Promise<unknown> = Promise.resolve();
   /** Who is told which check of the current claim runs (its context's `onCheck`). */
@@ -253,7 +256,13 @@ export class RepoChecksChecker implements TaskCompletionChecker {
         owner: this.#owner,
       });
       if (typeof worktree === "string") return finished([], worktree);
+      // Cargo's build output becomes the clean copy's seed: the times it is built against first.
+      const seeds = await seedEntries(repo, commit);
+      if (seeds.length > 0 && await settleTimes(worktree.dir)) seeds.length = 0;
       const runs = await worktree.run(this.#checks, { timeoutMs: this.#timeoutMs, signal });
+      if (seeds.length > 0 && !signal.aborted && runs.length > 0) {
+        this.#seed = await BuildSeed.take(worktree.dir, commit, seeds);
+      }
       if (signal.aborted || runs.every((run) => run.green)) {
         await worktree.remove();
       } else {
@@ -442,8 +451,8 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   }
 
   /**
-   * End of the run: stop the baseline, remove the baseline's worktree and
-   * the clean copy. A later check makes a new clean copy.
+   * End of the run: stop the baseline, remove the baseline's worktree, its
+   * build seed and the clean copy. A later check makes a new clean copy.
    *
    * @returns Resolves once nothing of the gate is left in `git worktree list`.
    */
@@ -454,6 +463,9 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     const copy = this.#copy;
     this.#copy = undefined;
     await copy?.remove();
+    const seed = this.#seed;
+    this.#seed = undefined;
+    await seed?.remove();
   }
 
   /**
@@ -603,6 +615,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   ): Promise<{ copy?: CheckWorktree; notes: string[]; problem?: string; changes?: string[] }> {
     const start = (await this.#start)!;
     let copy = this.#copy;
+    const seeded = copy?.seeded ?? false;
     if (copy && await copy.moveTo(claim.head)) {
       // Something broke the worktree (the agent removed it, say): a new one.
       await copy.remove();
@@ -620,11 +633,19 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       copy = made;
     }
     this.#copy = copy;
+    const notes: string[] = [];
+    const planted = copy.seeded ||
+      (this.#seed?.usable === true && await copy.seedWith(this.#seed));
+    if (!planted && (seeded || this.#seed)) {
+      this.#seed = undefined;
+      notes.push(
+        "finishline's copy of what the baseline built (target) changed after it was taken, or could not be copied: the checks built from nothing",
+      );
+    }
     // A folder installed for an earlier commit whose dependency change is gone since.
     for (const dir of [...copy.folders.keys()]) {
       if (!claim.plans.some((plan) => plan.dir === dir)) await copy.drop(dir);
     }
-    const notes: string[] = [];
     for (const plan of claim.plans) {
       const note = pythonNote(plan);
       if (note) notes.push(note);

@@ -14,6 +14,7 @@ import { MISSING_CODE, runShell, runTool } from "../support/process.ts";
 import { runGit } from "../git/run_git.ts";
 import { type CheckRun, type RepoCheck, runRepoCheck } from "./check_run.ts";
 import { DEPENDENCY_FOLDERS, isDirectory } from "./dependency_folders.ts";
+import { type BuildSeed, settleTimes } from "./build_seed.ts";
 
 /** The checks on the starting commit. */
 export interface BaselineResult {
@@ -75,6 +76,7 @@ export class CheckWorktree {
   readonly #repo: GitRepo;
   #commit: string;
   readonly #folders = new Map<string, FolderSetup>();
+  #seed: BuildSeed | undefined;
 
   private constructor(repo: GitRepo, dir: string, commit: string) {
     this.#repo = repo;
@@ -159,7 +161,37 @@ export class CheckWorktree {
     const keep = [...this.#folders.keys()].flatMap((dir) => ["-e", `/${dir}`]);
     const cleaned = await this.#git(["clean", "-ffdxq", ...keep]);
     if (cleaned.code !== 0) return `cannot clean the worktree: ${cleaned.stderr.trim()}`;
+    if (this.#seed) await this.#plant(this.#seed);
     return undefined;
+  }
+
+  /**
+   * Start from `seed` (the baseline's build output) at this commit and at
+   * every move after it: the tracked files' times settled against the
+   * seed's commit, the seed copied in ({@linkcode BuildSeed.plant}).
+   *
+   * @param seed The seed.
+   * @returns Whether it is in place; a seed found changed is dropped for good.
+   */
+  async seedWith(seed: BuildSeed): Promise<boolean> {
+    this.#seed = seed;
+    return await this.#plant(seed);
+  }
+
+  /**
+   * Whether the worktree starts from a build seed.
+   *
+   * @returns False without one, or once it was dropped.
+   */
+  get seeded(): boolean {
+    return this.#seed?.usable ?? false;
+  }
+
+  async #plant(seed: BuildSeed): Promise<boolean> {
+    const planted = seed.usable && await settleTimes(this.dir, seed.commit) === undefined &&
+      await seed.plant(this.dir);
+    if (!planted) this.#seed = undefined;
+    return planted;
   }
 
   /**
