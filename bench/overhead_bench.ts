@@ -81,12 +81,24 @@ function run(loop: Loop, iterations: number): Promise<LoopSample> {
 
 const wall = (loop: Loop, iterations: number) =>
   median(samples.get(`${loop}:${iterations}`)!.map((sample) => sample.wallMs));
+/**
+ * The median of the per-round ratios against the bare loop of the same round:
+ * the machine's drift between rounds (a VM's neighbours) cancels out.
+ */
+const ratio = (loop: Loop, iterations: number) => {
+  const bare = samples.get(`bare:${iterations}`)!;
+  return median(
+    samples.get(`${loop}:${iterations}`)!.map((sample, round) =>
+      sample.wallMs / bare[round].wallMs
+    ),
+  ).toFixed(2);
+};
 const first = (loop: Loop, iterations: number) =>
   median(samples.get(`${loop}:${iterations}`)!.map((sample) => sample.firstRequestMs));
 const cpu = (await Deno.readTextFile("/proc/cpuinfo")).match(/^model name\s*:\s*(.+)$/m)?.[1] ??
   "unknown CPU";
 const lines = [
-  `Median of ${rounds} alternating rounds; ${cpu}, ${navigator.hardwareConcurrency} cores, Deno ${Deno.version.deno}; load average ${loadBefore} before, ${loadAfter} after.`,
+  `Median of ${rounds} alternating rounds ("vs bare": the median of each round's ratio to that round's bare loop); ${cpu}, ${navigator.hardwareConcurrency} cores, Deno ${Deno.version.deno}; load average ${loadBefore} before, ${loadAfter} after.`,
   "",
   `| iterations | bare loop | finishline, same work | vs bare | finishline, finish model on | vs bare | first request (bare / finishline) |${
     beforeMain ? " before, same work | vs bare |" : ""
@@ -94,15 +106,11 @@ const lines = [
   `| ---: | ---: | ---: | ---: | ---: | ---: | ---: |${beforeMain ? " ---: | ---: |" : ""}`,
   ...counts.map((n) =>
     `| ${n} | ${Math.round(wall("bare", n))} ms | ${Math.round(wall("equal", n))} ms | ${
-      (wall("equal", n) / wall("bare", n)).toFixed(2)
-    } | ${Math.round(wall("finish", n))} ms | ${
-      (wall("finish", n) / wall("bare", n)).toFixed(2)
-    } | ${Math.round(first("bare", n))} / ${Math.round(first("equal", n))} ms |${
-      beforeMain
-        ? ` ${Math.round(wall("before", n))} ms | ${
-          (wall("before", n) / wall("bare", n)).toFixed(2)
-        } |`
-        : ""
+      ratio("equal", n)
+    } | ${Math.round(wall("finish", n))} ms | ${ratio("finish", n)} | ${
+      Math.round(first("bare", n))
+    } / ${Math.round(first("equal", n))} ms |${
+      beforeMain ? ` ${Math.round(wall("before", n))} ms | ${ratio("before", n)} |` : ""
     }`
   ),
 ];

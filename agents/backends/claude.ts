@@ -313,6 +313,7 @@ export class ClaudeBackend implements AgentBackend {
     const sdk = await this.#load();
     const settings = processSettings(request);
     const spare = this.#takeSpare(settings);
+    if (spare) request.onWarmTaken?.();
     let routes: Routes = spare?.routes ?? {};
     let controller = spare?.controller ?? new AbortController();
     const abort = () => controller.abort(request.signal.reason);

@@ -120,6 +120,13 @@ export interface SessionRequest {
   /** Receives the agent process's stderr. */
   stderr?: (text: string) => void;
   /**
+   * Called when the session took the process warmed for it
+   * ({@linkcode AgentBackend.warm}), before its prompt is sent: the moment to
+   * warm the next session's process, whose start-up then overlaps all of this
+   * session. Not called when the session starts its own process.
+   */
+  onWarmTaken?: () => void;
+  /**
    * Offer the agent the complete_task tool; called with each call's input,
    * and its answer is the tool result the agent reads.
    */

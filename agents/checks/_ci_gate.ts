@@ -18,7 +18,6 @@
  */
 
 import { join } from "node:path";
-import { parseDocument } from "yaml";
 import { type Meaning, meaningOf } from "./_ci_commands.ts";
 import {
   addConfigFile,
@@ -114,6 +113,8 @@ async function loadWorkflow(
   const text = await readPath(scan, file);
   if (text === undefined) return undefined;
   try {
+    // Loaded with the first workflow: a run without workflows never waits for it.
+    const { parseDocument } = await import("yaml");
     const document = parseDocument(text);
     if (document.errors.length > 0) {
       // The message's first line holds the reason and the position; the rest is a code frame.

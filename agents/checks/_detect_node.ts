@@ -8,7 +8,6 @@
  */
 
 import { basename, join } from "node:path";
-import { parse as parseYaml } from "yaml";
 import {
   addCheck,
   addConfigFile,
@@ -309,6 +308,7 @@ async function findWorkspaces(scan: Scan, root: PackageJson): Promise<Workspaces
     const text = await read(scan, "pnpm-workspace.yaml");
     if (text !== undefined) {
       try {
+        const { parse: parseYaml } = await import("yaml");
         const data: unknown = parseYaml(text);
         declared = {
           source: "pnpm-workspace.yaml packages",

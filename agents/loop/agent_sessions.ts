@@ -242,6 +242,8 @@ export class AgentSessions {
     let waitedMs: number | undefined;
     // The cause of this session's connection errors, probed at the first one.
     const connection: { probe?: Promise<string | undefined>; cause?: string } = {};
+    // With a budget, the next session's cap is known only once this one has ended.
+    const warmsNext = ask.main === true && state.behavior.maxBudgetUsd === undefined;
     try {
       const turn = {
         prompt: ask.prompt,
@@ -256,11 +258,13 @@ export class AgentSessions {
           ...turn,
           resume: ask.resume,
           signal,
+          // The next process starts as soon as this one is taken, beside its whole session.
+          onWarmTaken: warmsNext ? () => this.warmNext(iteration) : undefined,
         });
       let first = true;
       for await (const message of messages) {
-        if (first && ask.main && state.behavior.maxBudgetUsd === undefined) {
-          // The agent is at work: start the next iteration's process beside it.
+        if (first && warmsNext) {
+          // The agent is at work (in a process it did not take warm): start the next one beside it.
           this.warmNext(iteration);
         }
         first = false;

@@ -108,3 +108,53 @@ Deno.test("warming with other settings replaces the parked process", async () =>
   }
   assert.equal(await claude.starts(), 2);
 });
+
+Deno.test("a session that takes the parked process says so before its first message, so the next can warm", async () => {
+  await using repo = await tempRepo();
+  await using home = await tempDir("finishline-warm-home-");
+  await using bin = await tempDir("finishline-warm-bin-");
+  await using server = await ScriptedModelServer.start({
+    scripts: [[textTurn("One.")], [textTurn("Two.")], [textTurn("Three.")]],
+  });
+  const claude = await countingClaude(bin.path);
+  const backend = new ClaudeBackend({ executable: claude.path });
+  const wanted = settings(repo.path, server.env(home.path));
+  const events: string[] = [];
+  const session = (prompt: string) =>
+    (async () => {
+      for await (
+        const message of backend.session({
+          ...wanted,
+          prompt,
+          onCompleteTask: () => Promise.resolve("Recorded."),
+          onStop: () => Promise.resolve({ block: false }),
+          onWarmTaken: () => {
+            events.push(`${prompt}: taken`);
+            // The loop's answer: park the next session's process at once.
+            backend.warm(wanted);
+          },
+          signal: new AbortController().signal,
+        })
+      ) {
+        if (!events.includes(`${prompt}: message`)) events.push(`${prompt}: message`);
+      }
+    })();
+  try {
+    // No parked process: the session starts its own, and says nothing.
+    await session("first");
+    backend.warm(wanted);
+    await session("second");
+    await session("third");
+  } finally {
+    await backend.release();
+  }
+  assert.deepEqual(events, [
+    "first: message",
+    "second: taken",
+    "second: message",
+    "third: taken",
+    "third: message",
+  ]);
+  // first, the one warmed for second, the one second warmed for third, the one third warmed.
+  assert.equal(await claude.starts(), 4);
+});

@@ -8,7 +8,6 @@
  * @module
  */
 
-import { AcpBackend } from "../../backends/acp.ts";
 import { type BackendSetting, resolveBackend } from "../../backends/presets.ts";
 import process from "node:process";
 import { ClaudeBackend } from "../../backends/claude.ts";
@@ -65,11 +64,11 @@ export async function runCommand(
   // The SDK loads while the definition, handler and store are prepared.
   if (claude && !command.dryRun) claude.preload();
   const plan = await prepareRun(command, { ...options, stderr: io.stderr });
-  const backend = io.backend ?? chooseBackend(plan.definition.behavior.backend, claude!);
+  const backend = io.backend ?? await chooseBackend(plan.definition.behavior.backend, claude!);
   const reproduceBackend = plan.definition.verify.reproduceBackend;
   // The verifier and the reviewer: another backend when agent.json names one.
   const independentBackend = reproduceBackend && !io.backend
-    ? chooseBackend(reproduceBackend, claude ?? new ClaudeBackend())
+    ? await chooseBackend(reproduceBackend, claude ?? new ClaudeBackend())
     : undefined;
   if (plan.flags.dryRun) {
     plan.store?.close();
@@ -414,7 +413,13 @@ function probeConnection(plan: RunPlan): () => Promise<string | undefined> {
 }
 
 /** The backend a definition names: the SDK one, or an ACP agent. */
-function chooseBackend(setting: BackendSetting, claude: ClaudeBackend): AgentBackend {
+async function chooseBackend(
+  setting: BackendSetting,
+  claude: ClaudeBackend,
+): Promise<AgentBackend> {
   const resolved = resolveBackend(setting);
-  return resolved === "claude" ? claude : new AcpBackend(resolved.acp, resolved.name);
+  if (resolved === "claude") return claude;
+  // Loaded only for an ACP agent: the Claude Code runs never wait for its module.
+  const { AcpBackend } = await import("../../backends/acp.ts");
+  return new AcpBackend(resolved.acp, resolved.name);
 }
