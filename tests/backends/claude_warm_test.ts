@@ -123,7 +123,7 @@ Deno.test("a session that takes the parked process says so before its first mess
   const session = (prompt: string) =>
     (async () => {
       for await (
-        const message of backend.session({
+        const _message of backend.session({
           ...wanted,
           prompt,
           onCompleteTask: () => Promise.resolve("Recorded."),
