@@ -20,6 +20,9 @@
  *   times) when it is taken and compared before and after each copy; a seed
  *   changed since is dropped, and the checks build from nothing.
  *
+ * A seed above 2 GiB or 50,000 files is not kept: copying it at every move
+ * would cost more than it saves.
+ *
  * What remains: the agent's session runs while the baseline builds, as the
  * same user, and could write into the baseline's folder then, as it could
  * into the baseline's results; and Deno gives change times to the second, so
@@ -38,6 +41,13 @@ const SETTLED = "200001010000.00";
 
 /** How many paths one `touch` is given. */
 const BATCH = 500;
+
+/**
+ * The largest seed kept: a copy at every move must cost less than the build it
+ * saves, and fit beside it in the temp folder. Above it the checks build from
+ * nothing, as without a seed.
+ */
+const MAX_SEED = { bytes: 2 * 1024 ** 3, entries: 50_000 };
 
 /**
  * The root entries of `commit` that are Cargo's build output to seed: with
@@ -145,6 +155,12 @@ async function touch(dir: string, files: string[], time: string[]): Promise<stri
  *   await Deno.writeTextFile(`${seed.dir}/target/debug/app`, "forged");
  *   assert.equal(await seed.plant(copy), false, "a seed changed since it was taken is not used");
  *   await seed.remove();
+ *   // Too large to copy at every move: not kept, and gone from where it was built.
+ *   await Deno.mkdir(`${built}/target/debug`, { recursive: true });
+ *   await Deno.writeTextFile(`${built}/target/debug/app`, "binary");
+ *   const limits = { bytes: 3, entries: 10 };
+ *   assert.equal(await BuildSeed.take(built, "0123abcd", ["target"], limits), undefined);
+ *   assert.equal(await Deno.stat(`${built}/target`).catch(() => undefined), undefined);
  * } finally {
  *   await Deno.remove(built, { recursive: true });
  *   await Deno.remove(copy, { recursive: true });
@@ -172,12 +188,14 @@ export class BuildSeed {
    * @param worktree The worktree's folder.
    * @param commit The commit it holds.
    * @param entries Root entries ({@linkcode seedEntries}); those missing are skipped.
-   * @returns The seed, or undefined when none of them is there.
+   * @param limits The largest seed kept (2 GiB, 50,000 files); a larger one is removed.
+   * @returns The seed, or undefined when none of them is there, or it is too large.
    */
   static async take(
     worktree: string,
     commit: string,
     entries: string[],
+    limits: { bytes: number; entries: number } = MAX_SEED,
   ): Promise<BuildSeed | undefined> {
     const dir = await Deno.makeTempDir({ prefix: "finishline-build-" });
     const taken: string[] = [];
@@ -194,11 +212,12 @@ export class BuildSeed {
       }
       taken.push(entry);
     }
-    if (!taken.includes("target")) {
+    const listed = taken.includes("target") ? await listing(dir) : undefined;
+    if (!listed || tooLarge(listed, limits)) {
       await Deno.remove(dir, { recursive: true }).catch(() => {});
       return undefined;
     }
-    return new BuildSeed(commit, dir, taken, await listing(dir));
+    return new BuildSeed(commit, dir, taken, listed);
   }
 
   /**
@@ -255,6 +274,15 @@ export class BuildSeed {
       await Deno.remove(path.join(worktree, entry), { recursive: true }).catch(() => {});
     }
   }
+}
+
+/** Whether a listing is above the limits. */
+function tooLarge(listed: string, limits: { bytes: number; entries: number }): boolean {
+  const lines = listed.split("\n");
+  if (lines.length > limits.entries) return true;
+  let bytes = 0;
+  for (const line of lines) bytes += Number(line.split("\t")[3]) || 0;
+  return bytes > limits.bytes;
 }
 
 /** `cp -pR` (times and modes kept) of `from` into the folder `into`. */
