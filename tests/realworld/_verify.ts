@@ -56,6 +56,9 @@ export async function checkoutOf(prepared: Prepared & { ok: true }): Promise<Che
   return { dir, repo, base, bug, check, [Symbol.asyncDispose]: () => dir[Symbol.asyncDispose]() };
 }
 
+/** How many commits {@linkcode commitLike} made: each gets a message of its own. */
+let commits = 0;
+
 /**
  * Moves the checkout's HEAD to a new commit holding `tree`'s files, as an
  * agent's next commit would (a new commit each time: the gate answers a
@@ -67,7 +70,9 @@ export async function checkoutOf(prepared: Prepared & { ok: true }): Promise<Che
  */
 export async function commitLike(checkout: Checkout, commit: string): Promise<string> {
   await git(checkout.dir.path, "reset", "-q", "--hard", commit);
-  await git(checkout.dir.path, "commit", "-q", "--allow-empty", "-m", "again");
+  // A message of its own: two claims in one second would otherwise be one commit, and the
+  // gate answers the second from its memo of the first.
+  await git(checkout.dir.path, "commit", "-q", "--allow-empty", "-m", `again ${++commits}`);
   return (await checkout.repo.head())!;
 }
 
