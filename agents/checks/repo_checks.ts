@@ -637,6 +637,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     const planted = copy.seeded ||
       (this.#seed?.usable === true && await copy.seedWith(this.#seed));
     if (!planted && (seeded || this.#seed)) {
+      await this.#seed?.remove();
       this.#seed = undefined;
       notes.push(
         "finishline's copy of what the baseline built (target) changed after it was taken, or could not be copied: the checks built from nothing",

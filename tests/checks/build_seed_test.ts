@@ -7,7 +7,7 @@
  */
 
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { RepoChecksChecker } from "../../agents/checks/repo_checks.ts";
 import { GitRepo } from "../../agents/git/repo.ts";
 import { git, tempDir, tempRepo } from "../_helpers.ts";
@@ -64,13 +64,20 @@ function builds(log: string): () => Promise<string[]> {
   };
 }
 
-/** The seeds in the temp folder: the ones finishline took. */
-async function seeds(tmp: string): Promise<string[]> {
+/**
+ * The build seeds in the temp folder. TMPDIR is left alone: test files run
+ * side by side in one process, and a folder of theirs made under a TMPDIR of
+ * this test's would go when this test's does.
+ */
+async function seeds(): Promise<string[]> {
+  const probe = await Deno.makeTempDir({ prefix: "finishline-probe-" });
+  await Deno.remove(probe);
+  const tmp = dirname(probe);
   const found: string[] = [];
   for await (const entry of Deno.readDir(tmp)) {
     if (entry.name.startsWith("finishline-build-")) found.push(join(tmp, entry.name));
   }
-  return found;
+  return found.sort();
 }
 
 const cargo = await new Deno.Command("cargo", { args: ["--version"] }).output().then(
@@ -82,10 +89,10 @@ Deno.test({
   name: "the clean copy starts from the baseline's Cargo build, and nothing else",
   ignore: !cargo && Deno.env.get("CI") !== "true",
   async fn(t) {
-    await using scratch = await tempDir("finishline-seed-tmp-");
-    const before = Deno.env.get("TMPDIR");
-    Deno.env.set("TMPDIR", scratch.path);
-    try {
+    // Seeds of other runs on this machine are not this test's.
+    const before = new Set(await seeds());
+    const ours = async () => (await seeds()).filter((seed) => !before.has(seed));
+    {
       const { repo, gitRepo, base } = await crate();
       await using _repo = repo;
       await using logs = await tempDir("finishline-seed-log-");
@@ -100,7 +107,7 @@ Deno.test({
       });
       try {
         await gate.startBaseline(gitRepo, base);
-        assert.equal((await seeds(scratch.path)).length, 1, "the baseline's target was taken");
+        assert.equal((await ours()).length, 1, "the baseline's target was taken");
         assert.deepEqual(await since(), ["built"], "the baseline built the crate");
 
         await t.step("a claim of the starting commit's code builds nothing", async () => {
@@ -136,7 +143,7 @@ Deno.test({
         });
 
         await t.step("a seed changed after it was taken is dropped", async () => {
-          const [seed] = await seeds(scratch.path);
+          const [seed] = await ours();
           // A forged test binary would go here; any change at all drops the seed.
           await Deno.writeTextFile(join(seed, "target", "forged"), "x");
           await commit(repo.path, {});
@@ -147,15 +154,12 @@ Deno.test({
             (gate.evidence!.dependencyNotes ?? []).join("\n"),
             /changed after it was taken/,
           );
-          assert.deepEqual(await seeds(scratch.path), [], "the seed is removed");
+          assert.deepEqual(await ours(), [], "the seed is removed");
         });
       } finally {
         await gate.close();
       }
-      assert.deepEqual(await seeds(scratch.path), []);
-    } finally {
-      if (before === undefined) Deno.env.delete("TMPDIR");
-      else Deno.env.set("TMPDIR", before);
+      assert.deepEqual(await ours(), []);
     }
   },
 });

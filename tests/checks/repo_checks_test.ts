@@ -511,7 +511,8 @@ Deno.test("the real cargo: failing tests marked #[ignore] do not pass the gate",
     "src/lib.rs": lib(""),
   });
   await using _ = repo;
-  const checker = new RepoChecksChecker({
+  // Closed at the end: the baseline's build seed goes with it.
+  await using checker = new RepoChecksChecker({
     checks: [{ name: "cargo test", command: "cargo test --offline", runner: "cargo" }],
     timeoutMs: 300_000,
     protect: [...DEFAULT_PROTECTED_GLOBS],

@@ -16,7 +16,7 @@ import { RepoChecksChecker } from "../../agents/checks/repo_checks.ts";
 import { CORPUS } from "./_corpus.ts";
 import { prepareRepo } from "./_prepare.ts";
 import { checkoutOf, claimContext, commitLike } from "./_verify.ts";
-import { tempDir } from "../_helpers.ts";
+import { dirname, join } from "node:path";
 
 /**
  * Why each repository's test check can or cannot be narrowed: its command
@@ -39,21 +39,35 @@ const NARROWED: Record<string, boolean> = {
 
 const all = Deno.env.get("FINISHLINE_REALWORLD") === "all";
 
-/** Sets an environment variable until the returned value is disposed. */
-function withEnv(name: string, value: string): Disposable {
-  const before = Deno.env.get(name);
-  Deno.env.set(name, value);
+/**
+ * jest keeps a cache in the system temp folder (`jest_<uid>`): removed at the
+ * end when the test made it. TMPDIR is not moved for that: the test files run
+ * side by side in one process, and their folders would go with this test's.
+ */
+async function jestCacheRemover(): Promise<AsyncDisposable> {
+  const probe = await Deno.makeTempDir({ prefix: "finishline-probe-" });
+  await Deno.remove(probe);
+  const tmp = dirname(probe);
+  const jest = async () => {
+    const found: string[] = [];
+    for await (const entry of Deno.readDir(tmp)) {
+      if (entry.name.startsWith("jest_")) found.push(join(tmp, entry.name));
+    }
+    return found;
+  };
+  const before = new Set(await jest());
   return {
-    [Symbol.dispose]: () =>
-      before === undefined ? Deno.env.delete(name) : Deno.env.set(name, before),
+    [Symbol.asyncDispose]: async () => {
+      for (const dir of await jest()) {
+        if (!before.has(dir)) await Deno.remove(dir, { recursive: true }).catch(() => {});
+      }
+    },
   };
 }
 
 for (const corpus of CORPUS.filter((repo) => all || repo.inCi || repo.id === "arg")) {
   Deno.test(`corpus ${corpus.id}: the failing tests run first, the full suite decides`, async () => {
-    // jest keeps a cache in the system temp folder (jest_<uid>): here it goes into one this test removes.
-    await using scratch = await tempDir("finishline-corpus-tmp-");
-    using _tmp = withEnv("TMPDIR", scratch.path);
+    await using _jest = await jestCacheRemover();
     const prepared = await prepareRepo(corpus);
     if (!prepared.ok || prepared.missing.length > 0) {
       console.log(`skipped: ${prepared.ok ? prepared.missing.join(", ") : prepared.unavailable}`);

@@ -38,6 +38,8 @@ const NOT_OUTPUTS: Record<string, string> = {
   "agents/git/settings.ts":
     "puts the repository's own git settings back, byte for byte as they were",
   "agents/checks/worktree_run.ts": "runs git to set up worktrees",
+  "agents/checks/build_seed.ts":
+    "runs touch and cp on finishline's own worktrees: file times and a copy of a build, no text",
   "agents/checks/repo_checks.ts":
     "puts the verifier's test files back, as it wrote them, into the gate's own worktrees",
   "agents/checks/detect.ts": "asks the machine which tools it has (`tox --version`)",

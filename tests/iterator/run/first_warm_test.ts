@@ -66,6 +66,8 @@ function processPart(settings: ProcessSettings | SessionRequest) {
     onStop,
     signal: _signal,
     resume: _resume,
+    // A session's own callback, not a setting of its process.
+    onWarmTaken: _onWarmTaken,
     completeTask,
     finish,
     stopHook,
