@@ -31,6 +31,7 @@
  * @module
  */
 
+import { createHash } from "node:crypto";
 import path from "node:path";
 import type { GitRepo } from "../git/repo.ts";
 import { runGit } from "../git/run_git.ts";
@@ -159,7 +160,7 @@ async function touch(dir: string, files: string[], time: string[]): Promise<stri
  *   await Deno.mkdir(`${built}/target/debug`, { recursive: true });
  *   await Deno.writeTextFile(`${built}/target/debug/app`, "binary");
  *   const limits = { bytes: 3, entries: 10 };
- *   assert.equal(await BuildSeed.take(built, "0123abcd", ["target"], limits), undefined);
+ *   assert.equal(await BuildSeed.take(built, "0123abcd", ["target"], { limits }), undefined);
  *   assert.equal(await Deno.stat(`${built}/target`).catch(() => undefined), undefined);
  * } finally {
  *   await Deno.remove(built, { recursive: true });
@@ -188,16 +189,26 @@ export class BuildSeed {
    * @param worktree The worktree's folder.
    * @param commit The commit it holds.
    * @param entries Root entries ({@linkcode seedEntries}); those missing are skipped.
-   * @param limits The largest seed kept (2 GiB, 50,000 files); a larger one is removed.
+   * @param options `limits`: the largest seed kept (2 GiB, 50,000 files), a larger one is
+   * removed; `owner`: the repository and the run, named in the seed's folder so that the
+   * next run removes it when this one was killed ({@linkcode removeStaleSeeds}).
    * @returns The seed, or undefined when none of them is there, or it is too large.
    */
   static async take(
     worktree: string,
     commit: string,
     entries: string[],
-    limits: { bytes: number; entries: number } = MAX_SEED,
+    options: {
+      limits?: { bytes: number; entries: number };
+      owner?: { repo: string; run: string };
+    } = {},
   ): Promise<BuildSeed | undefined> {
-    const dir = await Deno.makeTempDir({ prefix: "finishline-build-" });
+    const limits = options.limits ?? MAX_SEED;
+    const dir = await Deno.makeTempDir({
+      prefix: options.owner
+        ? `${seedPrefix(options.owner.repo)}${options.owner.run}-`
+        : "finishline-build-",
+    });
     const taken: string[] = [];
     for (const entry of entries) {
       const from = path.join(worktree, entry);
@@ -274,6 +285,43 @@ export class BuildSeed {
       await Deno.remove(path.join(worktree, entry), { recursive: true }).catch(() => {});
     }
   }
+}
+
+/** The start of the name of a repository's seed folders: its root's hash, then the run. */
+function seedPrefix(repoRoot: string): string {
+  return `finishline-build-${createHash("sha256").update(repoRoot).digest("hex").slice(0, 12)}-`;
+}
+
+/**
+ * Remove the build seeds of `repoRoot`'s runs that are dead (killed before
+ * they could remove them): the seed folders in the temp folder named with
+ * the repository and a run that `isDead` says is over. Seeds of other
+ * repositories, and of runs still alive, stay.
+ *
+ * @param repoRoot The repository's root.
+ * @param isDead Whether a run (by id) is over.
+ * @returns The folders removed.
+ */
+export async function removeStaleSeeds(
+  repoRoot: string,
+  isDead: (runId: string) => Promise<boolean>,
+): Promise<string[]> {
+  const probe = await Deno.makeTempDir({ prefix: "finishline-probe-" });
+  await Deno.remove(probe).catch(() => {});
+  const tmp = path.dirname(probe);
+  const prefix = seedPrefix(repoRoot);
+  const removed: string[] = [];
+  for await (const entry of Deno.readDir(tmp)) {
+    if (!entry.isDirectory || !entry.name.startsWith(prefix)) continue;
+    // <prefix><run>-<random>: the run is what lies between.
+    const rest = entry.name.slice(prefix.length);
+    const run = rest.slice(0, rest.lastIndexOf("-"));
+    if (!/^[\w.-]+$/.test(run) || !await isDead(run)) continue;
+    const dir = path.join(tmp, entry.name);
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+    removed.push(dir);
+  }
+  return removed;
 }
 
 /** Whether a listing is above the limits. */

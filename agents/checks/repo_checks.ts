@@ -261,7 +261,9 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       if (seeds.length > 0 && await settleTimes(worktree.dir)) seeds.length = 0;
       const runs = await worktree.run(this.#checks, { timeoutMs: this.#timeoutMs, signal });
       if (seeds.length > 0 && !signal.aborted && runs.length > 0) {
-        this.#seed = await BuildSeed.take(worktree.dir, commit, seeds);
+        this.#seed = await BuildSeed.take(worktree.dir, commit, seeds, {
+          owner: this.#owner ? { repo: repo.root, run: this.#owner } : undefined,
+        });
       }
       if (signal.aborted || runs.every((run) => run.green)) {
         await worktree.remove();

@@ -14,7 +14,7 @@ import { MISSING_CODE, runShell, runTool } from "../support/process.ts";
 import { runGit } from "../git/run_git.ts";
 import { type CheckRun, type RepoCheck, runRepoCheck } from "./check_run.ts";
 import { DEPENDENCY_FOLDERS, isDirectory } from "./dependency_folders.ts";
-import { type BuildSeed, settleTimes } from "./build_seed.ts";
+import { type BuildSeed, removeStaleSeeds, settleTimes } from "./build_seed.ts";
 
 /** The checks on the starting commit. */
 export interface BaselineResult {
@@ -352,6 +352,8 @@ const OWNER_REASON = "finishline run ";
  * `finishline run <id>` ({@linkcode CheckWorktree.create}) whose run `isDead`
  * says is over, with their folders; then `git worktree prune`. They hold only
  * finishline's copies of commits, never work of the agent's or the user's.
+ * The build seeds those runs left in the temp folder go too
+ * ({@linkcode removeStaleSeeds}).
  *
  * @param repo The repository.
  * @param isDead Whether a run (by id) is over and its worktrees may go.
@@ -373,6 +375,8 @@ export async function removeStaleWorktrees(
     removed.push(dir);
   }
   if (removed.length > 0) await repo.exec(["worktree", "prune"]);
+  // Their build seeds, in the temp folder, go too (not counted: they are no worktrees).
+  await removeStaleSeeds(repo.root, isDead).catch(() => []);
   return removed;
 }
 

@@ -9,6 +9,8 @@
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { RepoChecksChecker } from "../../agents/checks/repo_checks.ts";
+import { BuildSeed } from "../../agents/checks/build_seed.ts";
+import { removeStaleWorktrees } from "../../agents/checks/worktree_run.ts";
 import { GitRepo } from "../../agents/git/repo.ts";
 import { git, tempDir, tempRepo } from "../_helpers.ts";
 
@@ -89,9 +91,9 @@ Deno.test({
   name: "the clean copy starts from the baseline's Cargo build, and nothing else",
   ignore: !cargo && Deno.env.get("CI") !== "true",
   async fn(t) {
-    // Seeds of other runs on this machine are not this test's.
-    const before = new Set(await seeds());
-    const ours = async () => (await seeds()).filter((seed) => !before.has(seed));
+    // The run this gate belongs to names its seeds: other tests' seeds are not this one's.
+    const owner = crypto.randomUUID();
+    const ours = async () => (await seeds()).filter((seed) => seed.includes(owner));
     {
       const { repo, gitRepo, base } = await crate();
       await using _repo = repo;
@@ -104,6 +106,7 @@ Deno.test({
           { name: "cargo test", command: cargoTest(log), runner: "cargo" },
         ],
         timeoutMs: 300_000,
+        owner,
       });
       try {
         await gate.startBaseline(gitRepo, base);
@@ -162,4 +165,39 @@ Deno.test({
       assert.deepEqual(await ours(), []);
     }
   },
+});
+
+Deno.test("the seeds of a repository's dead runs are removed; live runs' and other repositories' stay", async () => {
+  await using repo = await tempRepo();
+  await using other = await tempRepo();
+  const gitRepo = (await GitRepo.open(repo.path))!;
+  const otherRepo = (await GitRepo.open(other.path))!;
+  const made: string[] = [];
+  const seedOf = async (root: string, run: string) => {
+    const built = await Deno.makeTempDir();
+    await Deno.mkdir(join(built, "target"));
+    await Deno.writeTextFile(join(built, "target", "app"), "binary");
+    const seed =
+      (await BuildSeed.take(built, "0123abcd", ["target"], { owner: { repo: root, run } }))!;
+    await Deno.remove(built, { recursive: true });
+    made.push(seed.dir);
+    return seed.dir;
+  };
+  const dead = await seedOf(gitRepo.root, "3f2b6c1e-dead-4a5b-9c8d-000000000001");
+  const live = await seedOf(gitRepo.root, "3f2b6c1e-live-4a5b-9c8d-000000000002");
+  const elsewhere = await seedOf(otherRepo.root, "3f2b6c1e-dead-4a5b-9c8d-000000000003");
+  try {
+    const asked: string[] = [];
+    await removeStaleWorktrees(gitRepo, (run) => {
+      asked.push(run);
+      return Promise.resolve(run.includes("-dead-"));
+    });
+    const exists = (dir: string) => Deno.stat(dir).then(() => true, () => false);
+    assert.equal(await exists(dead), false, "the dead run's seed is gone");
+    assert.equal(await exists(live), true, "a live run's seed stays");
+    assert.equal(await exists(elsewhere), true, "another repository's runs are not judged here");
+    assert.ok(!asked.some((run) => run.endsWith("3")), `asked about ${asked}`);
+  } finally {
+    for (const dir of made) await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
 });
