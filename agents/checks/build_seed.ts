@@ -31,11 +31,12 @@
  * @module
  */
 
-import { createHash } from "node:crypto";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import type { GitRepo } from "../git/repo.ts";
 import { runGit } from "../git/run_git.ts";
 import { runTool } from "../support/process.ts";
+import { sha256Hex } from "../support/errors.ts";
 
 /** The time tracked files get when their content is the seed's commit's: 2000-01-01 00:00 UTC. */
 const SETTLED = "200001010000.00";
@@ -206,7 +207,7 @@ export class BuildSeed {
     const limits = options.limits ?? MAX_SEED;
     const dir = await Deno.makeTempDir({
       prefix: options.owner
-        ? `${seedPrefix(options.owner.repo)}${options.owner.run}-`
+        ? `${await seedPrefix(options.owner.repo)}${options.owner.run}-`
         : "finishline-build-",
     });
     const taken: string[] = [];
@@ -239,9 +240,7 @@ export class BuildSeed {
    * @returns Whether the seed is in place.
    */
   async plant(worktree: string): Promise<boolean> {
-    for (const entry of this.#entries) {
-      await Deno.remove(path.join(worktree, entry), { recursive: true }).catch(() => {});
-    }
+    await this.#unplant(worktree);
     if (this.#listing === undefined || await listing(this.dir) !== this.#listing) {
       await this.remove();
       return false;
@@ -288,8 +287,8 @@ export class BuildSeed {
 }
 
 /** The start of the name of a repository's seed folders: its root's hash, then the run. */
-function seedPrefix(repoRoot: string): string {
-  return `finishline-build-${createHash("sha256").update(repoRoot).digest("hex").slice(0, 12)}-`;
+async function seedPrefix(repoRoot: string): Promise<string> {
+  return `finishline-build-${(await sha256Hex(repoRoot)).slice(0, 12)}-`;
 }
 
 /**
@@ -306,10 +305,9 @@ export async function removeStaleSeeds(
   repoRoot: string,
   isDead: (runId: string) => Promise<boolean>,
 ): Promise<string[]> {
-  const probe = await Deno.makeTempDir({ prefix: "finishline-probe-" });
-  await Deno.remove(probe).catch(() => {});
-  const tmp = path.dirname(probe);
-  const prefix = seedPrefix(repoRoot);
+  // The folder Deno.makeTempDir uses: TMPDIR, else /tmp.
+  const tmp = tmpdir();
+  const prefix = await seedPrefix(repoRoot);
   const removed: string[] = [];
   for await (const entry of Deno.readDir(tmp)) {
     if (!entry.isDirectory || !entry.name.startsWith(prefix)) continue;

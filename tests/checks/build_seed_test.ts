@@ -7,7 +7,8 @@
  */
 
 import assert from "node:assert/strict";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
 import { RepoChecksChecker } from "../../agents/checks/repo_checks.ts";
 import { BuildSeed } from "../../agents/checks/build_seed.ts";
 import { removeStaleWorktrees } from "../../agents/checks/worktree_run.ts";
@@ -72,9 +73,7 @@ function builds(log: string): () => Promise<string[]> {
  * this test's would go when this test's does.
  */
 async function seeds(): Promise<string[]> {
-  const probe = await Deno.makeTempDir({ prefix: "finishline-probe-" });
-  await Deno.remove(probe);
-  const tmp = dirname(probe);
+  const tmp = tmpdir();
   const found: string[] = [];
   for await (const entry of Deno.readDir(tmp)) {
     if (entry.name.startsWith("finishline-build-")) found.push(join(tmp, entry.name));

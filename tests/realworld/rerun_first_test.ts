@@ -16,7 +16,8 @@ import { RepoChecksChecker } from "../../agents/checks/repo_checks.ts";
 import { CORPUS } from "./_corpus.ts";
 import { prepareRepo } from "./_prepare.ts";
 import { checkoutOf, claimContext, commitLike } from "./_verify.ts";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
 
 /**
  * Why each repository's test check can or cannot be narrowed: its command
@@ -45,9 +46,7 @@ const all = Deno.env.get("FINISHLINE_REALWORLD") === "all";
  * side by side in one process, and their folders would go with this test's.
  */
 async function jestCacheRemover(): Promise<AsyncDisposable> {
-  const probe = await Deno.makeTempDir({ prefix: "finishline-probe-" });
-  await Deno.remove(probe);
-  const tmp = dirname(probe);
+  const tmp = tmpdir();
   const jest = async () => {
     const found: string[] = [];
     for await (const entry of Deno.readDir(tmp)) {
