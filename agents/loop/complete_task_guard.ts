@@ -85,6 +85,8 @@ export class CompletionGuard {
   backgroundTasks = 0;
   #options: CompletionGuardOptions;
   #failed: VerificationRecord[] = [];
+  /** The tool that made the latest call: its name is what the agent is told to call again. */
+  #tool: "complete_task" | "finish" = "complete_task";
 
   /** @param options Enforcement settings and the verifier. */
   constructor(options: CompletionGuardOptions) {
@@ -100,10 +102,15 @@ export class CompletionGuard {
    * Record a complete_task call and answer it.
    *
    * @param call The tool input.
+   * @param tool The tool the agent called: a `finish` call is recorded as its claim.
    * @returns The tool result text the agent reads.
    */
-  onCompleteTask = async (call: CompleteTaskCall): Promise<string> => {
+  onCompleteTask = async (
+    call: CompleteTaskCall,
+    tool: "complete_task" | "finish" = "complete_task",
+  ): Promise<string> => {
     this.calls.push(call);
+    this.#tool = tool;
     this.#options.onEvent?.("complete_task", { call });
     if (call.status === "blocked") {
       return "Recorded: blocked. The run ends here and reports what you wrote in remaining_work. Stop now.";
@@ -212,7 +219,11 @@ export class CompletionGuard {
     if (!last) return CONTINUATION_MESSAGE;
     if (last.status !== "success") return undefined;
     if (this.verification?.trigger === "complete_task" && !this.verification.passed) {
-      return `Your complete_task call did not pass the checks (${this.verification.checker}): ${this.verification.feedback}\nFix the problems and call complete_task again, or call it with status partial or blocked.`;
+      const tool = this.#tool;
+      const giveUp = tool === "finish"
+        ? "or call it with success false if you are blocked"
+        : "or call it with status partial or blocked";
+      return `Your ${tool} call did not pass the checks (${this.verification.checker}): ${this.verification.feedback}\nFix the problems and call ${tool} again, ${giveUp}.`;
     }
     return undefined;
   }

@@ -49,7 +49,7 @@ async function answerFinish(
     state.emit({ type: "guard", iteration, kind, data });
   emit("finish_tool", { call });
   const claim = claimOf(call);
-  await guard.onCompleteTask(claim);
+  await guard.onCompleteTask(claim, "finish");
   const sessionId = builder.current.sessionId ?? call.session_id ?? state.runId;
   const always = alwaysActions({ sessionId, cwd: state.options.cwd });
   const verification = guard.verification;

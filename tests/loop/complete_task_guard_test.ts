@@ -269,6 +269,24 @@ Deno.test("completion guard records background tasks and reports its events", as
     },
   );
 
+  await t.step(
+    "a failed finish call sends the agent back to finish, not complete_task",
+    async () => {
+      const { guard } = guardOf({
+        maxAttempts: 1,
+        verdicts: [failed("tests", "[tests] 1 failed")],
+      });
+      await guard.onCompleteTask(call("success"), "finish");
+      const decision = await guard.onStop(STOP);
+      assert.ok(decision.block);
+      assert.equal(
+        decision.reason,
+        "Your finish call did not pass the checks (tests): [tests] 1 failed\n" +
+          "Fix the problems and call finish again, or call it with success false if you are blocked.",
+      );
+    },
+  );
+
   await t.step("a guard without onEvent works the same", async () => {
     const guard = new CompletionGuard({
       require: true,
