@@ -17,7 +17,7 @@ import {
 } from "./_claude_process.ts";
 
 /** A queue of user messages the SDK reads as the process's input. */
-class InputQueue {
+export class InputQueue {
   #items: SdkUserMessage[] = [];
   #wake: (() => void) | undefined;
   #ended = false;
@@ -44,6 +44,22 @@ class InputQueue {
       this.#wake = undefined;
     }
   }
+}
+
+/**
+ * A user message for the SDK's streaming input.
+ *
+ * @param content The text.
+ * @param sessionId The session it goes to ("" before the process has named one).
+ * @returns The message.
+ */
+export function userMessage(content: string, sessionId = ""): SdkUserMessage {
+  return {
+    type: "user",
+    message: { role: "user", content },
+    parent_tool_use_id: null,
+    session_id: sessionId,
+  } as SdkUserMessage;
 }
 
 /** {@linkcode AgentConversation} on one Claude Code process. */
@@ -89,12 +105,7 @@ export class ClaudeConversation implements AgentConversation {
     let finished = false;
     try {
       const messages = await this.#messages;
-      this.#input.push({
-        type: "user",
-        message: { role: "user", content: turn.prompt },
-        parent_tool_use_id: null,
-        session_id: this.#sessionId ?? "",
-      } as SdkUserMessage);
+      this.#input.push(userMessage(turn.prompt, this.#sessionId));
       for (;;) {
         const next = await messages.next();
         if (next.done) {

@@ -7,7 +7,7 @@
 
 import { COMPLETE_TASK_SERVER, COMPLETE_TASK_TOOL } from "../record/complete_task_tool.ts";
 import { FINISH_TOOL } from "../record/finish_call.ts";
-import { ClaudeConversation } from "./_claude_conversation.ts";
+import { ClaudeConversation, InputQueue, userMessage } from "./_claude_conversation.ts";
 import {
   completeTaskServer,
   EXIT_GRACE_MS,
@@ -65,6 +65,39 @@ function spareKey(settings: ProcessSettings): string {
   ]);
 }
 
+/**
+ * The settings a kept process has for good: those of a parked one, and the
+ * ones its first session sent (working directory, permission mode, appended
+ * system prompt, stderr).
+ */
+function keptKey(settings: ProcessSettings): string {
+  return JSON.stringify([
+    spareKey(settings),
+    settings.cwd,
+    settings.permissionMode,
+    settings.systemPromptAppend,
+  ]);
+}
+
+/**
+ * A process whose session ended well, kept for the next session with the
+ * same settings: after its result it was sent `/clear`, and `ready` tells
+ * whether that started a new conversation.
+ */
+interface Kept {
+  key: string;
+  routes: Routes;
+  controller: AbortController;
+  query: Query;
+  messages: AsyncIterator<unknown>;
+  input: InputQueue;
+  /** True once `/clear` answered with a new conversation; false when the process cannot serve. */
+  ready: Promise<boolean>;
+}
+
+/** How long a kept process may take to answer `/clear` (it takes about 30 ms). */
+const CLEAR_TIMEOUT_MS = 10_000;
+
 function processSettings(request: SessionRequest): ProcessSettings {
   const { prompt: _prompt, onCompleteTask, onFinish, onStop, signal: _signal, ...settings } =
     request;
@@ -81,12 +114,15 @@ function processSettings(request: SessionRequest): ProcessSettings {
  * is imported on first use (or by {@linkcode ClaudeBackend.preload}), so
  * commands that run no agent do not pay for it.
  *
- * Three ways to spend less time starting Claude Code:
+ * Four ways to spend less time starting Claude Code:
+ * - a session with `keep` leaves its process, once it ended well, to the next
+ *   session with the same settings: a new conversation after `/clear`;
  * - {@linkcode ClaudeBackend.warm} starts and parks the next session's process
  *   while the current one works (the SDK's `prewarm()`);
  * - {@linkcode ClaudeBackend.conversation} keeps one process for many prompts
  *   (the SDK's streaming input), for the `continue` session mode;
- * - a session ends at its result message; its process exits in the background.
+ * - a session not kept ends at its result message; its process exits in the
+ *   background.
  *
  * @example
  * ```ts
@@ -109,6 +145,10 @@ export class ClaudeBackend implements AgentBackend {
   #sparesRefused = false;
   /** Processes of finished sessions, still exiting. */
   #exiting = new Set<Promise<void>>();
+  /** The process of the last session that asked to be kept, if it ended well. */
+  #kept: Kept | undefined;
+  /** Keys of sessions running now that will keep their process (a warm for them is not needed). */
+  #keeping = new Map<string, number>();
 
   /**
    * Create the backend; the SDK is loaded by the first session.
@@ -195,6 +235,9 @@ export class ClaudeBackend implements AgentBackend {
     // Asked twice for the same settings (the CLI warms the first process before the loop does):
     // the process already starting serves both.
     if (this.#spare && !settings.resume && this.#spare.key === spareKey(settings)) return;
+    // The session running now keeps its process for the next one, or a kept one waits.
+    const key = keptKey(settings);
+    if (!settings.resume && (this.#keeping.has(key) || this.#kept?.key === key)) return;
     this.#discardSpare();
     if (settings.resume || this.#sparesRefused) return;
     const routes: Routes = {};
@@ -248,11 +291,15 @@ export class ClaudeBackend implements AgentBackend {
    * (it died, or refused the folder or permission mode): then the session
    * starts the usual way, and its prompt has not run.
    */
-  async #claim(spare: Spare, request: SessionRequest): Promise<Query | undefined> {
+  async #claim(
+    spare: Spare,
+    request: SessionRequest,
+    input: InputQueue | undefined,
+  ): Promise<Query | undefined> {
     try {
       const parked = await spare.ready;
       const query = parked.claim({
-        prompt: request.prompt,
+        prompt: input ?? request.prompt,
         options: {
           cwd: request.cwd,
           permissionMode: request.permissionMode,
@@ -280,7 +327,9 @@ export class ClaudeBackend implements AgentBackend {
 
   /**
    * Run one Claude Code session. It ends at the result message; the process
-   * then exits in the background ({@linkcode ClaudeBackend.release} waits).
+   * then exits in the background ({@linkcode ClaudeBackend.release} waits), or
+   * with `keep` and a successful result, is sent `/clear` and kept for the next
+   * session with the same settings (which then takes it instead of a parked one).
    *
    * @param request Prompt and settings.
    * @returns The SDK's messages.
@@ -312,46 +361,136 @@ export class ClaudeBackend implements AgentBackend {
   async *session(request: SessionRequest): AsyncIterable<AgentMessage> {
     const sdk = await this.#load();
     const settings = processSettings(request);
-    const spare = this.#takeSpare(settings);
-    if (spare) request.onWarmTaken?.();
-    let routes: Routes = spare?.routes ?? {};
-    let controller = spare?.controller ?? new AbortController();
+    const keep = request.keep === true && !settings.resume;
+    const key = keptKey(settings);
+    const callbacks = {
+      onCompleteTask: request.onCompleteTask,
+      onFinish: request.onFinish,
+      onStop: request.onStop,
+    };
+    const kept = settings.resume ? undefined : await this.#takeKept(key);
+    const spare = kept ? undefined : this.#takeSpare(settings);
+    if (keep) this.#keeping.set(key, (this.#keeping.get(key) ?? 0) + 1);
+    if (kept || spare) request.onWarmTaken?.();
+    let routes: Routes = kept?.routes ?? spare?.routes ?? {};
+    let controller = kept?.controller ?? spare?.controller ?? new AbortController();
     const abort = () => controller.abort(request.signal.reason);
     request.signal.addEventListener("abort", abort, { once: true });
-    let query: Query | undefined;
-    let detached = false;
+    // A process to keep reads its prompts from a queue that stays open after the result.
+    let input = kept?.input ?? (keep ? new InputQueue() : undefined);
+    let query: Query | undefined = kept?.query;
+    let messages = kept?.messages;
+    let settled = false;
     try {
-      const callbacks = {
-        onCompleteTask: request.onCompleteTask,
-        onFinish: request.onFinish,
-        onStop: request.onStop,
-      };
       Object.assign(routes, callbacks);
-      if (spare && !request.signal.aborted) query = await this.#claim(spare, request);
+      if (kept) {
+        input!.push(userMessage(request.prompt));
+      } else if (spare && !request.signal.aborted) {
+        // Sent with the claim; a refused claim answers it with an error, and the session starts anew.
+        input?.push(userMessage(request.prompt));
+        query = await this.#claim(spare, request, input);
+      }
       if (!query) {
         routes = { ...callbacks };
         controller = new AbortController();
+        input = keep ? new InputQueue() : undefined;
+        if (input) input.push(userMessage(request.prompt));
         query = sdk.query({
-          prompt: request.prompt,
+          prompt: input ?? request.prompt,
           options: this.#sdkOptions(sdk, settings, routes, controller),
         });
       }
       if (request.signal.aborted) abort();
-      const messages = query[Symbol.asyncIterator]();
+      messages ??= query[Symbol.asyncIterator]();
       for (;;) {
         const next = await messages.next();
         if (next.done) return;
-        yield next.value as unknown as AgentMessage;
-        if (next.value.type === "result") {
-          detached = true;
-          this.#letExit(messages, query);
+        const message = next.value as unknown as AgentMessage;
+        if (message.type === "result") {
+          // Settled before the result is handed on: whatever the reader does next, the process is looked after.
+          settled = true;
+          if (keep && input && message.subtype === "success" && message.is_error !== true) {
+            this.#keep({ key, routes, controller, query, messages, input });
+          } else {
+            input?.end();
+            this.#letExit(messages, query);
+          }
+          yield message;
           return;
         }
+        yield message;
       }
     } finally {
       request.signal.removeEventListener("abort", abort);
-      if (!detached) query?.close();
+      if (keep) {
+        const left = (this.#keeping.get(key) ?? 1) - 1;
+        if (left > 0) this.#keeping.set(key, left);
+        else this.#keeping.delete(key);
+      }
+      for (const name of Object.keys(callbacks) as Array<keyof Routes>) {
+        if (routes[name] === callbacks[name]) routes[name] = undefined;
+      }
+      if (!settled) {
+        input?.end();
+        query?.close();
+      }
     }
+  }
+
+  /** The kept process for these settings, once its `/clear` answered; undefined if none can serve. */
+  async #takeKept(key: string): Promise<Kept | undefined> {
+    const kept = this.#kept;
+    if (!kept || kept.key !== key) return undefined;
+    this.#kept = undefined;
+    if (await kept.ready) return kept;
+    kept.input.end();
+    kept.query.close();
+    return undefined;
+  }
+
+  /**
+   * Keep a process whose session ended well: send it `/clear` now, so that
+   * the next session finds a new conversation ready. Its messages (the reset,
+   * the command's own empty result) are not the next session's.
+   */
+  #keep(entry: Omit<Kept, "ready">): void {
+    this.#discardKept();
+    const clear = userMessage("/clear");
+    const ready = (async () => {
+      const timer = setTimeout(() => entry.controller.abort(), CLEAR_TIMEOUT_MS);
+      let reset = false;
+      try {
+        entry.input.push(clear);
+        for (;;) {
+          const next = await entry.messages.next();
+          if (next.done) return false;
+          const message = next.value as { type?: string; subtype?: string; is_error?: boolean };
+          if (message.type === "conversation_reset") reset = true;
+          if (message.type === "result") {
+            return reset && message.subtype === "success" && message.is_error !== true;
+          }
+        }
+      } catch {
+        return false;
+      } finally {
+        clearTimeout(timer);
+      }
+    })();
+    const kept: Kept = { ...entry, ready };
+    this.#kept = kept;
+    ready.then((ok) => {
+      // A process that did not start a new conversation is let go at once.
+      if (!ok && this.#kept === kept) this.#discardKept();
+    });
+  }
+
+  /** End the kept process, if any: its input ends and it exits (killed after a grace period). */
+  #discardKept(): void {
+    const kept = this.#kept;
+    this.#kept = undefined;
+    if (!kept) return;
+    kept.input.end();
+    this.#letExit(kept.messages, kept.query);
   }
 
   /** Let a finished session's process exit on its own, within a grace period. */
@@ -397,6 +536,7 @@ export class ClaudeBackend implements AgentBackend {
    */
   async release(): Promise<void> {
     this.#discardSpare();
+    this.#discardKept();
     await Promise.all([...this.#exiting]);
   }
 }

@@ -127,6 +127,14 @@ export interface SessionRequest {
    */
   onWarmTaken?: () => void;
   /**
+   * Keep the process when the session ends with a successful result: the
+   * next session with the same settings and no `resume` then runs in it as a
+   * new conversation (Claude Code's `/clear`: a new session id, the folder's
+   * git status and `CLAUDE.md` read again, the shell back in `cwd`), with no
+   * process start. A backend without that ignores it. @default false
+   */
+  keep?: boolean;
+  /**
    * Offer the agent the complete_task tool; called with each call's input,
    * and its answer is the tool result the agent reads.
    */

@@ -146,7 +146,7 @@ export const behaviorSchema = strictObject({
     "`fresh` starts a new session per iteration; `continue` keeps one Claude Code session (and process) for the whole run.",
   ),
   prewarm: z.boolean().default(true).describe(
-    "With `fresh` sessions, start the next iteration's Claude Code while the current one works (about 0.3 s less per iteration, about 250 MB more memory meanwhile).",
+    "With `fresh` sessions, no session waits for Claude Code to start: a session that ended well keeps its process for the next one (a new conversation after `/clear`), or else the next iteration's process is started while the current one works (about 250 MB more memory meanwhile). Off: a new process per session.",
   ),
   settingSources: z.array(z.enum(["user", "project", "local"])).default(
     (): SettingSource[] => ["project"],

@@ -244,6 +244,9 @@ export class AgentSessions {
     const connection: { probe?: Promise<string | undefined>; cause?: string } = {};
     // With a budget, the next session's cap is known only once this one has ended.
     const warmsNext = ask.main === true && state.behavior.maxBudgetUsd === undefined;
+    // Its process serves the next iteration after a /clear (no process start, none to warm).
+    const keep = warmsNext && !ask.resume && state.behavior.session === "fresh" &&
+      state.behavior.prewarm && iteration < state.options.maxIterations;
     try {
       const turn = {
         prompt: ask.prompt,
@@ -260,6 +263,7 @@ export class AgentSessions {
           signal,
           // The next process starts as soon as this one is taken, beside its whole session.
           onWarmTaken: warmsNext ? () => this.warmNext(iteration) : undefined,
+          keep,
         });
       let first = true;
       for await (const message of messages) {

@@ -1,8 +1,10 @@
 /**
  * End to end for how finishline runs Claude Code processes: `continue` keeps
- * one process for the whole run; `fresh` starts the next iteration's process
- * ahead (parked), and the agent still sees the repository as it is when its
- * session starts. Real Claude Code, a scripted model server, real git.
+ * one process for the whole run; `fresh` keeps the process of a session that
+ * ended well for the next one (a new conversation after `/clear`), or starts
+ * the next iteration's process ahead (parked) where it cannot; either way the
+ * agent sees the repository as it is when its session starts. Real Claude
+ * Code, a scripted model server, real git.
  */
 
 import assert from "node:assert/strict";
@@ -130,7 +132,9 @@ Deno.test("continue: a hung turn ends the process; the retry resumes the same se
 
 Deno.test("fresh: a parked process reads the repository when its session starts", async () => {
   await using repo = await tempRepo();
-  await agent(repo.path, { session: "fresh" });
+  // With a cost budget each session's cap differs, so no process is kept for the next
+  // session: each one is started and parked ahead.
+  await agent(repo.path, { session: "fresh", maxBudgetUsd: 50 });
   const marker = "MARKER-FROM-ITERATION-1";
   await using server = await ScriptedModelServer.start({
     scripts: [
@@ -176,4 +180,114 @@ Deno.test("fresh: a folder whose settings refuse parked processes still runs eve
   assert.equal(result.sessionIds.length, 3);
   assert.equal(server.requests.filter((request) => !request.side).length, 6);
   assert.equal(await git(repo.path, "log", "-1", "--format=%s"), "feat: step 3");
+});
+
+/** The messages of a session's first request, as the model received them. */
+function firstRequestOf(server: ScriptedModelServer, sessionIndex: number) {
+  const request = server.requests.find((request) =>
+    !request.side && request.sessionIndex === sessionIndex
+  );
+  assert.ok(request, `session ${sessionIndex} made a request`);
+  return request.body as { messages: unknown[]; system?: unknown };
+}
+
+/** Whether a process is gone (a zombie not yet reaped counts as gone). */
+function gone(pid: number): boolean {
+  try {
+    return Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1].startsWith("Z");
+  } catch {
+    return true;
+  }
+}
+
+Deno.test("fresh: one Claude Code process serves every iteration, each a new conversation after /clear", async () => {
+  await using repo = await tempRepo();
+  await Deno.mkdir(`${repo.path}/sub`);
+  await Deno.writeTextFile(`${repo.path}/sub/.keep`, "");
+  await git(repo.path, "add", "sub");
+  await git(repo.path, "commit", "-qm", "chore: sub");
+  await agent(repo.path, { session: "fresh" });
+  const marker = "MARKER-FROM-ITERATION-1";
+  await using server = await ScriptedModelServer.start({
+    scripts: [
+      [
+        // The shell moves and exports: a new process would not carry either over.
+        toolTurn("Bash", {
+          command: `printf '${marker}\\n' > CLAUDE.md && git add CLAUDE.md && ` +
+            `git commit -qm 'docs: ${marker}' && cd sub && export LEAKED=from-iteration-1`,
+        }),
+        textTurn("Wrote CLAUDE.md."),
+      ],
+      [
+        toolTurn("Bash", {
+          command: `echo "where=$(pwd) leaked=\${LEAKED:-none}" > seen.txt && ` +
+            `git add seen.txt && git commit -qm 'test: seen'`,
+        }),
+        textTurn("Looked around."),
+      ],
+      step(3),
+    ],
+  });
+  const { run, claudes } = await runWatched(repo.path, server);
+  assert.equal(run.code, 0, run.stderr);
+  const result = JSON.parse(run.stdout);
+  assert.equal(result.status, "completed");
+  assert.equal(claudes.size, 1, "one Claude Code process for three fresh iterations");
+  // Three sessions: a new id at each /clear, and the model saw each as its own.
+  assert.equal(new Set(result.sessionIds).size, 3);
+  assert.deepEqual(server.sessionIds(), result.sessionIds);
+  for (const index of [1, 2]) {
+    const body = firstRequestOf(server, index);
+    // As many messages as a new process's first request (its prompt, the environment); Claude
+    // Code notes the /clear in the first one, but nothing of the conversation before.
+    assert.equal(body.messages.length, firstRequestOf(server, 0).messages.length);
+    assert.match(JSON.stringify(body), /<command-name>\/clear<\/command-name>/);
+    // No tool call of an earlier session (the continuation prompt summarizes them in words).
+    assert.doesNotMatch(JSON.stringify(body), /"tool_use"|"tool_result"|export LEAKED/);
+  }
+  // The folder is read again at each new conversation: iteration 1's commit and CLAUDE.md.
+  const second = JSON.stringify(firstRequestOf(server, 1));
+  assert.ok(second.includes(`docs: ${marker}`), "the git status is read at the session's start");
+  assert.ok(second.includes(marker), "CLAUDE.md is read at the session's start");
+  // The shell starts in the folder again, without the last session's exports.
+  assert.equal(
+    (await Deno.readTextFile(`${repo.path}/seen.txt`)).trim(),
+    `where=${await Deno.realPath(repo.path)} leaked=none`,
+  );
+  // Each iteration's cost is its own (the process's running total starts again at /clear).
+  const store = SqliteStore.open(`${repo.path}/.agent/.finishline/state.db`);
+  try {
+    const costs = store.iterations(result.runId).map((row) => row.summary.costUsd);
+    assert.equal(costs.length, 3);
+    assert.ok(costs.every((cost) => cost > 0 && Math.abs(cost - costs[0]) < 1e-9), `${costs}`);
+  } finally {
+    store.close();
+  }
+  assert.ok([...claudes].every(gone), "the kept process ended with the run");
+});
+
+Deno.test("fresh with prewarm off: a Claude Code process per iteration", async () => {
+  await using repo = await tempRepo();
+  await agent(repo.path, { session: "fresh", prewarm: false });
+  await using server = await ScriptedModelServer.start({ scripts: [step(1), step(2), step(3)] });
+  const { run, claudes } = await runWatched(repo.path, server);
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(JSON.parse(run.stdout).status, "completed");
+  assert.equal(claudes.size, 3);
+});
+
+Deno.test("fresh: a session that ends without success is not kept; the next one starts a process", async () => {
+  await using repo = await tempRepo();
+  // One turn: a session that uses a tool ends with error_max_turns.
+  await agent(repo.path, { session: "fresh", maxTurns: 1 });
+  await using server = await ScriptedModelServer.start({
+    scripts: [step(1), [textTurn("Nothing to do.")], [textTurn("Still nothing.")]],
+  });
+  const { run, claudes } = await runWatched(repo.path, server);
+  assert.equal(run.code, 0, run.stderr);
+  const result = JSON.parse(run.stdout);
+  assert.equal(result.iterations, 3);
+  assert.equal(new Set(result.sessionIds).size, 3);
+  // Iteration 1's process is let go; iteration 2's serves iteration 3.
+  assert.equal(claudes.size, 2);
 });

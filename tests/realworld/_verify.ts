@@ -24,6 +24,8 @@ export interface Checkout extends AsyncDisposable {
   bug: string;
   /** The check that runs the broken test. */
   check: RepoCheck;
+  /** The file the bug goes in. */
+  bugFile: string;
 }
 
 /**
@@ -53,7 +55,15 @@ export async function checkoutOf(prepared: Prepared & { ok: true }): Promise<Che
     command: found.command,
     ...(found.runner ? { runner: found.runner } : {}),
   };
-  return { dir, repo, base, bug, check, [Symbol.asyncDispose]: () => dir[Symbol.asyncDispose]() };
+  return {
+    dir,
+    repo,
+    base,
+    bug,
+    check,
+    bugFile: prepared.repo.bug.file,
+    [Symbol.asyncDispose]: () => dir[Symbol.asyncDispose](),
+  };
 }
 
 /** How many commits {@linkcode commitLike} made: each gets a message of its own. */

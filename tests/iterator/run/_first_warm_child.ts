@@ -67,8 +67,9 @@ function processPart(settings: ProcessSettings | SessionRequest) {
     onStop,
     signal: _signal,
     resume: _resume,
-    // A session's own callback, not a setting of its process.
+    // A session's own callback and whether to keep its process: not settings of the process.
     onWarmTaken: _onWarmTaken,
+    keep: _keep,
     completeTask,
     finish,
     stopHook,
