@@ -1,6 +1,6 @@
 /**
  * The finish model's conversation, opened ahead of the finish: when the
- * run's last possible iteration starts or a claim passes, its process starts
+ * iteration before the run's last possible one starts or a claim passes, its process starts
  * while the agent still works, so the finish's one request pays no process
  * start. Opened at most once, asks nothing until the finish takes it, and is
  * closed on every path (the run's end calls {@linkcode FinishAhead.close}).

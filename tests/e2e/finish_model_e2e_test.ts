@@ -180,10 +180,10 @@ Deno.test("the four finish model steps make one request on the lightweight model
     assert.ok(!system.includes("You are Claude Code"), "Claude Code's system prompt is replaced");
   }
   assert.equal(server.sessionIds().length, 1, "the finish session takes no scripted session");
-  // The finish model's process was started when the last iteration began, and used.
+  // The finish model's process was started when the iteration cap was near, and used.
   assert.deepEqual(
     (await events(result.logFile, "finish_model_opened")).map((event) => event.why),
-    ["last iteration"],
+    ["iteration cap near"],
   );
   assert.deepEqual(
     (await events(result.logFile, "finish_model")).map((event) => [event.steps, event.opened]),
@@ -514,10 +514,10 @@ Deno.test("a finish model process opened ahead but not used (the run was interru
   });
   const result = JSON.parse(run.stdout);
   assert.equal(result.status, "interrupted", run.stderr);
-  // Opened when the last iteration began; the interrupted run's finish asks no model.
+  // Opened as the iteration cap neared; the interrupted run's finish asks no model.
   assert.deepEqual(
     (await events(result.logFile, "finish_model_opened")).map((event) => event.why),
-    ["last iteration"],
+    ["iteration cap near"],
   );
   assert.deepEqual(await events(result.logFile, "finish_model"), []);
   assert.deepEqual(finishRequests(server), []);

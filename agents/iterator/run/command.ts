@@ -229,7 +229,7 @@ async function runLoop(
 ): Promise<RunResult> {
   const { reporter } = options;
   const { store, worktree, git, log } = workspace;
-  let lastIteration = false;
+  let nearLast = false;
   try {
     return await runIterations({
       definition: plan.definition,
@@ -292,12 +292,14 @@ async function runLoop(
       signal: options.signal,
       onEvent: (event) => {
         if (event.type === "store_failed") workspace.storeFault ??= event.error;
-        // The finish is near: its model's process starts while the agent works (once the
-        // agent's own process has started and answered, so the two starts do not compete).
+        // The finish is near: its model's process starts while the agent works, from the
+        // iteration before the last (an iteration in a kept process can take less than the
+        // finish model's start), once the agent's process has answered, so that the two
+        // starts do not compete.
         if (event.type === "iteration_started") {
-          lastIteration = event.iteration >= event.maxIterations;
-        } else if (lastIteration && event.type === "message") {
-          options.finishAhead.open("last iteration");
+          nearLast = event.iteration >= event.maxIterations - 1;
+        } else if (nearLast && event.type === "message") {
+          options.finishAhead.open("iteration cap near");
         } else if (event.type === "verification" && event.verification.passed) {
           options.finishAhead.open("claim passed");
         }
