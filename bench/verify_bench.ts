@@ -14,7 +14,12 @@
  * - **failed, re-run**: the next claim of the same bug: the failing tests
  *   first, alone, where the check's command can be narrowed;
  * - **pass after failed**: a claim of the fix after a failed one: the
- *   failing tests first, then the full suite.
+ *   failing tests first, then the full suite;
+ * - **direct, changed** and **claim, changed**: a claim that changes a line
+ *   (a comment at the end of the file the bug goes in, new each round), as a
+ *   real claim does; the same change is made in the checkout first and the
+ *   check run there, as a developer would after pulling it. A build (make,
+ *   Cargo) compiles the changed file on both sides.
  *
  * Prints medians, the ratios, and `uptime` before and after: the machine's
  * load decides how far the numbers can be trusted.
@@ -30,6 +35,7 @@ import { runRepoCheck } from "../agents/checks/check_run.ts";
 import { CORPUS } from "../tests/realworld/_corpus.ts";
 import { prepareRepo } from "../tests/realworld/_prepare.ts";
 import { type Checkout, checkoutOf, claimContext, commitLike } from "../tests/realworld/_verify.ts";
+import { git } from "../tests/_helpers.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -52,7 +58,15 @@ if (!Number.isInteger(rounds) || rounds < 1) {
   Deno.exit(2);
 }
 
-const SIDES = ["direct", "claim", "failedFull", "failedRerun", "passAfterFailed"] as const;
+const SIDES = [
+  "direct",
+  "claim",
+  "failedFull",
+  "failedRerun",
+  "passAfterFailed",
+  "directChanged",
+  "claimChanged",
+] as const;
 type Side = typeof SIDES[number];
 
 interface Row {
@@ -85,6 +99,16 @@ const stop = new AbortController();
 Deno.addSignalListener("SIGINT", () => stop.abort());
 const signal = stop.signal;
 
+/** A comment line in the syntax of `file`'s language. */
+function commentLine(file: string, text: string): string {
+  if (/\.(c|h|cc|cpp|hpp)$/.test(file)) return `/* ${text} */`;
+  if (/\.py$/.test(file)) return `# ${text}`;
+  return `// ${text}`;
+}
+
+/** How many changed claims were made: each adds a comment of its own. */
+let changes = 0;
+
 /** One round on one repository: every side once, in order. */
 async function round(checkout: Checkout, row: Row): Promise<void> {
   const claim = async () => {
@@ -116,6 +140,24 @@ async function round(checkout: Checkout, row: Row): Promise<void> {
     row.rerun = rerun ? rerun.why ? `${rerun.outcome}: ${rerun.why}` : rerun.outcome : "none";
     await commitLike(checkout, checkout.base);
     row.samples.passAfterFailed.push((await claim()).ms);
+    // A claim that changes a line: first in the checkout, run directly, then committed and claimed.
+    const file = `${checkout.dir.path}/${checkout.bugFile}`;
+    await Deno.writeTextFile(
+      file,
+      `\n${commentLine(checkout.bugFile, `finishline bench ${++changes}`)}\n`,
+      { append: true },
+    );
+    const [directChanged] = await timed(() =>
+      runRepoCheck(checkout.check, { cwd: checkout.dir.path, timeoutMs: 600_000, signal })
+    );
+    row.samples.directChanged.push(directChanged);
+    await git(checkout.dir.path, "commit", "-qam", `change ${changes}`);
+    const changed = await claim();
+    if (!changed.result.complete) {
+      throw new Error(`${row.repo}: a changed comment does not pass: ${changed.result.feedback}`);
+    }
+    row.samples.claimChanged.push(changed.ms);
+    await git(checkout.dir.path, "reset", "-q", "--hard", checkout.base);
   } finally {
     await gate.close();
   }
@@ -142,7 +184,7 @@ for (const corpus of CORPUS.filter((repo) => !values.repo || values.repo.include
     repo: corpus.id,
     command: checkout.check.command,
     rerun: "",
-    samples: { direct: [], claim: [], failedFull: [], failedRerun: [], passAfterFailed: [] },
+    samples: Object.fromEntries(SIDES.map((side) => [side, [] as number[]])) as Row["samples"],
   };
   for (let index = 0; index < rounds && !signal.aborted; index++) {
     await round(checkout, row);
@@ -159,9 +201,9 @@ const after = await uptime();
 
 const s = (value: number) => `${(value / 1000).toFixed(1)} s`;
 console.log(
-  "| repository | check | direct | claim | claim / direct | failed claim, full suite | failed claim, re-run first | re-run / full | pass after a failed claim | re-run |",
+  "| repository | check | direct | claim | claim / direct | direct, changed | claim, changed | changed: claim / direct | failed claim, full suite | failed claim, re-run first | re-run / full | pass after a failed claim | re-run |",
 );
-console.log("|---|---|---|---|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
 for (const row of rows) {
   const m = Object.fromEntries(SIDES.map((side) => [side, median(row.samples[side])])) as Record<
     Side,
@@ -170,6 +212,8 @@ for (const row of rows) {
   console.log(
     `| ${row.repo} | \`${row.command}\` | ${s(m.direct)} | ${s(m.claim)} | ${
       (m.claim / m.direct).toFixed(2)
+    }× | ${s(m.directChanged)} | ${s(m.claimChanged)} | ${
+      (m.claimChanged / m.directChanged).toFixed(2)
     }× | ${s(m.failedFull)} | ${s(m.failedRerun)} | ${
       (m.failedRerun / m.failedFull).toFixed(2)
     }× | ${s(m.passAfterFailed)} | ${row.rerun} |`,

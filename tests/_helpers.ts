@@ -39,6 +39,22 @@ export async function tempDir(prefix = "finishline-test-"): Promise<TempDir> {
 }
 
 /**
+ * Whether a process has exited: gone from `/proc`, or a zombie its parent has
+ * not reaped yet.
+ *
+ * @param pid The process.
+ * @returns True once it no longer runs.
+ */
+export function exited(pid: number): boolean {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+  } catch {
+    return true;
+  }
+}
+
+/**
  * Wait until no other process works in `path` or names it in its environment
  * (`HOME`, `CLAUDE_CONFIG_DIR`, ...). A Claude Code process can outlive the
  * CLI or session that started it, and it writes its transcript and settings

@@ -153,6 +153,14 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   #stopBaseline = new AbortController();
   /** The one clean copy of a run, moved from commit to commit. */
   #copy: CheckWorktree | undefined;
+  /** The commit the baseline checks run at, once started. */
+  #baselineCommit: string | undefined;
+  /**
+   * A green baseline's worktree, kept to become the clean copy at the first
+   * claim: at the path the baseline built in, a compiler's incremental cache
+   * (rustc's names the source files by their full path) serves the claims.
+   */
+  #baselineCopy: CheckWorktree | undefined;
   /** What the baseline built (Cargo's `target`), the clean copy's start at every move. */
   #seed: BuildSeed | undefined;
   /** Checks run one at a time: they share the clean copy. */
@@ -242,6 +250,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
    */
   startBaseline(repo: GitRepo, commit: string): Promise<BaselineResult> {
     const signal = this.#stopBaseline.signal;
+    this.#baselineCommit = commit;
     this.#baseline = (async (): Promise<BaselineResult> => {
       await this.recordStart(repo);
       const started = performance.now();
@@ -265,8 +274,10 @@ export class RepoChecksChecker implements TaskCompletionChecker {
           owner: this.#owner ? { repo: repo.root, run: this.#owner } : undefined,
         });
       }
-      if (signal.aborted || runs.every((run) => run.green)) {
+      if (signal.aborted) {
         await worktree.remove();
+      } else if (runs.every((run) => run.green)) {
+        this.#baselineCopy = worktree;
       } else {
         this.#baselineWorktree = worktree;
       }
@@ -333,6 +344,8 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     await this.#confirmation;
     await this.#baselineWorktree?.remove();
     this.#baselineWorktree = undefined;
+    await this.#baselineCopy?.remove();
+    this.#baselineCopy = undefined;
   }
 
   /**
@@ -616,7 +629,9 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     claim: Claim,
   ): Promise<{ copy?: CheckWorktree; notes: string[]; problem?: string; changes?: string[] }> {
     const start = (await this.#start)!;
-    let copy = this.#copy;
+    // The first claim moves the green baseline's worktree (moveTo cleans it as any move does).
+    let copy = this.#copy ?? this.#baselineCopy;
+    this.#baselineCopy = undefined;
     const seeded = copy?.seeded ?? false;
     if (copy && await copy.moveTo(claim.head)) {
       // Something broke the worktree (the agent removed it, say): a new one.
@@ -723,18 +738,27 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       ? await this.#rerunFailed(cwd, declared, facts, signal)
       : undefined;
     if (rerun?.result) return rerun.result;
+    // The protected files the claim changed are read from the agent's checkout while the
+    // checks run in the clean copy (against the baseline's commit, as after them).
+    const early = this.#baselineCommit ?? context.git?.baseline ?? undefined;
+    const changedEarly = this.#changedTests(context, early);
     // The final state runs while a baseline still running finishes; the comparison waits for both.
     const runs: CheckRun[] = [];
     for (const check of this.#checks) {
       runs.push(await this.#runOne(check, cwd, signal));
     }
-    if (signal?.aborted) return this.#refuse(facts, STOPPED);
+    if (signal?.aborted) {
+      await changedEarly.catch(() => undefined);
+      return this.#refuse(facts, STOPPED);
+    }
     const started = await this.#baseline;
     // A baseline that could not run compares as none.
     const baseline = started?.error ? undefined : started;
     const base = baseline?.commit ?? context.git?.baseline ?? undefined;
     const views = await this.#views(baseline, runs);
-    const testsChanged = await this.#changedTests(context, base);
+    let testsChanged = await changedEarly.catch(() => undefined);
+    // The baseline could not run: its commit is not the base any more.
+    if (base !== early || !testsChanged) testsChanged = await this.#changedTests(context, base);
     const undeclared = testsChanged.filter((entry) => !entry.reason);
     const settled: Array<{ run: CheckRun; flaky: boolean }> = [];
     for (const [index, check] of this.#checks.entries()) {

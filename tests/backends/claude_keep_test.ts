@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { ClaudeBackend } from "../../agents/backends/claude.ts";
 import type { AgentMessage, ProcessSettings } from "../../agents/backends/port.ts";
 import { ScriptedModelServer, textTurn } from "../../agents/testing/mod.ts";
-import { bundledClaude, tempDir, tempRepo } from "../_helpers.ts";
+import { bundledClaude, exited, tempDir, tempRepo } from "../_helpers.ts";
+import { workerSettings } from "./_settings.ts";
 
 /** A Claude Code that writes its process id to a log before it starts (exec keeps the id). */
 async function recordingClaude(
@@ -35,30 +36,6 @@ async function recordingClaude(
   };
 }
 
-function settings(cwd: string, env: Record<string, string>, model?: string): ProcessSettings {
-  return {
-    systemPromptAppend: "",
-    cwd,
-    allowedTools: [],
-    disallowedTools: [],
-    permissionMode: "default",
-    model,
-    settingSources: [],
-    env,
-    completeTask: true,
-    stopHook: true,
-  };
-}
-
-/** Whether a process is gone (a zombie not yet reaped counts as gone). */
-function gone(pid: number): boolean {
-  try {
-    return Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1].startsWith("Z");
-  } catch {
-    return true;
-  }
-}
-
 async function setUp() {
   const repo = await tempRepo();
   const home = await tempDir("finishline-keep-home-");
@@ -68,7 +45,7 @@ async function setUp() {
   });
   const claude = await recordingClaude(bin.path);
   const backend = new ClaudeBackend({ executable: claude.path });
-  const wanted = settings(repo.path, server.env(home.path));
+  const wanted = workerSettings(repo.path, server.env(home.path));
   return {
     repo,
     server,
@@ -119,7 +96,7 @@ Deno.test("a kept process serves the next session with the same settings as a ne
   assert.ok(last.includes("two") && !last.includes("One."), last.slice(0, 400));
   // Ended with the backend.
   await s.backend.release();
-  assert.ok((await s.claude.pids()).every(gone));
+  assert.ok((await s.claude.pids()).every(exited));
 });
 
 Deno.test("a session with other settings does not take the kept process, and a later one still does", async () => {
@@ -138,7 +115,7 @@ Deno.test("a session that does not ask to keep lets its process go", async () =>
   const pids = await s.claude.pids();
   assert.equal(pids.length, 2);
   await s.backend.release();
-  assert.ok(pids.every(gone));
+  assert.ok(pids.every(exited));
 });
 
 Deno.test("while a keeping session runs, warming for the same settings starts nothing", async () => {

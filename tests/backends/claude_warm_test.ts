@@ -8,9 +8,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ClaudeBackend } from "../../agents/backends/claude.ts";
-import type { AgentMessage, ProcessSettings } from "../../agents/backends/port.ts";
+import type { AgentMessage } from "../../agents/backends/port.ts";
 import { ScriptedModelServer, textTurn } from "../../agents/testing/mod.ts";
 import { bundledClaude, tempDir, tempRepo } from "../_helpers.ts";
+import { workerSettings } from "./_settings.ts";
 
 async function countingClaude(
   dir: string,
@@ -34,21 +35,6 @@ async function countingClaude(
   };
 }
 
-function settings(cwd: string, env: Record<string, string>, model?: string): ProcessSettings {
-  return {
-    systemPromptAppend: "",
-    cwd,
-    allowedTools: [],
-    disallowedTools: [],
-    permissionMode: "default",
-    model,
-    settingSources: [],
-    env,
-    completeTask: true,
-    stopHook: true,
-  };
-}
-
 async function drain(messages: AsyncIterable<AgentMessage>): Promise<AgentMessage[]> {
   const all: AgentMessage[] = [];
   for await (const message of messages) all.push(message);
@@ -62,7 +48,7 @@ Deno.test("warming twice with the same settings starts one process, and the sess
   await using server = await ScriptedModelServer.start({ scripts: [[textTurn("Hello.")]] });
   const claude = await countingClaude(bin.path);
   const backend = new ClaudeBackend({ executable: claude.path });
-  const wanted = settings(repo.path, server.env(home.path));
+  const wanted = workerSettings(repo.path, server.env(home.path));
   try {
     backend.warm(wanted);
     backend.warm({ ...wanted });
@@ -92,11 +78,11 @@ Deno.test("warming with other settings replaces the parked process", async () =>
   const backend = new ClaudeBackend({ executable: claude.path });
   const env = server.env(home.path);
   try {
-    backend.warm(settings(repo.path, env, "claude-opus-4-1"));
-    backend.warm(settings(repo.path, env));
+    backend.warm(workerSettings(repo.path, env, "claude-opus-4-1"));
+    backend.warm(workerSettings(repo.path, env));
     await drain(
       backend.session({
-        ...settings(repo.path, env),
+        ...workerSettings(repo.path, env),
         prompt: "Say hello",
         onCompleteTask: () => Promise.resolve("Recorded."),
         onStop: () => Promise.resolve({ block: false }),
@@ -118,7 +104,7 @@ Deno.test("a session that takes the parked process says so before its first mess
   });
   const claude = await countingClaude(bin.path);
   const backend = new ClaudeBackend({ executable: claude.path });
-  const wanted = settings(repo.path, server.env(home.path));
+  const wanted = workerSettings(repo.path, server.env(home.path));
   const events: string[] = [];
   const session = (prompt: string) =>
     (async () => {

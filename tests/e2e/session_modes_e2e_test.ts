@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { SqliteStore } from "../../agents/store/mod.ts";
 import { ScriptedModelServer, textTurn, toolTurn } from "../../agents/testing/mod.ts";
-import { commitAgent, git, runCli, tempRepo } from "../_helpers.ts";
+import { commitAgent, exited, git, runCli, tempRepo } from "../_helpers.ts";
 import { processTree } from "../../bench/proc.ts";
 
 const step = (n: number) => [
@@ -75,6 +75,18 @@ async function runWatched(repo: string, server: ScriptedModelServer) {
   return { run, claudes, toolless };
 }
 
+/** The run's iterations each cost the same, more than nothing: each its own turn's cost. */
+function assertEqualCosts(repo: string, runId: string, iterations: number): void {
+  const store = SqliteStore.open(`${repo}/.agent/.finishline/state.db`);
+  try {
+    const costs = store.iterations(runId).map((row) => row.summary.costUsd);
+    assert.equal(costs.length, iterations);
+    assert.ok(costs.every((cost) => cost > 0 && Math.abs(cost - costs[0]) < 1e-9), `${costs}`);
+  } finally {
+    store.close();
+  }
+}
+
 async function logRecords(file: string): Promise<Array<Record<string, unknown>>> {
   return (await Deno.readTextFile(file)).trim().split("\n").map((line) => JSON.parse(line));
 }
@@ -97,14 +109,7 @@ Deno.test("continue: one Claude Code process serves every iteration, costs per i
   const prompts = server.requests.filter((request) => !request.side && request.turnIndex % 2 === 0);
   assert.equal(prompts.length, 3);
   assert.match(JSON.stringify(prompts[2].body), /Step 2 committed/, "the history is kept");
-  const store = SqliteStore.open(`${repo.path}/.agent/.finishline/state.db`);
-  try {
-    const costs = store.iterations(result.runId).map((row) => row.summary.costUsd);
-    assert.equal(costs.length, 3);
-    assert.ok(costs.every((cost) => cost > 0 && Math.abs(cost - costs[0]) < 1e-9), `${costs}`);
-  } finally {
-    store.close();
-  }
+  assertEqualCosts(repo.path, result.runId, 3);
   assert.equal(await git(repo.path, "log", "-1", "--format=%s"), "feat: step 3");
 });
 
@@ -191,15 +196,6 @@ function firstRequestOf(server: ScriptedModelServer, sessionIndex: number) {
   return request.body as { messages: unknown[]; system?: unknown };
 }
 
-/** Whether a process is gone (a zombie not yet reaped counts as gone). */
-function gone(pid: number): boolean {
-  try {
-    return Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1].startsWith("Z");
-  } catch {
-    return true;
-  }
-}
-
 Deno.test("fresh: one Claude Code process serves every iteration, each a new conversation after /clear", async () => {
   await using repo = await tempRepo();
   await Deno.mkdir(`${repo.path}/sub`);
@@ -255,15 +251,8 @@ Deno.test("fresh: one Claude Code process serves every iteration, each a new con
     `where=${await Deno.realPath(repo.path)} leaked=none`,
   );
   // Each iteration's cost is its own (the process's running total starts again at /clear).
-  const store = SqliteStore.open(`${repo.path}/.agent/.finishline/state.db`);
-  try {
-    const costs = store.iterations(result.runId).map((row) => row.summary.costUsd);
-    assert.equal(costs.length, 3);
-    assert.ok(costs.every((cost) => cost > 0 && Math.abs(cost - costs[0]) < 1e-9), `${costs}`);
-  } finally {
-    store.close();
-  }
-  assert.ok([...claudes].every(gone), "the kept process ended with the run");
+  assertEqualCosts(repo.path, result.runId, 3);
+  assert.ok([...claudes].every(exited), "the kept process ended with the run");
 });
 
 Deno.test("fresh with prewarm off: a Claude Code process per iteration", async () => {
