@@ -532,7 +532,12 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     if (!head) {
       return this.#refuse({}, "Nothing is committed yet: commit your work, then claim it done");
     }
-    const uncommitted = await uncommittedChanges(repo, start.dirt);
+    const base = git.baseline ?? undefined;
+    // Both read the agent's checkout only: side by side.
+    const [uncommitted, plans] = await Promise.all([
+      uncommittedChanges(repo, start.dirt),
+      this.#planFolders(repo, start, base, head),
+    ]);
     if (uncommitted.length > 0) {
       return this.#refuse(
         { commit: head, uncommitted },
@@ -543,8 +548,6 @@ export class RepoChecksChecker implements TaskCompletionChecker {
         }), never the working tree, so uncommitted changes are not verified and the checks did not run. Commit your work (and delete files that do not belong to the task), then call complete_task again`,
       );
     }
-    const base = git.baseline ?? undefined;
-    const plans = await this.#planFolders(repo, start, base, head);
     const tampered = plans.filter((plan) => !plan.install).flatMap((plan) => plan.changes);
     if (tampered.length > 0) {
       return this.#refuse(
