@@ -20,6 +20,11 @@
  *   times) when it is taken and compared before and after each copy; a seed
  *   changed since is dropped, and the checks build from nothing.
  *
+ * The copy is made while the agent works: after a claim's checks, what they
+ * wrote is removed and the seed copied in and listed; the next claim uses
+ * that copy only if it is still as listed (inodes, sizes, modes, times), and
+ * copies the seed again if not.
+ *
  * A seed above 2 GiB or 50,000 files is not kept: copying it at every move
  * would cost more than it saves.
  *
@@ -270,6 +275,75 @@ export class BuildSeed {
   }
 
   /**
+   * The root entries it holds (`target`, and `Cargo.lock` when the commit
+   * does not track one).
+   *
+   * @returns The entries.
+   */
+  get entries(): readonly string[] {
+    return this.#entries;
+  }
+
+  /**
+   * Plant the seed now, and list what was planted: {@linkcode BuildSeed.intact}
+   * later tells whether it is still what was copied, so that the copy can
+   * be made while the agent works, not when its claim is waiting.
+   *
+   * @param worktree The worktree's folder.
+   * @returns The listing of the planted copy, or undefined when the seed is not in place.
+   * @example A copy written into after it was planted is not used
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { BuildSeed } from "./build_seed.ts";
+   *
+   * const built = await Deno.makeTempDir();
+   * const copy = await Deno.makeTempDir();
+   * try {
+   *   await Deno.mkdir(`${built}/target/debug`, { recursive: true });
+   *   await Deno.writeTextFile(`${built}/target/debug/app`, "binary");
+   *   const seed = (await BuildSeed.take(built, "0123abcd", ["target"]))!;
+   *   const planted = (await seed.plantAhead(copy))!;
+   *   assert.equal(await seed.intact(copy, planted), true);
+   *   await Deno.writeTextFile(`${copy}/target/debug/app`, "forged");
+   *   assert.equal(await seed.intact(copy, planted), false);
+   *   await seed.remove();
+   * } finally {
+   *   await Deno.remove(built, { recursive: true });
+   *   await Deno.remove(copy, { recursive: true });
+   * }
+   * ```
+   */
+  async plantAhead(worktree: string): Promise<string | undefined> {
+    if (!await this.plant(worktree)) return undefined;
+    const planted = await listing(worktree, this.#entries);
+    // Every file as in the seed (kind, size, mode, modification time, link): nothing
+    // changed it between the copy and its listing.
+    if (sameFiles(planted, this.#listing!)) return planted;
+    await this.#unplant(worktree);
+    return undefined;
+  }
+
+  /**
+   * Whether a copy planted ahead is as it was listed (paths, inodes, sizes,
+   * modes, modification and change times): a file written, replaced, added
+   * or removed since makes it not. A seed changed since it was taken is
+   * dropped, as {@linkcode BuildSeed.plant} drops it.
+   *
+   * @param worktree The worktree's folder.
+   * @param planted What {@linkcode BuildSeed.plantAhead} listed.
+   * @returns True when it can be used as planted.
+   */
+  async intact(worktree: string, planted: string): Promise<boolean> {
+    if (!this.usable) return false;
+    // The seed itself changed since it was taken: dropped, as at a plant.
+    if (await listing(this.dir).catch(() => undefined) !== this.#listing) {
+      await this.remove();
+      return false;
+    }
+    return await listing(worktree, this.#entries).catch(() => undefined) === planted;
+  }
+
+  /**
    * Remove the seed's folder; never throws.
    *
    * @returns Resolves once it is gone.
@@ -337,8 +411,67 @@ async function copyInto(from: string, into: string): Promise<boolean> {
   return result.code === 0;
 }
 
-/** Every entry below `root`: its path, kind, inode, size, modification and change times. */
-async function listing(root: string): Promise<string> {
+/**
+ * The fields of a listing line a copy keeps (`cp -p`): path, kind, size, mode,
+ * modification time and link target; not the inode and change time.
+ */
+function copied(listed: string): string {
+  return listed.split("\n").map((line) => {
+    const [name, kind, _ino, size, mode, mtime, _ctime, link] = line.split("\t");
+    // A folder's size is its entry table's, which grows with its history and is not copied.
+    return [name, kind, kind === "d" ? "" : size, mode, mtime, link].join("\t");
+  }).join("\n");
+}
+
+/** Whether two listings hold the same files as a copy keeps them. */
+function sameFiles(a: string, b: string): boolean {
+  return copied(a) === copied(b);
+}
+
+/**
+ * Every entry below `root` (or below its `only` entries): its path, kind,
+ * inode, size, modification and change times.
+ */
+async function listing(root: string, only?: readonly string[]): Promise<string> {
+  if (only) {
+    const parts: string[] = [];
+    for (const entry of [...only].sort()) {
+      const lines = await listing(path.join(root, entry)).catch(() => undefined);
+      const info = await Deno.lstat(path.join(root, entry)).catch(() => undefined);
+      if (!info) continue;
+      if (!info.isDirectory) {
+        parts.push(
+          [
+            entry,
+            "f",
+            info.ino,
+            info.size,
+            info.mode,
+            info.mtime?.getTime(),
+            info.ctime?.getTime(),
+            "",
+          ]
+            .join("\t"),
+        );
+        continue;
+      }
+      parts.push(
+        [
+          entry,
+          "d",
+          info.ino,
+          info.size,
+          info.mode,
+          info.mtime?.getTime(),
+          info.ctime?.getTime(),
+          "",
+        ]
+          .join("\t"),
+        ...(lines ? lines.split("\n").filter(Boolean).map((line) => `${entry}/${line}`) : []),
+      );
+    }
+    return parts.join("\n");
+  }
   const lines: string[] = [];
   const walk = async (dir: string, prefix: string) => {
     const names: string[] = [];

@@ -153,6 +153,8 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   #stopBaseline = new AbortController();
   /** The one clean copy of a run, moved from commit to commit. */
   #copy: CheckWorktree | undefined;
+  /** The clean copy made ready for the next claim, after the last one's checks. */
+  #tidying: Promise<void> | undefined;
   /** The commit the baseline checks run at, once started. */
   #baselineCommit: string | undefined;
   /**
@@ -466,6 +468,17 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   }
 
   /**
+   * Resolves once the clean copy is ready for the next claim: what the last
+   * claim's checks wrote removed, and the build seed copied in again.
+   *
+   * @returns Resolves when nothing is being done to the clean copy.
+   */
+  async ready(): Promise<void> {
+    await this.#queue;
+    await this.#tidying;
+  }
+
+  /**
    * End of the run: stop the baseline, remove the baseline's worktree, its
    * build seed and the clean copy. A later check makes a new clean copy.
    *
@@ -475,6 +488,8 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     await this.stopBaseline();
     await this.#reproduction?.catch(() => undefined);
     await this.#queue;
+    await this.#tidying;
+    this.#tidying = undefined;
     const copy = this.#copy;
     this.#copy = undefined;
     await copy?.remove();
@@ -578,6 +593,9 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       return this.#last.result;
     }
     const result = await this.#check(context, { repo, head, plans });
+    // What the checks wrote goes, and the build seed is copied in, while the agent works.
+    const copy = this.#copy;
+    if (copy && !context.signal?.aborted) this.#tidying = copy.tidy();
     // A review that could not be had is asked again at the next claim.
     const unreviewed = this.#evidence?.declarations?.some((entry) =>
       entry.verdict === "unreviewed"
@@ -632,6 +650,8 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     claim: Claim,
   ): Promise<{ copy?: CheckWorktree; notes: string[]; problem?: string; changes?: string[] }> {
     const start = (await this.#start)!;
+    await this.#tidying;
+    this.#tidying = undefined;
     // The first claim moves the green baseline's worktree (moveTo cleans it as any move does).
     let copy = this.#copy ?? this.#baselineCopy;
     this.#baselineCopy = undefined;

@@ -77,6 +77,8 @@ export class CheckWorktree {
   #commit: string;
   readonly #folders = new Map<string, FolderSetup>();
   #seed: BuildSeed | undefined;
+  /** The listing of the seed planted ahead by {@linkcode CheckWorktree.tidy}, until a move uses it. */
+  #planted: string | undefined;
 
   private constructor(repo: GitRepo, dir: string, commit: string) {
     this.#repo = repo;
@@ -159,10 +161,48 @@ export class CheckWorktree {
     }
     this.#commit = commit;
     const keep = [...this.#folders.keys()].flatMap((dir) => ["-e", `/${dir}`]);
-    const cleaned = await this.#git(["clean", "-ffdxq", ...keep]);
-    if (cleaned.code !== 0) return `cannot clean the worktree: ${cleaned.stderr.trim()}`;
+    // A seed planted ahead is kept through the clean, and used if it is as it was listed.
+    const planted = this.#planted;
+    this.#planted = undefined;
+    const seed = this.#seed;
+    if (planted && seed) {
+      const kept = seed.entries.flatMap((entry) => ["-e", `/${entry}`]);
+      const cleaned = await this.#git(["clean", "-ffdxq", ...keep, ...kept]);
+      if (cleaned.code !== 0) return `cannot clean the worktree: ${cleaned.stderr.trim()}`;
+      if (await seed.intact(this.dir, planted)) {
+        if (await settleTimes(this.dir, seed.commit) === undefined) return undefined;
+        this.#seed = undefined;
+        await this.#clean(keep);
+        return undefined;
+      }
+    }
+    const cleaned = await this.#clean(keep);
+    if (cleaned) return cleaned;
     if (this.#seed) await this.#plant(this.#seed);
     return undefined;
+  }
+
+  /**
+   * Make the worktree ready for the next move while nothing waits for it:
+   * what the last checks wrote is removed and the seed, if any, is copied in
+   * now and listed ({@linkcode BuildSeed.plantAhead}); the next
+   * {@linkcode CheckWorktree.moveTo} uses it if it is still as listed, and
+   * copies the seed again if not.
+   *
+   * @returns Resolves once done; never throws.
+   */
+  async tidy(): Promise<void> {
+    this.#planted = undefined;
+    const keep = [...this.#folders.keys()].flatMap((dir) => ["-e", `/${dir}`]);
+    if (await this.#clean(keep).catch(() => "failed")) return;
+    const seed = this.#seed;
+    if (!seed?.usable) return;
+    this.#planted = await seed.plantAhead(this.dir).catch(() => undefined);
+  }
+
+  async #clean(keep: string[]): Promise<string | undefined> {
+    const cleaned = await this.#git(["clean", "-ffdxq", ...keep]);
+    return cleaned.code === 0 ? undefined : `cannot clean the worktree: ${cleaned.stderr.trim()}`;
   }
 
   /**

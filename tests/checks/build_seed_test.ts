@@ -101,7 +101,12 @@ Deno.test({
       const since = builds(log);
       const gate = new RepoChecksChecker({
         checks: [
-          { name: "nothing planted", command: "test ! -e target/planted" },
+          // Also notes which copy of the seed the claim ran with (the inode of its target).
+          {
+            name: "nothing planted",
+            command:
+              `test ! -e target/planted && { stat -c '%i %z' target >>'${log}.inodes' 2>/dev/null || true; }`,
+          },
           { name: "cargo test", command: cargoTest(log), runner: "cargo" },
         ],
         timeoutMs: 300_000,
@@ -143,6 +148,44 @@ Deno.test({
           assert.equal(next.complete, true, next.feedback);
           assert.deepEqual(await since(), ["fresh"]);
         });
+
+        await t.step(
+          "the seed copied in while the agent works is used only as it was",
+          async () => {
+            await commit(repo.path, {});
+            assert.equal((await gate.check(context(repo.path, gitRepo, base))).complete, true);
+            await since();
+            await gate.ready();
+            const copy = (await git(repo.path, "worktree", "list", "--porcelain")).split("\n")
+              .filter((line) => line.startsWith("worktree ") && line.includes("finishline-checks-"))
+              .map((line) => line.slice("worktree ".length));
+            assert.equal(copy.length, 1, "one clean copy");
+            const planted = join(copy[0], "target", "planted");
+            // Its inode and change time (to the nanosecond): a copy made later differs.
+            const target = async () =>
+              new TextDecoder().decode(
+                (await new Deno.Command("stat", { args: ["-c", "%i %z", join(copy[0], "target")] })
+                  .output()).stdout,
+              ).trim();
+            const ranWith = async () =>
+              (await Deno.readTextFile(`${log}.inodes`)).trim().split("\n").at(-1);
+            // Planted ahead, then written into: the claim after copies the seed again.
+            const forged = await target();
+            await Deno.writeTextFile(planted, "forged between claims");
+            await commit(repo.path, {});
+            const next = await gate.check(context(repo.path, gitRepo, base));
+            assert.equal(next.complete, true, next.feedback);
+            assert.deepEqual(await since(), ["fresh"]);
+            assert.notEqual(await ranWith(), forged, "the seed was copied again");
+            // Planted ahead and untouched: used as it is, and the crate is still fresh.
+            await gate.ready();
+            const ahead = await target();
+            await commit(repo.path, {});
+            assert.equal((await gate.check(context(repo.path, gitRepo, base))).complete, true);
+            assert.deepEqual(await since(), ["fresh"]);
+            assert.equal(await ranWith(), ahead, "the copy made ahead was used");
+          },
+        );
 
         await t.step("a seed changed after it was taken is dropped", async () => {
           const [seed] = await ours();
