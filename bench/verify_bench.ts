@@ -21,6 +21,10 @@
  *   check run there, as a developer would after pulling it. A build (make,
  *   Cargo) compiles the changed file on both sides.
  *
+ * Each claim is timed once the clean copy is ready for it: between two
+ * claims the agent works, and the gate removes what the last checks wrote
+ * and copies the build seed in then ({@linkcode RepoChecksChecker.ready}).
+ *
  * Prints medians, the ratios, and `uptime` before and after: the machine's
  * load decides how far the numbers can be trusted.
  *
@@ -112,6 +116,8 @@ let changes = 0;
 /** One round on one repository: every side once, in order. */
 async function round(checkout: Checkout, row: Row): Promise<void> {
   const claim = async () => {
+    // Between two claims the agent works: the clean copy is made ready then (RepoChecksChecker.ready).
+    await gate.ready();
     const [ms, result] = await timed(() => gate.check(claimContext(checkout, signal)));
     return { ms, result };
   };
