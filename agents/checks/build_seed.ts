@@ -433,69 +433,37 @@ function sameFiles(a: string, b: string): boolean {
  * inode, size, modification and change times.
  */
 async function listing(root: string, only?: readonly string[]): Promise<string> {
-  if (only) {
-    const parts: string[] = [];
-    for (const entry of [...only].sort()) {
-      const lines = await listing(path.join(root, entry)).catch(() => undefined);
-      const info = await Deno.lstat(path.join(root, entry)).catch(() => undefined);
-      if (!info) continue;
-      if (!info.isDirectory) {
-        parts.push(
-          [
-            entry,
-            "f",
-            info.ino,
-            info.size,
-            info.mode,
-            info.mtime?.getTime(),
-            info.ctime?.getTime(),
-            "",
-          ]
-            .join("\t"),
-        );
-        continue;
-      }
-      parts.push(
-        [
-          entry,
-          "d",
-          info.ino,
-          info.size,
-          info.mode,
-          info.mtime?.getTime(),
-          info.ctime?.getTime(),
-          "",
-        ]
-          .join("\t"),
-        ...(lines ? lines.split("\n").filter(Boolean).map((line) => `${entry}/${line}`) : []),
-      );
-    }
-    return parts.join("\n");
-  }
   const lines: string[] = [];
+  const add = async (file: string, name: string) => {
+    const info = await Deno.lstat(file);
+    const kind = info.isDirectory ? "d" : info.isSymlink ? "l" : "f";
+    lines.push(
+      [
+        name,
+        kind,
+        info.ino,
+        info.size,
+        info.mode,
+        info.mtime?.getTime(),
+        info.ctime?.getTime(),
+        kind === "l" ? await Deno.readLink(file) : "",
+      ].join("\t"),
+    );
+    if (info.isDirectory) await walk(file, `${name}/`);
+  };
   const walk = async (dir: string, prefix: string) => {
     const names: string[] = [];
     for await (const entry of Deno.readDir(dir)) names.push(entry.name);
     names.sort();
-    for (const name of names) {
-      const file = path.join(dir, name);
-      const info = await Deno.lstat(file);
-      const kind = info.isDirectory ? "d" : info.isSymlink ? "l" : "f";
-      lines.push(
-        [
-          prefix + name,
-          kind,
-          info.ino,
-          info.size,
-          info.mode,
-          info.mtime?.getTime(),
-          info.ctime?.getTime(),
-          kind === "l" ? await Deno.readLink(file) : "",
-        ].join("\t"),
-      );
-      if (info.isDirectory) await walk(file, `${prefix}${name}/`);
-    }
+    for (const name of names) await add(path.join(dir, name), prefix + name);
   };
-  await walk(root, "");
+  if (!only) {
+    await walk(root, "");
+    return lines.join("\n");
+  }
+  for (const entry of [...only].sort()) {
+    const file = path.join(root, entry);
+    if (await Deno.lstat(file).catch(() => undefined)) await add(file, entry);
+  }
   return lines.join("\n");
 }
