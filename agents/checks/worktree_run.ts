@@ -107,8 +107,7 @@ export class CheckWorktree {
   ): Promise<CheckWorktree | string> {
     const dir = await Deno.makeTempDir({ prefix: "finishline-checks-" });
     const lock = options.owner ? ["--lock", "--reason", `${OWNER_REASON}${options.owner}`] : [];
-    const added = await repo.exec([
-      "worktree",
+    const added = await repo.worktree([
       "add",
       "--detach",
       "--quiet",
@@ -118,7 +117,7 @@ export class CheckWorktree {
     ]);
     if (added.code !== 0) {
       await Deno.remove(dir, { recursive: true }).catch(() => {});
-      await repo.exec(["worktree", "prune"]);
+      await repo.worktree(["prune"]);
       return `cannot make a worktree of ${commit.slice(0, 12)}: ${added.stderr.trim()}`;
     }
     const worktree = new CheckWorktree(repo, dir, commit);
@@ -374,9 +373,9 @@ export class CheckWorktree {
    */
   async remove(): Promise<void> {
     // Twice forced: a locked worktree too.
-    await this.#repo.exec(["worktree", "remove", "--force", "--force", this.dir]);
+    await this.#repo.worktree(["remove", "--force", "--force", this.dir]);
     await Deno.remove(this.dir, { recursive: true }).catch(() => {});
-    await this.#repo.exec(["worktree", "prune"]);
+    await this.#repo.worktree(["prune"]);
   }
 
   async #git(args: string[]) {
@@ -403,18 +402,18 @@ export async function removeStaleWorktrees(
   repo: GitRepo,
   isDead: (runId: string) => Promise<boolean>,
 ): Promise<string[]> {
-  const listed = await repo.exec(["worktree", "list", "--porcelain"]);
+  const listed = await repo.worktree(["list", "--porcelain"]);
   if (listed.code !== 0) return [];
   const removed: string[] = [];
   for (const block of listed.stdout.split("\n\n")) {
     const dir = /^worktree (.+)$/m.exec(block)?.[1];
     const owner = new RegExp(`^locked ${OWNER_REASON}([\\w.-]+)$`, "m").exec(block)?.[1];
     if (!dir || !owner || !(await isDead(owner))) continue;
-    await repo.exec(["worktree", "remove", "--force", "--force", dir]);
+    await repo.worktree(["remove", "--force", "--force", dir]);
     await Deno.remove(dir, { recursive: true }).catch(() => {});
     removed.push(dir);
   }
-  if (removed.length > 0) await repo.exec(["worktree", "prune"]);
+  if (removed.length > 0) await repo.worktree(["prune"]);
   // Their build seeds, in the temp folder, go too (not counted: they are no worktrees).
   await removeStaleSeeds(repo.root, isDead).catch(() => []);
   return removed;

@@ -23,6 +23,18 @@ export interface GitFault {
   message: string;
 }
 
+/**
+ * `git worktree` calls in flight per repository (its top folder): git writes a
+ * new worktree's files under `.git/worktrees/` one by one, and another
+ * `git worktree` call that reads them half-written fails, or (`prune`) removes
+ * them. This process makes its calls one at a time per repository.
+ */
+const worktreeCalls = new Map<string, Promise<unknown>>();
+
+/** A `git worktree` failure that another process's call in progress explains (a half-written worktree). */
+const HALF_WRITTEN =
+  /failed to read .*worktrees\/|worktrees\/[^\s]+\/(?:commondir|gitdir)|is not a valid/;
+
 /** How long a push may take before it is given up (120 s). */
 const PUSH_TIMEOUT_MS = 120_000;
 
@@ -570,5 +582,48 @@ export class GitRepo {
     const result = await this.#spawn(args);
     if (result.code !== 0) this.#report(args, result);
     return result;
+  }
+
+  /**
+   * Run `git worktree <args>`, one such call at a time in this repository
+   * (see `worktreeCalls`), and again (up to three times, 100 ms apart) when
+   * it failed on a worktree another process was writing.
+   *
+   * @param args The arguments after `worktree`.
+   * @returns Exit code and output, as {@linkcode GitRepo.exec}.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { GitRepo } from "./repo.ts";
+   *
+   * const dir = await Deno.makeTempDir();
+   * try {
+   *   await new Deno.Command("git", { args: ["init", "-q", dir] }).output();
+   *   const repo = (await GitRepo.open(dir))!;
+   *   const listed = await repo.worktree(["list", "--porcelain"]);
+   *   assert.equal(listed.code, 0);
+   * } finally {
+   *   await Deno.remove(dir, { recursive: true });
+   * }
+   * ```
+   */
+  worktree(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    const previous = worktreeCalls.get(this.root) ?? Promise.resolve();
+    const call = previous.then(async () => {
+      for (let attempt = 1;; attempt++) {
+        const result = await this.#spawn(["worktree", ...args]);
+        if (result.code === 0 || attempt >= 3 || !HALF_WRITTEN.test(result.stderr)) {
+          if (result.code !== 0) this.#report(["worktree", ...args], result);
+          return result;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    });
+    const settled = call.catch(() => undefined);
+    worktreeCalls.set(this.root, settled);
+    settled.then(() => {
+      if (worktreeCalls.get(this.root) === settled) worktreeCalls.delete(this.root);
+    });
+    return call;
   }
 }

@@ -75,14 +75,12 @@ export async function createWorktree(
   const path = join(repo.root, WORKTREES_DIR, branch.replaceAll("/", "-"));
   const existing = await repo.exec(["rev-parse", "--verify", "-q", `refs/heads/${branch}`]);
   const reused = existing.code === 0;
-  const listed = await repo.exec(["worktree", "list", "--porcelain"]);
+  const listed = await repo.worktree(["list", "--porcelain"]);
   if (listed.stdout.split("\n").some((line) => line === `worktree ${path}`)) {
     return { path, branch, base, reused: true };
   }
-  const args = reused
-    ? ["worktree", "add", path, branch]
-    : ["worktree", "add", "-b", branch, path, base];
-  const created = await repo.exec(args);
+  const args = reused ? ["add", path, branch] : ["add", "-b", branch, path, base];
+  const created = await repo.worktree(args);
   if (created.code !== 0) {
     const why = created.stderr.split("\n").find((line) => line.trim())?.trim() ??
       `exit code ${created.code}`;
@@ -102,5 +100,5 @@ export async function removeWorktreeIfClean(repo: GitRepo, worktree: Worktree): 
   const inside = await GitRepo.open(worktree.path);
   const status = await inside?.status();
   if (!status || status.staged.length + status.unstaged.length > 0) return false;
-  return (await repo.exec(["worktree", "remove", worktree.path])).code === 0;
+  return (await repo.worktree(["remove", worktree.path])).code === 0;
 }
