@@ -294,10 +294,53 @@ export async function runShell(
   signal?.addEventListener("abort", stop, { once: true });
   try {
     const [{ code }] = await Promise.all([status, reading]);
+    // A process forked while the group was being stopped missed that signal.
+    await emptyGroup(child.pid);
     return { code, combined: output.text(), timedOut, cutBytes: output.cut };
   } finally {
     signal?.removeEventListener("abort", stop);
     clearTimeout(timer);
     clearTimeout(grace);
+  }
+}
+
+/**
+ * Stop process group `pid` until nothing in it runs: SIGTERM every 20 ms (a
+ * process forked while the group was signalled missed it), SIGKILL after the
+ * grace period. Returns at once when the group is gone, or (read from `/proc`)
+ * holds only exited processes its new parent has not reaped yet.
+ */
+async function emptyGroup(pid: number): Promise<void> {
+  const deadline = performance.now() + KILL_GRACE_MS;
+  for (;;) {
+    try {
+      Deno.kill(-pid, "SIGTERM");
+    } catch {
+      return;
+    }
+    if (await onlyExited(pid)) return;
+    if (performance.now() >= deadline) break;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  try {
+    Deno.kill(-pid, "SIGKILL");
+  } catch {
+    // gone
+  }
+}
+
+/** Whether every process of group `group` has exited (zombies); false when `/proc` cannot tell. */
+async function onlyExited(group: number): Promise<boolean> {
+  try {
+    for await (const entry of Deno.readDir("/proc")) {
+      if (!/^\d+$/.test(entry.name)) continue;
+      const stat = await Deno.readTextFile(`/proc/${entry.name}/stat`).catch(() => "");
+      // After the command's name: state, parent, process group.
+      const [state, _parent, pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(pgrp) === group && state !== "Z" && state !== "X") return false;
+    }
+    return true;
+  } catch {
+    return false;
   }
 }

@@ -86,6 +86,23 @@ Deno.test("runShell keeps the head and tail of a long output, and nothing it sta
   );
 });
 
+Deno.test("runShell stops what its command forks after the shell exits, SIGTERM ignored", async () => {
+  // A subshell that ignores SIGTERM and starts its daemon late: the first stop of the
+  // group misses the daemon, and the pipes are closed, so nothing else waits for it.
+  const result = await runShell(
+    "(trap '' TERM; sleep 0.3; sleep 302.5 > /dev/null 2>&1 &) > /dev/null 2>&1 & echo served",
+    { cwd: ".", timeoutMs: 60_000 },
+  );
+  assert.equal(result.code, 0);
+  const left = async () =>
+    (await runTool("pgrep", ["-f", "^sleep 302.5$"], { cwd: ".", timeoutMs: 5_000 })).stdout
+      .trim();
+  assert.equal(await left(), "", "nothing of the command runs once runShell returned");
+  // Nor later: the subshell was stopped too, so it cannot start the daemon after.
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  assert.equal(await left(), "");
+});
+
 /** Whether a process runs (a zombie waiting to be reaped does not). */
 async function alive(pid: number): Promise<boolean> {
   for (let tries = 0; tries < 50; tries++) {
