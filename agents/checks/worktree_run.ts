@@ -159,23 +159,21 @@ export class CheckWorktree {
       return `cannot check out ${commit.slice(0, 12)}: ${checkout.stderr.trim()}`;
     }
     this.#commit = commit;
-    const keep = [...this.#folders.keys()].flatMap((dir) => ["-e", `/${dir}`]);
     // A seed planted ahead is kept through the clean, and used if it is as it was listed.
     const planted = this.#planted;
     this.#planted = undefined;
     const seed = this.#seed;
     if (planted && seed) {
-      const kept = seed.entries.flatMap((entry) => ["-e", `/${entry}`]);
-      const cleaned = await this.#git(["clean", "-ffdxq", ...keep, ...kept]);
-      if (cleaned.code !== 0) return `cannot clean the worktree: ${cleaned.stderr.trim()}`;
+      const cleaned = await this.#clean(seed.entries);
+      if (cleaned) return cleaned;
       if (await seed.intact(this.dir, planted)) {
         if (await settleTimes(this.dir, seed.commit) === undefined) return undefined;
+        // Times that cannot be settled: no seed, and its copy goes.
         this.#seed = undefined;
-        await this.#clean(keep);
-        return undefined;
+        return await this.#clean();
       }
     }
-    const cleaned = await this.#clean(keep);
+    const cleaned = await this.#clean();
     if (cleaned) return cleaned;
     if (this.#seed) await this.#plant(this.#seed);
     return undefined;
@@ -192,15 +190,19 @@ export class CheckWorktree {
    */
   async tidy(): Promise<void> {
     this.#planted = undefined;
-    const keep = [...this.#folders.keys()].flatMap((dir) => ["-e", `/${dir}`]);
-    if (await this.#clean(keep).catch(() => "failed")) return;
+    if (await this.#clean().catch(() => "failed")) return;
     const seed = this.#seed;
     if (!seed?.usable) return;
     this.#planted = await seed.plantAhead(this.dir).catch(() => undefined);
   }
 
-  async #clean(keep: string[]): Promise<string | undefined> {
-    const cleaned = await this.#git(["clean", "-ffdxq", ...keep]);
+  /**
+   * `git clean -ffdx`: every untracked and ignored file goes but the
+   * dependency folders and the root entries in `kept`.
+   */
+  async #clean(kept: readonly string[] = []): Promise<string | undefined> {
+    const except = [...this.#folders.keys(), ...kept].flatMap((entry) => ["-e", `/${entry}`]);
+    const cleaned = await this.#git(["clean", "-ffdxq", ...except]);
     return cleaned.code === 0 ? undefined : `cannot clean the worktree: ${cleaned.stderr.trim()}`;
   }
 

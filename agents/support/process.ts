@@ -7,6 +7,8 @@
  * @module
  */
 
+import { groupRuns } from "./process_tags.ts";
+
 /** Exit code reported when the tool timed out (as `timeout(1)` does). */
 export const TIMEOUT_CODE = 124;
 /** Exit code reported when the executable does not exist (as a shell does). */
@@ -318,7 +320,7 @@ async function emptyGroup(pid: number): Promise<void> {
     } catch {
       return;
     }
-    if (await onlyExited(pid)) return;
+    if (await groupRuns(pid) === false) return;
     if (performance.now() >= deadline) break;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
@@ -326,21 +328,5 @@ async function emptyGroup(pid: number): Promise<void> {
     Deno.kill(-pid, "SIGKILL");
   } catch {
     // gone
-  }
-}
-
-/** Whether every process of group `group` has exited (zombies); false when `/proc` cannot tell. */
-async function onlyExited(group: number): Promise<boolean> {
-  try {
-    for await (const entry of Deno.readDir("/proc")) {
-      if (!/^\d+$/.test(entry.name)) continue;
-      const stat = await Deno.readTextFile(`/proc/${entry.name}/stat`).catch(() => "");
-      // After the command's name: state, parent, process group.
-      const [state, _parent, pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(pgrp) === group && state !== "Z" && state !== "X") return false;
-    }
-    return true;
-  } catch {
-    return false;
   }
 }

@@ -35,12 +35,39 @@ export interface ProcessId {
  * @returns Its start time, or undefined when it is gone or a zombie.
  */
 export async function startTime(pid: number): Promise<number | undefined> {
+  const fields = await runningStat(pid);
+  return fields ? Number(fields[19]) : undefined;
+}
+
+/**
+ * Whether a process of group `group` still runs (zombies do not), from
+ * `/proc`.
+ *
+ * @param group The process group.
+ * @returns True while one runs; undefined when `/proc` cannot tell.
+ */
+export async function groupRuns(group: number): Promise<boolean | undefined> {
+  let entries: Deno.DirEntry[];
+  try {
+    entries = [...Deno.readDirSync("/proc")];
+  } catch {
+    return undefined;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    // After the state: the parent, then the process group.
+    if (Number((await runningStat(Number(entry.name)))?.[2]) === group) return true;
+  }
+  return false;
+}
+
+/** The fields of `/proc/<pid>/stat` after the command name, while the process runs. */
+async function runningStat(pid: number): Promise<string[] | undefined> {
   const stat = await Deno.readTextFile(`/proc/${pid}/stat`).catch(() => undefined);
   if (!stat) return undefined;
   // Fields after the command name, which may hold spaces and parentheses.
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  if (fields[0] === "Z" || fields[0] === "X") return undefined;
-  return Number(fields[19]);
+  return fields[0] === "Z" || fields[0] === "X" ? undefined : fields;
 }
 
 /**
