@@ -63,7 +63,7 @@ export { type Filesystem, OutsideRepositoryError } from "./checks/filesystem.ts"
 export { toolResults } from "./checks/context.ts";
 export { latestPlan } from "./checks/plan.ts";
 export { CompositeChecker } from "./checks/composite.ts";
-export { parseTestReport } from "./checks/test_report.ts";
+export { parseTestReport } from "./evidence/run/test_report.ts";
 export {
   type AgentDefinition,
   listAgents,

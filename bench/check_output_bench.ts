@@ -11,7 +11,7 @@
  */
 
 import { parseArgs } from "node:util";
-import { runRepoCheck } from "../agents/checks/check_run.ts";
+import { runRepoCheck } from "../agents/evidence/run/check_run.ts";
 
 const { values } = parseArgs({
   args: Deno.args,

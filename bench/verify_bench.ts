@@ -34,8 +34,8 @@
  */
 
 import { parseArgs } from "node:util";
-import { RepoChecksChecker } from "../agents/checks/repo_checks.ts";
-import { runRepoCheck } from "../agents/checks/check_run.ts";
+import { RepoChecksChecker } from "../agents/evidence/repo_checks.ts";
+import { runRepoCheck } from "../agents/evidence/run/check_run.ts";
 import { CORPUS } from "../tests/realworld/_corpus.ts";
 import { prepareRepo } from "../tests/realworld/_prepare.ts";
 import { type Checkout, checkoutOf, claimContext, commitLike } from "../tests/realworld/_verify.ts";

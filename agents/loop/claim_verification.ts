@@ -21,7 +21,7 @@ import type { VerificationRecord } from "../checks/checker_contract.ts";
 import { CommandChecker } from "../checks/command.ts";
 import { FilesChecker } from "../checks/files.ts";
 import { GitChecker } from "../checks/git_checker.ts";
-import { RepoChecksChecker } from "../checks/repo_checks.ts";
+import { RepoChecksChecker } from "../evidence/repo_checks.ts";
 import { verify } from "../checks/verifier.ts";
 import type { CompleteTaskCall } from "../record/complete_task_tool.ts";
 import type { AgentMessage, IterationSummary } from "../record/iteration.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { Reproduction } from "../checks/reproduction.ts";
+import type { Reproduction } from "../evidence/held_out/reproduction.ts";
 import type { CompletionHandler } from "../completion/handler_contract.ts";
 import type { AgentDefinition, ReproduceMode } from "../definition/definition_types.ts";
 import type { IndependentCost } from "./independent_cost.ts";

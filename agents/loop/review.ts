@@ -15,7 +15,7 @@ import {
   parseVerdicts,
   type ReviewAnswer,
   type ReviewRequest,
-} from "../checks/declarations.ts";
+} from "../evidence/judge/declarations.ts";
 import { runIndependent } from "./independent.ts";
 import type { RunState } from "./state.ts";
 

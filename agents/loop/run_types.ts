@@ -13,8 +13,8 @@ import type {
   SessionPermissionMode,
 } from "../backends/port.ts";
 import type { CompositeChecker } from "../checks/composite.ts";
-import type { RepoChecksChecker } from "../checks/repo_checks.ts";
-import type { BaselineResult } from "../checks/worktree_run.ts";
+import type { RepoChecksChecker } from "../evidence/repo_checks.ts";
+import type { BaselineResult } from "../evidence/copy/worktree_run.ts";
 import type { ReproductionRecord } from "./reproduction_plan.ts";
 import type { IndependentCost } from "./independent_cost.ts";
 import type { VerificationRecord } from "../checks/checker_contract.ts";

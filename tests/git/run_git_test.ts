@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { GitRepo } from "../../agents/git/repo.ts";
 import { hardenedGitArgs, runGit, trustGitConfig } from "../../agents/git/run_git.ts";
-import { runInWorktree, snapshotCommit } from "../../agents/checks/worktree_run.ts";
-import { changedProtectedFiles } from "../../agents/checks/protected_files.ts";
+import { runInWorktree, snapshotCommit } from "../../agents/evidence/copy/worktree_run.ts";
+import { changedProtectedFiles } from "../../agents/evidence/judge/protected_files.ts";
 import { DEFAULT_PROTECTED_GLOBS } from "../../agents/definition/definition_types.ts";
 import { git, tempDir, tempRepo } from "../_helpers.ts";
 

@@ -9,7 +9,7 @@
  */
 
 import { COMPLETE_TASK_TOOL } from "../../agents/record/complete_task_tool.ts";
-import { detectChecks, type Detection } from "../../agents/checks/detect.ts";
+import { detectChecks, type Detection } from "../../agents/evidence/detect/detect.ts";
 import type { ChecksEvidence } from "../../agents/record/iteration.ts";
 import { runTool } from "../../agents/support/process.ts";
 import { RESCUE_PROMPT } from "../../agents/loop/runner.ts";

@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { RepoCheck } from "../../agents/checks/check_run.ts";
+import type { RepoCheck } from "../../agents/evidence/run/check_run.ts";
 import { GitRepo } from "../../agents/git/repo.ts";
 import { git, type TempDir, tempDir } from "../_helpers.ts";
 import type { Prepared } from "./_prepare.ts";

@@ -12,7 +12,7 @@
  */
 
 import assert from "node:assert/strict";
-import { RepoChecksChecker } from "../../agents/checks/repo_checks.ts";
+import { RepoChecksChecker } from "../../agents/evidence/repo_checks.ts";
 import { CORPUS } from "./_corpus.ts";
 import { prepareRepo } from "./_prepare.ts";
 import { checkoutOf, claimContext, commitLike } from "./_verify.ts";

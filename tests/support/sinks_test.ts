@@ -37,12 +37,12 @@ const NOT_OUTPUTS: Record<string, string> = {
     "starts the run's watchdog (a shell that stops the run's processes), which prints nothing",
   "agents/git/settings.ts":
     "puts the repository's own git settings back, byte for byte as they were",
-  "agents/checks/worktree_run.ts": "runs git to set up worktrees",
-  "agents/checks/build_seed.ts":
+  "agents/evidence/copy/worktree_run.ts": "runs git to set up worktrees",
+  "agents/evidence/copy/build_seed.ts":
     "runs touch and cp on finishline's own worktrees: file times and a copy of a build, no text",
-  "agents/checks/repo_checks.ts":
+  "agents/evidence/repo_checks.ts":
     "puts the verifier's test files back, as it wrote them, into the gate's own worktrees",
-  "agents/checks/detect.ts": "asks the machine which tools it has (`tox --version`)",
+  "agents/evidence/detect/detect.ts": "asks the machine which tools it has (`tox --version`)",
   "agents/backends/acp.ts": "starts the ACP agent; its prompts are redacted by redactingBackend",
   "agents/backends/model_access.ts":
     "asks the macOS keychain whether Claude Code's login item exists: no secret is read, nothing written",

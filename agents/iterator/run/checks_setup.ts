@@ -11,9 +11,9 @@ import {
   describeCheckEnvironment,
   describeRun,
   runRepoCheck,
-} from "../../checks/check_run.ts";
-import { detectChecks, type Detection, formatDetection } from "../../checks/detect.ts";
-import { RepoChecksChecker } from "../../checks/repo_checks.ts";
+} from "../../evidence/run/check_run.ts";
+import { detectChecks, type Detection, formatDetection } from "../../evidence/detect/detect.ts";
+import { RepoChecksChecker } from "../../evidence/repo_checks.ts";
 import type { AgentDefinition } from "../../definition/definition_types.ts";
 
 /** The repository's checks as a run uses them. */

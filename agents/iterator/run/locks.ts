@@ -12,7 +12,7 @@ import { dirname, join } from "node:path";
 import { UsageError } from "../../support/errors.ts";
 import { RunLock } from "../../support/file_lock.ts";
 import type { GitRepo } from "../../git/repo.ts";
-import { removeStaleWorktrees } from "../../checks/worktree_run.ts";
+import { removeStaleWorktrees } from "../../evidence/copy/worktree_run.ts";
 import {
   guardProcesses,
   type ProcessId,

@@ -15,8 +15,8 @@
  */
 
 import { basename, dirname, relative } from "node:path";
-import type { CheckRun } from "../../checks/check_run.ts";
-import { describeDeclaration } from "../../checks/declarations.ts";
+import type { CheckRun } from "../../evidence/run/check_run.ts";
+import { describeDeclaration } from "../../evidence/judge/declarations.ts";
 import type {
   CheckEvidence,
   IterationSummary,

@@ -1,0 +1,519 @@
+/**
+ * Running checks on another state of the repository: a detached worktree of
+ * a commit (the baseline, or the agent's commit, with original test files put
+ * back where asked), with the checkout's dependency folders linked in. The
+ * gate keeps one such worktree for a whole run and moves it from commit to
+ * commit; untracked and ignored files of the live checkout never reach it.
+ *
+ * @module
+ */
+
+import path from "node:path";
+import type { GitRepo } from "../../git/repo.ts";
+import { MISSING_CODE, runShell, runTool } from "../../support/process.ts";
+import { runGit } from "../../git/run_git.ts";
+import { type CheckRun, type RepoCheck, runRepoCheck } from "../run/check_run.ts";
+import { DEPENDENCY_FOLDERS, isDirectory } from "./dependency_folders.ts";
+import { type BuildSeed, removeStaleSeeds, settleTimes } from "./build_seed.ts";
+
+/** The checks on the starting commit. */
+export interface BaselineResult {
+  /** The commit they ran on. */
+  commit: string;
+  /** Each check's run, in order. */
+  runs: CheckRun[];
+  /** Wall time of the whole baseline in milliseconds, worktree included. */
+  durationMs: number;
+  /** Why the baseline could not run, when it could not. */
+  error?: string;
+  /**
+   * The second run of each check red at the first, at low priority once the
+   * first session has started (a red baseline may come from contention with
+   * it); filled in when that run is over.
+   */
+  retries?: CheckRun[];
+}
+
+/** How a dependency folder reaches a worktree. */
+export type FolderSetup =
+  | { kind: "linked" }
+  | { kind: "installed"; key: string; command: string };
+
+/**
+ * A detached worktree of finishline's, for running the repository's checks
+ * on a commit: created once, moved from commit to commit (a forced checkout
+ * and `git clean -ffdx`, the dependency folders excepted), removed at the end.
+ *
+ * @example Check a commit, then move on to the next one
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { GitRepo } from "../../git/repo.ts";
+ * import { CheckWorktree } from "./worktree_run.ts";
+ *
+ * const dir = await Deno.makeTempDir();
+ * try {
+ *   const git = (...args: string[]) => new Deno.Command("git", { args, cwd: dir }).output();
+ *   await git("init", "-q", "-b", "main");
+ *   await git("-c", "user.name=A", "-c", "user.email=a@example.com", "commit", "-q", "--allow-empty", "-m", "start");
+ *   const repo = (await GitRepo.open(dir))!;
+ *   const worktree = await CheckWorktree.create(repo, (await repo.head())!);
+ *   assert.ok(worktree instanceof CheckWorktree);
+ *   // An untracked file of the checkout never reaches the worktree.
+ *   await Deno.writeTextFile(`${dir}/GNUmakefile`, "test:\n\ttrue\n");
+ *   const [run] = await worktree.run([{ name: "make", command: "test ! -e GNUmakefile" }], {
+ *     timeoutMs: 10_000,
+ *   });
+ *   assert.equal(run.green, true);
+ *   await worktree.remove();
+ * } finally {
+ *   await Deno.remove(dir, { recursive: true });
+ * }
+ * ```
+ */
+export class CheckWorktree {
+  /** The worktree's folder. */
+  readonly dir: string;
+  readonly #repo: GitRepo;
+  #commit: string;
+  readonly #folders = new Map<string, FolderSetup>();
+  #seed: BuildSeed | undefined;
+  /** The listing of the seed planted ahead by {@linkcode CheckWorktree.tidy}, until a move uses it. */
+  #planted: string | undefined;
+
+  private constructor(repo: GitRepo, dir: string, commit: string) {
+    this.#repo = repo;
+    this.dir = dir;
+    this.#commit = commit;
+  }
+
+  /**
+   * Make a detached worktree of `commit` in a new temporary folder and link
+   * the checkout's dependency folders (`node_modules`, `.venv`, `venv`,
+   * `vendor`) that the commit does not track.
+   *
+   * @param repo The repository.
+   * @param commit The commit to check out.
+   * @param options The folders to link (default: every dependency folder the
+   * checkout has), and the run that owns it: the worktree is then locked with
+   * the reason `finishline run <owner>`, so that the next run can tell it
+   * from the user's and remove it once its run is dead
+   * ({@linkcode removeStaleWorktrees}).
+   * @returns The worktree, or why it could not be made.
+   */
+  static async create(
+    repo: GitRepo,
+    commit: string,
+    options: { link?: readonly string[]; owner?: string } = {},
+  ): Promise<CheckWorktree | string> {
+    const dir = await Deno.makeTempDir({ prefix: "finishline-checks-" });
+    const lock = options.owner ? ["--lock", "--reason", `${OWNER_REASON}${options.owner}`] : [];
+    const added = await repo.worktree([
+      "add",
+      "--detach",
+      "--quiet",
+      ...lock,
+      dir,
+      commit,
+    ]);
+    if (added.code !== 0) {
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+      await repo.worktree(["prune"]);
+      return `cannot make a worktree of ${commit.slice(0, 12)}: ${added.stderr.trim()}`;
+    }
+    const worktree = new CheckWorktree(repo, dir, commit);
+    for (const folder of options.link ?? DEPENDENCY_FOLDERS.map((folder) => folder.dir)) {
+      if (await isDirectory(path.join(repo.root, folder))) await worktree.link(folder);
+    }
+    return worktree;
+  }
+
+  /**
+   * The commit the worktree holds.
+   *
+   * @returns Its hash.
+   */
+  get commit(): string {
+    return this.#commit;
+  }
+
+  /**
+   * How each dependency folder reaches the worktree.
+   *
+   * @returns Folder -> linked, or installed in the worktree.
+   */
+  get folders(): ReadonlyMap<string, FolderSetup> {
+    return this.#folders;
+  }
+
+  /**
+   * Check out `commit` (forced) and remove every untracked and ignored file,
+   * the dependency folders excepted: what the last checks wrote, and any
+   * original test file put back, is gone.
+   *
+   * @param commit The commit.
+   * @returns Undefined, or why git failed.
+   */
+  async moveTo(commit: string): Promise<string | undefined> {
+    const checkout = await this.#git(["checkout", "--detach", "--force", "--quiet", commit]);
+    if (checkout.code !== 0) {
+      return `cannot check out ${commit.slice(0, 12)}: ${checkout.stderr.trim()}`;
+    }
+    this.#commit = commit;
+    // A seed planted ahead is kept through the clean, and used if it is as it was listed.
+    const planted = this.#planted;
+    this.#planted = undefined;
+    const seed = this.#seed;
+    if (planted && seed) {
+      const cleaned = await this.#clean(seed.entries);
+      if (cleaned) return cleaned;
+      if (await seed.intact(this.dir, planted)) {
+        if (await settleTimes(this.dir, seed.commit) === undefined) return undefined;
+        // Times that cannot be settled: no seed, and its copy goes.
+        this.#seed = undefined;
+        return await this.#clean();
+      }
+    }
+    const cleaned = await this.#clean();
+    if (cleaned) return cleaned;
+    if (this.#seed) await this.#plant(this.#seed);
+    return undefined;
+  }
+
+  /**
+   * Make the worktree ready for the next move while nothing waits for it:
+   * what the last checks wrote is removed and the seed, if any, is copied in
+   * now and listed ({@linkcode BuildSeed.plantAhead}); the next
+   * {@linkcode CheckWorktree.moveTo} uses it if it is still as listed, and
+   * copies the seed again if not.
+   *
+   * @returns Resolves once done; never throws.
+   */
+  async tidy(): Promise<void> {
+    this.#planted = undefined;
+    if (await this.#clean().catch(() => "failed")) return;
+    const seed = this.#seed;
+    if (!seed?.usable) return;
+    this.#planted = await seed.plantAhead(this.dir).catch(() => undefined);
+  }
+
+  /**
+   * `git clean -ffdx`: every untracked and ignored file goes but the
+   * dependency folders and the root entries in `kept`.
+   */
+  async #clean(kept: readonly string[] = []): Promise<string | undefined> {
+    const except = [...this.#folders.keys(), ...kept].flatMap((entry) => ["-e", `/${entry}`]);
+    const cleaned = await this.#git(["clean", "-ffdxq", ...except]);
+    return cleaned.code === 0 ? undefined : `cannot clean the worktree: ${cleaned.stderr.trim()}`;
+  }
+
+  /**
+   * Start from `seed` (the baseline's build output) at this commit and at
+   * every move after it: the tracked files' times settled against the
+   * seed's commit, the seed copied in ({@linkcode BuildSeed.plant}).
+   *
+   * @param seed The seed.
+   * @returns Whether it is in place; a seed found changed is dropped for good.
+   */
+  async seedWith(seed: BuildSeed): Promise<boolean> {
+    this.#seed = seed;
+    return await this.#plant(seed);
+  }
+
+  /**
+   * Whether the worktree starts from a build seed.
+   *
+   * @returns False without one, or once it was dropped.
+   */
+  get seeded(): boolean {
+    return this.#seed?.usable ?? false;
+  }
+
+  async #plant(seed: BuildSeed): Promise<boolean> {
+    const planted = seed.usable && await settleTimes(this.dir, seed.commit) === undefined &&
+      await seed.plant(this.dir);
+    if (!planted) this.#seed = undefined;
+    return planted;
+  }
+
+  /**
+   * Link the checkout's dependency folder `dir` into the worktree, in place
+   * of one installed there; a folder the commit tracks is left as it is.
+   *
+   * @param dir The folder's name, e.g. `node_modules`.
+   * @returns Whether it is linked now.
+   */
+  async link(dir: string): Promise<boolean> {
+    const target = path.join(this.dir, dir);
+    if (this.#folders.get(dir)?.kind === "installed") {
+      await Deno.remove(target, { recursive: true }).catch(() => {});
+    }
+    try {
+      await Deno.symlink(path.join(this.#repo.root, dir), target);
+    } catch {
+      // A folder the commit tracks itself stays as it is.
+      this.#folders.delete(dir);
+      return false;
+    }
+    this.#folders.set(dir, { kind: "linked" });
+    return true;
+  }
+
+  /**
+   * Remove a dependency folder from the worktree (the link, or what was
+   * installed there).
+   *
+   * @param dir The folder's name.
+   * @returns Resolves once it is gone.
+   */
+  async drop(dir: string): Promise<void> {
+    if (!this.#folders.delete(dir)) return;
+    await Deno.remove(path.join(this.dir, dir), { recursive: true }).catch(() => {});
+  }
+
+  /**
+   * Install a dependency folder in the worktree with `command` (run at its
+   * root), in place of the link; `key` names what was installed, so that the
+   * same manifest is not installed twice.
+   *
+   * @param dir The folder's name.
+   * @param command The install command and its executable.
+   * @param options What is installed, and the timeout.
+   * @returns Undefined once installed; else whether the executable is missing, and the output's tail.
+   */
+  async install(
+    dir: string,
+    command: { command: string; executable: string },
+    options: { key: string; timeoutMs: number },
+  ): Promise<{ missing: boolean; detail: string } | undefined> {
+    const current = this.#folders.get(dir);
+    if (current?.kind === "installed" && current.key === options.key) return undefined;
+    const target = path.join(this.dir, dir);
+    await Deno.remove(target, { recursive: true }).catch(() => {});
+    this.#folders.delete(dir);
+    const which = await runTool("sh", ["-c", `command -v ${command.executable}`], {
+      cwd: this.dir,
+      timeoutMs: 10_000,
+    });
+    if (which.code !== 0) {
+      return { missing: true, detail: `"${command.executable}" is not installed or not on PATH` };
+    }
+    const result = await runShell(command.command, {
+      cwd: this.dir,
+      timeoutMs: options.timeoutMs,
+      env: { CI: "true", NO_COLOR: "1" },
+    });
+    if (result.code !== 0 || result.timedOut) {
+      await Deno.remove(target, { recursive: true }).catch(() => {});
+      const tail = result.combined.trimEnd().split("\n").slice(-12).join("\n");
+      return {
+        missing: result.code === MISSING_CODE,
+        detail: `\`${command.command}\` ${
+          result.timedOut ? "timed out" : `exited with code ${result.code}`
+        }${tail ? `; last lines of its output:\n${tail}` : ""}`,
+      };
+    }
+    this.#folders.set(dir, { kind: "installed", key: options.key, command: command.command });
+    return undefined;
+  }
+
+  /**
+   * Put back the versions of `paths` that `from` holds (the original tests).
+   *
+   * @param from The commit.
+   * @param paths Paths relative to the root.
+   * @returns Undefined, or why git failed.
+   */
+  async restore(from: string, paths: string[]): Promise<string | undefined> {
+    if (paths.length === 0) return undefined;
+    // --no-overlay: a file the agent added under a restored path is removed too.
+    const restored = await this.#git(["checkout", "--no-overlay", from, "--", ...paths]);
+    return restored.code === 0
+      ? undefined
+      : `cannot restore the original files: ${restored.stderr.trim()}`;
+  }
+
+  /**
+   * Run checks in the worktree, in order.
+   *
+   * @param checks The checks.
+   * @param options Timeout of each, a signal that stops them, whether they
+   * run at low priority, and who is told when each starts and ends.
+   * @returns Each check's run; fewer when the signal stopped them.
+   */
+  async run(
+    checks: RepoCheck[],
+    options: {
+      timeoutMs: number;
+      signal?: AbortSignal;
+      nice?: boolean;
+      onCheck?: (name: string, running: boolean) => void;
+    },
+  ): Promise<CheckRun[]> {
+    const runs: CheckRun[] = [];
+    for (const check of checks) {
+      if (options.signal?.aborted) break;
+      options.onCheck?.(check.name, true);
+      try {
+        runs.push(
+          await runRepoCheck(options.nice ? lowPriority(check) : check, {
+            cwd: this.dir,
+            timeoutMs: options.timeoutMs,
+            signal: options.signal,
+          }),
+        );
+      } finally {
+        options.onCheck?.(check.name, false);
+      }
+    }
+    return runs;
+  }
+
+  /**
+   * Remove the worktree and its folder; never throws.
+   *
+   * @returns Resolves once it is gone from `git worktree list`.
+   */
+  async remove(): Promise<void> {
+    // Twice forced: a locked worktree too.
+    await this.#repo.worktree(["remove", "--force", "--force", this.dir]);
+    await Deno.remove(this.dir, { recursive: true }).catch(() => {});
+    await this.#repo.worktree(["prune"]);
+  }
+
+  async #git(args: string[]) {
+    return await runGit(args, { cwd: this.dir, timeoutMs: 120_000 });
+  }
+}
+
+/** The lock reason of a worktree a run made for its checks, before the run's id. */
+const OWNER_REASON = "finishline run ";
+
+/**
+ * Remove the check worktrees of runs that are dead: worktrees locked as
+ * `finishline run <id>` ({@linkcode CheckWorktree.create}) whose run `isDead`
+ * says is over, with their folders; then `git worktree prune`. They hold only
+ * finishline's copies of commits, never work of the agent's or the user's.
+ * The build seeds those runs left in the temp folder go too
+ * ({@linkcode removeStaleSeeds}).
+ *
+ * @param repo The repository.
+ * @param isDead Whether a run (by id) is over and its worktrees may go.
+ * @returns The folders removed.
+ */
+export async function removeStaleWorktrees(
+  repo: GitRepo,
+  isDead: (runId: string) => Promise<boolean>,
+): Promise<string[]> {
+  const listed = await repo.worktree(["list", "--porcelain"]);
+  if (listed.code !== 0) return [];
+  const removed: string[] = [];
+  for (const block of listed.stdout.split("\n\n")) {
+    const dir = /^worktree (.+)$/m.exec(block)?.[1];
+    const owner = new RegExp(`^locked ${OWNER_REASON}([\\w.-]+)$`, "m").exec(block)?.[1];
+    if (!dir || !owner || !(await isDead(owner))) continue;
+    await repo.worktree(["remove", "--force", "--force", dir]);
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+    removed.push(dir);
+  }
+  if (removed.length > 0) await repo.worktree(["prune"]);
+  // Their build seeds, in the temp folder, go too (not counted: they are no worktrees).
+  await removeStaleSeeds(repo.root, isDead).catch(() => []);
+  return removed;
+}
+
+/** The check at `nice -n 10`: it yields the machine to the agent's session. */
+function lowPriority(check: RepoCheck): RepoCheck {
+  const quoted = `'${check.command.replaceAll("'", "'\\''")}'`;
+  return { ...check, command: `exec nice -n 10 sh -c ${quoted}` };
+}
+
+/**
+ * Run checks in a detached worktree of `commit`, with the checkout's
+ * dependency folders (`node_modules`, `.venv`, ...) linked in, then remove it.
+ * Never throws: a failure to make the worktree is the result's `error`.
+ *
+ * @param repo The repository.
+ * @param commit The commit to check out.
+ * @param options The checks, the timeout of each, and files to restore from `restoreFrom`.
+ * @returns Each check's run.
+ */
+export async function runInWorktree(
+  repo: GitRepo,
+  commit: string,
+  options: {
+    checks: RepoCheck[];
+    timeoutMs: number;
+    restore?: { from: string; paths: string[] };
+    signal?: AbortSignal;
+  },
+): Promise<BaselineResult> {
+  const started = performance.now();
+  const finished = (runs: CheckRun[], error?: string): BaselineResult => ({
+    commit,
+    runs,
+    durationMs: Math.round(performance.now() - started),
+    ...(error ? { error } : {}),
+  });
+  const worktree = await CheckWorktree.create(repo, commit);
+  if (typeof worktree === "string") return finished([], worktree);
+  try {
+    if (options.restore) {
+      const error = await worktree.restore(options.restore.from, options.restore.paths);
+      if (error) return finished([], error);
+    }
+    const runs = await worktree.run(options.checks, options);
+    if (options.signal?.aborted) return finished(runs, "stopped before it finished");
+    return finished(runs);
+  } finally {
+    await worktree.remove();
+  }
+}
+
+/**
+ * The tree of the working tree as it is, uncommitted and untracked (not
+ * ignored) files included, written through a temporary index so that neither
+ * the files nor the real index change. Equal trees mean equal contents.
+ *
+ * @param repo The repository.
+ * @returns The tree and the HEAD it sits on, or undefined when git failed.
+ */
+export async function snapshotTree(
+  repo: GitRepo,
+): Promise<{ tree: string; head: string | undefined } | undefined> {
+  const dir = await Deno.makeTempDir({ prefix: "finishline-index-" });
+  try {
+    const env = { GIT_INDEX_FILE: path.join(dir, "index") };
+    const git = (args: string[]) => runGit(args, { cwd: repo.root, env, timeoutMs: 60_000 });
+    const head = (await git(["rev-parse", "--verify", "-q", "HEAD"])).stdout.trim() || undefined;
+    if (head) await git(["read-tree", head]);
+    if ((await git(["add", "-A"])).code !== 0) return undefined;
+    const tree = await git(["write-tree"]);
+    return tree.code === 0 ? { tree: tree.stdout.trim(), head } : undefined;
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+/**
+ * A commit of the working tree as it is (see {@linkcode snapshotTree}),
+ * parented on HEAD; no branch points at it.
+ *
+ * @param repo The repository.
+ * @returns The commit, or undefined when git failed.
+ */
+export async function snapshotCommit(repo: GitRepo): Promise<string | undefined> {
+  const snapshot = await snapshotTree(repo);
+  if (!snapshot) return undefined;
+  const commit = await runGit([
+    "-c",
+    "user.name=finishline",
+    "-c",
+    "user.email=finishline@localhost",
+    "commit-tree",
+    snapshot.tree,
+    ...(snapshot.head ? ["-p", snapshot.head] : []),
+    "-m",
+    "finishline: snapshot of the working tree",
+  ], { cwd: repo.root, timeoutMs: 60_000 });
+  return commit.code === 0 ? commit.stdout.trim() : undefined;
+}

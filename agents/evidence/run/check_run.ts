@@ -1,0 +1,254 @@
+/**
+ * One run of one of the repository's checks: its exit, the failing tests its
+ * output names, the tests it counts, and the tail of its output.
+ *
+ * @module
+ */
+
+import type { TestCounts } from "../../record/iteration.ts";
+import { runShell } from "../../support/process.ts";
+import {
+  parseTestReport,
+  plainLines,
+  testCounts,
+  type TestRunner,
+  testsRun,
+} from "./test_report.ts";
+
+/** One check of the repository: a shell command that passes when it exits 0. */
+export interface RepoCheck {
+  /** Its name (usually the command). */
+  name: string;
+  /** The shell command, run at the repository root. */
+  command: string;
+  /** The test runner whose output names failing tests, when known. */
+  runner?: TestRunner;
+}
+
+/** One run of a check. */
+export interface CheckRun {
+  /** The check's name. */
+  name: string;
+  /**
+   * Whether it passed: it exited 0 within its timeout and its output reports
+   * no failed test.
+   */
+  green: boolean;
+  /** Exit code. */
+  code: number;
+  /** Whether it was stopped at its timeout. */
+  timedOut: boolean;
+  /** Failing tests named by the output. */
+  failing: string[];
+  /** Tests that ran (passed + failed), when the output says. */
+  testsRun?: number;
+  /** Tests run, passed, failed, skipped, ignored and todo, as far as the output says. */
+  counts?: TestCounts;
+  /** Tests the output names as skipped, ignored or todo. */
+  skippedTests?: string[];
+  /** Wall time in milliseconds. */
+  durationMs: number;
+  /** The last lines of its output. */
+  tail: string;
+}
+
+/** A variable finishline sets for the checks it runs, and why. */
+export interface CheckVariable {
+  /** The variable's name. */
+  name: string;
+  /** Its value. */
+  value: string;
+  /** Why finishline sets it. */
+  why: string;
+}
+
+/**
+ * Every environment variable finishline sets for the checks. The checks
+ * otherwise run in the environment finishline was started in, as they run in
+ * the user's shell: colour settings are left alone (a CLI library's colour
+ * tests fail under NO_COLOR), and colour codes are stripped where the output
+ * is read instead.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { CHECK_ENVIRONMENT } from "./check_run.ts";
+ *
+ * assert.deepEqual(CHECK_ENVIRONMENT.map((variable) => variable.name), ["CI"]);
+ * ```
+ */
+export const CHECK_ENVIRONMENT: readonly CheckVariable[] = [
+  {
+    name: "CI",
+    value: "true",
+    why: "runners that otherwise watch for changes and never exit run once " +
+      "(react-scripts test starts jest --watch unless CI is set), and jest fails a test " +
+      "whose snapshot is missing instead of writing one into the repository " +
+      "(its --ci default), so a new snapshot test cannot pass by recording what the code returns",
+  },
+];
+
+/**
+ * The line the `checks` command prints about the environment the checks run in.
+ *
+ * @returns One line, without a line break.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { describeCheckEnvironment } from "./check_run.ts";
+ *
+ * assert.match(describeCheckEnvironment(), /^Environment: yours, with CI=true \(/);
+ * ```
+ */
+export function describeCheckEnvironment(): string {
+  return `Environment: yours, with ${
+    CHECK_ENVIRONMENT.map((variable) => `${variable.name}=${variable.value} (${variable.why})`)
+      .join("; ")
+  }`;
+}
+
+/** Lines of output kept in a run's tail. */
+const TAIL_LINES = 25;
+
+/**
+ * Run one check and read its output for failing tests.
+ *
+ * @param check The check.
+ * @param options Folder and timeout.
+ * @returns The run.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { runRepoCheck } from "./check_run.ts";
+ *
+ * const run = await runRepoCheck(
+ *   { name: "tests", command: "echo 'not ok 1 - adds'; exit 1" },
+ *   { cwd: ".", timeoutMs: 10_000 },
+ * );
+ * assert.equal(run.green, false);
+ * assert.equal(run.code, 1);
+ * assert.match(run.tail, /not ok 1 - adds/);
+ * ```
+ */
+export async function runRepoCheck(
+  check: RepoCheck,
+  options: { cwd: string; timeoutMs: number; signal?: AbortSignal },
+): Promise<CheckRun> {
+  const started = performance.now();
+  const result = await runShell(check.command, {
+    cwd: options.cwd,
+    timeoutMs: options.timeoutMs,
+    signal: options.signal,
+    env: Object.fromEntries(CHECK_ENVIRONMENT.map((variable) => [variable.name, variable.value])),
+  });
+  const report = parseTestReport(result.combined, check.runner);
+  // An exit code of 0 proves nothing when the runner's own summary counts
+  // failures (`jest || true`, a script that forgets its exit code).
+  const green = result.code === 0 && !result.timedOut && (report.failedCount ?? 0) === 0;
+  const counts = testCounts(report);
+  return {
+    name: check.name,
+    green,
+    code: result.code,
+    timedOut: result.timedOut,
+    failing: green ? [] : report.failed,
+    testsRun: testsRun(report),
+    ...(counts !== undefined ? { counts } : {}),
+    ...(report.skippedTests !== undefined ? { skippedTests: report.skippedTests } : {}),
+    durationMs: Math.round(performance.now() - started),
+    tail: tailOf(result.combined),
+  };
+}
+
+/** The last lines of an output, as plain text (the user's environment may ask for colour). */
+function tailOf(output: string): string {
+  return plainLines(output).join("\n").trimEnd().split("\n").slice(-TAIL_LINES).join("\n");
+}
+
+/** Failing tests named in feedback before "and N more". */
+const NAMES_SHOWN = 20;
+
+/**
+ * The exit, the failing tests and the output's last lines of a run, as a
+ * clause for feedback. Given the run at the baseline, the failing tests are
+ * told apart: those that were not failing before the agent's changes, and
+ * those that were.
+ *
+ * @param run The run.
+ * @param before The same check's run at the baseline, when there was one.
+ * @returns Text starting with "; ".
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { describeRun } from "./check_run.ts";
+ *
+ * const run = {
+ *   name: "npm test", green: false, code: 1, timedOut: false,
+ *   failing: ["adds", "divides"], durationMs: 5, tail: "not ok 1 - adds",
+ * };
+ * assert.equal(
+ *   describeRun(run),
+ *   '; it exited with code 1; failing tests: "adds", "divides". Last lines of its output:\nnot ok 1 - adds',
+ * );
+ * assert.equal(
+ *   describeRun(run, { ...run, failing: ["divides"] }),
+ *   '; it exited with code 1; new failures (not failing before your changes): "adds"; ' +
+ *     'failing before your changes too: "divides". Last lines of its output:\nnot ok 1 - adds',
+ * );
+ * assert.match(
+ *   describeRun({ ...run, code: 0, counts: { failed: 4 } }),
+ *   /^; it exited 0 but its output reports 4 failed tests;/,
+ * );
+ * ```
+ */
+export function describeRun(run: CheckRun, before?: CheckRun): string {
+  const parts: string[] = [];
+  if (run.timedOut) parts.push(`; it timed out`);
+  else if (run.code === 0 && !run.green) {
+    const failed = run.counts?.failed;
+    parts.push(
+      `; it exited 0 but its output reports ${
+        failed === undefined
+          ? "failed tests"
+          : `${failed} failed ${failed === 1 ? "test" : "tests"}`
+      }`,
+    );
+  } else parts.push(`; it exited with code ${run.code}`);
+  // Names at the baseline tell old failures from new; a red baseline without names cannot.
+  const earlier = before === undefined || (!before.green && before.failing.length === 0)
+    ? undefined
+    : new Set(before.green ? [] : before.failing);
+  if (earlier === undefined) {
+    if (run.failing.length > 0) parts.push(`; failing tests: ${nameList(run.failing)}`);
+  } else {
+    const fresh = run.failing.filter((name) => !earlier.has(name));
+    const old = run.failing.filter((name) => earlier.has(name));
+    if (fresh.length > 0) {
+      parts.push(`; new failures (not failing before your changes): ${nameList(fresh)}`);
+    }
+    if (old.length > 0) parts.push(`; failing before your changes too: ${nameList(old)}`);
+  }
+  const tail = run.tail.split("\n").slice(-12).join("\n");
+  parts.push(tail ? `. Last lines of its output:\n${tail}` : ". It printed nothing");
+  return parts.join("");
+}
+
+/**
+ * Test names for feedback, quoted, the first twenty and how many more.
+ *
+ * @param names The names.
+ * @returns `"a", "b" and 3 more`.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { nameList } from "./check_run.ts";
+ *
+ * assert.equal(nameList(["adds"]), '"adds"');
+ * const many = Array.from({ length: 23 }, (_, i) => `t${i}`);
+ * assert.match(nameList(many), /"t19" and 3 more$/);
+ * ```
+ */
+export function nameList(names: string[]): string {
+  const shown = names.slice(0, NAMES_SHOWN).map((name) => `"${name}"`).join(", ");
+  return names.length > NAMES_SHOWN ? `${shown} and ${names.length - NAMES_SHOWN} more` : shown;
+}

@@ -1,0 +1,77 @@
+import assert from "node:assert/strict";
+import {
+  type CheckRun,
+  describeCheckEnvironment,
+  describeRun,
+} from "../../../agents/evidence/run/check_run.ts";
+import { listAndRunChecks } from "../../../agents/iterator/run/checks_setup.ts";
+import { tempRepo } from "../../_helpers.ts";
+import { definitionOf } from "../../checks/_helpers.ts";
+
+function red(failing: string[], extra: Partial<CheckRun> = {}): CheckRun {
+  return {
+    name: "npm test",
+    green: false,
+    code: 1,
+    timedOut: false,
+    failing,
+    durationMs: 5,
+    tail: "",
+    ...extra,
+  };
+}
+
+Deno.test("describeRun names what failed and how", async (t) => {
+  await t.step("twenty failing tests, then how many more", () => {
+    const names = Array.from({ length: 25 }, (_, i) => `test ${i + 1}`);
+    const text = describeRun(red(names));
+    assert.match(text, /"test 20" and 5 more\. It printed nothing$/);
+    assert.ok(!text.includes('"test 21"'));
+  });
+
+  await t.step("an exit of 0 with failures counted says so", () => {
+    assert.equal(
+      describeRun(red([], { code: 0, counts: { failed: 1 } })),
+      "; it exited 0 but its output reports 1 failed test. It printed nothing",
+    );
+  });
+
+  await t.step("a timeout is named before anything else", () => {
+    assert.match(describeRun(red([], { code: 124, timedOut: true })), /^; it timed out\./);
+  });
+
+  await t.step("against a green baseline every failure is new", () => {
+    assert.equal(
+      describeRun(red(["adds"]), red([], { green: true, code: 0 })),
+      '; it exited with code 1; new failures (not failing before your changes): "adds". It printed nothing',
+    );
+  });
+
+  await t.step("against a red baseline new and old failures are told apart", () => {
+    assert.equal(
+      describeRun(red(["adds", "divides", "rounds"]), red(["divides"])),
+      '; it exited with code 1; new failures (not failing before your changes): "adds", "rounds"; ' +
+        'failing before your changes too: "divides". It printed nothing',
+    );
+  });
+
+  await t.step("a red baseline that named nothing cannot tell them apart", () => {
+    assert.equal(
+      describeRun(red(["adds"]), red([])),
+      '; it exited with code 1; failing tests: "adds". It printed nothing',
+    );
+  });
+});
+
+Deno.test("the checks command names the variables finishline sets", async () => {
+  await using repo = await tempRepo();
+  await Deno.writeTextFile(
+    `${repo.path}/package.json`,
+    JSON.stringify({ name: "sample", scripts: { test: "node -e 0" } }),
+  );
+  let printed = "";
+  const code = await listAndRunChecks(repo.path, definitionOf(), (text) => printed += text);
+  assert.equal(code, 0, printed);
+  assert.ok(printed.includes(`\n${describeCheckEnvironment()}\n`), printed);
+  assert.match(printed, /^Environment: yours, with CI=true \(/m);
+});
