@@ -8,6 +8,8 @@
 import { COMPLETE_TASK_SERVER, COMPLETE_TASK_TOOL } from "../record/complete_task_tool.ts";
 import { FINISH_TOOL } from "../record/finish_call.ts";
 import { ClaudeConversation, InputQueue, userMessage } from "./_claude_conversation.ts";
+import { AgentSandbox } from "../sandbox/agent_sandbox.ts";
+import { sandboxSpawner } from "./_claude_sandbox.ts";
 import {
   completeTaskServer,
   EXIT_GRACE_MS,
@@ -62,6 +64,9 @@ function spareKey(settings: ProcessSettings): string {
     settings.stopHook,
     settings.refuseCommands ?? null,
     settings.systemPrompt ?? null,
+    // A sandboxed process sees one checkout: it serves sessions in that folder only.
+    settings.sandbox ?? "auto",
+    settings.sandbox === "off" ? null : settings.cwd,
   ]);
 }
 
@@ -149,6 +154,8 @@ export class ClaudeBackend implements AgentBackend {
   #kept: Kept | undefined;
   /** Keys of sessions running now that will keep their process (a warm for them is not needed). */
   #keeping = new Map<string, number>();
+  /** The private homes and /tmp folders of sandboxed sessions. */
+  #sandbox = new AgentSandbox();
 
   /**
    * Create the backend; the SDK is loaded by the first session.
@@ -216,6 +223,7 @@ export class ClaudeBackend implements AgentBackend {
       },
       env: { ...Deno.env.toObject(), ...settings.env },
       pathToClaudeCodeExecutable: this.#options.executable,
+      spawnClaudeCodeProcess: sandboxSpawner(this.#sandbox, settings),
       stderr: settings.stderr,
     };
   }
@@ -538,5 +546,6 @@ export class ClaudeBackend implements AgentBackend {
     this.#discardSpare();
     this.#discardKept();
     await Promise.all([...this.#exiting]);
+    await this.#sandbox.close();
   }
 }

@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { SettingSource } from "../definition/definition_types.ts";
+import type { SandboxMode, SettingSource } from "../definition/definition_types.ts";
 import type { CompleteTaskCall } from "../record/complete_task_call.ts";
 import type { FinishToolCall } from "../record/finish_call.ts";
 import type { AgentMessage } from "../record/iteration.ts";
@@ -115,6 +115,11 @@ export interface SessionRequest {
   env?: Record<string, string>;
   /** Bash commands refused before they run (a PreToolUse hook). */
   refuseCommands?: CommandRefusal[];
+  /**
+   * Run the agent process in the OS sandbox (its checkout, a private home
+   * and /tmp): when one can be had, always, or never. @default "auto"
+   */
+  sandbox?: SandboxMode;
   /** Aborts the session. */
   signal: AbortSignal;
   /** Receives the agent process's stderr. */

@@ -228,7 +228,15 @@ export interface VerifyConfig {
   reviewMaxCostUsd: number;
   /** Turn cap of one reviewer session. @default 20 */
   reviewMaxTurns: number;
+  /** Run agent sessions in an OS sandbox: when one can be had, always, or never. @default "auto" */
+  sandbox: SandboxMode;
 }
+
+/**
+ * `verify.sandbox`: `auto` sandboxes agent sessions when a sandbox can be had
+ * here, `required` refuses to run without one (exit 2), `off` never does.
+ */
+export type SandboxMode = "auto" | "required" | "off";
 
 /** A backend as agent.json names it: `claude`, an ACP preset, or an explicit ACP command. */
 export type BackendName =

@@ -123,6 +123,9 @@ const verifySchema = strictObject({
     "Cost cap of one reviewer session in USD.",
   ),
   reviewMaxTurns: positiveInt().default(20).describe("Turn cap of one reviewer session."),
+  sandbox: z.enum(["auto", "required", "off"]).default("auto").describe(
+    "Run every agent session (worker, verifier, reviewer) in an OS sandbox (bubblewrap) whose world is its own checkout, a private home and a private /tmp: finishline's state, the other sessions' folders, the clean copies and the user's dotfiles and global git config are not there. `auto`: when one can be had (else one line at the start and in the report), `required`: refuse to run without one (exit 2), `off`: never.",
+  ),
 });
 
 const gitSchema = strictObject({

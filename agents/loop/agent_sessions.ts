@@ -17,7 +17,7 @@ import type {
   SessionRequest,
   SessionSettings,
 } from "../backends/port.ts";
-import type { AgentBehavior } from "../definition/definition_types.ts";
+import type { AgentBehavior, SandboxMode } from "../definition/definition_types.ts";
 import { firstLine } from "../support/errors.ts";
 import type { SummaryBuilder } from "./summary_builder.ts";
 import { fatalApiRetry } from "./faults.ts";
@@ -69,6 +69,8 @@ export interface SessionSettingsInput {
   refuseCommands?: CommandRefusal[];
   /** Cost already spent (earlier iterations and this session so far). */
   spentUsd: number;
+  /** `verify.sandbox`. @default "auto" */
+  sandbox?: SandboxMode;
 }
 
 /**
@@ -96,6 +98,7 @@ export function sessionSettings(input: SessionSettingsInput): SessionSettings {
     settingSources: behavior.settingSources,
     env: input.env,
     refuseCommands: input.refuseCommands,
+    sandbox: input.sandbox,
   };
 }
 
@@ -152,6 +155,7 @@ export class AgentSessions {
       env: options.env,
       refuseCommands: options.refuseCommands,
       spentUsd: this.#state.costUsd + spent,
+      sandbox: this.#state.definition.verify.sandbox,
     });
   }
 

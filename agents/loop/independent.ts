@@ -71,6 +71,8 @@ export async function runIndependent(
     settingSources: behavior.settingSources,
     env: options.env,
     refuseCommands: options.refuseCommands,
+    // Its own sandbox: a private home and /tmp of its own, the worker's checkout not there.
+    sandbox: verify.sandbox,
     signal: AbortSignal.any([
       state.signal,
       state.stopVerifier.signal,

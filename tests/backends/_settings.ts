@@ -8,7 +8,7 @@
 import type { ProcessSettings } from "../../agents/backends/port.ts";
 
 /**
- * A worker process's settings in `cwd`.
+ * A worker process's settings in `cwd`, unsandboxed.
  *
  * @param cwd The session's folder.
  * @param env The scripted server's environment.
@@ -31,5 +31,8 @@ export function workerSettings(
     env,
     completeTask: true,
     stopHook: true,
+    // These tests count process starts through a wrapper that logs to its own folder, which a
+    // sandboxed process cannot write (tests/sandbox/ covers warm and kept processes in the sandbox).
+    sandbox: "off",
   };
 }

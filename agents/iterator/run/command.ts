@@ -103,6 +103,7 @@ function warmFirstSession(plan: RunPlan, backend: AgentBackend): void {
       env: plan.agentEnv,
       refuseCommands: plan.refuseCommands,
       spentUsd: 0,
+      sandbox: plan.definition.verify.sandbox,
     }),
     plan.definition.finish.tool,
   ));

@@ -23,6 +23,7 @@ import { argsToVariables, PromptResolver } from "../../prompts/resolver.ts";
 import { pathExists } from "../../support/resource.ts";
 import { runGit } from "../../git/run_git.ts";
 import { UsageError } from "../../support/errors.ts";
+import { checkSandbox } from "../../sandbox/sandbox_check.ts";
 import type { SqliteStore, StoredRun } from "../../store/mod.ts";
 import {
   applyFlags,
@@ -44,6 +45,8 @@ export interface RunPlan {
   flags: RunFlags;
   /** The working directory the user ran in. */
   cwd: string;
+  /** Why agent sessions run unsandboxed (for the report), undefined when sandboxed. */
+  unsandboxed?: string;
   /** The loaded definition (its file, folder, built-in or local). */
   loaded: LoadedDefinition;
   /** The definition after flags. */
@@ -115,6 +118,7 @@ export async function prepareRun(
   const flags = parseRunFlags(command, loaded.definition);
   if (options.json) flags.json = true;
   const definition = applyFlags(loaded.definition, flags);
+  const unsandboxed = checkSandbox(definition.verify.sandbox, options.stderr);
   const args = { ...runArgs(flags), cwd };
   const runId = options.resume?.id ?? crypto.randomUUID();
   const mainRepo = await GitRepo.open(cwd, { timeoutMs: definition.git.timeoutSeconds * 1000 });
@@ -196,6 +200,7 @@ export async function prepareRun(
     handler,
     criteria,
     systemPrompt,
+    unsandboxed,
     // Built now so that a template problem is a usage error before anything is written.
     initialPrompt: options.resume ? undefined : await handler.buildInitialPrompt(args),
     checks,

@@ -1,0 +1,106 @@
+/**
+ * The sandbox agent sessions run in: one private home and /tmp per working
+ * directory (the worker's checkout, the verifier's folder, the reviewer's),
+ * kept while the backend lives so that a resumed session finds its
+ * transcript, removed by {@linkcode AgentSandbox.close}.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import type { SandboxMode } from "../definition/definition_types.ts";
+import { bubblewrapArgs, bubblewrapAvailability } from "./bubblewrap.ts";
+import type { SandboxAvailability } from "./bubblewrap.ts";
+import { sandboxEnv, seedPrivateHome } from "./private_home.ts";
+import { type PrivateDirs, sessionWorld } from "./session_world.ts";
+
+/** A command turned into its sandboxed form. */
+export interface WrappedCommand {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+/**
+ * Whether sessions in `mode` run sandboxed here.
+ *
+ * @param mode The `verify.sandbox` setting.
+ * @returns The availability, or undefined when the mode is `off`.
+ */
+export function sandboxFor(mode: SandboxMode): SandboxAvailability | undefined {
+  return mode === "off" ? undefined : bubblewrapAvailability();
+}
+
+/**
+ * Starts agent processes in a sandbox whose world is their checkout, a
+ * private home and a private /tmp.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { AgentSandbox } from "./agent_sandbox.ts";
+ *
+ * await using sandbox = new AgentSandbox();
+ * const wrapped = sandbox.wrap("true", [], { cwd: Deno.cwd(), env: Deno.env.toObject() });
+ * if (wrapped) assert.equal(wrapped.command, "bwrap");
+ * ```
+ */
+export class AgentSandbox implements AsyncDisposable {
+  #root: string | undefined;
+  #dirs = new Map<string, PrivateDirs>();
+
+  /** The private folders of sessions in `cwd`, made (and the home seeded) the first time. */
+  #private(cwd: string): { dirs: PrivateDirs; fresh: boolean } {
+    const known = this.#dirs.get(cwd);
+    if (known) return { dirs: known, fresh: false };
+    this.#root ??= Deno.makeTempDirSync({ prefix: "finishline-sandbox-" });
+    const base = join(this.#root, String(this.#dirs.size + 1));
+    const dirs = { home: join(base, "home"), tmp: join(base, "tmp") };
+    Deno.mkdirSync(dirs.home, { recursive: true, mode: 0o700 });
+    Deno.mkdirSync(dirs.tmp, { recursive: true, mode: 0o700 });
+    this.#dirs.set(cwd, dirs);
+    return { dirs, fresh: true };
+  }
+
+  /**
+   * The sandboxed form of a command, or undefined when no sandbox can be had
+   * here (the caller decides whether that is allowed: `verify.sandbox`).
+   *
+   * @param command The program.
+   * @param args Its arguments.
+   * @param options Its working directory and environment (as the user set them).
+   * @returns `bwrap` with its arguments and the environment inside.
+   */
+  wrap(
+    command: string,
+    args: string[],
+    options: { cwd: string; env: Record<string, string | undefined> },
+  ): WrappedCommand | undefined {
+    if (!bubblewrapAvailability().available) return undefined;
+    const { dirs } = this.#private(options.cwd);
+    const world = sessionWorld(options.cwd, { env: options.env, executable: command, dirs });
+    seedPrivateHome(world, options.env);
+    return {
+      command: "bwrap",
+      args: [...bubblewrapArgs(world), "--", command, ...args],
+      env: sandboxEnv(options.env, world),
+    };
+  }
+
+  /**
+   * Remove the private homes and /tmp folders.
+   *
+   * @returns Resolves once they are gone.
+   */
+  async close(): Promise<void> {
+    const root = this.#root;
+    this.#root = undefined;
+    this.#dirs.clear();
+    if (root) await Deno.remove(root, { recursive: true }).catch(() => {});
+  }
+
+  /** Same as {@linkcode AgentSandbox.close}. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}

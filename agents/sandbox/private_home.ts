@@ -1,0 +1,122 @@
+/**
+ * A session's private home: empty but for what Claude Code and git need.
+ * The user's Claude Code login and settings appear read-only (a logged-in
+ * user keeps working), the account fields of the global config are copied,
+ * and git gets the user's name and email, nothing else of the global config.
+ *
+ * @module
+ */
+
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import type { SessionWorld } from "./session_world.ts";
+
+/** Claude Code's files read-only in the private home, when the user has them. */
+const CLAUDE_FILES = [".credentials.json", "settings.json"];
+
+/** The fields of Claude Code's global config (`.claude.json`) a session needs to be logged in. */
+const ACCOUNT_FIELDS = [
+  "oauthAccount",
+  "primaryApiKey",
+  "customApiKeyResponses",
+  "hasCompletedOnboarding",
+  "userID",
+];
+
+function isFile(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
+}
+
+function gitGlobal(key: string, env: Record<string, string | undefined>): string | undefined {
+  const found = spawnSync("git", ["config", "--global", "--get", key], {
+    encoding: "utf8",
+    env: Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) as Record<
+      string,
+      string
+    >,
+  });
+  const value = found.status === 0 ? String(found.stdout).trim() : "";
+  return value || undefined;
+}
+
+function gitQuoted(value: string): string {
+  return `"${value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, " ")}"`;
+}
+
+/**
+ * Fill a fresh private home (once, when it is made) and add the user's
+ * Claude Code files to the world as read-only mounts.
+ *
+ * @param world The session's world; its `homeReadOnly` is filled.
+ * @param env The session's environment, as the user set it (its `HOME`,
+ *   `CLAUDE_CONFIG_DIR`): where the user's files are read from.
+ */
+export function seedPrivateHome(world: SessionWorld, env: Record<string, string | undefined>) {
+  const userHome = env.HOME ?? Deno.env.get("HOME") ?? "";
+  const configDir = env.CLAUDE_CONFIG_DIR ?? join(userHome, ".claude");
+  const inside = join(world.home, ".claude");
+  Deno.mkdirSync(inside, { recursive: true });
+  for (const name of CLAUDE_FILES) {
+    const source = join(configDir, name);
+    if (!isFile(source)) continue;
+    // The mount point, in the private home on the host.
+    Deno.writeTextFileSync(join(inside, name), "");
+    world.homeReadOnly.push([source, join(world.homePath, ".claude", name)]);
+  }
+  const global = [join(configDir, ".claude.json"), join(userHome, ".claude.json")].find(isFile);
+  if (global && !isFile(join(inside, ".claude.json"))) {
+    try {
+      const config = JSON.parse(Deno.readTextFileSync(global)) as Record<string, unknown>;
+      const kept = Object.fromEntries(
+        ACCOUNT_FIELDS.filter((field) => field in config).map((field) => [field, config[field]]),
+      );
+      Deno.writeTextFileSync(join(inside, ".claude.json"), JSON.stringify(kept));
+    } catch {
+      // an unreadable config: Claude Code starts as on a new machine
+    }
+  }
+  const gitconfig = join(world.home, ".gitconfig");
+  if (!isFile(gitconfig)) {
+    const name = gitGlobal("user.name", env);
+    const email = gitGlobal("user.email", env);
+    const lines = ["[user]"];
+    if (name) lines.push(`\tname = ${gitQuoted(name)}`);
+    if (email) lines.push(`\temail = ${gitQuoted(email)}`);
+    Deno.writeTextFileSync(gitconfig, lines.length > 1 ? `${lines.join("\n")}\n` : "");
+  }
+}
+
+/**
+ * The environment inside: the private home and /tmp in place of the user's,
+ * and no variable that points git or Claude Code at the user's files.
+ *
+ * @param env The session's environment.
+ * @param world Its world.
+ * @returns The environment the sandboxed process gets.
+ */
+export function sandboxEnv(
+  env: Record<string, string | undefined>,
+  world: SessionWorld,
+): Record<string, string> {
+  const inside: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) {
+    if (value === undefined) continue;
+    if (
+      /^(GIT_CONFIG_(GLOBAL|SYSTEM|NOSYSTEM|COUNT|KEY_\d+|VALUE_\d+|PARAMETERS)|XDG_\w+)$/.test(key)
+    ) {
+      continue;
+    }
+    inside[key] = value;
+  }
+  return {
+    ...inside,
+    HOME: world.homePath,
+    TMPDIR: "/tmp",
+    CLAUDE_CONFIG_DIR: join(world.homePath, ".claude"),
+    CLAUDE_CODE_TMPDIR: "/tmp",
+  };
+}

@@ -1,0 +1,107 @@
+/**
+ * The boundary itself: a command started in a session's sandbox reaches its
+ * checkout, its private home and /tmp, and nothing else of the machine
+ * (bubblewrap, real git), as root and as an ordinary user.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { AgentSandbox } from "../../agents/sandbox/agent_sandbox.ts";
+import { bubblewrapArgs, bubblewrapAvailability } from "../../agents/sandbox/bubblewrap.ts";
+import { sandboxEnv, seedPrivateHome } from "../../agents/sandbox/private_home.ts";
+import { sessionWorld } from "../../agents/sandbox/session_world.ts";
+import { tempDir } from "../_helpers.ts";
+import { answers, escapes, honest, makeMachine, probeScript } from "./_world_fixture.ts";
+
+const available = bubblewrapAvailability().available;
+
+async function run(command: string, args: string[], env: Record<string, string>, cwd: string) {
+  const output = await new Deno.Command(command, {
+    args,
+    env,
+    clearEnv: true,
+    cwd,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return {
+    code: output.code,
+    stdout: new TextDecoder().decode(output.stdout),
+    stderr: new TextDecoder().decode(output.stderr),
+  };
+}
+
+function assertBoundary(output: string, machine: Parameters<typeof escapes>[0]) {
+  const said = answers(output);
+  for (const [name] of escapes(machine)) assert.equal(said[name], "refused", name);
+  for (const [name] of honest(machine)) assert.equal(said[name], "ok", name);
+}
+
+Deno.test({
+  name: "a sandboxed command reaches its checkout, private home and /tmp, nothing else (root)",
+  ignore: !available,
+  fn: async () => {
+    await using machine = await makeMachine();
+    await using sandbox = new AgentSandbox();
+    const script = probeScript([...escapes(machine), ...honest(machine)]);
+    const env = { HOME: machine.home, PATH: "/usr/bin:/bin" };
+    const wrapped = sandbox.wrap("/bin/sh", ["-c", script], { cwd: machine.repo, env });
+    assert.ok(wrapped);
+    const result = await run(wrapped.command, wrapped.args, wrapped.env, machine.repo);
+    assert.equal(result.code, 0, result.stderr);
+    assertBoundary(result.stdout, machine);
+    // The honest commit is in the repository's own store.
+    const log = await run(
+      "git",
+      ["log", "--oneline", "-1"],
+      { PATH: "/usr/bin:/bin" },
+      machine.repo,
+    );
+    assert.match(log.stdout, /fix/);
+    // The user's files are as they were.
+    assert.match(await Deno.readTextFile(join(machine.home, ".gitconfig")), /filter/);
+    assert.doesNotMatch(await Deno.readTextFile(join(machine.home, ".gitconfig")), /\[x\]/);
+  },
+});
+
+Deno.test({
+  name: "a sandboxed command reaches its checkout, private home and /tmp, nothing else (nobody)",
+  ignore: !available || Deno.uid() !== 0,
+  fn: async () => {
+    await using machine = await makeMachine();
+    await using root = await tempDir("finishline-sbx-private-");
+    const dirs = { home: join(root.path, "home"), tmp: join(root.path, "tmp") };
+    await Deno.mkdir(dirs.home);
+    await Deno.mkdir(dirs.tmp);
+    const nobody = 65534;
+    for (const path of [machine.home, machine.repo, machine.other, root.path]) {
+      const chown = await run("chown", ["-R", `${nobody}:${nobody}`, path], {
+        PATH: "/usr/bin:/bin",
+      }, "/");
+      assert.equal(chown.code, 0, chown.stderr);
+    }
+    const env = { HOME: machine.home, PATH: "/usr/bin:/bin" };
+    const world = sessionWorld(machine.repo, { env, dirs, userHome: machine.home });
+    seedPrivateHome(world, env);
+    await run("chown", ["-R", `${nobody}:${nobody}`, root.path], { PATH: "/usr/bin:/bin" }, "/");
+    const script = probeScript([...escapes(machine), ...honest(machine)]);
+    const result = await run(
+      "setpriv",
+      [
+        `--reuid=${nobody}`,
+        `--regid=${nobody}`,
+        "--clear-groups",
+        "bwrap",
+        ...bubblewrapArgs(world),
+        "--",
+        "/bin/sh",
+        "-c",
+        script,
+      ],
+      sandboxEnv(env, world),
+      "/",
+    );
+    assert.equal(result.code, 0, result.stderr);
+    assertBoundary(result.stdout, machine);
+  },
+});
