@@ -25,6 +25,8 @@ import {
 } from "./port.ts";
 import { permissionAnswer, promptUsage, UpdateTranslator } from "./_acp_updates.ts";
 import { CALLBACK_URL_ENV, FINISH_TOOL_ENV } from "./complete_task_mcp.ts";
+import { AgentSandbox } from "../sandbox/agent_sandbox.ts";
+import { sandboxedAgent } from "./_acp_sandbox.ts";
 
 /** How an ACP agent is started. */
 export interface AcpCommand {
@@ -106,8 +108,8 @@ function atWork(agent: AgentProcess): boolean {
  * What an agent process is started with besides the command: a session can
  * use a process started with the same working directory and environment.
  */
-function processKey(settings: Pick<SessionSettings, "cwd" | "env">): string {
-  return JSON.stringify([settings.cwd, settings.env ?? {}]);
+function processKey(settings: Pick<SessionSettings, "cwd" | "env" | "sandbox">): string {
+  return JSON.stringify([settings.cwd, settings.env ?? {}, settings.sandbox ?? "auto"]);
 }
 
 /**
@@ -139,6 +141,8 @@ export class AcpBackend implements AgentBackend {
   #spare: AgentProcess | undefined;
   /** Processes being stopped. */
   readonly #stopping = new Set<Promise<void>>();
+  /** The private homes and /tmp folders of sandboxed agent processes. */
+  readonly #sandbox = new AgentSandbox();
 
   /**
    * A backend that starts `agent.command` when a session needs a process.
@@ -326,14 +330,22 @@ export class AcpBackend implements AgentBackend {
   }
 
   /** Start an agent process and `initialize` it; the sessions come later. */
-  #spawn(settings: Pick<SessionSettings, "cwd" | "env">, key: string): AgentProcess {
+  #spawn(settings: Pick<SessionSettings, "cwd" | "env" | "sandbox">, key: string): AgentProcess {
     const [program, ...args] = this.#agent.command;
     let child: Deno.ChildProcess;
     try {
-      child = new Deno.Command(program, {
-        args,
+      const env = { ...settings.env, ...this.#agent.env };
+      const boxed = sandboxedAgent(this.#sandbox, program, args, {
         cwd: settings.cwd,
-        env: { ...settings.env, ...this.#agent.env },
+        env,
+        mode: settings.sandbox,
+        agentEnv: this.#agent.env,
+      });
+      child = new Deno.Command(boxed?.command ?? program, {
+        args: boxed?.args ?? args,
+        cwd: settings.cwd,
+        env: boxed?.env ?? env,
+        clearEnv: boxed !== undefined,
         stdin: "piped",
         stdout: "piped",
         stderr: "piped",
@@ -519,6 +531,7 @@ export class AcpBackend implements AgentBackend {
     for (const agent of [...this.#processes, this.#spare]) if (agent) this.#retire(agent);
     this.#spare = undefined;
     await Promise.all([...this.#stopping]);
+    await this.#sandbox.close();
   }
 }
 

@@ -68,17 +68,26 @@ export class AgentSandbox implements AsyncDisposable {
    *
    * @param command The program.
    * @param args Its arguments.
-   * @param options Its working directory and environment (as the user set them).
+   * @param options Its working directory and environment (as the user set them), and
+   *   more folders or files it reads (the program of an MCP server it starts) and
+   *   writes (an agent's own state folder, named in its definition).
    * @returns `bwrap` with its arguments and the environment inside.
    */
   wrap(
     command: string,
     args: string[],
-    options: { cwd: string; env: Record<string, string | undefined> },
+    options: {
+      cwd: string;
+      env: Record<string, string | undefined>;
+      readOnly?: string[];
+      writable?: string[];
+    },
   ): WrappedCommand | undefined {
     if (!bubblewrapAvailability().available) return undefined;
     const { dirs } = this.#private(options.cwd);
     const world = sessionWorld(options.cwd, { env: options.env, executable: command, dirs });
+    world.readOnly.push(...(options.readOnly ?? []));
+    world.writable.push(...(options.writable ?? []));
     seedPrivateHome(world, options.env);
     return {
       command: "bwrap",

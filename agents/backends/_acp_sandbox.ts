@@ -1,0 +1,99 @@
+/**
+ * An ACP agent in the sandbox: its command started through `bwrap` in the
+ * session's world, with finishline's complete_task server (a Deno script the
+ * agent starts) readable inside. Private to the backends folder.
+ *
+ * @module
+ */
+
+import { delimiter, isAbsolute, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { SandboxMode } from "../definition/definition_types.ts";
+import type { AgentSandbox, WrappedCommand } from "../sandbox/agent_sandbox.ts";
+import { bubblewrapAvailability } from "../sandbox/bubblewrap.ts";
+import { AgentSetupError } from "./port.ts";
+
+/** What the complete_task server a sandboxed agent starts reads: finishline's modules and config. */
+function finishlineSources(): string[] {
+  const root = new URL("../../", import.meta.url);
+  if (root.protocol !== "file:") return [];
+  const path = fileURLToPath(root);
+  return ["agents", "deno.json", "deno.lock"].map((name) => join(path, name)).filter((file) => {
+    try {
+      Deno.statSync(file);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+function isFolder(path: string): boolean {
+  if (!isAbsolute(path)) return false;
+  try {
+    return Deno.statSync(path).isDirectory;
+  } catch {
+    return false;
+  }
+}
+
+/** The program's path: as given when it has a slash, else the first match on PATH. */
+function onPath(program: string, env: Record<string, string>): string | undefined {
+  if (program.includes("/")) return program;
+  const path = env.PATH ?? Deno.env.get("PATH") ?? "";
+  for (const dir of path.split(delimiter)) {
+    if (!dir || !isAbsolute(dir)) continue;
+    try {
+      const info = Deno.statSync(join(dir, program));
+      if (info.isFile && ((info.mode ?? 0o111) & 0o111) !== 0) return join(dir, program);
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The sandboxed form of an ACP agent's command, or undefined when it runs
+ * unsandboxed (`off`, or `auto` with no sandbox here).
+ *
+ * @param sandbox The backend's sandbox.
+ * @param program The agent's program.
+ * @param args Its arguments.
+ * @param options Its folder, environment (over the parent's), `verify.sandbox`, and the
+ *   agent command's own environment, whose folders (`CODEX_HOME`) stay writable.
+ * @returns The command to start.
+ * @throws {AgentSetupError} When the program is missing, or `required` finds no sandbox.
+ */
+export function sandboxedAgent(
+  sandbox: AgentSandbox,
+  program: string,
+  args: string[],
+  options: {
+    cwd: string;
+    env: Record<string, string> | undefined;
+    mode?: SandboxMode;
+    /** The agent command's own environment (agent.json): its folders are the agent's state. */
+    agentEnv?: Record<string, string>;
+  },
+): WrappedCommand | undefined {
+  const mode = options.mode ?? "auto";
+  if (mode === "off") return undefined;
+  const found = bubblewrapAvailability();
+  if (!found.available) {
+    if (mode === "required") {
+      throw new AgentSetupError(`verify.sandbox is "required" and ${found.reason}`);
+    }
+    return undefined;
+  }
+  const env = { ...Deno.env.toObject(), ...options.env };
+  // Missing: the caller's own error, as without a sandbox.
+  const path = onPath(program, env);
+  if (!path) throw new Deno.errors.NotFound(program);
+  return sandbox.wrap(path, args, {
+    cwd: options.cwd,
+    env,
+    readOnly: [...finishlineSources(), Deno.execPath()],
+    writable: Object.values(options.agentEnv ?? {}).filter(isFolder),
+  });
+}
