@@ -48,6 +48,8 @@ export function sandboxFor(mode: SandboxMode): SandboxAvailability | undefined {
 export class AgentSandbox implements AsyncDisposable {
   #root: string | undefined;
   #dirs = new Map<string, PrivateDirs>();
+  /** Prepared command lines by what they depend on: later sessions in a folder start at once. */
+  #prepared = new Map<string, { args: string[]; env: Record<string, string> }>();
 
   /** The private folders of sessions in `cwd`, made (and the home seeded) the first time. */
   #private(cwd: string): { dirs: PrivateDirs; fresh: boolean } {
@@ -84,15 +86,28 @@ export class AgentSandbox implements AsyncDisposable {
     },
   ): WrappedCommand | undefined {
     if (!bubblewrapAvailability().available) return undefined;
+    const key = JSON.stringify([
+      options.cwd,
+      command,
+      options.env,
+      options.readOnly ?? [],
+      options.writable ?? [],
+    ]);
+    const known = this.#prepared.get(key);
+    if (known) {
+      return { command: "bwrap", args: [...known.args, "--", command, ...args], env: known.env };
+    }
     const { dirs } = this.#private(options.cwd);
     const world = sessionWorld(options.cwd, { env: options.env, executable: command, dirs });
     world.readOnly.push(...(options.readOnly ?? []));
     world.writable.push(...(options.writable ?? []));
     seedPrivateHome(world, options.env);
+    const prepared = { args: bubblewrapArgs(world), env: sandboxEnv(options.env, world) };
+    this.#prepared.set(key, prepared);
     return {
       command: "bwrap",
-      args: [...bubblewrapArgs(world), "--", command, ...args],
-      env: sandboxEnv(options.env, world),
+      args: [...prepared.args, "--", command, ...args],
+      env: prepared.env,
     };
   }
 
@@ -105,6 +120,7 @@ export class AgentSandbox implements AsyncDisposable {
     const root = this.#root;
     this.#root = undefined;
     this.#dirs.clear();
+    this.#prepared.clear();
     if (root) await Deno.remove(root, { recursive: true }).catch(() => {});
   }
 

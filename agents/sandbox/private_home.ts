@@ -31,16 +31,22 @@ function isFile(path: string): boolean {
   }
 }
 
-function gitGlobal(key: string, env: Record<string, string | undefined>): string | undefined {
-  const found = spawnSync("git", ["config", "--global", "--get", key], {
+/** The user's git name and email from the global config (one git call). */
+function gitIdentity(env: Record<string, string | undefined>): Record<string, string> {
+  const found = spawnSync("git", ["config", "--global", "--get-regexp", "^user\\.(name|email)$"], {
     encoding: "utf8",
     env: Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) as Record<
       string,
       string
     >,
   });
-  const value = found.status === 0 ? String(found.stdout).trim() : "";
-  return value || undefined;
+  const identity: Record<string, string> = {};
+  if (found.status !== 0) return identity;
+  for (const line of String(found.stdout).split("\n")) {
+    const at = line.indexOf(" ");
+    if (at > 0) identity[line.slice(0, at)] = line.slice(at + 1).trim();
+  }
+  return identity;
 }
 
 function gitQuoted(value: string): string {
@@ -81,8 +87,9 @@ export function seedPrivateHome(world: SessionWorld, env: Record<string, string 
   }
   const gitconfig = join(world.home, ".gitconfig");
   if (!isFile(gitconfig)) {
-    const name = gitGlobal("user.name", env);
-    const email = gitGlobal("user.email", env);
+    const identity = gitIdentity(env);
+    const name = identity["user.name"];
+    const email = identity["user.email"];
     const lines = ["[user]"];
     if (name) lines.push(`\tname = ${gitQuoted(name)}`);
     if (email) lines.push(`\temail = ${gitQuoted(email)}`);

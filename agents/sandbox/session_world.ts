@@ -172,7 +172,18 @@ export function sessionWorld(
       readOnlyInside.push(join(git.gitDir, "config.worktree"));
     }
   }
-  const hidden = [join(checkout, FINISHLINE_STATE_DIR)].filter(isDir);
+  // The run history lives here in a main checkout, and may be made after the session starts:
+  // the folder is made now so that it is covered from the start.
+  const state = join(checkout, FINISHLINE_STATE_DIR);
+  const main = !git || git.gitDir === join(checkout, ".git");
+  if (main && !isDir(state)) {
+    try {
+      Deno.mkdirSync(state, { recursive: true });
+    } catch {
+      // a read-only checkout: nothing of finishline's can be written there either
+    }
+  }
+  const hidden = [state].filter(isDir);
   const homePath = options.env.HOME && isAbsolute(options.env.HOME)
     ? options.env.HOME
     : (userHome ?? "/home/agent");

@@ -53,13 +53,16 @@ async function runWatched(repo: string, server: ScriptedModelServer) {
       timer = setInterval(() => {
         for (const pid of processTree(child.pid)) {
           try {
-            // Claude Code has helper processes of its own; count those finishline started.
-            const parent = Number(
-              Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1].split(" ")[1],
-            );
-            if (
-              parent === child.pid && Deno.readTextFileSync(`/proc/${pid}/comm`).trim() === "claude"
-            ) {
+            // Claude Code has helper processes of its own; count those finishline started
+            // (directly, or through the sandbox's bwrap processes).
+            const parentOf = (of: number) =>
+              Number(Deno.readTextFileSync(`/proc/${of}/stat`).split(") ")[1].split(" ")[1]);
+            const comm = (of: number) => Deno.readTextFileSync(`/proc/${of}/comm`).trim();
+            let parent = parentOf(pid);
+            while (parent !== child.pid && parent > 1 && comm(parent) === "bwrap") {
+              parent = parentOf(parent);
+            }
+            if (parent === child.pid && comm(pid) === "claude") {
               // An exiting process has an empty command line: it was seen before.
               const args = Deno.readTextFileSync(`/proc/${pid}/cmdline`).split("\0");
               if (args.length > 1) (args.includes("--tools=") ? toolless : claudes).add(pid);

@@ -1,0 +1,79 @@
+/**
+ * `deno task bench:sandbox`: what the sandbox adds to one agent session's
+ * start. It times, in a temp repository, (1) preparing a session's world
+ * ({@linkcode AgentSandbox.wrap}: git's places, the tools, the private home
+ * seeded the first time), (2) starting a program through `bwrap` against
+ * starting it directly, and (3) the real Claude Code binary's `--version`
+ * both ways. The per-session cost is (1) + the difference in (2).
+ *
+ *     deno task bench:sandbox [--rounds 30]
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import { AgentSandbox } from "../agents/sandbox/agent_sandbox.ts";
+import { bubblewrapAvailability } from "../agents/sandbox/bubblewrap.ts";
+import { bundledClaude, tempRepo } from "../tests/_helpers.ts";
+
+const { values } = parseArgs({
+  args: Deno.args,
+  options: { rounds: { type: "string", default: "30" } },
+});
+const rounds = Number(values.rounds);
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+async function timed(command: string, args: string[], env?: Record<string, string>) {
+  const started = performance.now();
+  const output = await new Deno.Command(command, {
+    args,
+    env,
+    clearEnv: env !== undefined,
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  if (!output.success) {
+    throw new Error(`${command} failed: ${new TextDecoder().decode(output.stderr).trim()}`);
+  }
+  return performance.now() - started;
+}
+
+const found = bubblewrapAvailability();
+if (!found.available) {
+  console.log(`no sandbox here: ${found.reason}`);
+  Deno.exit(0);
+}
+await using repo = await tempRepo();
+const claude = await bundledClaude();
+const env = Deno.env.toObject();
+const prepare: number[] = [];
+const direct: number[] = [];
+const boxed: number[] = [];
+const claudeDirect: number[] = [];
+const claudeBoxed: number[] = [];
+for (let round = 0; round < rounds; round++) {
+  // A fresh sandbox each round: the first session's cost, home seeding included.
+  await using sandbox = new AgentSandbox();
+  const started = performance.now();
+  const wrapped = sandbox.wrap("/bin/true", [], { cwd: repo.path, env })!;
+  prepare.push(performance.now() - started);
+  direct.push(await timed("/bin/true", []));
+  boxed.push(await timed(wrapped.command, wrapped.args, wrapped.env));
+  if (round < Math.min(rounds, 10)) {
+    const version = sandbox.wrap(claude, ["--version"], { cwd: repo.path, env })!;
+    claudeDirect.push(await timed(claude, ["--version"]));
+    claudeBoxed.push(await timed(version.command, version.args, version.env));
+  }
+}
+const cost = median(prepare) + median(boxed) - median(direct);
+console.log(`rounds: ${rounds}`);
+console.log(`prepare a session's world (wrap):   ${median(prepare).toFixed(1)} ms (median)`);
+console.log(`start /bin/true directly:           ${median(direct).toFixed(1)} ms`);
+console.log(`start /bin/true through bwrap:      ${median(boxed).toFixed(1)} ms`);
+console.log(`claude --version directly:          ${median(claudeDirect).toFixed(1)} ms`);
+console.log(`claude --version through bwrap:     ${median(claudeBoxed).toFixed(1)} ms`);
+console.log(`sandbox cost per session:           ${cost.toFixed(1)} ms (target <= 50 ms)`);
