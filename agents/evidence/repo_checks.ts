@@ -48,6 +48,7 @@ import {
 } from "./judge/declarations.ts";
 import { changedProtectedFiles, protectedRole } from "./judge/protected_files.ts";
 import { findSpecialCases } from "./judge/special_cases.ts";
+import { heldOutFailures } from "./held_out/held_out_feedback.ts";
 import {
   assertionLines,
   type HeldOutTest,
@@ -1126,8 +1127,8 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       // A red run that names no test of its own may still be ours: the held-out names decide.
       const ours = named.length > 0 ? named : run.failing.length === 0 ? test.tests : [];
       if (ours.length === 0) continue;
-      const said = assertionLines(run.tail, 3);
-      failing.push(`${nameList(ours)}${said.length > 0 ? ` (${said.join(" ")})` : ""}`);
+      // Its name and the behaviour, never what its assertion printed: that would be an oracle.
+      failing.push(heldOutFailures(ours));
     }
     // Held out again: the copy, which git worktree list shows, does not keep them.
     await copy.moveTo(claim.head);
