@@ -822,7 +822,14 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     if (problems.length === 0 && git && base && claim) {
       const isTest = (file: string) =>
         protectedRole(file, { protect: this.#protect, configFiles: [] }) === "test file";
-      const cases = await findSpecialCases(git.repo, base, claim.head, isTest);
+      const held = await this.#reproduction?.catch(() => undefined);
+      const cases = await findSpecialCases(
+        git.repo,
+        base,
+        claim.head,
+        isTest,
+        held?.kept ? held.test.files : [],
+      );
       if (cases.length > 0) {
         evidence.specialCases = cases;
         problems.push(

@@ -3,7 +3,9 @@
  * source file that compares against two or more literals which all appear
  * on one line of a test file (`if (a === 5 && b === 3) return 2;` beside
  * `assert.equal(subtract(5, 3), 2)`). The repository's tests are the oracle,
- * and such code passes them without doing the work.
+ * and such code passes them without doing the work. The held-out test's
+ * files are compared too: code that matches its values was written from a
+ * leak or a guess, not from the task.
  *
  * @module
  */
@@ -21,6 +23,9 @@ export interface SpecialCase {
   /** The test line it matches, as `path:line`. */
   test: string;
 }
+
+/** How a match in the held-out test is named to the worker: never by its path. */
+export const HELD_OUT_TEST = "a held-out test";
 
 /** A literal: a number, or a quoted string. */
 const LITERAL = String.raw`(-?\d+(?:\.\d+)?|"[^"\n]*"|'[^'\n]*')`;
@@ -60,6 +65,17 @@ export function comparedLiterals(line: string): string[] {
   return found;
 }
 
+function escaped(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/** Whether a line holds every literal as a whole word (as `git grep -w -F` would). */
+function hasAll(line: string, literals: string[]): boolean {
+  return literals.every((literal) =>
+    new RegExp(`(?:^|[^\\w])${escaped(literal)}(?:$|[^\\w])`).test(line)
+  );
+}
+
 /** Added lines per file, with their line numbers in the new version, from `git diff -U0`. */
 function addedLines(patch: string): Array<{ file: string; line: number; text: string }> {
   const lines: Array<{ file: string; line: number; text: string }> = [];
@@ -91,6 +107,7 @@ function addedLines(patch: string): Array<{ file: string; line: number; text: st
  * @param base The starting commit.
  * @param head The agent's commit.
  * @param isTest Whether a path is a test file (such files are where the literals are looked for, never flagged).
+ * @param heldOut The held-out test's files, whose lines are looked in too.
  * @returns The special cases, at most 20.
  */
 export async function findSpecialCases(
@@ -98,6 +115,7 @@ export async function findSpecialCases(
   base: string,
   head: string,
   isTest: (path: string) => boolean,
+  heldOut: ReadonlyArray<{ path: string; content: string }> = [],
 ): Promise<SpecialCase[]> {
   const diff = await repo.exec([
     "diff",
@@ -116,6 +134,15 @@ export async function findSpecialCases(
     if (isTest(added.file)) continue;
     const literals = comparedLiterals(added.text);
     if (literals.length < 2) continue;
+    if (heldOut.some((file) => file.content.split("\n").some((line) => hasAll(line, literals)))) {
+      found.push({
+        file: added.file,
+        line: added.line,
+        text: added.text.trim(),
+        test: HELD_OUT_TEST,
+      });
+      continue;
+    }
     const patterns = literals.flatMap((literal, index) => [
       ...(index > 0 ? ["--and"] : []),
       "-e",

@@ -58,3 +58,40 @@ Deno.test("three wrong claims against the held-out test read the same feedback, 
   const honest = await project.claim();
   assert.equal(honest.complete, true, honest.feedback);
 });
+
+Deno.test("code that special-cases the held-out test's values is refused, though the test passes", async () => {
+  await using project = await gateProject({
+    files: {
+      "package.json": PACKAGE_JSON,
+      "src/math.js": "export const add = (a, b) => a - b;\n",
+      "test/math.test.js": [
+        'import { test } from "node:test";',
+        'import assert from "node:assert/strict";',
+        'import { add } from "../src/math.js";',
+        'test("add is a function", () => assert.equal(typeof add, "function"));',
+        "",
+      ].join("\n"),
+    },
+  });
+  const repo = (await GitRepo.open(project.repo.path))!;
+  const reproduction = await project.gate.startReproduction(repo, project.base, async (dir) => {
+    await write(dir, {
+      "test/held_out.test.js": HELD_OUT.replace("add(7, 7), 14", "add(7, 9), 16"),
+    });
+    return undefined;
+  });
+  assert.equal(reproduction.kept, true, reproduction.kept ? "" : reproduction.why);
+  // The worker's own tests never use these values: only the held-out test does.
+  await write(project.repo.path, {
+    "src/math.js":
+      "export const add = (a, b) => {\n  if (a === 7 && b === 9) return 16;\n  return a - b;\n};\n",
+  });
+  await commitAll(project.repo.path, "fix: add");
+  const result = await project.claim();
+  assert.equal(result.complete, false);
+  assert.match(
+    result.feedback ?? "",
+    /special-cases the values the tests use: src\/math\.js:2 .* a held-out test/,
+  );
+  assert.doesNotMatch(result.feedback ?? "", /held_out\.test\.js/);
+});
