@@ -6,7 +6,7 @@
  * @module
  */
 
-import { delimiter, isAbsolute, join } from "node:path";
+import { delimiter, dirname, isAbsolute, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { SandboxMode } from "../definition/definition_types.ts";
 import type { AgentSandbox, WrappedCommand } from "../sandbox/agent_sandbox.ts";
@@ -35,6 +35,25 @@ function isFolder(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * What the agent's command line names by absolute path (a config file, a
+ * script), read-only with the folder of each file (a config's lock beside
+ * it): the user wrote them into the agent's command.
+ */
+function namedPaths(args: string[]): string[] {
+  const found = new Set<string>();
+  for (const arg of args) {
+    if (!isAbsolute(arg)) continue;
+    try {
+      const info = Deno.statSync(arg);
+      found.add(info.isFile ? dirname(arg) : arg);
+    } catch {
+      // not a path
+    }
+  }
+  return [...found];
 }
 
 /** The program's path: as given when it has a slash, else the first match on PATH. */
@@ -93,7 +112,7 @@ export function sandboxedAgent(
   return sandbox.wrap(path, args, {
     cwd: options.cwd,
     env,
-    readOnly: [...finishlineSources(), Deno.execPath()],
+    readOnly: [...finishlineSources(), Deno.execPath(), ...namedPaths(args)],
     writable: Object.values(options.agentEnv ?? {}).filter(isFolder),
   });
 }

@@ -23,7 +23,7 @@ import type {
   TestCounts,
   WorkerTestEvidence,
 } from "../record/iteration.ts";
-import { GitRepo } from "../git/repo.ts";
+import type { GitRepo } from "../git/repo.ts";
 import {
   type CheckRun,
   describeRun,
@@ -49,12 +49,13 @@ import {
 import { changedProtectedFiles, protectedRole } from "./judge/protected_files.ts";
 import { findSpecialCases } from "./judge/special_cases.ts";
 import { heldOutFailures } from "./held_out/held_out_feedback.ts";
+import { HeldOutStore } from "./held_out/held_out_store.ts";
+import { VerifierWorkspace } from "./held_out/verifier_workspace.ts";
 import {
   assertionLines,
   type HeldOutTest,
   judgeReproduction,
   type Reproduction,
-  verifierChanges,
 } from "./held_out/reproduction.ts";
 import {
   incomplete,
@@ -172,6 +173,8 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   #baselineCopy: CheckWorktree | undefined;
   /** What the baseline built (Cargo's `target`), the clean copy's start at every move. */
   #seed: BuildSeed | undefined;
+  /** The held-out test's files, kept with their hashes since the verifier stopped. */
+  #heldOutStore: HeldOutStore | undefined;
   /** Checks run one at a time: they share the clean copy. */
   #queue: Promise<unknown> = Promise.resolve();
   /** Who is told which check of the current claim runs (its context's `onCheck`). */
@@ -386,24 +389,33 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       });
       if (typeof worktree === "string") return { kept: false, why: worktree, notes: [] };
       try {
-        const failed = await write(worktree.dir);
-        const notes: string[] = [];
-        if (failed) notes.push(failed);
-        const local = await GitRepo.open(worktree.dir);
-        if (!local) return { kept: false, why: "its worktree is not a repository", notes };
+        // The verifier writes in a repository of its own, which the worker's cannot name.
+        const workspace = await VerifierWorkspace.create(repo, commit, {
+          link: [...worktree.folders.keys()],
+        });
+        if (typeof workspace === "string") return { kept: false, why: workspace, notes: [] };
         const isTest = (file: string) =>
           protectedRole(file, { protect: this.#protect, configFiles: [] }) === "test file";
-        const changed = await verifierChanges(local, isTest, [...worktree.folders.keys()]);
-        if (changed.others.length > 0) {
-          notes.push(`dropped what it changed outside test files: ${listPaths(changed.others)}`);
+        let failed: string | undefined;
+        let written: Awaited<ReturnType<VerifierWorkspace["written"]>>;
+        try {
+          failed = await write(workspace.dir);
+          written = await workspace.written(isTest);
+        } finally {
+          await workspace.remove();
         }
-        if (changed.tests.length === 0) {
+        const notes: string[] = [];
+        if (failed) notes.push(failed);
+        if (written.others.length > 0) {
+          notes.push(`dropped what it changed outside test files: ${listPaths(written.others)}`);
+        }
+        if (written.files.length === 0) {
           return { kept: false, why: failed ?? "the verifier wrote no test file", notes };
         }
-        const files: HeldOutTest["files"] = [];
-        for (const file of changed.tests) {
-          files.push({ path: file, content: await Deno.readTextFile(`${worktree.dir}/${file}`) });
-        }
+        // Copied into finishline's keeping the moment it stopped; claims run that copy.
+        await this.#heldOutStore?.remove();
+        this.#heldOutStore = await HeldOutStore.save(written.files);
+        const files: HeldOutTest["files"] = written.files;
         // Only its tests, on the starting commit: a clean checkout, the files written back.
         const moved = await worktree.moveTo(commit);
         if (moved) return { kept: false, why: moved, notes };
@@ -503,6 +515,9 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     const seed = this.#seed;
     this.#seed = undefined;
     await seed?.remove();
+    const heldOut = this.#heldOutStore;
+    this.#heldOutStore = undefined;
+    await heldOut?.remove();
   }
 
   /**
@@ -1118,9 +1133,11 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     signal: AbortSignal | undefined,
   ): Promise<string[]> {
     const copy = this.#copy!;
+    const kept = await this.#heldOutStore?.load() ?? test.files;
+    if (typeof kept === "string") return [`it could not be run: ${kept}`];
     const moved = await copy.moveTo(claim.head);
     if (moved) return [`it could not be added to a copy of your commit (${moved})`];
-    await writeFiles(copy.dir, test.files);
+    await writeFiles(copy.dir, kept);
     const checks = this.#checks.filter((check) => test.checks.includes(check.name));
     const runs = await copy.run(checks, {
       timeoutMs: this.#timeoutMs,

@@ -8,7 +8,7 @@
  */
 
 import { spawnSync } from "node:child_process";
-import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 
 /** The folders of one session's world, as host paths (see {@linkcode bubblewrapArgs}). */
 export interface SessionWorld {
@@ -135,6 +135,31 @@ function toolDirs(
   return [...dirs];
 }
 
+/** Dependency folders finishline links into its own checkouts (the verifier's, a clean copy). */
+const LINKED_DEPENDENCIES = ["node_modules", ".venv", "venv", "vendor"];
+
+/**
+ * The targets of the checkout's dependency-folder links, read-only: only a
+ * link to a folder of the same name at the top of another repository, as
+ * finishline makes them, so that a committed link to `~/.ssh` opens nothing.
+ */
+function linkedDependencies(checkout: string): string[] {
+  const found: string[] = [];
+  for (const name of LINKED_DEPENDENCIES) {
+    const path = join(checkout, name);
+    try {
+      if (!Deno.lstatSync(path).isSymlink) continue;
+      const target = Deno.realPathSync(path);
+      if (basename(target) === name && isDir(target) && exists(join(dirname(target), ".git"))) {
+        found.push(target);
+      }
+    } catch {
+      // no such link
+    }
+  }
+  return found;
+}
+
 /**
  * The world of a session started in `cwd` with `env`.
  *
@@ -184,6 +209,7 @@ export function sessionWorld(
     }
   }
   const hidden = [state].filter(isDir);
+  const linked = linkedDependencies(checkout);
   const homePath = options.env.HOME && isAbsolute(options.env.HOME)
     ? options.env.HOME
     : (userHome ?? "/home/agent");
@@ -193,9 +219,12 @@ export function sessionWorld(
     home: options.dirs.home,
     homePath,
     homeReadOnly: [],
-    readOnly: toolDirs(options.executable, options.env, userHome).filter((dir) =>
-      !writable.some((outer) => within(dir, outer))
-    ),
+    readOnly: [
+      ...toolDirs(options.executable, options.env, userHome).filter((dir) =>
+        !writable.some((outer) => within(dir, outer))
+      ),
+      ...linked,
+    ],
     writable,
     writableFiles: [],
     hidden,
