@@ -6,13 +6,49 @@
  * @module
  */
 
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
+import process from "node:process";
 import type { AgentSandbox } from "../sandbox/agent_sandbox.ts";
 import { bubblewrapAvailability } from "../sandbox/bubblewrap.ts";
 import { AgentSetupError, type ProcessSettings } from "./port.ts";
 import type { SdkOptions } from "./_claude_process.ts";
 
 type Spawner = NonNullable<SdkOptions["spawnClaudeCodeProcess"]>;
+
+/**
+ * Signal the processes bwrap started, not bwrap: a bwrap that gets SIGTERM
+ * dies at once and takes the sandbox down with SIGKILL, so Claude Code
+ * would never save its transcript (a later session resumes from it). The
+ * processes of the group other than bwrap's get the signal; SIGKILL, or a
+ * group already gone, goes to bwrap too.
+ */
+function signalInside(child: ChildProcess, signal: NodeJS.Signals = "SIGTERM"): boolean {
+  const group = child.pid;
+  if (group === undefined || child.exitCode !== null) return false;
+  if (signal !== "SIGKILL") {
+    let sent = false;
+    for (const entry of Deno.readDirSync("/proc")) {
+      if (!/^\d+$/.test(entry.name)) continue;
+      try {
+        const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
+        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        // fields: state, ppid, pgrp, ...
+        if (Number(fields[2]) !== group || stat.includes("(bwrap)")) continue;
+        process.kill(Number(entry.name), signal);
+        sent = true;
+      } catch {
+        // gone meanwhile
+      }
+    }
+    if (sent) return true;
+  }
+  try {
+    process.kill(-group, signal);
+    return true;
+  } catch {
+    return child.kill(signal);
+  }
+}
 
 /**
  * The spawner of a process with these settings, or undefined when it runs
@@ -47,6 +83,8 @@ export function sandboxSpawner(
       env: wrapped.env,
       stdio: ["pipe", "pipe", "pipe"],
       signal: options.signal,
+      // Its own process group, so that a signal reaches Claude Code itself (below).
+      detached: true,
     });
     // The SDK listens for the exit once per path that may end the process (close, abort, exit).
     child.setMaxListeners(64);
@@ -56,6 +94,22 @@ export function sandboxSpawner(
     child.on("error", () => {
       // reported by the SDK through the exit
     });
-    return child;
+    return {
+      stdin: child.stdin,
+      stdout: child.stdout,
+      get killed() {
+        return child.killed;
+      },
+      get exitCode() {
+        return child.exitCode;
+      },
+      get signalCode() {
+        return child.signalCode;
+      },
+      kill: (signal) => signalInside(child, signal),
+      on: child.on.bind(child),
+      once: child.once.bind(child),
+      off: child.off.bind(child),
+    } as ReturnType<Spawner>;
   };
 }

@@ -109,7 +109,6 @@ export function bubblewrapArgs(world: SessionWorld): string[] {
     "--unshare-ipc",
     "--unshare-uts",
     "--die-with-parent",
-    "--new-session",
     // Private /tmp first: a checkout or home under the host's /tmp is bound into it.
     "--bind",
     world.tmp,
