@@ -73,8 +73,10 @@ export function sandboxSpawner(
     return undefined;
   }
   return (options) => {
+    // The session's folder: a parked process is spawned in finishline's own, and told the
+    // session's at its claim, which must then be in its world.
     const wrapped = sandbox.wrap(options.command, options.args, {
-      cwd: options.cwd ?? settings.cwd,
+      cwd: settings.cwd,
       env: options.env,
     });
     if (!wrapped) throw new AgentSetupError("the sandbox could not be started");

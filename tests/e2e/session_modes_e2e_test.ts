@@ -65,7 +65,11 @@ async function runWatched(repo: string, server: ScriptedModelServer) {
             if (parent === child.pid && comm(pid) === "claude") {
               // An exiting process has an empty command line: it was seen before.
               const args = Deno.readTextFileSync(`/proc/${pid}/cmdline`).split("\0");
-              if (args.length > 1) (args.includes("--tools=") ? toolless : claudes).add(pid);
+              // In the sandbox a helper Claude Code starts (itself, as ripgrep) that outlives its
+              // parent is the sandbox's child: only the SDK's stream-json sessions count.
+              if (args.length > 1 && args.includes("stream-json")) {
+                (args.includes("--tools=") ? toolless : claudes).add(pid);
+              }
             }
           } catch {
             // gone
