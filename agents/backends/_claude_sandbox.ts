@@ -15,6 +15,9 @@ import type { SdkOptions } from "./_claude_process.ts";
 
 type Spawner = NonNullable<SdkOptions["spawnClaudeCodeProcess"]>;
 
+/** How long an aborted Claude Code gets to exit on SIGTERM before the sandbox is killed. */
+const ABORT_GRACE_MS = 3_000;
+
 /**
  * Signal the processes bwrap started, not bwrap: a bwrap that gets SIGTERM
  * dies at once and takes the sandbox down with SIGKILL, so Claude Code
@@ -84,10 +87,19 @@ export function sandboxSpawner(
       cwd: options.cwd,
       env: wrapped.env,
       stdio: ["pipe", "pipe", "pipe"],
-      signal: options.signal,
       // Its own process group, so that a signal reaches Claude Code itself (below).
       detached: true,
     });
+    // Aborted: Claude Code gets SIGTERM, and the whole sandbox SIGKILL if it is still there.
+    const abort = () => {
+      signalInside(child, "SIGTERM");
+      const timer = setTimeout(() => signalInside(child, "SIGKILL"), ABORT_GRACE_MS);
+      Deno.unrefTimer(timer);
+      child.once("exit", () => clearTimeout(timer));
+    };
+    if (options.signal.aborted) abort();
+    else options.signal.addEventListener("abort", abort, { once: true });
+    child.once("exit", () => options.signal.removeEventListener("abort", abort));
     // The SDK listens for the exit once per path that may end the process (close, abort, exit).
     child.setMaxListeners(64);
     // Read always: a full stderr pipe would stop the process.
