@@ -288,6 +288,8 @@ export interface IterationSummary {
     trigger: "handler" | "complete_task" | "stop_hook" | "pull_request";
     /** A checker threw (its error is the feedback). */
     faulted?: boolean;
+    /** It passed, but nothing checked the work: why (`no checks found`); see loop/unverified.ts. */
+    unverified?: string;
   };
   /**
    * Failed checks of complete_task calls that a later call of the same iteration passed:

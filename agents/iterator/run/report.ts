@@ -71,7 +71,10 @@ export interface ReportInput {
       | "summaries"
     >
     & Partial<
-      Pick<RunResult, "baseline" | "reproduction" | "review" | "reviews" | "modelFailure">
+      Pick<
+        RunResult,
+        "baseline" | "reproduction" | "review" | "reviews" | "modelFailure" | "unverified"
+      >
     >;
   /** Agent name. */
   agent: string;
@@ -120,6 +123,7 @@ const STATUS_MARK: Record<string, string> = {
   stalled: "🛑",
   blocked: "⛔",
   budget_exhausted: "💸",
+  unverified: "❔",
   interrupted: "⏸️",
 };
 
@@ -152,6 +156,7 @@ export function renderReport(input: ReportInput): string {
     `${STATUS_MARK[result.status] ?? ""} **${result.status}**: ${inline(result.completionReason)}`
       .trim(),
     "",
+    ...unverifiedLines(result.unverified),
     ...factLines(input),
     ...taskSection(input),
     ...resumeSection(input),
@@ -181,6 +186,17 @@ export function renderReport(input: ReportInput): string {
     for (const action of input.nextActions) lines.push(`- ${oneLine(action)}`);
   }
   return `${lines.join("\n")}\n`;
+}
+
+/** No evidence is not success: said right under the outcome, in the words the final line uses. */
+function unverifiedLines(unverified: string | undefined): string[] {
+  if (!unverified) return [];
+  return [
+    `> **unverified: ${
+      inline(unverified)
+    }.** Nothing checked this work: no check passed on it and no held-out test ran, so finishline closed and completed nothing on its authority. Check the work yourself, or give the repository a check (a test its runner runs, or \`verify.checks\`) and run again.`,
+    "",
+  ];
 }
 
 /** The run's time and cost: the sums over its segments when it has them. */
