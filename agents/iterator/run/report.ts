@@ -622,7 +622,13 @@ export function evidenceMarkdown(
     lines.push(
       "",
       `**The agent's own test of the fix** (needed: ${inline(worker.required)}): ${
-        worker.tests.length > 0
+        worker.tests.length > 0 && worker.files.length === 0
+          ? `the repository's own ${
+            tableCell(failingTests(worker.tests))
+          }, red at the baseline, pass${
+            worker.tests.length === 1 ? "es" : ""
+          } unchanged on the final one`
+          : worker.tests.length > 0
           ? `${tableCell(failingTests(worker.tests))} failed on the starting commit and pass${
             worker.tests.length === 1 ? "es" : ""
           } on the final one`
