@@ -65,6 +65,7 @@ import {
 import { type BaselineResult, CheckWorktree } from "./copy/worktree_run.ts";
 import { BuildSeed, seedEntries, settleTimes } from "./copy/build_seed.ts";
 import { fixedRedTests, flippedTests, workerTestFiles } from "./judge/fail_to_pass.ts";
+import { canaryProblem, runCanaries } from "./run/canary.ts";
 import { type RedTestChange, redTestChanges, writeSplices } from "./judge/red_tests.ts";
 import { filteredCommand } from "./run/test_filter.ts";
 
@@ -836,6 +837,15 @@ export class RepoChecksChecker implements TaskCompletionChecker {
           }. Tests check examples of the behaviour; write the general logic, not the tested cases`,
         );
       }
+    }
+    // finishline's own tests, that must fail, in each runner: a runner that passes them was tampered with.
+    if (problems.length === 0 && claim && copy) {
+      evidence.canary = await runCanaries(copy.dir, this.#checks, {
+        timeoutMs: this.#timeoutMs,
+        signal,
+      });
+      const tampered = canaryProblem(evidence.canary);
+      if (tampered) problems.push(tampered);
     }
     const reproduction = problems.length === 0 && claim
       ? await this.#reproduction?.catch(() => undefined)

@@ -146,6 +146,16 @@ export interface ChecksEvidence {
   dependencyNotes?: string[];
   /** Wall time of preparing the clean copy (worktree, dependencies), in milliseconds. */
   setupMs?: number;
+  /**
+   * finishline's canary per runner: its own tests that must fail, run in the
+   * clean copy (`held`, `tampered`, or `not canaried` and why).
+   */
+  canary?: Array<{
+    runner: string;
+    outcome: "held" | "tampered" | "not canaried";
+    why?: string;
+    durationMs?: number;
+  }>;
   /** The held-out reproduction tests and whether they passed on the clean copy. */
   heldOut?: {
     tests: string[];

@@ -646,8 +646,20 @@ export function evidenceMarkdown(
     lines.push("", `**Declarations, reviewed independently** (${REVIEWER_SAW}):`);
     lines.push(...evidence.declarations.map(declarationLine));
   }
-  lines.push(...cleanCopyLines(evidence));
+  lines.push(...cleanCopyLines(evidence), ...canaryLines(evidence));
   return lines;
+}
+
+/** finishline's canary per runner: whether the runner failed what must fail. */
+function canaryLines(evidence: NonNullable<IterationSummary["checks"]>): string[] {
+  if (!evidence.canary?.length) return [];
+  const said = evidence.canary.map((result) =>
+    `${inline(result.runner)} ${result.outcome}${result.why ? ` (${inline(result.why)})` : ""}`
+  );
+  return [
+    "",
+    `**Canary** (finishline's own tests that must fail, random per run): ${said.join("; ")}`,
+  ];
 }
 
 /** Who the reviewer of declarations is, as the report and the pull request say it. */
