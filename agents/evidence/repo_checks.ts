@@ -66,6 +66,7 @@ import { type BaselineResult, CheckWorktree } from "./copy/worktree_run.ts";
 import { BuildSeed, seedEntries, settleTimes } from "./copy/build_seed.ts";
 import { fixedRedTests, flippedTests, workerTestFiles } from "./judge/fail_to_pass.ts";
 import { canaryProblem, runCanaries } from "./run/canary.ts";
+import { runnerSignals, signalFinding } from "./judge/runner_signals.ts";
 import { type RedTestChange, redTestChanges, writeSplices } from "./judge/red_tests.ts";
 import { filteredCommand } from "./run/test_filter.ts";
 
@@ -915,9 +916,19 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       evidence.workerTest = worker.evidence;
       if (worker.problem) problems.push(worker.problem);
     }
+    // Code that reads a test runner's signals behaves differently under test: the reviewer sees it.
+    const signals = problems.length === 0 && base && claim
+      ? await runnerSignals(
+        claim.repo,
+        { base, head: claim.head },
+        (file) => protectedRole(file, { protect: this.#protect, configFiles: [] }) === "test file",
+      )
+      : [];
+    if (signals.length > 0) evidence.runnerSignals = signals;
     if (problems.length === 0 && base && claim && this.#reviewer && !signal?.aborted) {
       const declarations = [
         ...(dispute ? [dispute] : []),
+        ...signals.map(signalFinding),
         ...reliedOn(evidence, {
           // The verdict without the test changes declared: does it need them?
           without: judgeAll(settled, views, declared, {

@@ -146,6 +146,8 @@ export interface ChecksEvidence {
   dependencyNotes?: string[];
   /** Wall time of preparing the clean copy (worktree, dependencies), in milliseconds. */
   setupMs?: number;
+  /** Lines the claim added outside test files that read a test runner's signal (for the reviewer). */
+  runnerSignals?: Array<{ file: string; line: number; text: string; signal: string }>;
   /**
    * finishline's canary per runner: its own tests that must fail, run in the
    * clean copy (`held`, `tampered`, or `not canaried` and why).
@@ -211,7 +213,13 @@ export interface WorkerTestEvidence {
 /** One declaration of a claim (a complete_task field), as the reviewer reads it. */
 export interface Declaration {
   /** Which complete_task field it came from. */
-  kind: "tests_changed" | "out_of_scope" | "no_test" | "held_out_wrong" | "worker_test";
+  kind:
+    | "tests_changed"
+    | "out_of_scope"
+    | "no_test"
+    | "held_out_wrong"
+    | "worker_test"
+    | "runner_signal";
   /**
    * The file (tests_changed), the check (out_of_scope), the held-out tests
    * (held_out_wrong), the worker's flipped tests (worker_test: not a
