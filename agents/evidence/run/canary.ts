@@ -153,7 +153,12 @@ export function judgeCanary(
   const failed = (name: string) =>
     run.failing.some((test) => test === name || test.endsWith(`::${name}`));
   const passed = canary.mustFail.filter((name) => !failed(name));
-  const ran = (run.testsRun ?? 0) > 0 || run.failing.length > 0;
+  const named = [...canary.mustFail, canary.mustPass].some(failed);
+  // The file did not load (node names the file as one failing test; pytest collects none).
+  const ran = named || (run.testsRun ?? 0) > 1 || (run.code === 0 && (run.testsRun ?? 0) > 0);
+  if (!ran && run.code !== 0) {
+    return { outcome: "not canaried", why: `the runner could not run it (exit code ${run.code})` };
+  }
   if (!ran) {
     return run.code === 0
       ? { outcome: "tampered", why: "the runner ran none of finishline's tests and exited 0" }

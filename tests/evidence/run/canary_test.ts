@@ -171,3 +171,26 @@ Deno.test("through the gate: a claim whose tests pass only because node:assert w
     assert.equal(run.gate.evidence?.canary?.[0].outcome, "held");
   });
 });
+
+Deno.test("a canary file the runner could not load is not canaried; fewer tests with exit 0 is tampering", async () => {
+  const { judgeCanary } = await import("../../../agents/evidence/run/canary.ts");
+  const canary = newCanary("node");
+  const run = (code: number, failing: string[], testsRun: number) => ({
+    name: "canary",
+    green: code === 0,
+    code,
+    timedOut: false,
+    failing,
+    testsRun,
+    durationMs: 1,
+    tail: "",
+  });
+  assert.equal(
+    judgeCanary(canary, run(1, [`finishline-canary-${canary.token}.test.mjs`], 1)).outcome,
+    "not canaried",
+  );
+  // A conftest that deselects every test it does not know: the runner exits 0 having run none.
+  assert.equal(judgeCanary(canary, run(0, [], 0)).outcome, "tampered");
+  // Some canary tests deselected, the rest fail as they must: still tampering.
+  assert.equal(judgeCanary(canary, run(1, canary.mustFail.slice(0, 2), 3)).outcome, "tampered");
+});
