@@ -416,7 +416,8 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
   /**
    * Close the issue of a completed run (with `github.closeIssue: "runner"`),
    * with a comment listing the checks that passed, the commits and the pull
-   * request; remove the in-progress label and, when the run ended blocked,
+   * request (an `unverified` run, which nothing checked, gets a comment that
+   * says so and stays open); remove the in-progress label and, when the run ended blocked,
    * add the blocked label.
    *
    * @param outcome The run's status and reason.
@@ -440,6 +441,12 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
       const body = `${COMMENT_MARKER}\n${closingComment(outcome)}`;
       if (this.#lastState === "CLOSED") await this.#github.comment(this.#number, body);
       else if (await this.#github.closeIssue(this.#number, body)) this.#lastState = "CLOSED";
+    } else if (this.#runnerCloses && outcome.status === "unverified") {
+      // No evidence is not success: the issue stays open, and says why.
+      await this.#github.comment(
+        this.#number,
+        `${COMMENT_MARKER}\n**finishline** did not close this issue: ${outcome.reason}. A person should check the work, or give the repository a check that covers it.`,
+      );
     }
     const { inProgress, blocked } = this.context.definition.github.labels;
     if (inProgress) await this.#github.editLabel(this.#number, { remove: inProgress });

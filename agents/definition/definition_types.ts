@@ -285,51 +285,29 @@ export const DEFAULT_PROTECTED_GLOBS: readonly string[] = [
 ];
 
 /**
- * The files a check's runner loads as configuration, at any depth: they can
- * skip, select or rewrite tests without touching a test file, so they are
- * protected whether the agent modifies or adds them. `verify.protect` does
- * not change this list; the files detection read (and the files a Makefile
- * includes) are protected besides.
+ * Runner configuration written as source, protected whatever the change:
+ * the files a test runner loads by name (pytest's `conftest.py`, nox's
+ * `noxfile.py`, the jest, vitest, mocha, karma and playwright configs,
+ * cargo's `build.rs`, Python's `sitecustomize.py`).
+ * Configuration that is not source (`pytest.ini`, `package.json`,
+ * `Cargo.toml`, Makefiles, `.npmrc`, workflows, dependency folders, ...) is
+ * protected by the allowlist: a file that is not plain source or
+ * documentation of the repository's languages is protected by what it is,
+ * not by its name (see evidence/judge/plain_source.ts).
  */
 export const RUNNER_CONFIG_GLOBS: readonly string[] = [
-  // Python: pytest, tox and nox read these; conftest.py is loaded from every folder.
   "**/conftest.py",
-  "**/pytest.ini",
-  "**/.pytest.ini",
-  "**/tox.ini",
   "**/noxfile.py",
-  "**/setup.cfg",
-  "**/pyproject.toml",
-  // make
-  "**/GNUmakefile",
-  "**/makefile",
-  "**/Makefile",
-  "**/*.mk",
-  // JavaScript: the package manager and the test runners
-  "**/package.json",
-  "**/.npmrc",
-  "**/.yarnrc",
-  "**/.yarnrc.*",
-  "**/bunfig.toml",
   "**/jest.config.*",
   "**/vitest.config.*",
   "**/vitest.workspace.*",
   "**/.mocharc*",
   "**/karma.conf.*",
   "**/playwright.config.*",
-  // Deno, Rust, Go
-  "**/deno.json",
-  "**/deno.jsonc",
-  "**/Cargo.toml",
-  "**/.cargo/config",
-  "**/.cargo/config.toml",
-  "**/go.mod",
-  "**/go.work",
-  // CI, where the detected checks come from
-  ".github/workflows/**",
-  // Installed dependencies, committed: a shim in node_modules/.bin runs instead of the runner
-  "**/node_modules/**",
-  "**/.bin/**",
+  // Code that runs before any test: cargo's build script, Python's start-up hooks.
+  "**/build.rs",
+  "**/sitecustomize.py",
+  "**/usercustomize.py",
 ];
 
 /** Validation rules of a definition parameter. */

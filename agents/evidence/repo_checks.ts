@@ -66,7 +66,10 @@ import {
 } from "../checks/checker_contract.ts";
 import { type BaselineResult, CheckWorktree } from "./copy/worktree_run.ts";
 import { BuildSeed, seedEntries, settleTimes } from "./copy/build_seed.ts";
-import { flippedTests, workerTestFiles } from "./judge/fail_to_pass.ts";
+import { fixedRedTests, flippedTests, workerTestFiles } from "./judge/fail_to_pass.ts";
+import { canaryProblem, runCanaries } from "./run/canary.ts";
+import { runnerSignals, signalFinding } from "./judge/runner_signals.ts";
+import { type RedTestChange, redTestChanges, writeSplices } from "./judge/red_tests.ts";
 import { filteredCommand } from "./run/test_filter.ts";
 
 /** Options of {@linkcode RepoChecksChecker}. */
@@ -804,6 +807,9 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     let testsChanged = await changedEarly.catch(() => undefined);
     // The baseline could not run: its commit is not the base any more.
     if (base !== early || !testsChanged) testsChanged = await this.#changedTests(context, base);
+    // Red tests found by name wherever they live: an inline one whose body changed is protected too.
+    const splices = claim && base ? await redTestChanges(claim, base, views, testsChanged) : [];
+    testsChanged = [...testsChanged, ...splices.map((edit) => edit.change)];
     const undeclared = testsChanged.filter((entry) => !entry.reason);
     const settled: Array<{ run: CheckRun; flaky: boolean }> = [];
     for (const [index, check] of this.#checks.entries()) {
@@ -856,6 +862,15 @@ export class RepoChecksChecker implements TaskCompletionChecker {
         );
       }
     }
+    // finishline's own tests, that must fail, in each runner: a runner that passes them was tampered with.
+    if (problems.length === 0 && claim && copy) {
+      evidence.canary = await runCanaries(copy.dir, this.#checks, {
+        timeoutMs: this.#timeoutMs,
+        signal,
+      });
+      const tampered = canaryProblem(evidence.canary);
+      if (tampered) problems.push(tampered);
+    }
     const reproduction = problems.length === 0 && claim
       ? await this.#reproduction?.catch(() => undefined)
       : undefined;
@@ -884,11 +899,17 @@ export class RepoChecksChecker implements TaskCompletionChecker {
         }
       }
     }
+    // The claim's code with the tests in their original form: its own runs unless it changed some.
+    let original: CheckRun[] = settled.map((entry) => entry.run);
     if (problems.length === 0 && git && base && claim && testsChanged.length > 0) {
       // Only the checks accepted as out of scope are left out: a declaration on a green check is not.
       const excused = new Map(judged.outOfScope.map((entry) => [entry.check, entry.reason]));
-      const originals = await this.#originals(claim, base, testsChanged, excused, signal);
+      const originals = await this.#originals(claim, base, testsChanged, excused, {
+        signal,
+        splices,
+      });
       evidence.originalsPass = originals.passed;
+      original = originals.runs;
       const planted = await this.#planted(claim, facts);
       if (planted) return planted;
       const unfixed = stillFailing(originals.runs, views);
@@ -910,15 +931,27 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     }
     const noTest = context.completeTask?.no_test?.trim() || undefined;
     if (problems.length === 0 && base && claim && this.#workerTestWhy) {
-      const worker = await this.#workerTest(claim, base, testsChanged, settled, noTest, signal);
+      const worker = await this.#workerTest(claim, base, testsChanged, settled, noTest, signal, {
+        redFixed: fixedRedTests([...views.values()], original),
+      });
       const planted = await this.#planted(claim, facts);
       if (planted) return planted;
       evidence.workerTest = worker.evidence;
       if (worker.problem) problems.push(worker.problem);
     }
+    // Code that reads a test runner's signals behaves differently under test: the reviewer sees it.
+    const signals = problems.length === 0 && base && claim
+      ? await runnerSignals(
+        claim.repo,
+        { base, head: claim.head },
+        (file) => protectedRole(file, { protect: this.#protect, configFiles: [] }) === "test file",
+      )
+      : [];
+    if (signals.length > 0) evidence.runnerSignals = signals;
     if (problems.length === 0 && base && claim && this.#reviewer && !signal?.aborted) {
       const declarations = [
         ...(dispute ? [dispute] : []),
+        ...signals.map(signalFinding),
         ...reliedOn(evidence, {
           // The verdict without the test changes declared: does it need them?
           without: judgeAll(settled, views, declared, {
@@ -945,7 +978,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
         const refused = reviewFeedback(reviewed);
         if (refused) problems.push(refused);
         if (evidence.workerTest?.noTest) evidence.workerTest.passed = accepted("no_test");
-        else if (evidence.workerTest?.tests.length) {
+        else if (evidence.workerTest?.tests.length && evidence.workerTest.files.length) {
           evidence.workerTest.passed = accepted("worker_test");
         }
       }
@@ -1193,10 +1226,15 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     settled: Array<{ run: CheckRun }>,
     noTest: string | undefined,
     signal: AbortSignal | undefined,
+    known: { redFixed: string[] },
   ): Promise<{ evidence: WorkerTestEvidence; problem?: string }> {
     const required = this.#workerTestWhy!;
     const files = workerTestFiles(changes);
     const evidence: WorkerTestEvidence = { required, files, tests: [], passed: false };
+    // The repository's own tests, red at the baseline and passing unchanged: the fix's evidence.
+    const existing = () => ({
+      evidence: { required, files: [], tests: known.redFixed, passed: true },
+    });
     const ask = `add or change a test that fails on the starting commit (${
       base.slice(0, 12)
     }) and passes with your fix, and commit it`;
@@ -1207,6 +1245,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       return { evidence };
     };
     if (files.length === 0) {
+      if (known.redFixed.length > 0) return existing();
       if (noTest) return waived();
       return {
         evidence,
@@ -1234,6 +1273,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       evidence.passed = true;
       return { evidence };
     }
+    if (known.redFixed.length > 0) return existing();
     if (noTest) return waived();
     return {
       evidence,
@@ -1314,16 +1354,23 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     base: string,
     changed: Array<{ path: string; from?: string }>,
     outOfScope: Map<string, string>,
-    signal: AbortSignal | undefined,
+    options: { signal: AbortSignal | undefined; splices: RedTestChange[] },
   ): Promise<{ passed: boolean; detail: string; runs: CheckRun[] }> {
+    const { signal, splices } = options;
     const copy = this.#copy!;
+    // An inline red test is put back alone, its file's other changes (the fix) kept.
+    const spliced = new Map(
+      splices.flatMap((edit) => edit.spliced === undefined ? [] : [[edit.change.path, edit]]),
+    );
     // A fresh copy of the commit: what the first runs wrote is gone.
     const error = await copy.moveTo(claim.head) ??
       // A rename is undone by putting back the old path and removing the new one.
       await copy.restore(
         base,
-        changed.flatMap((entry) => entry.from ? [entry.from, entry.path] : [entry.path]),
-      );
+        changed.flatMap((entry) =>
+          entry.from ? [entry.from, entry.path] : spliced.has(entry.path) ? [] : [entry.path]
+        ),
+      ) ?? await writeSplices(copy.dir, [...spliced.values()]);
     if (error) return { passed: false, detail: ` (${error})`, runs: [] };
     const runs = await copy.run(this.#checks.filter((check) => !outOfScope.has(check.name)), {
       timeoutMs: this.#timeoutMs,
@@ -1413,7 +1460,8 @@ function reliedOn(
     }
   }
   const worker = evidence.workerTest;
-  if (worker && worker.tests.length > 0 && !worker.noTest) {
+  // A test the repository already had, red at the baseline, is finishline's own evidence.
+  if (worker && worker.tests.length > 0 && worker.files.length > 0 && !worker.noTest) {
     declarations.push({
       kind: "worker_test",
       subject: worker.tests.join(", "),

@@ -26,6 +26,7 @@ import { verify } from "../checks/verifier.ts";
 import type { CompleteTaskCall } from "../record/complete_task_tool.ts";
 import type { AgentMessage, IterationSummary } from "../record/iteration.ts";
 import type { RunState } from "./state.ts";
+import { evidenceSources, missingEvidence } from "./unverified.ts";
 
 /**
  * Verify a complete claim: the checkers, then the pull request's checks.
@@ -56,9 +57,17 @@ export async function verifyClaim(
     });
   }
   if ((!verification || verification.passed) && state.options.pullRequest) {
+    const unverified = verification ? verification.unverified : missingEvidence(
+      evidenceSources(state),
+      summary,
+    );
     const published = await state.options.pullRequest.check(summary, state.signal);
     state.pullRequest = published.url ?? state.pullRequest;
     verification = published.verification;
+    // A pull request whose checks ran and passed is evidence; one without checks is none.
+    if (verification.passed && unverified && !published.checksPassed) {
+      verification = { ...verification, unverified };
+    }
     summary.verification = verification;
     state.emit({ type: "verification", iteration, trigger: "pull_request", verification });
   }
@@ -121,6 +130,10 @@ export async function verifyTree(
     )
   );
   state.recordChecks(summary);
+  if (record.passed) {
+    const unverified = missingEvidence(evidenceSources(state), summary);
+    if (unverified) record.unverified = unverified;
+  }
   const unreviewed = summary.checks?.declarations?.some((entry) => entry.verdict === "unreviewed");
   // A checker that threw, an aborted run or an unreviewed declaration is asked again next time.
   if (before === undefined || record.faulted || state.signal.aborted || unreviewed) {

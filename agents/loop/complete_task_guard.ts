@@ -42,6 +42,8 @@ export interface CompletionGuardOptions {
   ) => Promise<{ record: VerificationRecord; reused: boolean } | undefined>;
   /** Why the run's cost budget or deadline is spent, if it is: then nothing is checked. */
   spent?: () => { kind: "budget" | "deadline"; reason: string } | undefined;
+  /** Why nothing can verify a success call when no checker runs (`no checks found`), if so. */
+  unverified?: () => string | undefined;
   /** Records guard events in the run log. */
   onEvent?: (kind: string, data: Record<string, unknown>) => void;
 }
@@ -126,6 +128,11 @@ export class CompletionGuard {
     const verification = await this.#options.verify(call);
     this.#track(verification);
     this.#options.onEvent?.("verification", { trigger: "complete_task", verification });
+    const unverified = verification ? verification.unverified : this.#options.unverified?.();
+    if (unverified) {
+      // No evidence is not success: never "the checks passed" when nothing checked the work.
+      return `Recorded: success, but nothing could check it (unverified: ${unverified}). finishline does not call the work verified, and closes nothing on this claim. You may stop now.`;
+    }
     if (!verification) return "Recorded: success. No checks are configured. You may stop now.";
     if (verification.passed) {
       return `Recorded: success, and the checks passed${

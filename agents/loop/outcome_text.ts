@@ -95,7 +95,11 @@ export function outcomeSentence(result: RunResult, resume?: string): string {
   const andFailure = failure && !reason.includes(failure) ? `; ${failure}` : "";
   switch (result.status) {
     case "completed":
-      return `Done: ${reason}`;
+      return result.unverified
+        ? `Done: ${reason}; unverified: ${result.unverified}`
+        : `Done: ${reason}`;
+    case "unverified":
+      return `Ended ${reason}`;
     case "max_iterations": {
       const cap = /^Reached the cap of (\d+) iterations?(; )?/.exec(reason);
       if (!cap) return `Stopped at the iteration cap: ${reason}${andFailure}`;

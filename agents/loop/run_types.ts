@@ -34,6 +34,7 @@ export type RunStatus =
   | "stalled"
   | "blocked"
   | "budget_exhausted"
+  | "unverified"
   | "interrupted";
 
 /**
@@ -56,6 +57,7 @@ export const EXIT_CODES: Readonly<Record<RunStatus, number>> = {
   stalled: 4,
   blocked: 5,
   budget_exhausted: 6,
+  unverified: 7,
   interrupted: 130,
 };
 
@@ -81,6 +83,13 @@ export interface RunResult {
   summaries: IterationSummary[];
   /** The pull request the run opened, when it opened one. */
   pullRequest?: string;
+  /**
+   * Why nothing verified the work, when the handler was satisfied but no
+   * evidence checked the final state (`no checks found`): the status is then
+   * `unverified`, except for an iterate run, which promises a number of
+   * iterations and stays `completed`.
+   */
+  unverified?: string;
   /**
    * The repository's checks on the starting commit, when they ran.
    *
@@ -133,12 +142,13 @@ export interface PullRequestGate {
    *
    * @param summary The iteration whose work passed the local checks.
    * @param signal Aborts the wait.
-   * @returns The pull request's URL (when one is open) and the verification.
+   * @returns The pull request's URL (when one is open), the verification, and
+   *   how many of the pull request's checks ran and passed (none is no evidence).
    */
   check(
     summary: IterationSummary,
     signal: AbortSignal,
-  ): Promise<{ url?: string; verification: VerificationRecord }>;
+  ): Promise<{ url?: string; verification: VerificationRecord; checksPassed?: number }>;
 }
 
 /**

@@ -37,6 +37,7 @@ import { activeAnswer, probeIfUnclear } from "./probe.ts";
 import { startReproduction } from "./reproduce.ts";
 import { installReviewer } from "./review.ts";
 import { rescue } from "./rescue.ts";
+import { evidenceSources, missingEvidence, unverifiedReason } from "./unverified.ts";
 import { buildPrompt, runSession, type SessionOutcome } from "./session.ts";
 import { RunState } from "./state.ts";
 import type { RunOptions, RunResult, RunStatus } from "./run_types.ts";
@@ -117,7 +118,9 @@ export { withVerificationFeedback } from "./feedback.ts";
  *   cwd: Deno.cwd(),
  *   maxIterations: 3,
  * });
- * assert.equal(result.status, "completed");
+ * // The keyword is the agent's claim, and no check ran: done, but unverified (exit 7).
+ * assert.equal(result.status, "unverified");
+ * assert.equal(result.unverified, "no checks found");
  * assert.equal(result.iterations, 2);
  * assert.deepEqual(result.sessionIds, ["s1", "s2"]);
  * assert.equal(result.costUsd, 0.04);
@@ -133,6 +136,8 @@ class Run {
   readonly #sessions: AgentSessions;
   readonly #breaker: CircuitBreaker;
   #verdictFaults = 0;
+  /** Why nothing verified the work, when the handler was satisfied without evidence. */
+  #unverified: string | undefined;
   /** The repository as the last iteration left it: the next one's starting point. */
   #repoAtEnd: RepoState | undefined;
 
@@ -348,7 +353,9 @@ class Run {
       const exhausted = state.budgetSpent();
       if (exhausted) return endRun("budget_exhausted", `${exhausted}; the checks were skipped`);
       const verification = await verifyClaim(state, summary);
-      if (!verification || verification.passed) return endRun("completed", "", "complete");
+      if (!verification || verification.passed) {
+        return this.#unverifiedEnd(summary, verification) ?? endRun("completed", "", "complete");
+      }
       label = `continue (verification failed: ${verification.checker})`;
     }
     return await this.#progress(summary, repo, {
@@ -357,6 +364,25 @@ class Run {
       // Waiting, working or agents active in any answer, or background tasks at the stop.
       active: probe.answers.some(activeAnswer) || outcome.guard.backgroundTasks > 0,
     });
+  }
+
+  /**
+   * No evidence is not success: a claim that passed because nothing checked
+   * it ends `unverified`, never `completed` (an iterate run, which promises
+   * a number of iterations and not finished work, completes, and says it).
+   */
+  #unverifiedEnd(
+    summary: IterationSummary,
+    verification: IterationSummary["verification"],
+  ): Verdict | undefined {
+    const state = this.#state;
+    const reason = verification
+      ? verification.unverified
+      : missingEvidence(evidenceSources(state), summary);
+    if (!reason) return undefined;
+    this.#unverified = reason;
+    if (state.handler.type === "iterate") return undefined;
+    return endRun("unverified", unverifiedReason(reason, summary.iteration));
   }
 
   /** The circuit breaker's view of the iteration, in its summary. */
@@ -459,6 +485,9 @@ class Run {
       logFile: state.log?.path,
       summaries: state.summaries,
       ...(state.pullRequest ? { pullRequest: state.pullRequest } : {}),
+      ...(this.#unverified && (status === "completed" || status === "unverified")
+        ? { unverified: this.#unverified }
+        : {}),
       ...(state.baseline ? { baseline: state.baseline } : {}),
       ...(reproduction ? { reproduction } : {}),
       ...(state.reviewCost.sessions > 0 ? { review: structuredClone(state.reviewCost) } : {}),

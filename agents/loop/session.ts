@@ -15,6 +15,7 @@ import type { AgentSessions, SessionEnd } from "./agent_sessions.ts";
 import { abortableSleep, backoffMs, classifyFault, type SessionFault } from "./faults.ts";
 import type { RunState } from "./state.ts";
 import { withVerificationFeedback } from "./feedback.ts";
+import { evidenceSources, missingEvidence } from "./unverified.ts";
 
 /** The iteration's session, after its last attempt. */
 export interface SessionOutcome {
@@ -143,6 +144,7 @@ function completionGuard(state: RunState, builder: SummaryBuilder): CompletionGu
       }, "stop_hook");
     },
     spent: () => spentAtStop(state, builder),
+    unverified: () => missingEvidence(evidenceSources(state), builder.current),
     onEvent: (kind, data) => state.emit({ type: "guard", iteration, kind, data }),
   });
 }

@@ -146,6 +146,18 @@ export interface ChecksEvidence {
   dependencyNotes?: string[];
   /** Wall time of preparing the clean copy (worktree, dependencies), in milliseconds. */
   setupMs?: number;
+  /** Lines the claim added outside test files that read a test runner's signal (for the reviewer). */
+  runnerSignals?: Array<{ file: string; line: number; text: string; signal: string }>;
+  /**
+   * finishline's canary per runner: its own tests that must fail, run in the
+   * clean copy (`held`, `tampered`, or `not canaried` and why).
+   */
+  canary?: Array<{
+    runner: string;
+    outcome: "held" | "tampered" | "not canaried";
+    why?: string;
+    durationMs?: number;
+  }>;
   /** The held-out reproduction tests and whether they passed on the clean copy. */
   heldOut?: {
     tests: string[];
@@ -201,7 +213,13 @@ export interface WorkerTestEvidence {
 /** One declaration of a claim (a complete_task field), as the reviewer reads it. */
 export interface Declaration {
   /** Which complete_task field it came from. */
-  kind: "tests_changed" | "out_of_scope" | "no_test" | "held_out_wrong" | "worker_test";
+  kind:
+    | "tests_changed"
+    | "out_of_scope"
+    | "no_test"
+    | "held_out_wrong"
+    | "worker_test"
+    | "runner_signal";
   /**
    * The file (tests_changed), the check (out_of_scope), the held-out tests
    * (held_out_wrong), the worker's flipped tests (worker_test: not a
@@ -288,6 +306,8 @@ export interface IterationSummary {
     trigger: "handler" | "complete_task" | "stop_hook" | "pull_request";
     /** A checker threw (its error is the feedback). */
     faulted?: boolean;
+    /** It passed, but nothing checked the work: why (`no checks found`); see loop/unverified.ts. */
+    unverified?: string;
   };
   /**
    * Failed checks of complete_task calls that a later call of the same iteration passed:

@@ -10,6 +10,7 @@ import { COMPLETE_TASK_TOOL } from "../../agents/record/complete_task_tool.ts";
 import { type ScriptedTurn, textTurn, toolTurn } from "../../agents/testing/mod.ts";
 import { FakeGitHub, type FakeIssue } from "../fixtures/fake_gh/mod.ts";
 import { git, type TempDir, tempDir, tempRepo } from "../_helpers.ts";
+import { checkedDefaultAgent } from "./_checked_agent.ts";
 
 /** A repository for a fleet: the checkout, its bare origin, the scripted GitHub. */
 export interface FleetRepo extends AsyncDisposable {
@@ -30,6 +31,7 @@ export interface FleetRepo extends AsyncDisposable {
  */
 export async function fleetRepo(issues: FakeIssue[]): Promise<FleetRepo> {
   const repo = await tempRepo();
+  await checkedDefaultAgent(repo.path, "ls issue*.txt");
   const origin = await tempDir("finishline-origin-");
   await git(origin.path, "init", "-q", "--bare");
   await git(repo.path, "remote", "add", "origin", origin.path);

@@ -320,10 +320,12 @@ function suite(backend: BackendUnderTest): void {
       completionConfig: { completionKeyword: "ALL DONE", maxIterations: 5 },
     });
     const result = await run(repo.path, harness);
-    assert.equal(result.code, 0, result.stderr);
+    // The keyword is the agent's word and this repository has no check: unverified (exit 7).
+    assert.equal(result.code, 7, result.stderr);
     const outcome = JSON.parse(result.stdout);
     assert.equal(outcome.iterations, 2);
-    assert.equal(outcome.completionReason, 'Completion keyword "ALL DONE" said in iteration 2');
+    assert.equal(outcome.status, "unverified");
+    assert.match(outcome.completionReason, /^unverified: no checks found; .* in iteration 2/);
     assert.equal(await git(repo.path, "log", "-2", "--format=%s"), "feat: all\nfeat: half");
     const second = main(harness).find((request) => request.sessionIndex === 1)!;
     assert.ok(
@@ -346,7 +348,8 @@ function suite(backend: BackendUnderTest): void {
     ]]);
     await writeAgent(repo.path, harness, MANUAL);
     const result = await run(repo.path, harness);
-    assert.equal(result.code, 0, result.stderr);
+    // No check in this repository: the claim ends unverified (exit 7).
+    assert.equal(result.code, 7, result.stderr);
     noScriptErrors(harness);
     const outcome = JSON.parse(result.stdout);
     assert.equal(outcome.iterations, 1);

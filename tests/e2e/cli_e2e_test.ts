@@ -51,7 +51,12 @@ Deno.test("iterate runs exactly N sessions, each really running its Bash call, a
     "the API key must not reach the log",
   );
   assert.match(run.stderr, /iteration 3\/3 · .* · tools: Bash · complete/);
-  assert.match(run.stderr, /\[finishline\] Done: Completed 3\/3 iterations; 3 iterations in /);
+  // No check in this repository: an iterate run completes, and says nothing checked it.
+  assert.match(
+    run.stderr,
+    /\[finishline\] Done: Completed 3\/3 iterations; unverified: no checks found; 3 iterations in /,
+  );
+  assert.equal(result.unverified, "no checks found");
   const firstPrompt = JSON.stringify(
     server.requests.find((request) => !request.side)?.body,
   );
@@ -89,13 +94,15 @@ Deno.test("manual stops in the iteration whose response holds the keyword", asyn
     "5",
     "--json",
   ], { cwd: repo.path, server });
-  assert.equal(run.code, 0, run.stderr);
+  // The keyword is the agent's word and this repository has no check: unverified, exit 7.
+  assert.equal(run.code, 7, run.stderr);
   assert.equal(server.sessionIds().length, 2);
   const result = JSON.parse(run.stdout);
   assert.equal(result.iterations, 2);
+  assert.equal(result.status, "unverified");
   assert.equal(
     result.completionReason,
-    'Completion keyword "ALL DONE" said in iteration 2',
+    "unverified: no checks found; the agent called the work done in iteration 2, and nothing checked it",
   );
   const second =
     server.requests.filter((request) => !request.side && request.sessionIndex === 1)[0];

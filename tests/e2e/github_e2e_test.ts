@@ -12,6 +12,7 @@ import { SqliteStore } from "../../agents/store/mod.ts";
 import { pathExists } from "../../agents/support/resource.ts";
 import { runCli, tempRepo } from "../_helpers.ts";
 import { catalogueLine } from "./_fault_catalogue.ts";
+import { checkedDefaultAgent } from "./_checked_agent.ts";
 
 const REPO = "octo/demo";
 
@@ -38,7 +39,7 @@ function mainRequests(server: ScriptedModelServer, sessionIndex: number) {
   );
 }
 
-Deno.test("issue run: the agent closes the issue in iteration 2 and the run completes, exit 0", async () => {
+Deno.test("issue run: the agent closes the issue in iteration 2; with no check the run ends unverified, exit 7", async () => {
   await using repo = await tempRepo();
   await agent(repo.path, "worker", {
     labels: { inProgress: "agent:working", blocked: "agent:blocked" },
@@ -90,10 +91,11 @@ Deno.test("issue run: the agent closes the issue in iteration 2 and the run comp
     server,
     env: gh.env(),
   });
-  assert.equal(run.code, 0, run.stderr);
+  // The agent closed the issue, and no check exists: closed, but nothing verified it (exit 7).
+  assert.equal(run.code, 7, run.stderr);
   const result = JSON.parse(run.stdout);
-  assert.equal(result.status, "completed");
-  assert.equal(result.completionReason, "Issue #42 closed after iteration 2");
+  assert.equal(result.status, "unverified");
+  assert.equal(result.unverified, "no checks found");
   assert.equal(server.sessionIds().length, 2);
 
   const first = JSON.stringify(mainRequests(server, 0)[0].body);
@@ -163,6 +165,8 @@ Deno.test("issue run: an issue never closed ends at the cap with exit 3", async 
 
 Deno.test("issue run: gh failing transiently mid-run is retried, logged and does not end the run", async () => {
   await using repo = await tempRepo();
+  // A check, so that the claim is verified and the runner closes the issue.
+  await checkedDefaultAgent(repo.path, "test -f net.txt");
   await using gh = await FakeGitHub.create({
     repo: REPO,
     issues: [{ number: 5, title: "Flaky network" }],
@@ -255,10 +259,12 @@ Deno.test("project run: phases follow the board and review actions, never free t
     server,
     env: gh.env(),
   });
-  assert.equal(run.code, 0, run.stderr);
+  // The board is done and the review passed, but no check exists here: unverified (exit 7).
+  assert.equal(run.code, 7, run.stderr);
   const result = JSON.parse(run.stdout);
   assert.equal(result.iterations, 3, "free text claiming completion does not complete");
-  assert.match(result.completionReason, /all 2 items done and the review passed in iteration 3/);
+  assert.equal(result.status, "unverified");
+  assert.match(result.completionReason, /called the work done in iteration 3/);
   const first = JSON.stringify(mainRequests(server, 0)[0].body);
   assert.ok(first.includes("Phase: **processing**"));
   assert.ok(first.includes("#2 Logout button [In Progress]"), "open items listed");
@@ -297,8 +303,8 @@ Deno.test("project run: --label selects the items that count", async () => {
     server,
     env: gh.env(),
   });
-  assert.equal(run.code, 0, run.stderr);
-  assert.match(JSON.parse(run.stdout).completionReason, /all 1 items done/);
+  assert.equal(run.code, 7, run.stderr);
+  assert.match(JSON.parse(run.stdout).completionReason, /^unverified: no checks found; /);
   const first = JSON.stringify(mainRequests(server, 0)[0].body);
   assert.ok(first.includes("Phase: **review**"));
   assert.ok(!first.includes("PVTI_B"), "items without the label are left out");
@@ -401,9 +407,9 @@ Deno.test("a 502 twice at preflight is retried and the issue run proceeds", asyn
     server,
     env: gh.env(),
   });
-  assert.equal(run.code, 0, run.stderr);
+  assert.equal(run.code, 7, run.stderr);
   const result = JSON.parse(run.stdout);
-  assert.equal(result.status, "completed");
+  assert.equal(result.status, "unverified");
   assert.equal(
     run.stderr.match(/GitHub did not answer gh issue view \(HTTP 502: Bad Gateway, attempt \d\)/g)
       ?.length,

@@ -13,6 +13,8 @@ import { parseDefinition } from "../../agents/definition/parse.ts";
 import { GitRepo } from "../../agents/git/repo.ts";
 import { RESCUE_PROMPT, runIterations } from "../../agents/loop/runner.ts";
 import { git, tempRepo } from "../_helpers.ts";
+import { CommandChecker } from "../../agents/checks/command.ts";
+import { CompositeChecker } from "../../agents/checks/composite.ts";
 
 /** Each session writes `work-<n>.txt` and leaves it uncommitted; the rescue commits it. */
 class WritingBackend implements AgentBackend {
@@ -128,6 +130,10 @@ async function runWith(claim: boolean) {
     cwd: repo.path,
     maxIterations: 4,
     git: await GitRepo.open(repo.path),
+    // A configured check is the evidence: without one the run would end unverified.
+    verifier: new CompositeChecker([
+      new CommandChecker({ command: "git log -1 --format=%s", name: "a commit" }),
+    ]),
   });
   return { repo, handler, result };
 }

@@ -162,7 +162,7 @@ Deno.test("continue mode sends every iteration's prompt into one conversation", 
     turn("s-1", index === 2 ? "all DONE" : "working", 0.01)
   );
   const result = await run(backend, { session: "continue" }, 3);
-  assert.equal(result.status, "completed");
+  assert.equal(result.status, "unverified");
   assert.deepEqual(backend.calls, ["conversation resume=-", "release"]);
   const [conversation] = backend.conversations;
   assert.deepEqual(conversation.prompts, ["prompt 1", "prompt 2", "prompt 3"]);
@@ -183,7 +183,7 @@ Deno.test("continue mode: a conversation whose process dies is replaced by one t
     return turn("s-1", prompts === 3 ? "all DONE" : "working", 0.01);
   });
   const result = await run(backend, { session: "continue" }, 2);
-  assert.equal(result.status, "completed");
+  assert.equal(result.status, "unverified");
   assert.deepEqual(backend.calls, ["conversation resume=-", "conversation resume=s-1", "release"]);
   assert.equal(backend.conversations[0].closed, true, "the dead conversation was closed");
   assert.deepEqual(backend.conversations[1].prompts, ["prompt 2"], "the retry went to the new one");
@@ -195,7 +195,7 @@ Deno.test("fresh mode parks the next iteration's process while the current one w
     turn(crypto.randomUUID(), prompt === "prompt 3" ? "all DONE" : "working", 0.01)
   );
   const result = await run(backend, { session: "fresh" }, 3);
-  assert.equal(result.status, "completed");
+  assert.equal(result.status, "unverified");
   assert.deepEqual(backend.calls, [
     "warm", // for iteration 1, as the run starts
     "session prompt 1",
@@ -217,7 +217,7 @@ Deno.test("fresh mode with a budget parks the next process after the session, wi
     turn(crypto.randomUUID(), prompt === "prompt 2" ? "all DONE" : "working", 0.25)
   );
   const result = await run(backend, { session: "fresh", maxBudgetUsd: 1 }, 2);
-  assert.equal(result.status, "completed");
+  assert.equal(result.status, "unverified");
   assert.deepEqual(backend.calls, [
     "warm",
     "session prompt 1",

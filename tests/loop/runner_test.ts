@@ -137,19 +137,24 @@ Deno.test("runner stops in the iteration whose summary satisfies the handler", a
     ...options(backend, handler),
     onEvent: (event) => events.push(event),
   });
-  assert.equal(result.status, "completed");
+  assert.equal(result.status, "unverified");
   assert.equal(result.iterations, 2);
   assert.equal(backend.requests.length, 2);
   assert.deepEqual(handler.checked, [1, 2]);
   assert.deepEqual(handler.prompts, ["initial", "continue 2 after 1"]);
-  assert.equal(result.completionReason, "keyword in iteration 2");
+  // The keyword is a claim, and nothing checked it: not "keyword in iteration 2", the handler's word.
+  assert.equal(
+    result.completionReason,
+    "unverified: no checks found; the agent called the work done in iteration 2, and nothing checked it",
+  );
+  assert.equal(result.unverified, "no checks found");
   assert.equal(result.sessionIds.length, 2);
   assert.equal(Math.round(result.costUsd * 100), 2);
   const verdicts = events.flatMap((event) =>
     event.type === "iteration_finished" ? [event.verdict] : []
   );
-  assert.deepEqual(verdicts, ["continue", "complete"]);
-  assert.equal(EXIT_CODES[result.status], 0);
+  assert.deepEqual(verdicts, ["continue", "unverified"]);
+  assert.equal(EXIT_CODES[result.status], 7);
 });
 
 Deno.test("runner ends at the iteration cap with max_iterations", async () => {
@@ -300,7 +305,7 @@ Deno.test("a retried session that then succeeds continues the run normally", asy
     ...options(backend, new KeywordHandler("DONE")),
     sleep: () => Promise.resolve(),
   });
-  assert.equal(result.status, "completed");
+  assert.equal(result.status, "unverified");
   assert.equal(result.iterations, 1);
   assert.deepEqual(result.summaries[0].retries, [
     "retryable: The agent process ended without a result: socket hang up",
@@ -384,7 +389,7 @@ Deno.test("fatal API errors end the run at once; a rejected rate limit waits unt
         return Promise.resolve();
       },
     });
-    assert.equal(result.status, "completed");
+    assert.equal(result.status, "unverified");
     assert.equal(waits.length, 1);
     assert.ok(waits[0] > 25_000 && waits[0] <= 30_000, `waited until the reset: ${waits[0]} ms`);
   });
@@ -540,7 +545,7 @@ Deno.test("retries within the wait budget let the session finish", async () => {
   const overloaded = { status: 529, error: "overloaded", waitMs: 500 };
   const backend = new CannedBackend([retryingSession([overloaded, overloaded, overloaded], seen)]);
   const result = await runIterations(options(backend, new KeywordHandler("DONE")));
-  assert.equal(result.status, "completed");
+  assert.equal(result.status, "unverified");
   assert.deepEqual(seen, { retries: 3, answered: true });
 });
 
@@ -582,6 +587,6 @@ Deno.test("a run that ends for another reason records no model failure", async (
   const overloaded = { status: 529, error: "overloaded", waitMs: 500 };
   const backend = new CannedBackend([retryingSession([overloaded], seen)]);
   const result = await runIterations(options(backend, new KeywordHandler("DONE")));
-  assert.equal(result.status, "completed");
+  assert.equal(result.status, "unverified");
   assert.equal(result.modelFailure, undefined);
 });

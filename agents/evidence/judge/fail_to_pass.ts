@@ -1,8 +1,10 @@
 /**
- * The worker's own test of a bug fix: at least one of its new or changed
- * test files must hold a test that fails on the starting commit (run there
- * with the worker's versions of the test files and nothing else of its
- * change) and passes on the claim. A fix whose tests pass without it shows
+ * The test of a bug fix: at least one of the worker's new or changed test
+ * files must hold a test that fails on the starting commit (run there with
+ * the worker's versions of the test files and nothing else of its change)
+ * and passes on the claim; or a test the repository already had, red at the
+ * baseline, passes on the claim in its original form (it is the repository's
+ * own reproduction of the bug). A fix whose tests pass without it shows
  * nothing about the bug.
  *
  * @module
@@ -88,4 +90,43 @@ export function flippedTests(atStart: CheckRun[], final: CheckRun[]): string[] {
     }
   }
   return flipped;
+}
+
+/**
+ * The tests the repository already had that failed at the baseline and pass
+ * on the claim in their original form: each is a fail-to-pass test of the
+ * fix that nobody had to write. Tests that were flaky at the baseline (they
+ * passed when run again) do not count, nor do load failures.
+ *
+ * @param baseline Each check at the baseline, with the tests that were flaky there.
+ * @param original The same checks on the claim, with every protected file
+ *   the worker changed put back as it was (the claim's own runs when it
+ *   changed none).
+ * @returns The tests, without repeats.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { fixedRedTests } from "./fail_to_pass.ts";
+ *
+ * const run = (green: boolean, failing: string[]) =>
+ *   ({ name: "cargo test", green, code: green ? 0 : 101, timedOut: false, failing, durationMs: 1, tail: "" });
+ * assert.deepEqual(
+ *   fixedRedTests([{ run: run(false, ["tests::adds", "tests::flaky"]), flakyTests: ["tests::flaky"] }], [run(true, [])]),
+ *   ["tests::adds"],
+ * );
+ * ```
+ */
+export function fixedRedTests(
+  baseline: Array<{ run: CheckRun; flakyTests?: string[] }>,
+  original: CheckRun[],
+): string[] {
+  const atStart = baseline.flatMap(({ run, flakyTests }) => {
+    const flaky = new Set(flakyTests ?? []);
+    const failing = run.failing.filter((name) => !flaky.has(name));
+    // Every named failure was flaky: nothing failed for the bug.
+    if (run.green || (run.failing.length > 0 && failing.length === 0)) return [];
+    return [{ ...run, failing }];
+  });
+  return flippedTests(atStart, original);
 }

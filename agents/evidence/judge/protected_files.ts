@@ -2,12 +2,16 @@
  * The files that define "done", protected by their role rather than their
  * place: a file is protected when a check's runner loads it as a test
  * (`verify.protect`, default `DEFAULT_PROTECTED_GLOBS`, at any depth) or
- * as configuration (`RUNNER_CONFIG_GLOBS`, the files
- * detection read, and the files a Makefile includes), and a source file is
- * protected when the change adds or removes an inline test or a skip marker
- * (`#[ignore]`, `it.only`, `@pytest.mark.skip`, ...). Added files count as
- * much as modified ones: a new `conftest.py` can skip every test without
- * touching one.
+ * as configuration written in source (`RUNNER_CONFIG_GLOBS`: `conftest.py`,
+ * `jest.config.js`, ...; the files detection read, and the files a Makefile
+ * includes), and a source file is protected when the change adds or removes
+ * an inline test or a skip marker (`#[ignore]`, `it.only`,
+ * `@pytest.mark.skip`, ...). Any other file is protected unless it is plain
+ * source of the repository's languages or documentation, and text
+ * (`plain_source.ts`): bytecode, package metadata, `.pth`, binaries,
+ * dependency folders, configuration of any name. Added files count as much
+ * as modified ones: a new `conftest.py` can skip every test without touching
+ * one.
  *
  * @module
  */
@@ -16,6 +20,7 @@ import path from "node:path";
 import { RUNNER_CONFIG_GLOBS } from "../../definition/definition_types.ts";
 import type { GitRepo } from "../../git/repo.ts";
 import { snapshotTree } from "../copy/worktree_run.ts";
+import { isText, notPlainSource, repositoryLanguages } from "./plain_source.ts";
 
 /** Which files are protected. */
 export interface ProtectOptions {
@@ -25,6 +30,12 @@ export interface ProtectOptions {
   configFiles: string[];
   /** Globs of the files the repository's Makefiles include. @default [] */
   includes?: string[];
+  /**
+   * The repository's languages: with them, a file that is not plain source of
+   * one of them or documentation is protected too (the allowlist). Without
+   * them, only roles count. @default undefined
+   */
+  languages?: ReadonlySet<string>;
 }
 
 /** A protected file that changed, and why it is protected. */
@@ -39,8 +50,8 @@ export interface ProtectedChange {
   why: string;
 }
 
-/** Why a path is protected by its role, or undefined. */
-export type ProtectedRole = "test file" | "runner configuration";
+/** Why a path is protected by its role, or undefined; `not plain source: ...` by the allowlist. */
+export type ProtectedRole = "test file" | "runner configuration" | `not plain source: ${string}`;
 
 /**
  * Protected files that differ between `base` and the working tree as it is
@@ -92,22 +103,37 @@ export async function changedProtectedFiles(
   if (names.code !== 0) return [];
   const entries = parseNameStatus(names.stdout);
   if (entries.length === 0) return [];
-  const [patch, includes] = await Promise.all([
+  const [patch, includes, tracked] = await Promise.all([
     repo.exec(["diff", "-U0", "-M", "--src-prefix=a/", "--dst-prefix=b/", base, snapshot.tree]),
     makefileIncludes(repo, [base, snapshot.tree]),
+    repo.exec(["ls-tree", "-r", "-z", "--name-only", base]),
   ]);
   const markers = patch.code === 0 ? inlineTestMarkers(patch.stdout) : new Map();
-  const roles = { ...options, includes: [...(options.includes ?? []), ...includes] };
+  // The languages the repository had at the start: a file the agent adds does not add one.
+  const languages = repositoryLanguages(tracked.code === 0 ? tracked.stdout.split("\0") : []);
+  const roles = { ...options, includes: [...(options.includes ?? []), ...includes], languages };
   const changed: ProtectedChange[] = [];
   for (const entry of entries) {
     if (entry.path.startsWith(".agent/")) continue;
     const role = protectedRole(entry.path, roles) ??
-      (entry.from === undefined ? undefined : protectedRole(entry.from, roles));
+      (entry.from === undefined ? undefined : protectedRole(entry.from, roles)) ??
+      (entry.change === "deleted" ? undefined : await binary(repo, snapshot.tree, entry.path));
     const why = [...(role ? [role] : []), ...(markers.get(entry.path) ?? [])];
     if (why.length === 0) continue;
     changed.push({ ...entry, why: why.join("; ") });
   }
   return changed;
+}
+
+/** The allowlist's verdict on content: a file named as source but not text is protected. */
+async function binary(
+  repo: GitRepo,
+  tree: string,
+  file: string,
+): Promise<ProtectedRole | undefined> {
+  const blob = await repo.exec(["cat-file", "blob", `${tree}:${file}`]);
+  if (blob.code !== 0) return undefined;
+  return isText(blob.stdout) ? undefined : "not plain source: binary";
 }
 
 /**
@@ -122,7 +148,8 @@ export async function changedProtectedFiles(
  * import { DEFAULT_PROTECTED_GLOBS } from "../../definition/mod.ts";
  * import { isProtected } from "./protected_files.ts";
  *
- * const options = { protect: [...DEFAULT_PROTECTED_GLOBS], configFiles: [] };
+ * const languages = new Set(["javascript", "go"]);
+ * const options = { protect: [...DEFAULT_PROTECTED_GLOBS], configFiles: [], languages };
  * assert.equal(isProtected("test/math.test.js", options), true);
  * assert.equal(isProtected("packages/api/src/math_test.go", options), true);
  * assert.equal(isProtected("packages/api/package.json", options), true);
@@ -138,7 +165,8 @@ export function isProtected(file: string, options: ProtectOptions): boolean {
  * configuration, or as a test.
  *
  * @param file Path relative to the repository root.
- * @param options Globs of test files, exact configuration paths, Makefile includes.
+ * @param options Globs of test files, exact configuration paths, Makefile
+ *   includes, and the repository's languages for the allowlist.
  * @returns The role, or undefined when the path is not protected.
  * @example
  * ```ts
@@ -162,7 +190,10 @@ export function protectedRole(file: string, options: ProtectOptions): ProtectedR
   ) {
     return "runner configuration";
   }
-  return options.protect.some(matches) ? "test file" : undefined;
+  if (options.protect.some(matches)) return "test file";
+  if (!options.languages) return undefined;
+  const kind = notPlainSource(file, options.languages);
+  return kind ? `not plain source: ${kind}` : undefined;
 }
 
 /**

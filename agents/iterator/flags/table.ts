@@ -675,7 +675,8 @@ export const EXIT_CODE_TABLE: readonly ExitCodeSpec[] = [
     status: "completed",
     code: 0,
     short: "completed",
-    meaning: "the handler is satisfied (iterate: all iterations ran)",
+    meaning:
+      "the handler is satisfied and the evidence passed (iterate: all iterations ran, said unverified when nothing checked them)",
   },
   {
     status: "failed",
@@ -707,6 +708,13 @@ export const EXIT_CODE_TABLE: readonly ExitCodeSpec[] = [
     code: 6,
     short: "budget exhausted",
     meaning: "the cost budget is spent",
+  },
+  {
+    status: "unverified",
+    code: 7,
+    short: "unverified",
+    meaning:
+      "the agent called the work done but nothing could check it (no check found, configured or passed; no held-out test): nothing is closed",
   },
   {
     status: "interrupted",

@@ -60,6 +60,7 @@ const FINAL_RUN = [
   "stalled",
   "blocked",
   "budget_exhausted",
+  "unverified",
 ];
 const POLL_MS = 1000;
 

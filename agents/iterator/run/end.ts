@@ -289,7 +289,8 @@ async function publishIfDone(
 ): Promise<void> {
   const { worktree } = workspace;
   if (!worktree || !plan.mainRepo || result.pullRequest) return;
-  if (result.status !== "completed" || !plan.flags.createPr) return;
+  // An unverified run's work is published too, for a person to check: its body says so.
+  if (!["completed", "unverified"].includes(result.status) || !plan.flags.createPr) return;
   result.pullRequest = await openPullRequest(worktree, result, {
     cwd: workspace.workDir,
     repo: plan.flags.repo,
@@ -341,6 +342,12 @@ async function openPullRequest(
   const body = [
     `Opened by finishline after run \`${result.runId}\`: ${result.completionReason}.`,
     "",
+    ...(result.unverified
+      ? [
+        `**unverified: ${result.unverified}.** Nothing checked this work (no check passed on it, no held-out test ran): review it before merging.`,
+        "",
+      ]
+      : []),
     summary ? `**Summary:** ${summary}` : "",
     "",
     `Iterations: ${result.iterations}; cost: $${result.costUsd.toFixed(4)}; duration: ${
@@ -415,6 +422,7 @@ function resultJson(
     store: workspace.store.path,
     report: workspace.reportFile,
     metrics,
+    ...(result.unverified ? { unverified: result.unverified } : {}),
     ...(result.finalRescue ? { finalRescue: result.finalRescue } : {}),
     ...(worktree ? { worktree } : {}),
   };

@@ -11,7 +11,7 @@ import { dirname, join } from "node:path";
 import { type BackendSetting, resolveBackend } from "../../backends/presets.ts";
 import type { CommandRefusal, SessionPermissionMode } from "../../backends/port.ts";
 import { CompositeChecker } from "../../checks/composite.ts";
-import { GitChecker } from "../../checks/git_checker.ts";
+import { commitGate } from "../../loop/unverified.ts";
 import { buildVerifier } from "../../checks/verifier.ts";
 import { createCompletionHandler, iterationCap } from "../../completion/factory.ts";
 import { runArgs } from "../../completion/run_inputs.ts";
@@ -260,11 +260,11 @@ async function gates(
   // With no checks configured, the repository's own checks decide (verify.detect).
   const checks = await prepareChecks(definition, where.mainRepo?.root ?? where.cwd);
   // An issue is not resolved by changing nothing: without configured checks, it needs a commit.
-  const commitGate = where.handler.type === "issue" && definition.verify.checks.length === 0 &&
+  const commits = where.handler.type === "issue" && definition.verify.checks.length === 0 &&
       where.mainRepo
-    ? [new GitChecker({ minCommits: 1, name: "commits" })]
+    ? [commitGate()]
     : [];
-  const extra = [...(checks.gate ? [checks.gate] : []), ...commitGate];
+  const extra = [...(checks.gate ? [checks.gate] : []), ...commits];
   const verifier = extra.length > 0
     ? new CompositeChecker([...configured.checkers, ...extra], {
       allMustPass: configured.allMustPass,

@@ -70,7 +70,7 @@ export class GitHubPullRequestGate implements PullRequestGate {
   async check(
     summary: IterationSummary,
     signal: AbortSignal,
-  ): Promise<{ url?: string; verification: VerificationRecord }> {
+  ): Promise<{ url?: string; verification: VerificationRecord; checksPassed?: number }> {
     const problem = await this.#publish(summary);
     if (problem) return { url: this.#url, verification: prFault(problem) };
     const { github, log } = this.#options;
@@ -80,7 +80,10 @@ export class GitHubPullRequestGate implements PullRequestGate {
       signal,
     });
     log?.event("pull_request_checks", { url: this.#url, ...checks });
-    return { url: this.#url, verification: await this.#verdict(checks) };
+    const checksPassed = checks.state === "pass"
+      ? checks.checks.filter((check) => check.state === "pass").length
+      : 0;
+    return { url: this.#url, verification: await this.#verdict(checks), checksPassed };
   }
 
   /** Push the branch and open the pull request once; says what failed, if anything. */
@@ -98,7 +101,7 @@ export class GitHubPullRequestGate implements PullRequestGate {
       title: summary.completeTask?.summary.split("\n")[0].slice(0, 72) ||
         `finishline: ${worktree.branch}`,
       body: [
-        `Opened by finishline: the local checks passed in iteration ${summary.iteration}; it completes once this pull request's checks pass.`,
+        openedBecause(summary),
         "",
         summary.completeTask ? `**Summary:** ${summary.completeTask.summary}` : "",
         "",
@@ -156,6 +159,20 @@ export class GitHubPullRequestGate implements PullRequestGate {
       trigger: "pull_request",
     };
   }
+}
+
+/**
+ * The first line of the pull request's body: what the local evidence said.
+ * Nothing is said to have passed when nothing checked the work.
+ */
+function openedBecause(summary: IterationSummary): string {
+  const local = summary.verification;
+  if (!local || local.unverified) {
+    return `Opened by finishline, **unverified: ${
+      local?.unverified ?? "no checks found"
+    }**: no local check verified the work of iteration ${summary.iteration}; it completes only if this pull request's checks run and pass.`;
+  }
+  return `Opened by finishline: the local checks passed in iteration ${summary.iteration}; it completes once this pull request's checks pass.`;
 }
 
 /** A pull request step that failed for reasons the agent cannot fix: a fault. */

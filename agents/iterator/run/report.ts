@@ -71,7 +71,10 @@ export interface ReportInput {
       | "summaries"
     >
     & Partial<
-      Pick<RunResult, "baseline" | "reproduction" | "review" | "reviews" | "modelFailure">
+      Pick<
+        RunResult,
+        "baseline" | "reproduction" | "review" | "reviews" | "modelFailure" | "unverified"
+      >
     >;
   /** Agent name. */
   agent: string;
@@ -120,6 +123,7 @@ const STATUS_MARK: Record<string, string> = {
   stalled: "🛑",
   blocked: "⛔",
   budget_exhausted: "💸",
+  unverified: "❔",
   interrupted: "⏸️",
 };
 
@@ -152,6 +156,7 @@ export function renderReport(input: ReportInput): string {
     `${STATUS_MARK[result.status] ?? ""} **${result.status}**: ${inline(result.completionReason)}`
       .trim(),
     "",
+    ...unverifiedLines(result.unverified),
     ...factLines(input),
     ...taskSection(input),
     ...resumeSection(input),
@@ -181,6 +186,17 @@ export function renderReport(input: ReportInput): string {
     for (const action of input.nextActions) lines.push(`- ${oneLine(action)}`);
   }
   return `${lines.join("\n")}\n`;
+}
+
+/** No evidence is not success: said right under the outcome, in the words the final line uses. */
+function unverifiedLines(unverified: string | undefined): string[] {
+  if (!unverified) return [];
+  return [
+    `> **unverified: ${
+      inline(unverified)
+    }.** Nothing checked this work: no check passed on it and no held-out test ran, so finishline closed and completed nothing on its authority. Check the work yourself, or give the repository a check (a test its runner runs, or \`verify.checks\`) and run again.`,
+    "",
+  ];
 }
 
 /** The run's time and cost: the sums over its segments when it has them. */
@@ -606,7 +622,13 @@ export function evidenceMarkdown(
     lines.push(
       "",
       `**The agent's own test of the fix** (needed: ${inline(worker.required)}): ${
-        worker.tests.length > 0
+        worker.tests.length > 0 && worker.files.length === 0
+          ? `the repository's own ${
+            tableCell(failingTests(worker.tests))
+          }, red at the baseline, pass${
+            worker.tests.length === 1 ? "es" : ""
+          } unchanged on the final one`
+          : worker.tests.length > 0
           ? `${tableCell(failingTests(worker.tests))} failed on the starting commit and pass${
             worker.tests.length === 1 ? "es" : ""
           } on the final one`
@@ -624,8 +646,20 @@ export function evidenceMarkdown(
     lines.push("", `**Declarations, reviewed independently** (${REVIEWER_SAW}):`);
     lines.push(...evidence.declarations.map(declarationLine));
   }
-  lines.push(...cleanCopyLines(evidence));
+  lines.push(...cleanCopyLines(evidence), ...canaryLines(evidence));
   return lines;
+}
+
+/** finishline's canary per runner: whether the runner failed what must fail. */
+function canaryLines(evidence: NonNullable<IterationSummary["checks"]>): string[] {
+  if (!evidence.canary?.length) return [];
+  const said = evidence.canary.map((result) =>
+    `${inline(result.runner)} ${result.outcome}${result.why ? ` (${inline(result.why)})` : ""}`
+  );
+  return [
+    "",
+    `**Canary** (finishline's own tests that must fail, random per run): ${said.join("; ")}`,
+  ];
 }
 
 /** Who the reviewer of declarations is, as the report and the pull request say it. */

@@ -75,10 +75,26 @@ Deno.test("test files are protected at any depth", async (t) => {
 });
 
 Deno.test("runner configuration is protected at any depth", async (t) => {
-  const configuration = [
+  // Configuration written as source is protected by name.
+  const bySource = [
     "conftest.py",
     "tests/conftest.py",
     "packages/api/tests/unit/conftest.py",
+    "noxfile.py",
+    "jest.config.js",
+    "packages/web/vitest.config.ts",
+    ".mocharc.yml",
+    "build.rs",
+    "sitecustomize.py",
+  ];
+  for (const file of bySource) {
+    await t.step(`${file} is runner configuration`, () => {
+      assert.equal(protectedRole(file, DEFAULTS), "runner configuration");
+    });
+  }
+  // The rest is not plain source: the allowlist protects it, whatever its name.
+  const languages = new Set(["python", "javascript", "typescript", "rust", "go"]);
+  const notSource = [
     "pytest.ini",
     "tox.ini",
     "setup.cfg",
@@ -88,9 +104,6 @@ Deno.test("runner configuration is protected at any depth", async (t) => {
     "makefile",
     "Makefile",
     "packages/x/Makefile",
-    "jest.config.js",
-    "packages/web/vitest.config.ts",
-    ".mocharc.yml",
     ".npmrc",
     ".yarnrc.yml",
     "package.json",
@@ -102,10 +115,11 @@ Deno.test("runner configuration is protected at any depth", async (t) => {
     ".cargo/config.toml",
     "go.mod",
     ".github/workflows/ci.yml",
+    "a-runner-nobody-listed.conf",
   ];
-  for (const file of configuration) {
-    await t.step(`${file} is runner configuration`, () => {
-      assert.equal(protectedRole(file, DEFAULTS), "runner configuration");
+  for (const file of notSource) {
+    await t.step(`${file} is protected as not plain source`, () => {
+      assert.match(protectedRole(file, { ...DEFAULTS, languages }) ?? "", /^not plain source: /);
     });
   }
   await t.step("a file detection read is runner configuration", () => {
@@ -211,7 +225,7 @@ Deno.test("changedProtectedFiles reports added, modified, deleted and renamed fi
     assert.deepEqual(byPath.get("GNUmakefile"), {
       path: "GNUmakefile",
       change: "added",
-      why: "runner configuration",
+      why: "not plain source: no extension",
     });
   });
 
@@ -220,6 +234,14 @@ Deno.test("changedProtectedFiles reports added, modified, deleted and renamed fi
       path: "config/checks.make",
       change: "modified",
       why: "runner configuration",
+    });
+  });
+
+  await t.step("a source file of a language the repository does not have is protected", () => {
+    assert.deepEqual(byPath.get("latest.js"), {
+      path: "latest.js",
+      change: "added",
+      why: "not plain source: javascript source, a language the repository does not have",
     });
   });
 
@@ -243,10 +265,10 @@ Deno.test("changedProtectedFiles reports added, modified, deleted and renamed fi
   });
 
   await t.step("ordinary files are not reported", () => {
-    for (const file of ["src/calc.py", "src/contest.py", "docs/testing.md", "latest.js"]) {
+    for (const file of ["src/calc.py", "src/contest.py", "docs/testing.md"]) {
       assert.equal(byPath.has(file), false, file);
     }
-    assert.equal(changes.length, 7, JSON.stringify(changes));
+    assert.equal(changes.length, 8, JSON.stringify(changes));
   });
 });
 
@@ -282,7 +304,10 @@ Deno.test("an added GNUmakefile that hides a failing check is refused, declared 
     }) as never;
   const result = await gate.check(context());
   assert.equal(result.complete, false);
-  assert.match(result.feedback!, /You changed "GNUmakefile" \(added, runner configuration\)/);
+  assert.match(
+    result.feedback!,
+    /You changed "GNUmakefile" \(added, not plain source: no extension\)/,
+  );
   assert.equal(gate.evidence?.originalsPass, false);
   // The check failed at the baseline and fails again without the GNUmakefile: not fixed.
   const declared = await gate.check(context("the build moved to GNU make"));
