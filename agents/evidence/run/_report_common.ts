@@ -19,7 +19,14 @@ export type TestRunner =
   | "cargo"
   | "jest"
   | "vitest"
-  | "mocha";
+  | "mocha"
+  | "ctest"
+  | "meson"
+  | "automake"
+  | "minitest"
+  | "test-unit"
+  | "maven"
+  | "gradle";
 
 /** What a test run's output says. */
 export interface TestReport {

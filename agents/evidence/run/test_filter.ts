@@ -89,6 +89,11 @@ export function filterArgs(runner: TestRunner, names: string[]): string[] | { wh
       const titles = unique.map((name) => escapeJs(name.split(" > ").join(" ")));
       return [runner === "mocha" ? "--grep" : "-t", `^(?:${titles.join("|")})$`];
     }
+    case "ctest":
+      // ctest -R takes a regular expression (CMake's own: no (?:...) groups).
+      return ["-R", `^(${unique.map(escapeCmake).join("|")})$`];
+    default:
+      return { why: `finishline adds no test filter for ${runner}` };
   }
 }
 
@@ -272,6 +277,11 @@ export function escapeJs(text: string): string {
 /** A literal in a Rust regular expression (deno's `--filter /.../`), as `regex::escape` writes it. */
 export function escapeRust(text: string): string {
   return text.replace(/[\\.+*?()|[\]{}^$#&~-]/g, "\\$&");
+}
+
+/** A literal in a CMake regular expression (ctest's `-R`). */
+export function escapeCmake(text: string): string {
+  return text.replace(/[\\.+*?()|[\]^$]/g, "\\$&");
 }
 
 /** A literal in an RE2 expression (go's `-run`), as `regexp.QuoteMeta` writes it. */

@@ -4,7 +4,8 @@
  *
  * {@linkcode parseTestReport} knows the console output of `node --test` (spec
  * and TAP reporters), `deno test`, pytest, `go test`, `cargo test`, jest,
- * vitest and mocha (spec, TAP and json reporters). Colour codes are stripped
+ * vitest and mocha (spec, TAP and json reporters), ctest, `meson test`,
+ * automake's `make check` harness, minitest, test-unit, Maven and Gradle. Colour codes are stripped
  * first, output cut off part-way still yields the failures it holds, and the
  * output of workspace runners is read package by package: pnpm's `-r` line
  * prefixes, yarn's `[pkg]: `, turbo's `pkg:test: `, and the `> pkg@1.0.0 test`
@@ -42,6 +43,9 @@ import { parseDeno } from "./_report_deno.ts";
 import { parseCargo, parseGo } from "./_report_go_rust.ts";
 import { parseJest, parseVitest } from "./_report_jest_vitest.ts";
 import { parseMocha } from "./_report_mocha.ts";
+import { parseAutomake, parseCtest, parseMeson } from "./_report_native.ts";
+import { parseGradle, parseMaven } from "./_report_jvm.ts";
+import { parseMinitest, parseTestUnit } from "./_report_ruby.ts";
 import { parseNode } from "./_report_node.ts";
 import { parsePytest } from "./_report_python.ts";
 
@@ -344,4 +348,11 @@ const PARSERS: ReadonlyArray<readonly [TestRunner, Parser]> = [
   ["jest", parseJest],
   ["mocha", parseMocha],
   ["node", parseNode],
+  ["ctest", parseCtest],
+  ["meson", parseMeson],
+  ["automake", parseAutomake],
+  ["minitest", parseMinitest],
+  ["test-unit", parseTestUnit],
+  ["maven", parseMaven],
+  ["gradle", parseGradle],
 ];
