@@ -11,6 +11,7 @@
  */
 
 import { basename, dirname } from "node:path";
+import { buildToolMeaning } from "./_ci_build_tools.ts";
 import { loadDenoConfig } from "./_detect_deno.ts";
 import { expandTarget, loadMakefile, targetTrouble } from "./_detect_make.ts";
 import {
@@ -895,6 +896,12 @@ export async function meaningOf(
   const assignments = used.map((name) => `${name}=${shellWord(env[name])} `).join("");
   const text = assignments + unit.text.replace(/\s+/g, " ");
   for (const [pattern, why] of AWAY) if (pattern.test(tool)) return { type: "skip", why };
+  // `bundle exec rake test` is rake's; bundle alone (install, config) is setup.
+  if (tool === "bundle" && args[0] === "exec" && args.length > 1) {
+    return await meaningOf(scan, { ...unit, words: args.slice(1) }, dir, env);
+  }
+  const built = buildToolMeaning(scan, tool, args);
+  if (built !== undefined) return built;
   switch (tool) {
     case "npm":
     case "pnpm":

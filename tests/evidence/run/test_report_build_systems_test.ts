@@ -225,10 +225,26 @@ Deno.test("build systems' test drivers name their failing tests and count what r
       skipped: 1,
     });
   });
-  await t.step("ctest's filter is an anchored CMake expression; others are not narrowed", () => {
-    assert.deepEqual(filterArgs("ctest", ["adds", "a.b(c)"]), ["-R", "^(adds|a\\.b\\(c\\))$"]);
-    assert.deepEqual(filterArgs("minitest", ["T#t"]), {
-      why: "finishline adds no test filter for minitest",
-    });
-  });
+  await t.step(
+    "filters: ctest -R, meson's test names, one rake --name; Maven is not narrowed",
+    () => {
+      assert.deepEqual(filterArgs("ctest", ["adds", "a.b(c)"]), ["-R", "^(adds|a\\.b\\(c\\))$"]);
+      assert.deepEqual(filterArgs("meson", ["demo:math / subtracts", "demo / adds"]), [
+        "subtracts",
+        "adds",
+      ]);
+      assert.deepEqual(filterArgs("minitest", ["TestMath#test_subtracts"]), [
+        "TESTOPTS=--name=TestMath#test_subtracts",
+      ]);
+      assert.deepEqual(filterArgs("test-unit", ["T#a", "T#b"]), {
+        why: "test-unit through rake takes one test name (--name), not a pattern",
+      });
+      assert.deepEqual(filterArgs("minitest", ["T#a; rm -rf x"]), {
+        why: 'the test name "T#a; rm -rf x" is not a plain Class#test name',
+      });
+      assert.deepEqual(filterArgs("maven", ["AppTest.testSub"]), {
+        why: "finishline adds no test filter for maven",
+      });
+    },
+  );
 });
