@@ -695,6 +695,13 @@ function featureSet(sub: string, text: string): string {
   return flags.length === 0 ? "" : `:${[...new Set(flags)].sort().join(" ")}`;
 }
 
+/** `:race` or `:cover` for a go command that runs the race detector or measures coverage. */
+function goVariant(args: string[]): string {
+  if (args.some((arg) => /^--?race(?:=true)?$/.test(arg))) return ":race";
+  if (args.some((arg) => /^--?cover/.test(arg))) return ":cover";
+  return "";
+}
+
 function goCommand(args: string[], dir: string, text: string): Meaning {
   const [sub] = args;
   const kinds: Record<string, Kind> = { test: "test", vet: "lint", build: "build" };
@@ -714,7 +721,8 @@ function goCommand(args: string[], dir: string, text: string): Meaning {
       executable: "go",
       kind,
       facts: `go ${sub}`,
-      keys: [`go:${dir}:${sub}`, `sh:${dir}:${text}`],
+      // -race and coverage make another check, slower: ranked to run once, not at every claim.
+      keys: [`go:${dir}:${sub}${goVariant(args)}`, `sh:${dir}:${text}`],
       configFiles: [within(dir, "go.mod")],
       task: sub,
     },
