@@ -67,6 +67,7 @@ function sameKey(command: string): string {
 function tierOf(
   check: DetectedCheck,
   inner: DetectedCheck[],
+  beforeTests: boolean,
 ): { tier: CheckTier; why: string } {
   const release = RELEASE_WORKFLOW.exec(check.source);
   if (release !== null) {
@@ -89,7 +90,9 @@ function tierOf(
     };
   }
   if (check.kind === "build") {
-    return { tier: "final", why: "a build CI runs: once, before the run ends" };
+    return beforeTests
+      ? { tier: "claim", why: "a build CI runs before the tests, which may need what it makes" }
+      : { tier: "final", why: "a build CI runs after the tests: once, before the run ends" };
   }
   if (!fromCi(check)) {
     return {
@@ -132,8 +135,9 @@ export function rankChecks(detection: Detection): void {
   const inner = kept.filter((check) =>
     check.kind === "test" && !SLOW.some(([p]) => p.test(check.command))
   );
-  for (const check of kept) {
-    const { tier, why } = tierOf(check, inner);
+  for (const [index, check] of kept.entries()) {
+    const beforeTests = kept.slice(index + 1).some((later) => later.kind === "test");
+    const { tier, why } = tierOf(check, inner, beforeTests);
     check.tier = tier;
     check.tierWhy = why;
   }

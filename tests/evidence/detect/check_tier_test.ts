@@ -61,6 +61,19 @@ Deno.test("ranking: the inner loop's commands gate every claim, slow CI variants
       JSON.stringify(detection, null, 1),
     );
   });
+  await t.step("a build CI runs before the tests stays per claim: they may need it", async () => {
+    const detection = await detectIn({
+      "package.json": JSON.stringify({ scripts: { build: "tsc", test: "node --test dist/" } }),
+      "package-lock.json": "{}",
+      ".github/workflows/ci.yml":
+        "on: [push]\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n      - run: npm run build\n      - run: npm test\n",
+    });
+    rankChecks(detection);
+    assert.deepEqual(detection.checks.map((check) => [check.command, check.tier]), [
+      ["npm run build", "claim"],
+      ["npm test", "claim"],
+    ]);
+  });
   await t.step("every check slow: the first still gates each claim", () => {
     const detection: Detection = {
       checks: [{
