@@ -13,6 +13,7 @@
 import { basename, dirname } from "node:path";
 import { buildToolMeaning } from "./_ci_build_tools.ts";
 import { loadDenoConfig } from "./_detect_deno.ts";
+import { jsrUnreachable } from "./_deno_reach.ts";
 import { expandTarget, loadMakefile, targetTrouble } from "./_detect_make.ts";
 import {
   expandScript,
@@ -741,6 +742,19 @@ async function denoCommand(
     return { type: "setup", why: SETUP_WHY };
   }
   if (sub === "publish") return { type: "skip", why: "deno publish contacts the registry" };
+  // Tests and type checks need the project's jsr: imports: without them they could not run.
+  if (["task", "test", "check", "run", "bench"].includes(sub ?? "")) {
+    const config = await loadDenoConfig(scan, dir);
+    const unreachable = await jsrUnreachable(scan, config?.text);
+    const task = sub === "task"
+      ? config?.tasks.get(more.find((w) => !w.startsWith("-")) ?? "")
+      : "";
+    if (
+      unreachable !== undefined && !(sub === "task" && /^\s*deno\s+(?:lint|fmt)\b/.test(task ?? ""))
+    ) {
+      return { type: "skip", why: unreachable };
+    }
+  }
   if (sub === "task") {
     const task = more.find((word) => !word.startsWith("-"));
     const config = await loadDenoConfig(scan, dir);
