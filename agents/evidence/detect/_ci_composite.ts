@@ -76,6 +76,19 @@ export async function compositeCheck(
   if (away !== undefined && away.meaning.type === "skip") {
     return { why: `the job needs what is not here (${away.meaning.why})` };
   }
+  // `cargo miri`, `cargo fuzz`, `go generate`: a known tool's subcommand is a plugin or
+  // toolchain CI installs (or a command that rewrites files), not a program to run as it is.
+  const plugin = unknown.find((command) =>
+    command.meaning.type === "unknown" &&
+    /is not a check finishline knows|is not a script run|CI installs/.test(command.meaning.why)
+  );
+  if (plugin !== undefined) {
+    return {
+      why: `the job runs ${
+        JSON.stringify(plugin.text.trim().split("\n")[0])
+      }, a tool's subcommand or plugin that CI installs`,
+    };
+  }
   const last = job.commands.lastIndexOf(unknown[unknown.length - 1]);
   const parts: string[] = [];
   for (const command of job.commands.slice(0, last + 1)) {

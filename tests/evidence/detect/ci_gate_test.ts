@@ -704,7 +704,7 @@ Deno.test("cargo, go and deno commands CI runs are checks when this machine can 
       step: "ruff check .",
       run: "ruff check .",
       why:
-        "ruff is a Python tool CI installs with pip; the job runs ruff, which is not installed here",
+        `ruff is a Python tool CI installs with pip; the job runs "ruff check .", a tool's subcommand or plugin that CI installs`,
     }]);
   });
 });
@@ -1050,6 +1050,21 @@ jobs:
         executable: "sh",
         kind: "gate",
       });
+    },
+  );
+  await t.step(
+    "a tool's plugin CI installs (cargo miri) keeps the job's commands as hints",
+    async () => {
+      const detection = await detectIn({
+        "Cargo.toml": '[package]\nname = "x"\nversion = "0.1.0"\n',
+        ".github/workflows/ci.yml":
+          "on: [push]\njobs:\n  miri:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: dtolnay/rust-toolchain@miri\n      - run: cargo miri test\n",
+      });
+      assert.deepEqual(detection.checks.map((check) => check.command), ["cargo test"]);
+      assert.match(
+        detection.hints[0].why ?? "",
+        /; the job runs "cargo miri test", a tool's subcommand or plugin that CI installs$/,
+      );
     },
   );
   await t.step("a step with a secret keeps the job's commands as hints, and says why", async () => {
