@@ -71,6 +71,7 @@ import { canaryProblem, runCanaries } from "./run/canary.ts";
 import { runnerSignals, signalFinding } from "./judge/runner_signals.ts";
 import { type RedTestChange, redTestChanges, writeSplices } from "./judge/red_tests.ts";
 import { filteredCommand } from "./run/test_filter.ts";
+import { finalDue, splitTiers } from "./detect/check_tier.ts";
 
 /** Options of {@linkcode RepoChecksChecker}. */
 export interface RepoChecksOptions {
@@ -87,6 +88,13 @@ export interface RepoChecksOptions {
    * that a later run removes them if this one dies before it can.
    */
   owner?: string;
+  /**
+   * Checks that run once before the run ends, not at every claim (slow CI
+   * variants, see `detect/check_tier.ts`): at a claim only when the others
+   * leave nothing to refuse; their baseline runs after the others', so a
+   * claim that does not reach them never waits for it. @default []
+   */
+  finalChecks?: string[];
 }
 
 /** The repository as the run found it. */
@@ -157,6 +165,10 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   #owner: string | undefined;
   #start: Promise<RunStart> | undefined;
   #baseline: Promise<BaselineResult> | undefined;
+  /** The baseline of the per-claim checks: resolves before the final checks' baseline runs. */
+  #claimBaseline: Promise<BaselineResult> | undefined;
+  /** Names of the checks that run once, before the run ends. */
+  #final: Set<string>;
   /** The baseline's worktree, kept until its red checks ran a second time. */
   #baselineWorktree: CheckWorktree | undefined;
   #confirmation: Promise<void> | undefined;
@@ -210,6 +222,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     this.#protect = options.protect ?? [];
     this.#configFiles = options.configFiles ?? [];
     this.#owner = options.owner;
+    this.#final = new Set(options.finalChecks ?? []);
   }
 
   /**
@@ -266,6 +279,8 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   startBaseline(repo: GitRepo, commit: string): Promise<BaselineResult> {
     const signal = this.#stopBaseline.signal;
     this.#baselineCommit = commit;
+    let claimDone: (result: BaselineResult) => void = () => {};
+    const claimEarly = new Promise<BaselineResult>((resolve) => claimDone = resolve);
     this.#baseline = (async (): Promise<BaselineResult> => {
       await this.recordStart(repo);
       const started = performance.now();
@@ -283,7 +298,17 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       // Cargo's build output becomes the clean copy's seed: the times it is built against first.
       const seeds = await seedEntries(repo, commit);
       if (seeds.length > 0 && await settleTimes(worktree.dir)) seeds.length = 0;
-      const runs = await worktree.run(this.#checks, { timeoutMs: this.#timeoutMs, signal });
+      const tiers = splitTiers(this.#checks, this.#final);
+      const runs = await worktree.run(tiers.perClaim, { timeoutMs: this.#timeoutMs, signal });
+      if (tiers.final.length > 0 && !signal.aborted) {
+        // One object for both: what the final checks add (and a second run's retries) reach both.
+        const result = finished(runs);
+        claimDone(result);
+        runs.push(
+          ...await worktree.run(tiers.final, { timeoutMs: this.#timeoutMs, signal, nice: true }),
+        );
+        result.durationMs = Math.round(performance.now() - started);
+      }
       if (seeds.length > 0 && !signal.aborted && runs.length > 0) {
         this.#seed = await BuildSeed.take(worktree.dir, commit, seeds, {
           owner: this.#owner ? { repo: repo.root, run: this.#owner } : undefined,
@@ -298,6 +323,9 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       }
       return signal.aborted ? finished(runs, "stopped before it finished") : finished(runs);
     })();
+    // Without final checks, or when the baseline ends early, the whole baseline answers.
+    this.#claimBaseline = Promise.race([claimEarly, this.#baseline]);
+    this.#claimBaseline.catch(() => {});
     return this.#baseline;
   }
 
@@ -792,14 +820,17 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     const changedEarly = this.#changedTests(context, early);
     // The final state runs while a baseline still running finishes; the comparison waits for both.
     const runs: CheckRun[] = [];
-    for (const check of this.#checks) {
-      runs.push(await this.#runOne(check, cwd, signal));
-    }
+    const tiers = splitTiers(this.#checks, this.#final);
+    for (const check of tiers.perClaim) runs.push(await this.#runOne(check, cwd, signal));
+    // The slow checks run once the others leave nothing to refuse: at the claim that completes.
+    const due = tiers.final.length > 0 && finalDue(runs, declared);
+    for (const check of due ? tiers.final : []) runs.push(await this.#runOne(check, cwd, signal));
+    const ran = due ? [...tiers.perClaim, ...tiers.final] : tiers.perClaim;
     if (signal?.aborted) {
       await changedEarly.catch(() => undefined);
       return this.#refuse(facts, STOPPED);
     }
-    const started = await this.#baseline;
+    const started = await (due ? this.#baseline : this.#claimBaseline ?? this.#baseline);
     // A baseline that could not run compares as none.
     const baseline = started?.error ? undefined : started;
     const base = baseline?.commit ?? context.git?.baseline ?? undefined;
@@ -812,7 +843,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     testsChanged = [...testsChanged, ...splices.map((edit) => edit.change)];
     const undeclared = testsChanged.filter((entry) => !entry.reason);
     const settled: Array<{ run: CheckRun; flaky: boolean }> = [];
-    for (const [index, check] of this.#checks.entries()) {
+    for (const [index, check] of ran.entries()) {
       settled.push(await this.#settle(check, runs[index], views.get(check.name), cwd, signal));
     }
     if (!signal?.aborted) {

@@ -410,8 +410,9 @@ export const CORPUS: readonly CorpusRepo[] = [
     },
     exclude: ["*.o", "*.a", "*.so*", "cJSON_test"],
     needs: ["make --version", "cc --version"],
-    ci: ["make test"],
-    ciSource: "Makefile's test target (appveyor.yml builds with CMake on Windows)",
+    ci: ["make test", "cmake + ctest"],
+    ciSource:
+      "Makefile's test target, and CMakeLists.txt's tests (ENABLE_CJSON_TEST, on by default; appveyor.yml builds with CMake on Windows)",
     testCheck: "make test",
     bug: {
       file: "cJSON.c",

@@ -11,7 +11,9 @@
  */
 
 import { basename, dirname } from "node:path";
+import { buildToolMeaning } from "./_ci_build_tools.ts";
 import { loadDenoConfig } from "./_detect_deno.ts";
+import { jsrUnreachable } from "./_deno_reach.ts";
 import { expandTarget, loadMakefile, targetTrouble } from "./_detect_make.ts";
 import {
   expandScript,
@@ -694,6 +696,13 @@ function featureSet(sub: string, text: string): string {
   return flags.length === 0 ? "" : `:${[...new Set(flags)].sort().join(" ")}`;
 }
 
+/** `:race` or `:cover` for a go command that runs the race detector or measures coverage. */
+function goVariant(args: string[]): string {
+  if (args.some((arg) => /^--?race(?:=true)?$/.test(arg))) return ":race";
+  if (args.some((arg) => /^--?cover/.test(arg))) return ":cover";
+  return "";
+}
+
 function goCommand(args: string[], dir: string, text: string): Meaning {
   const [sub] = args;
   const kinds: Record<string, Kind> = { test: "test", vet: "lint", build: "build" };
@@ -713,7 +722,8 @@ function goCommand(args: string[], dir: string, text: string): Meaning {
       executable: "go",
       kind,
       facts: `go ${sub}`,
-      keys: [`go:${dir}:${sub}`, `sh:${dir}:${text}`],
+      // -race and coverage make another check, slower: ranked to run once, not at every claim.
+      keys: [`go:${dir}:${sub}${goVariant(args)}`, `sh:${dir}:${text}`],
       configFiles: [within(dir, "go.mod")],
       task: sub,
     },
@@ -732,6 +742,19 @@ async function denoCommand(
     return { type: "setup", why: SETUP_WHY };
   }
   if (sub === "publish") return { type: "skip", why: "deno publish contacts the registry" };
+  // Tests and type checks need the project's jsr: imports: without them they could not run.
+  if (["task", "test", "check", "run", "bench"].includes(sub ?? "")) {
+    const config = await loadDenoConfig(scan, dir);
+    const unreachable = await jsrUnreachable(scan, config?.text);
+    const task = sub === "task"
+      ? config?.tasks.get(more.find((w) => !w.startsWith("-")) ?? "")
+      : "";
+    if (
+      unreachable !== undefined && !(sub === "task" && /^\s*deno\s+(?:lint|fmt)\b/.test(task ?? ""))
+    ) {
+      return { type: "skip", why: unreachable };
+    }
+  }
   if (sub === "task") {
     const task = more.find((word) => !word.startsWith("-"));
     const config = await loadDenoConfig(scan, dir);
@@ -895,6 +918,12 @@ export async function meaningOf(
   const assignments = used.map((name) => `${name}=${shellWord(env[name])} `).join("");
   const text = assignments + unit.text.replace(/\s+/g, " ");
   for (const [pattern, why] of AWAY) if (pattern.test(tool)) return { type: "skip", why };
+  // `bundle exec rake test` is rake's; bundle alone (install, config) is setup.
+  if (tool === "bundle" && args[0] === "exec" && args.length > 1) {
+    return await meaningOf(scan, { ...unit, words: args.slice(1) }, dir, env);
+  }
+  const built = buildToolMeaning(scan, tool, args);
+  if (built !== undefined) return built;
   switch (tool) {
     case "npm":
     case "pnpm":

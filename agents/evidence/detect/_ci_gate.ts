@@ -33,6 +33,7 @@ import {
   skip,
 } from "./_detect_scan.ts";
 import { splitShell } from "../_shell_words.ts";
+import { compositeCheck } from "./_ci_composite.ts";
 import type { DetectedCheck } from "./detected.ts";
 
 /** One command of a sequence, with where it was written and what it means. */
@@ -45,6 +46,8 @@ interface Item {
   step: string;
   /** The command as written. */
   text: string;
+  /** The folder it runs in, repository-relative. */
+  dir: string;
   meaning: Meaning;
 }
 
@@ -160,6 +163,7 @@ async function readJob(
       place,
       step: "",
       text: "",
+      dir: ".",
       meaning: { type: "skip", why },
     });
   if (typeof job.uses === "string") {
@@ -263,6 +267,7 @@ async function readJob(
         place,
         step: name,
         text: run,
+        dir,
         meaning: {
           type: "unknown",
           why: `uses ${split.unsupported}, which finishline does not read`,
@@ -276,7 +281,7 @@ async function readJob(
         dir = meaning.dir;
         continue;
       }
-      sequence.items.push({ source: stepSource, place, step: name, text: unit.text, meaning });
+      sequence.items.push({ source: stepSource, place, step: name, text: unit.text, dir, meaning });
     }
   }
 }
@@ -294,6 +299,7 @@ function notFile(sequence: Sequence, why: string): void {
     place: sequence.file,
     step: "",
     text: "",
+    dir: ".",
     meaning: { type: "skip", why },
   });
 }
@@ -424,6 +430,7 @@ async function readGuides(scan: Scan, sequences: Sequence[]): Promise<void> {
           place: file,
           step: "",
           text: unit.text,
+          dir: ".",
           meaning,
         });
       }
@@ -441,6 +448,12 @@ async function merge(scan: Scan, sequence: Sequence): Promise<void> {
   const { detection } = scan;
   let pending: DetectedCheck[] = [];
   const who = sequence.guide ? "the contributing guide" : "CI";
+  // A job of commands finishline does not know runs them as one check, when it can run here.
+  const composite = sequence.guide ? undefined : await compositeCheck(scan, {
+    file: sequence.file,
+    id: sequence.job,
+    commands: sequence.items,
+  });
   for (const item of sequence.items) {
     const { meaning } = item;
     if (meaning.type === "quiet") continue;
@@ -466,10 +479,12 @@ async function merge(scan: Scan, sequence: Sequence): Promise<void> {
       continue;
     }
     if (meaning.type === "unknown") {
+      if (composite !== undefined && "check" in composite) continue;
       if (!sequence.guide) {
         const hint = { file: sequence.file, job: sequence.job, step: item.step, run: item.text };
         if (!detection.hints.some((other) => other.run === hint.run && other.file === hint.file)) {
-          detection.hints.push({ ...hint, why: meaning.why });
+          const notRun = composite !== undefined && "why" in composite ? `; ${composite.why}` : "";
+          detection.hints.push({ ...hint, why: `${meaning.why}${notRun}` });
         }
       }
       continue;
@@ -542,6 +557,14 @@ async function merge(scan: Scan, sequence: Sequence): Promise<void> {
     for (const file of found.configFiles) await addConfigFile(scan, file);
   }
   detection.checks.push(...pending);
+  if (composite !== undefined && "check" in composite) {
+    const { check } = composite;
+    if (knownCheck(scan, [`cmd:${check.command}`]) === undefined) {
+      detection.checks.push(check);
+      registerKeys(scan, check, [`ci-job:${sequence.file}:${sequence.job}`]);
+      await addConfigFile(scan, sequence.file);
+    }
+  }
 }
 
 /** Workflows on push and pull requests, then the contributing guide. */

@@ -202,7 +202,7 @@ export async function readPath(
 export function inRepository(...parts: string[]): string | undefined {
   if (parts.some((part) => part.startsWith("/"))) return undefined;
   const path = normalize(join(".", ...parts)).replace(/\/+$/, "");
-  if (path === ".." || path.startsWith("../../")) return undefined;
+  if (path === ".." || path.startsWith("../")) return undefined;
   return path === "" ? "." : path;
 }
 

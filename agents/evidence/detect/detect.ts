@@ -8,7 +8,10 @@
  * package's); the Makefile's `test` target; pytest, or tox on the
  * environment of the interpreter at hand (`tox -e py311`), or nox; `cargo
  * test` (`--workspace` for a Cargo workspace); `go test ./...` for the root
- * module and each module of a go.work. Then the gate the maintainers run:
+ * module and each module of a go.work; CMake (configure, build and ctest in
+ * a temp folder), Meson, autotools (`make check`), the Rakefile's test task
+ * (`bundle exec rake test` when the Gemfile's gems are installed), and
+ * Gradle and Maven offline when their caches exist. Then the gate the maintainers run:
  * the commands of the workflows that run on push and pull requests, and of
  * the contributing guide, that are package scripts, make targets, or cargo,
  * go, deno or pytest commands and need no secrets, services or network
@@ -48,6 +51,9 @@ import { runTool, type ToolResult } from "../../support/process.ts";
 import { detectCiGate } from "./_ci_gate.ts";
 import { detectDeno } from "./_detect_deno.ts";
 import { detectMakefile } from "./_detect_make.ts";
+import { detectAutotools, detectCmake, detectMeson } from "./_detect_native.ts";
+import { detectGradle, detectMaven } from "./_detect_jvm.ts";
+import { detectRuby } from "./_detect_ruby.ts";
 import { detectPackageJson } from "./_detect_node.ts";
 import { detectPython } from "./_detect_python.ts";
 import { detectCargo, detectGo } from "./_detect_rust_go.ts";
@@ -141,6 +147,12 @@ export async function detectChecks(root: string, options: DetectOptions = {}): P
   await detectPython(scan);
   await detectCargo(scan);
   await detectGo(scan);
+  await detectCmake(scan);
+  await detectMeson(scan);
+  await detectAutotools(scan);
+  await detectRuby(scan);
+  await detectGradle(scan);
+  await detectMaven(scan);
   await detectCiGate(scan);
   return scan.detection;
 }

@@ -28,6 +28,14 @@ export interface DetectedCheck {
    * `verify`, `all`).
    */
   kind: "test" | "lint" | "typecheck" | "build" | "gate";
+  /**
+   * When it runs: `claim` at every claim (the inner loop's commands),
+   * `final` once before the run ends (slow variants CI runs); set by
+   * ranking, after detection.
+   */
+  tier?: "claim" | "final";
+  /** Why it has its tier, one line. */
+  tierWhy?: string;
 }
 
 /** A CI command shown to the user as a hint, never run: finishline does not know what it does. */

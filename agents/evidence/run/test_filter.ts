@@ -89,6 +89,28 @@ export function filterArgs(runner: TestRunner, names: string[]): string[] | { wh
       const titles = unique.map((name) => escapeJs(name.split(" > ").join(" ")));
       return [runner === "mocha" ? "--grep" : "-t", `^(?:${titles.join("|")})$`];
     }
+    case "ctest":
+      // ctest -R takes a regular expression (CMake's own: no (?:...) groups).
+      return ["-R", `^(${unique.map(escapeCmake).join("|")})$`];
+    case "meson":
+      // meson test takes test names; "project:suite / name" is printed, the name is matched.
+      return [...new Set(unique.map((name) => leaf(name, " / ")))];
+    case "minitest":
+    case "test-unit": {
+      // Through rake's TESTOPTS, which rake passes to a shell unquoted: plain Class#test names only.
+      for (const name of unique) {
+        if (!/^[A-Za-z_][\w:]*#\w+[?!=]?$/.test(name)) {
+          return { why: `the test name ${JSON.stringify(name)} is not a plain Class#test name` };
+        }
+      }
+      // minitest keeps only the last --name, and two names through rake ran no test of test-unit.
+      if (unique.length > 1) {
+        return { why: `${runner} through rake takes one test name (--name), not a pattern` };
+      }
+      return [`TESTOPTS=--name=${unique[0]}`];
+    }
+    default:
+      return { why: `finishline adds no test filter for ${runner}` };
   }
 }
 
@@ -129,6 +151,22 @@ export async function filteredCommand(
   const args = filterArgs(runner, names);
   if (!Array.isArray(args)) return args;
   const quoted = args.map(shellQuote).join(" ");
+  // CMake's check configures and builds before its last command, ctest, which takes the filter.
+  if (runner === "ctest") {
+    return /(?:^|&& )ctest [^&|;]*$/.test(check.command)
+      ? { command: `${check.command} ${quoted}` }
+      : { why: "its command does not end with ctest" };
+  }
+  if (runner === "meson") {
+    return /(?:^|&& )meson test [^&|;]*$/.test(check.command)
+      ? { command: `${check.command} ${quoted}` }
+      : { why: "its command does not end with meson test" };
+  }
+  if (runner === "minitest" || runner === "test-unit") {
+    return /^(?:bundle exec )?rake test$/.test(check.command.trim())
+      ? { command: `${check.command.trim()} ${quoted}` }
+      : { why: "its command is not rake test" };
+  }
   const direct = runnerCommand(check.command);
   if (direct === runner) {
     return placed(check.command, runner, quoted);
@@ -272,6 +310,11 @@ export function escapeJs(text: string): string {
 /** A literal in a Rust regular expression (deno's `--filter /.../`), as `regex::escape` writes it. */
 export function escapeRust(text: string): string {
   return text.replace(/[\\.+*?()|[\]{}^$#&~-]/g, "\\$&");
+}
+
+/** A literal in a CMake regular expression (ctest's `-R`). */
+export function escapeCmake(text: string): string {
+  return text.replace(/[\\.+*?()|[\]^$]/g, "\\$&");
 }
 
 /** A literal in an RE2 expression (go's `-run`), as `regexp.QuoteMeta` writes it. */

@@ -13,6 +13,7 @@ import {
   runRepoCheck,
 } from "../../evidence/run/check_run.ts";
 import { detectChecks, type Detection, formatDetection } from "../../evidence/detect/detect.ts";
+import { rankChecks } from "../../evidence/detect/check_tier.ts";
 import { RepoChecksChecker } from "../../evidence/repo_checks.ts";
 import type { AgentDefinition } from "../../definition/definition_types.ts";
 
@@ -39,6 +40,8 @@ export async function prepareChecks(
   const verify = definition.verify;
   if (verify.checks.length > 0 || !verify.detect) return {};
   const detection = await detectChecks(root);
+  // Per-claim checks first, slow CI variants once before the run ends, repeats dropped.
+  rankChecks(detection);
   if (detection.checks.length === 0) return { detection };
   const gate = new RepoChecksChecker({
     checks: detection.checks.map((check) => ({
@@ -49,6 +52,9 @@ export async function prepareChecks(
     timeoutMs: verify.checkTimeoutSeconds * 1000,
     protect: verify.protect,
     configFiles: detection.configFiles,
+    finalChecks: detection.checks.filter((check) => check.tier === "final").map((check) =>
+      check.name
+    ),
   });
   return { detection, gate };
 }
@@ -70,6 +76,8 @@ export function describeChecks(definition: AgentDefinition, checks: RunChecks): 
   if (!verify.detect) return `Detection is off ("verify.detect": false); no checks gate the run`;
   if (!checks.detection) return "No checks";
   const lines = [formatDetection(checks.detection)];
+  const tiers = describeTiers(checks.detection);
+  if (tiers !== "") lines.push(tiers);
   if (checks.gate) {
     lines.push(
       verify.baseline
@@ -104,7 +112,8 @@ export async function listAndRunChecks(
   let failed = 0;
   for (const [index, check] of all.entries()) {
     const found = detected.get(check.name);
-    const about = found ? ` (${found.kind}, from ${found.source})` : "";
+    const tier = found?.tier === "final" ? "once before the run ends" : "every claim";
+    const about = found ? ` (${found.kind}, from ${found.source}; ${tier})` : "";
     write(`\n[${index + 1}/${all.length}] running ${check.command}${about} ...\n`);
     const run = await runRepoCheck(check, {
       cwd: root,
@@ -131,6 +140,25 @@ export async function listAndRunChecks(
     }\n`,
   );
   return failed === 0 ? 0 : 1;
+}
+
+/**
+ * When each check runs, and why: at every claim, or once before the run ends.
+ *
+ * @param detection A ranked detection.
+ * @returns Lines of text, or "" when no check has a tier.
+ */
+export function describeTiers(detection: Detection): string {
+  const lines: string[] = [];
+  for (
+    const [tier, title] of [["claim", "At every claim:"], ["final", "Once, before the run ends:"]]
+  ) {
+    const checks = detection.checks.filter((check) => check.tier === tier);
+    if (checks.length === 0) continue;
+    lines.push(title);
+    for (const check of checks) lines.push(`  ${check.name}  (${check.tierWhy ?? tier})`);
+  }
+  return lines.join("\n");
 }
 
 function plural(count: number, one: string, many: string): string {

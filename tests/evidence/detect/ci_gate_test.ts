@@ -627,23 +627,27 @@ Deno.test("cargo, go and deno commands CI runs are checks when this machine can 
     );
   });
 
-  await t.step("go vet joins go test; gofmt -l is not a gate", async () => {
-    const detection = await detectIn({
-      "go.mod": "module example.com/x\n",
-      ".github/workflows/ci.yml": workflow(
-        "      - run: go mod download\n      - run: go vet ./...\n      - run: go test -race ./...\n" +
-          "      - run: gofmt -l .\n",
-      ),
-    });
-    assert.deepEqual(detection.checks.map((found) => [found.command, found.kind]), [
-      ["go vet ./...", "lint"],
-      ["go test ./...", "test"],
-    ]);
-    assert.deepEqual(detection.skipped.map((entry) => entry.why), [
-      '"go mod download" is setup (it installs or prepares), not a check',
-      '"gofmt -l .": gofmt lists or rewrites files and exits 0 either way',
-    ]);
-  });
+  await t.step(
+    "go vet joins go test, go test -race is a check apart; gofmt -l is not a gate",
+    async () => {
+      const detection = await detectIn({
+        "go.mod": "module example.com/x\n",
+        ".github/workflows/ci.yml": workflow(
+          "      - run: go mod download\n      - run: go vet ./...\n      - run: go test -race ./...\n" +
+            "      - run: gofmt -l .\n",
+        ),
+      });
+      assert.deepEqual(detection.checks.map((found) => [found.command, found.kind]), [
+        ["go test ./...", "test"],
+        ["go vet ./...", "lint"],
+        ["go test -race ./...", "test"],
+      ]);
+      assert.deepEqual(detection.skipped.map((entry) => entry.why), [
+        '"go mod download" is setup (it installs or prepares), not a check',
+        '"gofmt -l .": gofmt lists or rewrites files and exits 0 either way',
+      ]);
+    },
+  );
 
   await t.step(
     "a tool CI installs and this machine lacks is skipped, not a check that cannot start",
@@ -699,7 +703,8 @@ Deno.test("cargo, go and deno commands CI runs are checks when this machine can 
       job: "test",
       step: "ruff check .",
       run: "ruff check .",
-      why: "ruff is a Python tool CI installs with pip",
+      why:
+        `ruff is a Python tool CI installs with pip; the job runs "ruff check .", a tool's subcommand or plugin that CI installs`,
     }]);
   });
 });
@@ -745,7 +750,9 @@ Deno.test("where CI runs a command: working-directory and cd", async (t) => {
   });
 });
 
-Deno.test("CI commands finishline does not know are hints, never run", async () => {
+const MISSING = "; the job runs ./scripts/smoke.sh, which is not a file of the repository";
+
+Deno.test("CI commands finishline does not know stay hints when their job cannot run here", async () => {
   const detection = await detectIn({
     ".github/workflows/ci.yml": workflow(
       `      - name: Smoke
@@ -766,21 +773,22 @@ Deno.test("CI commands finishline does not know are hints, never run", async () 
       job: "test",
       step: "Smoke",
       run: "./scripts/smoke.sh",
-      why: "smoke.sh is not a package manager, make, cargo, go, deno or a Python test runner",
+      why:
+        `smoke.sh is not a package manager, make, cargo, go, deno or a Python test runner${MISSING}`,
     },
     {
       file: ".github/workflows/ci.yml",
       job: "test",
       step: "Matrix",
       run: "for v in 1 2; do\n  make test V=$v\ndone",
-      why: "uses shell control flow (for), which finishline does not read",
+      why: `uses shell control flow (for), which finishline does not read${MISSING}`,
     },
     {
       file: ".github/workflows/ci.yml",
       job: "test",
       step: "npm test | tee out.txt",
       run: "npm test | tee out.txt",
-      why: "pipes its output into another command",
+      why: `pipes its output into another command${MISSING}`,
     },
   ]);
 });
@@ -1003,5 +1011,74 @@ Deno.test("a make target whose recipe runs a tool this machine lacks is skipped"
       '"go install github.com/kyoh86/richgo@latest" is setup (it installs or prepares), not a check',
       '"PATH=$HOME/go/bin/:$PATH make richtest": richtest runs richgo, not installed here (CI installs it)',
     ]);
+  });
+});
+
+Deno.test("a CI job of commands finishline does not know runs as one check of its steps", async (t) => {
+  const job = `on: [push, pull_request]
+jobs:
+  smoke:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - run: npm ci
+      - run: npm run build
+      - run: npm test
+      - run: ./scripts/smoke.sh --fast
+      - working-directory: examples
+        run: ./run.sh
+`;
+  const files = {
+    "package.json": JSON.stringify({ scripts: { build: "tsc", test: "node --test" } }),
+    "package-lock.json": "{}",
+    "scripts/smoke.sh": "#!/bin/sh\n",
+    "examples/run.sh": "",
+    ".github/workflows/ci.yml": job,
+  };
+  await t.step(
+    "setup and the job's own test check left out, its build kept before them",
+    async () => {
+      const detection = await detectIn(files);
+      assert.deepEqual(detection.hints, []);
+      const composite = detection.checks.find((check) => check.name.startsWith("CI job"));
+      assert.deepEqual(composite, {
+        name: 'CI job "smoke" (.github/workflows/ci.yml)',
+        command: "npm run build && ./scripts/smoke.sh --fast && (cd examples && ./run.sh)",
+        source: '.github/workflows/ci.yml job "smoke"',
+        why:
+          "CI runs commands finishline does not know (./scripts/smoke.sh --fast, ./run.sh): the job's commands run as one check, in CI's order, setup and its own test, lint and type checks left out",
+        executable: "sh",
+        kind: "gate",
+      });
+    },
+  );
+  await t.step(
+    "a tool's plugin CI installs (cargo miri) keeps the job's commands as hints",
+    async () => {
+      const detection = await detectIn({
+        "Cargo.toml": '[package]\nname = "x"\nversion = "0.1.0"\n',
+        ".github/workflows/ci.yml":
+          "on: [push]\njobs:\n  miri:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: dtolnay/rust-toolchain@miri\n      - run: cargo miri test\n",
+      });
+      assert.deepEqual(detection.checks.map((check) => check.command), ["cargo test"]);
+      assert.match(
+        detection.hints[0].why ?? "",
+        /; the job runs "cargo miri test", a tool's subcommand or plugin that CI installs$/,
+      );
+    },
+  );
+  await t.step("a step with a secret keeps the job's commands as hints, and says why", async () => {
+    const detection = await detectIn({
+      ...files,
+      ".github/workflows/ci.yml": job.replace(
+        "      - run: npm test\n",
+        '      - run: npm test\n      - run: ./upload.sh "${{ secrets.TOKEN }}"\n',
+      ),
+    });
+    assert.equal(detection.checks.some((check) => check.name.startsWith("CI job")), false);
+    assert.match(
+      detection.hints[0].why ?? "",
+      /; the job needs what is not here \(uses secrets\.TOKEN, which is not available here\)$/,
+    );
   });
 });

@@ -712,7 +712,7 @@ Deno.test("formatDetection prints the checks, the CI commands not run, and the s
         "  pnpm run lint  (package.json has scripts.lint; pnpm-lock.yaml names pnpm)",
         "  pytest: python3 -m pytest  (pytest.ini configures pytest)",
         "CI commands not run:",
-        '  ./smoke.sh  (.github/workflows/ci.yml, job "ci", step "Smoke": smoke.sh is not a package manager, make, cargo, go, deno or a Python test runner)',
+        '  ./smoke.sh  (.github/workflows/ci.yml, job "ci", step "Smoke": smoke.sh is not a package manager, make, cargo, go, deno or a Python test runner; the job runs ./smoke.sh, which is not a file of the repository)',
         "Skipped:",
         "  package.json scripts.test  " +
         `(npm's placeholder test script: "echo \\"Error: no test specified\\" && exit 1")`,

@@ -43,20 +43,23 @@ jobs:
     '  npm run check  (.github/workflows/ci.yml, job "test" runs it; package.json has scripts.check ("node -e \\"console.error(\'lint: 1 problem\'); process.exit(1)\\""))',
     '  npm test  (package.json has scripts.test; package-lock.json names npm; CI runs it too (.github/workflows/ci.yml, job "test"))',
     "CI commands not run:",
-    '  ./scripts/smoke.sh  (.github/workflows/ci.yml, job "test", step "./scripts/smoke.sh": smoke.sh is not a package manager, make, cargo, go, deno or a Python test runner)',
+    '  ./scripts/smoke.sh  (.github/workflows/ci.yml, job "test", step "./scripts/smoke.sh": smoke.sh is not a package manager, make, cargo, go, deno or a Python test runner; the job needs what is not here (uses secrets.TOKEN, which is not available here))',
     "Skipped:",
     '  Makefile  (no "test" target)',
     '  .github/workflows/ci.yml job "test" step "npm ci"  ("npm ci" is setup (it installs or prepares), not a check)',
     '  .github/workflows/ci.yml job "test" step "Upload"  (uses secrets.TOKEN, which is not available here)',
+    "At every claim:",
+    "  npm run check  (the gate CI runs)",
+    "  npm test  (the test command a contributor runs)",
   ]);
   assert.match(
     output,
-    /\n\[1\/2\] running npm run check \(gate, from \.github\/workflows\/ci\.yml job "test" step "npm run check"\) \.\.\.\nred {4}npm run check[^\n]*\n/,
+    /\n\[1\/2\] running npm run check \(gate, from \.github\/workflows\/ci\.yml job "test" step "npm run check"; every claim\) \.\.\.\nred {4}npm run check[^\n]*\n/,
   );
   assert.match(output, /lint: 1 problem/);
   assert.match(
     output,
-    /\n\[2\/2\] running npm test \(test, from package\.json scripts\.test\) \.\.\.\ngreen {2}npm test \(\d+\.\d s\)\n/,
+    /\n\[2\/2\] running npm test \(test, from package\.json scripts\.test; every claim\) \.\.\.\ngreen {2}npm test \(\d+\.\d s\)\n/,
   );
   assert.ok(
     output.endsWith(

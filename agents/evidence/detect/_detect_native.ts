@@ -1,0 +1,181 @@
+/**
+ * C and C++ build systems: CMake (configure, build, `ctest`), Meson (`meson
+ * setup`, `meson test`) and autotools (`make check` in a configured tree).
+ * Each builds in a temp folder outside the repository (see
+ * `_build_folder.ts`); CMake's and Meson's checks are one command each,
+ * named after the test driver.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { inBuildFolder } from "./_build_folder.ts";
+import { addCheck, addConfigFile, onPath, type Scan, skip } from "./_detect_scan.ts";
+
+/** Folders never searched for build files. */
+const NOT_SOURCE = new Set([".git", "node_modules", "build", "_build", "out", "target", "vendor"]);
+
+/** The repository-relative paths of files named `name` up to `depth` folders down. */
+async function findFiles(root: string, name: RegExp, depth: number): Promise<string[]> {
+  const found: string[] = [];
+  const walk = async (dir: string, level: number) => {
+    const entries: Deno.DirEntry[] = [];
+    try {
+      for await (const entry of Deno.readDir(join(root, dir))) entries.push(entry);
+    } catch {
+      return;
+    }
+    for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+      const path = dir === "." ? entry.name : `${dir}/${entry.name}`;
+      if (entry.isFile && name.test(entry.name)) found.push(path);
+      else if (entry.isDirectory && level < depth && !NOT_SOURCE.has(entry.name)) {
+        await walk(path, level + 1);
+      }
+    }
+  };
+  await walk(".", 0);
+  return found;
+}
+
+async function readAll(scan: Scan, paths: string[]): Promise<Array<[string, string]>> {
+  const texts: Array<[string, string]> = [];
+  for (const path of paths) {
+    try {
+      texts.push([path, await Deno.readTextFile(join(scan.root, path))]);
+    } catch {
+      // Unreadable: not a build file this detection can use.
+    }
+  }
+  return texts;
+}
+
+const CMAKE_TESTS =
+  /^\s*(?:enable_testing\s*\(|include\s*\(\s*CTest\b|add_test\s*\(|(?:gtest|catch|doctest)_discover_tests\s*\()/im;
+/** `option(FOO_BUILD_TESTS "..." OFF)`: a switch that leaves the tests out unless turned on. */
+const CMAKE_TEST_OPTION = /^\s*option\s*\(\s*(\w*TEST\w*)\s+"[^"]*"\s+OFF\s*\)/gim;
+
+/** CMakeLists.txt at the root: configure, build, and ctest when tests are declared. */
+export async function detectCmake(scan: Scan): Promise<void> {
+  if (!scan.files.has("CMakeLists.txt")) return;
+  const files = await readAll(
+    scan,
+    await findFiles(scan.root, /^(?:CMakeLists\.txt|.*\.cmake)$/, 3),
+  );
+  const declaring = files.find(([, text]) => CMAKE_TESTS.test(text));
+  if (!(await onPath(scan, "cmake"))) {
+    skip(scan, "CMakeLists.txt", "cmake is not installed here");
+    return;
+  }
+  // The tests' own switches, turned on as the maintainers' CI turns them on.
+  const options = [
+    ...new Set(files.flatMap(([, text]) => [...text.matchAll(CMAKE_TEST_OPTION)].map((m) => m[1]))),
+  ];
+  const defines = options.map((name) => ` -D${name}=ON`).join("");
+  const configure = `cmake -S . -B "$b"${defines} && cmake --build "$b"`;
+  const tests = declaring !== undefined;
+  const command = inBuildFolder(
+    tests
+      ? `${configure} && ctest --test-dir "$b" --output-on-failure --no-tests=error`
+      : configure,
+  );
+  const why = tests
+    ? `CMakeLists.txt is at the root and ${
+      declaring[0]
+    } declares tests; configured and built in a temp folder, then ctest${
+      options.length > 0 ? ` (${options.join(", ")} turned on)` : ""
+    }`
+    : "CMakeLists.txt is at the root and declares no tests: the build is the check";
+  if (
+    addCheck(
+      scan,
+      {
+        name: tests ? "cmake + ctest" : "cmake build",
+        command,
+        source: "CMakeLists.txt",
+        why,
+        executable: "cmake",
+        ...(tests ? { runner: "ctest" as const } : {}),
+        kind: tests ? "test" : "build",
+      },
+      ["cmake:.", "cmake:.:build", ...(tests ? ["cmake:.:test"] : [])],
+    )
+  ) await addConfigFile(scan, "CMakeLists.txt");
+}
+
+/** meson.build at the root: `meson setup` in a temp folder, then `meson test` (which builds). */
+export async function detectMeson(scan: Scan): Promise<void> {
+  if (!scan.files.has("meson.build")) return;
+  for (const tool of ["meson", "ninja"]) {
+    if (!(await onPath(scan, tool))) {
+      skip(scan, "meson.build", `${tool} is not installed here`);
+      return;
+    }
+  }
+  const command = inBuildFolder(`meson setup "$b" && meson test -C "$b" --print-errorlogs`);
+  if (
+    addCheck(
+      scan,
+      {
+        name: "meson test",
+        command,
+        source: "meson.build",
+        why: "meson.build is at the root; set up in a temp folder, then meson test (which builds)",
+        executable: "meson",
+        runner: "meson",
+        kind: "test",
+      },
+      ["meson:.", "meson:.:test"],
+    )
+  ) {
+    await addConfigFile(scan, "meson.build");
+    if (scan.files.has("meson_options.txt")) await addConfigFile(scan, "meson_options.txt");
+    if (scan.files.has("meson.options")) await addConfigFile(scan, "meson.options");
+  }
+}
+
+/**
+ * configure.ac (or configure.in) with Makefile.am: `make check` in a tree
+ * configured out of the source folder. What must run first: `autoreconf
+ * -fi` when the repository does not ship its `configure` (a checkout from
+ * git rarely does; a release tarball does), then `configure`.
+ */
+export async function detectAutotools(scan: Scan): Promise<void> {
+  const ac = ["configure.ac", "configure.in"].find((name) => scan.files.has(name));
+  if (ac === undefined || !scan.files.has("Makefile.am")) return;
+  const shipped = scan.files.has("configure");
+  const needed = shipped ? ["make"] : ["autoreconf", "automake", "make"];
+  for (const tool of needed) {
+    if (!(await onPath(scan, tool))) {
+      skip(
+        scan,
+        ac,
+        `${tool} is not installed here${shipped ? "" : " (configure is generated by autoreconf)"}`,
+      );
+      return;
+    }
+  }
+  // configure runs in the build folder; the source is where the shell started.
+  const steps = `${
+    shipped ? "" : "autoreconf -fi && "
+  }s=$(pwd) && (cd "$b" && "$s/configure") && make -C "$b" check`;
+  if (
+    addCheck(
+      scan,
+      {
+        name: "make check",
+        command: inBuildFolder(steps),
+        source: `${ac}, Makefile.am`,
+        why: `${ac} and Makefile.am are at the root; ${
+          shipped ? "configure ships with it" : "autoreconf -fi makes configure"
+        }, run in a temp folder, then make check`,
+        executable: shipped ? "make" : "autoreconf",
+        runner: "automake",
+        kind: "test",
+      },
+      ["autotools:.", "autotools:.:check", "make:.:check"],
+    )
+  ) {
+    await addConfigFile(scan, ac);
+    await addConfigFile(scan, "Makefile.am");
+  }
+}
