@@ -7,6 +7,7 @@
  * @module
  */
 
+import { unsafeToWrite } from "./log_folder.ts";
 import type { AgentBackend } from "../../backends/port.ts";
 import type { CompletionHandler, RunOutcome } from "../../completion/handler_contract.ts";
 import { GitRepo } from "../../git/repo.ts";
@@ -386,6 +387,9 @@ function endSegment(workspace: Workspace, result: RunResult): void {
 /** Write the Markdown report; a failure is logged, never fatal. Returns whether it was written. */
 async function writeReport(workspace: Workspace, input: ReportInput): Promise<boolean> {
   try {
+    const unsafe = workspace.logDirReal &&
+      await unsafeToWrite(workspace.reportFile, workspace.logDirReal);
+    if (unsafe) throw new Error(`Refusing to write the report: ${unsafe}`);
     await writeRedactedFile(workspace.reportFile, renderReport(input));
     return true;
   } catch (error) {

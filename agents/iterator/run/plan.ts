@@ -35,6 +35,7 @@ import { learningsFinder } from "../../store/learnings_text.ts";
 import { ISSUE_CLOSE_REFUSAL, noGithubWriteEnv } from "../../completion/issue.ts";
 import { describeChecks, prepareChecks, type RunChecks } from "./checks_setup.ts";
 import { openStore, resolveStorePath, workingDirectory } from "../places.ts";
+import { logFolder } from "./log_folder.ts";
 
 /** A run, prepared: what the loop, the workspace and the finish need. */
 export interface RunPlan {
@@ -58,6 +59,8 @@ export interface RunPlan {
   mainRepo?: GitRepo;
   /** The run history's file. */
   storeFile: string;
+  /** The log and report folder (`logging.directory`), confined to the repository. */
+  logDir: string;
   /** The history: the one that existed already (read for learnings), then the run's own. */
   store?: SqliteStore;
   /** The iteration cap. */
@@ -119,6 +122,11 @@ export async function prepareRun(
   const runId = options.resume?.id ?? crypto.randomUUID();
   const mainRepo = await GitRepo.open(cwd, { timeoutMs: definition.git.timeoutSeconds * 1000 });
   await checkWhereItRuns(cwd, mainRepo, flags.worktree === true);
+  const logDir = await logFolder(loaded, {
+    repoRoot: mainRepo?.root,
+    cwd,
+    directory: definition.logging.directory,
+  });
   const storeFile = resolveStorePath(
     options.storePath ?? command.flags.store,
     mainRepo?.root ?? cwd,
@@ -192,6 +200,7 @@ export async function prepareRun(
     resume: options.resume,
     mainRepo,
     storeFile,
+    logDir,
     maxIterations,
     handler,
     criteria,

@@ -6,8 +6,7 @@
  * @module
  */
 
-import { dirname, isAbsolute, join, relative, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { dirname, join, relative, resolve } from "node:path";
 import { firstLine, UsageError } from "../../support/errors.ts";
 import { type GitFault, GitRepo } from "../../git/repo.ts";
 import { GitSettingsGuard } from "../../git/settings.ts";
@@ -73,6 +72,8 @@ export interface Workspace {
   segment?: { number: number; afterIteration: number };
   /** The repository's git settings as the run found them, restored at its end. */
   gitSettings?: GitSettingsGuard;
+  /** The log folder's real path when the log was opened: the report goes there only. */
+  logDirReal?: string;
 }
 
 /**
@@ -92,9 +93,7 @@ export async function openWorkspace(
     openStore(plan.storeFile, cwd, { embeddings: definition.learnings.embeddings, stderr });
   plan.store = store;
   checkWritable(store);
-  const logDir = isAbsolute(definition.logging.directory)
-    ? definition.logging.directory
-    : join(logBase(plan), definition.logging.directory);
+  const logDir = plan.logDir;
   // Before any of finishline's git calls of this run, and before the agent works:
   // the program settings of the repository's config now are the user's.
   if (mainRepo) await trustGitConfig(mainRepo.root);
@@ -154,22 +153,10 @@ export async function openWorkspace(
     cleanup,
     dirtyAtStart,
     gitSettings,
+    logDirReal: await Deno.realPath(logDir).catch(() => undefined),
   };
   await recordRun(plan, workspace, stderr);
   return workspace;
-}
-
-/**
- * Where a relative logging directory starts: the folder holding the local
- * agent's `.agent/`, or for a built-in agent the repository's root (the
- * working directory outside one), so a run from a subfolder logs where a run
- * from the root does.
- */
-function logBase(plan: RunPlan): string {
-  if (!plan.loaded.builtin && plan.loaded.agentDir.protocol === "file:") {
-    return fileURLToPath(new URL("../../", plan.loaded.agentDir));
-  }
-  return plan.mainRepo?.root ?? plan.cwd;
 }
 
 /** How many of the user's uncommitted files the start-of-run warning names. */
