@@ -23,6 +23,13 @@ interface BadInput {
   code?: number;
   /** The fault happens during the run (so the run's records exist). */
   duringRun?: boolean;
+  /** Makes what files cannot hold (a FIFO), after the files are committed. */
+  setup?: (root: string) => Promise<void>;
+}
+
+async function mkfifo(path: string): Promise<void> {
+  const made = await new Deno.Command("mkfifo", { args: [path] }).output();
+  if (!made.success) throw new Error(`mkfifo ${path} failed`);
 }
 
 const agent = (definition: Record<string, unknown>) => JSON.stringify({ name: "x", ...definition });
@@ -494,7 +501,7 @@ const CASES: BadInput[] = [
     args: ["--agent", "x"],
     files: { ".agent/x/agent.json": agent({ description: "x".repeat(2_000_000) }) },
     message:
-      /^finishline: Cannot load agent definition "\.agent\/x\/agent\.json": the file is \d+ bytes, more than the limit of 1048576 bytes$/,
+      /^finishline: Cannot read agent definition "\.agent\/x\/agent\.json": the file is more than 1048576 bytes, the limit$/,
   },
   {
     name: "--store under a regular file",
@@ -508,6 +515,65 @@ const CASES: BadInput[] = [
     args: ["--init", "y", "--trigger-label", "go"],
     message:
       /^finishline: Flag "--trigger-label" names the label that starts the GitHub Actions workflow: add --github-actions$/,
+  },
+  {
+    name: "agent.json is a FIFO (reading it would wait for ever)",
+    args: ["--agent", "x"],
+    setup: async (root) => {
+      await Deno.mkdir(`${root}/.agent/x`, { recursive: true });
+      await mkfifo(`${root}/.agent/x/agent.json`);
+    },
+    message:
+      /^finishline: Cannot read agent definition "\.agent\/x\/agent\.json": expected a regular file, found a FIFO$/,
+  },
+  {
+    name: "agent.json is a committed symlink to /dev/zero (endless)",
+    args: ["--agent", "x"],
+    setup: async (root) => {
+      await Deno.mkdir(`${root}/.agent/x`, { recursive: true });
+      await Deno.symlink("/dev/zero", `${root}/.agent/x/agent.json`);
+      await git(root, "add", "-A");
+      await git(root, "commit", "-qm", "a link");
+    },
+    message:
+      /^finishline: Cannot read agent definition "\.agent\/x\/agent\.json": expected a regular file, found a character device$/,
+  },
+  {
+    name: "the system prompt is a FIFO",
+    args: ["--agent", "x"],
+    files: {
+      ".agent/x/agent.json": agent({ behavior: { ...iterate.behavior, systemPromptPath: "p.md" } }),
+    },
+    setup: (root) => mkfifo(`${root}/.agent/x/p.md`),
+    message:
+      /^finishline: Cannot load "behavior\.systemPromptPath" "\.agent\/x\/p\.md": expected a regular file, found a FIFO, socket or device$/,
+  },
+  {
+    name: "the custom handler is a FIFO",
+    args: ["--agent", "x"],
+    files: { ".agent/x/agent.json": agent(custom("completion/h.ts")) },
+    setup: async (root) => {
+      await Deno.mkdir(`${root}/.agent/x/completion`, { recursive: true });
+      await mkfifo(`${root}/.agent/x/completion/h.ts`);
+    },
+    message: /"behavior\.completionConfig\.handlerPath" .*expected a regular file, found a FIFO/,
+  },
+  {
+    name: "a single-value flag given twice",
+    args: ["--task", "a", "--task", "b"],
+    message:
+      /^finishline: Flag "--task" is given twice \("--task"\): it takes one value; give it once$/,
+  },
+  {
+    name: "the agent named twice, short and long",
+    args: ["-a", "iterator", "--agent", "x", "--task", "t"],
+    message: /^finishline: Flag "--agent" is given twice \("-a" and "--agent"\)/,
+  },
+  {
+    name: "a base branch that is no branch",
+    args: ["--task", "t", "--worktree", "--base-branch", "nope"],
+    message:
+      /^finishline: Flag "--base-branch" names "nope", which is not a branch or commit here$/,
   },
   // faults during a run
   {
@@ -542,6 +608,7 @@ Deno.test(`the bad-input catalogue (${CASES.length} cases): one line, the right 
         await git(repo.path, "add", "-A");
         await git(repo.path, "commit", "-qm", "fixture");
       }
+      await input.setup?.(repo.path);
       const run = await runCli(input.args, { cwd: repo.path, server });
       assert.equal(run.code, input.code ?? 2, run.stderr);
       assert.doesNotMatch(run.stderr, /^\s+at /m, "no stack trace");

@@ -116,9 +116,13 @@ export async function confinePath(
   const shown = quote(displayPathOf(url, options.cwd));
   let real: string;
   let isFolder: boolean;
+  let isSpecial: boolean;
   try {
     real = await Deno.realPath(url);
-    isFolder = (await Deno.stat(real)).isDirectory;
+    const info = await Deno.stat(real);
+    isFolder = info.isDirectory;
+    // A FIFO, a socket or a device (a link to /dev/zero) is read for ever or blocks.
+    isSpecial = !isFolder && !info.isFile;
   } catch (error) {
     if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
       if (options.optional) return undefined;
@@ -138,6 +142,11 @@ export async function confinePath(
   if (!isInside) {
     throw new UsageError(
       `Refusing ${subject} ${shown}: it resolves outside ${folderName} (to ${quote(real)})`,
+    );
+  }
+  if (isSpecial) {
+    throw new UsageError(
+      `Cannot load ${subject} ${shown}: expected a regular ${expect}, found a FIFO, socket or device`,
     );
   }
   if (isFolder !== (expect === "folder")) {

@@ -19,6 +19,7 @@ import type { CompletionCriteria, CompletionHandler } from "../../completion/han
 import { loadDefinition } from "../../definition/load.ts";
 import type { AgentDefinition, LoadedDefinition } from "../../definition/definition_types.ts";
 import { GitRepo } from "../../git/repo.ts";
+import { checkBaseBranch } from "../../git/worktree.ts";
 import { argsToVariables, PromptResolver } from "../../prompts/resolver.ts";
 import { pathExists } from "../../support/resource.ts";
 import { runGit } from "../../git/run_git.ts";
@@ -122,6 +123,7 @@ export async function prepareRun(
   const runId = options.resume?.id ?? crypto.randomUUID();
   const mainRepo = await GitRepo.open(cwd, { timeoutMs: definition.git.timeoutSeconds * 1000 });
   await checkWhereItRuns(cwd, mainRepo, flags.worktree === true);
+  if (flags.baseBranch && mainRepo) await checkBaseBranch(mainRepo, flags.baseBranch);
   const logDir = await logFolder(loaded, {
     repoRoot: mainRepo?.root,
     cwd,

@@ -17,6 +17,8 @@ import { createWorktree, type Worktree, WORKTREES_DIR } from "../../git/worktree
 import type { FinishSettings } from "../../finish/workflow.ts";
 import type { RunPlan } from "./plan.ts";
 import { openStore } from "../places.ts";
+import { pathExists } from "../../support/resource.ts";
+import { missingFolders, removeEmpty } from "./locks.ts";
 
 /**
  * What the finish needs to clean up and to ask its model, recorded at the
@@ -88,6 +90,33 @@ export async function openWorkspace(
   plan: RunPlan,
   stderr: (text: string) => void,
 ): Promise<Workspace> {
+  const freshStore = !plan.store && !(await pathExists(plan.storeFile));
+  const logFolders = await missingFolders(plan.logDir);
+  const opened: { log?: RunLog } = {};
+  try {
+    return await openSteps(plan, stderr, opened);
+  } catch (error) {
+    // A run that never started (a base branch that is no branch, a worktree git
+    // could not make) leaves nothing of its own: no history, no log.
+    opened.log?.close();
+    if (opened.log) await Deno.remove(opened.log.path).catch(() => {});
+    await removeEmpty(logFolders);
+    if (freshStore && plan.store) {
+      plan.store.close();
+      plan.store = undefined;
+      for (const suffix of ["", "-wal", "-shm", "-journal"]) {
+        await Deno.remove(`${plan.storeFile}${suffix}`).catch(() => {});
+      }
+    }
+    throw error;
+  }
+}
+
+async function openSteps(
+  plan: RunPlan,
+  stderr: (text: string) => void,
+  opened: { log?: RunLog },
+): Promise<Workspace> {
   const { definition, mainRepo, cwd, runId } = plan;
   const store = plan.store ??
     openStore(plan.storeFile, cwd, { embeddings: definition.learnings.embeddings, stderr });
@@ -109,6 +138,7 @@ export async function openWorkspace(
   const worktree = plan.flags.worktree ? await openWorktree(plan) : undefined;
   const workDir = worktree?.path ?? cwd;
   const log = RunLog.open(join(logDir, `${stamp}-${runId.slice(0, 8)}.jsonl`));
+  opened.log = log;
   const git = await GitRepo.open(workDir, {
     timeoutMs: definition.git.timeoutSeconds * 1000,
     onFault: (fault: GitFault) =>
