@@ -38,7 +38,7 @@ import { type CommandIO, runCommand } from "./run/command.ts";
 import { lockRun } from "./run/locks.ts";
 import { openStore, workingDirectory } from "./places.ts";
 import { VERSION } from "../support/version.ts";
-import { redactingWriter } from "../support/sinks.ts";
+import { redactingWriter, terminalWriter } from "../support/sinks.ts";
 
 export { VERSION } from "../support/version.ts";
 
@@ -64,16 +64,17 @@ const encoder = new TextEncoder();
  * @returns The process exit code.
  */
 export async function main(argv: string[], io: MainIO = {}): Promise<number> {
-  // Every line the CLI prints is redacted, whatever printed it.
-  const stdout = redactingWriter(
+  // Every line the CLI prints is redacted and loses its terminal controls, whatever printed it.
+  const rawStderr = io.stderr ?? ((text: string) => writeAll(Deno.stderr, encoder.encode(text)));
+  const stdout = terminalWriter(
     io.stdout ?? ((text: string) => writeAll(Deno.stdout, encoder.encode(text))),
   );
-  const stderr = redactingWriter(
-    io.stderr ?? ((text: string) => writeAll(Deno.stderr, encoder.encode(text))),
-  );
+  const stderr = terminalWriter(rawStderr);
   try {
     const stderrIsTerminal = io.stderr === undefined && Deno.stderr.isTerminal();
-    return await dispatch(argv, { ...io, stdout, stderr, stderrIsTerminal });
+    // The live line alone draws with escapes; it strips the text it is given.
+    const stderrLive = redactingWriter(rawStderr);
+    return await dispatch(argv, { ...io, stdout, stderr, stderrIsTerminal, stderrLive });
   } catch (error) {
     if (error instanceof UsageError) {
       stderr(`finishline: ${error.message}\n`);

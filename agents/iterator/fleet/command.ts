@@ -272,7 +272,8 @@ function fleetView(flags: { quiet: boolean }, io: CommandIO): FleetView {
   const mode = flags.quiet ? "quiet" : io.stderrIsTerminal && !ci ? "live" : "plain";
   return new FleetView({
     mode,
-    write: io.stderr,
+    // The live rows draw with escapes; the view strips the texts it is given.
+    write: mode === "live" ? io.stderrLive ?? io.stderr : io.stderr,
     columns: () => {
       try {
         return Deno.consoleSize().columns;

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { blockquote } from "../../support/markdown.ts";
 import { unsafeToWrite } from "./log_folder.ts";
 import type { AgentBackend } from "../../backends/port.ts";
 import type { CompletionHandler, RunOutcome } from "../../completion/handler_contract.ts";
@@ -342,7 +343,8 @@ async function openPullRequest(
   const body = [
     `Opened by finishline after run \`${result.runId}\`: ${result.completionReason}.`,
     "",
-    summary ? `**Summary:** ${summary}` : "",
+    // The agent's words, quoted: no markup, closing keyword or mention of their own.
+    ...(summary ? ["**Summary:**", "", ...blockquote(summary)] : []),
     "",
     `Iterations: ${result.iterations}; cost: $${result.costUsd.toFixed(4)}; duration: ${
       (result.durationMs / 1000).toFixed(1)
