@@ -81,9 +81,14 @@ export async function main(argv: string[], io: MainIO = {}): Promise<number> {
       return error.exitCode;
     }
     const unwritable = fileSystemProblem(error);
+    const started = (error as { runStarted?: boolean })?.runStarted === true;
     if (unwritable) {
-      stderr(`finishline: ${unwritable}\n`);
-      return 2;
+      stderr(
+        `finishline: ${unwritable}${
+          started ? "; the run had started: it failed, its recorded iterations are kept" : ""
+        }\n`,
+      );
+      return started ? EXIT_CODES.failed : 2;
     }
     stderr(
       `finishline: unexpected error: ${

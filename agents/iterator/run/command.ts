@@ -209,6 +209,12 @@ async function checkAndRun(
       await finishAhead.close();
       signals?.dispose();
     }
+  } catch (error) {
+    // Once the run started, a failure is its outcome, never "nothing was run" (exit 2).
+    if (started && error instanceof Error) {
+      Object.defineProperty(error, "runStarted", { value: true });
+    }
+    throw error;
   } finally {
     await guard.end();
     // A run that never started leaves no folder of its own behind.

@@ -104,7 +104,7 @@ export async function openWorkspace(
     if (freshStore && plan.store) {
       plan.store.close();
       plan.store = undefined;
-      for (const suffix of ["", "-wal", "-shm", "-journal"]) {
+      for (const suffix of ["", "-wal", "-shm", "-journal", "-reserve"]) {
         await Deno.remove(`${plan.storeFile}${suffix}`).catch(() => {});
       }
     }
@@ -139,6 +139,10 @@ async function openSteps(
   const workDir = worktree?.path ?? cwd;
   const log = RunLog.open(join(logDir, `${stamp}-${runId.slice(0, 8)}.jsonl`));
   opened.log = log;
+  log.onFault = (error) =>
+    stderr(
+      `[finishline] the log could not be written (${error}): the run goes on; the run history keeps its iterations\n`,
+    );
   const git = await GitRepo.open(workDir, {
     timeoutMs: definition.git.timeoutSeconds * 1000,
     onFault: (fault: GitFault) =>
