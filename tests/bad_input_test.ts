@@ -575,6 +575,17 @@ const CASES: BadInput[] = [
     message:
       /^finishline: Flag "--base-branch" names "nope", which is not a branch or commit here$/,
   },
+  {
+    name: "a worktree git cannot check out (an LFS filter that fails)",
+    args: ["--task", "t", "--worktree"],
+    files: { ".gitattributes": "*.bin filter=lfs\n", "a.bin": "data\n" },
+    setup: async (root) => {
+      await git(root, "config", "filter.lfs.smudge", "false");
+      await git(root, "config", "filter.lfs.required", "true");
+    },
+    message:
+      /^finishline: Cannot create the worktree ".*" on branch "finishline\/iterator\/[0-9a-f]+": error: external filter 'false' failed/,
+  },
   // faults during a run
   {
     name: "handler throws inside isComplete (three times)",

@@ -86,8 +86,13 @@ export async function createWorktree(
   const args = reused ? ["add", path, branch] : ["add", "-b", branch, path, base];
   const created = await repo.worktree(args);
   if (created.code !== 0) {
-    const why = created.stderr.split("\n").find((line) => line.trim())?.trim() ??
+    const lines = created.stderr.split("\n").map((line) => line.trim()).filter(Boolean);
+    const why = lines.find((line) => /^(fatal|error):/i.test(line)) ?? lines.at(-1) ??
       `exit code ${created.code}`;
+    // What git made before it failed (a checkout an LFS filter refused) goes again.
+    await Deno.remove(path, { recursive: true }).catch(() => {});
+    await repo.worktree(["prune"]);
+    if (!reused) await repo.exec(["branch", "-D", branch]);
     throw new UsageError(`Cannot create the worktree "${path}" on branch "${branch}": ${why}`);
   }
   return { path, branch, base, reused };

@@ -92,6 +92,9 @@ export async function openWorkspace(
 ): Promise<Workspace> {
   const freshStore = !plan.store && !(await pathExists(plan.storeFile));
   const logFolders = await missingFolders(plan.logDir);
+  const worktreeFolders = plan.mainRepo
+    ? await missingFolders(join(plan.mainRepo.root, WORKTREES_DIR))
+    : [];
   const opened: { log?: RunLog } = {};
   try {
     return await openSteps(plan, stderr, opened);
@@ -101,6 +104,7 @@ export async function openWorkspace(
     opened.log?.close();
     if (opened.log) await Deno.remove(opened.log.path).catch(() => {});
     await removeEmpty(logFolders);
+    await removeEmpty(worktreeFolders);
     if (freshStore && plan.store) {
       plan.store.close();
       plan.store = undefined;
