@@ -209,7 +209,9 @@ async function resume(command: ResumeCommand, io: CommandIO): Promise<number> {
         `Run ${run.id} already ended (${run.status}): there is nothing to resume`,
       );
     }
-    return await runCommand(parseRunCommand([...run.argv, "--cwd", run.cwd]), io, {
+    // The recorded folder wins: a --cwd of the recorded command line gives way to it
+    // (a flag given twice is refused).
+    return await runCommand(parseRunCommand([...withoutCwd(run.argv), "--cwd", run.cwd]), io, {
       resume: run,
       json: command.json,
       storePath: command.store,
@@ -218,6 +220,16 @@ async function resume(command: ResumeCommand, io: CommandIO): Promise<number> {
   } finally {
     await runLock.release();
   }
+}
+
+/** A command line without its `--cwd DIR` (or `--cwd=DIR`). */
+function withoutCwd(argv: readonly string[]): string[] {
+  const kept: string[] = [];
+  for (let index = 0; index < argv.length; index++) {
+    if (argv[index] === "--cwd") index++;
+    else if (!argv[index].startsWith("--cwd=")) kept.push(argv[index]);
+  }
+  return kept;
 }
 
 /** What the machine's file system refused, by the error's OS code. */
