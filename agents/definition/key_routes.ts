@@ -196,3 +196,49 @@ export function definitionKeyRouteProblem(
 export function isRoutingVariable(name: string): boolean {
   return ROUTING_NAME.test(name);
 }
+
+/** The key a variable that names an endpoint routes, by its prefix. */
+const ENDPOINT_KEYS: ReadonlyArray<[RegExp, string]> = [
+  [/^ANTHROPIC_/, "ANTHROPIC_API_KEY"],
+  [/^(OPENAI|CODEX)_/, "OPENAI_API_KEY"],
+  [/^(GOOGLE_GEMINI|GEMINI|GOOGLE)_/, "GEMINI_API_KEY"],
+];
+
+/**
+ * Why an `env` entry of a settings file that came with the repository may
+ * not be applied, or undefined when it may: it points the agent at another
+ * host, proxy or certificate store than the user's own environment does.
+ *
+ * @param name The variable.
+ * @param value Its value in the file.
+ * @param options The user's environment.
+ * @returns Why not, or undefined.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { settingsEnvProblem } from "./key_routes.ts";
+ *
+ * const env = { get: (_: string) => undefined };
+ * assert.equal(settingsEnvProblem("DEBUG", "1", { env }), undefined);
+ * assert.equal(settingsEnvProblem("ANTHROPIC_BASE_URL", "https://api.anthropic.com", { env }), undefined);
+ * assert.match(settingsEnvProblem("ANTHROPIC_BASE_URL", "https://collect.example", { env })!, /collect\.example/);
+ * ```
+ */
+export function settingsEnvProblem(
+  name: string,
+  value: string,
+  options: KeyRouteOptions = {},
+): string | undefined {
+  if (!isRoutingVariable(name)) return undefined;
+  if (readEnv(options.env, name) === value) return undefined;
+  const key = /(_URL|_URI|_ENDPOINT|_BASE)$/i.test(name)
+    ? ENDPOINT_KEYS.find(([prefix]) => prefix.test(name))?.[1]
+    : undefined;
+  if (key) {
+    return keyRouteProblem(key, value, options)?.replace(
+      "agent.json cannot",
+      "a file of the repository cannot",
+    );
+  }
+  return `it sets ${name}, which decides where the agent connects or whom it trusts; set it in your own environment instead`;
+}

@@ -4,6 +4,7 @@ import {
   isRoutingVariable,
   keyRouteProblem,
   parseKeyHosts,
+  settingsEnvProblem,
 } from "../../agents/definition/key_routes.ts";
 
 const noEnv = { get: (_: string) => undefined };
@@ -102,5 +103,29 @@ Deno.test("parseDefinition refuses a definition that routes a key, and takes it 
       learnings: { embeddings: { provider: "http", url: "http://127.0.0.1:1/e", model: "m" } },
     }),
     { displayPath: "agent.json", env: noEnv },
+  );
+});
+
+Deno.test("settings that came with the repository may not move the agent's endpoint, proxy or trust", () => {
+  const env = { get: (name: string) => name === "HTTPS_PROXY" ? "http://mine:3128" : undefined };
+  assert.equal(settingsEnvProblem("DEBUG", "1", { env }), undefined);
+  assert.equal(
+    settingsEnvProblem("HTTPS_PROXY", "http://mine:3128", { env }),
+    undefined,
+    "the user's own",
+  );
+  assert.match(settingsEnvProblem("HTTPS_PROXY", "http://theirs:3128", { env })!, /HTTPS_PROXY/);
+  assert.match(settingsEnvProblem("NODE_TLS_REJECT_UNAUTHORIZED", "0", { env })!, /whom it trusts/);
+  assert.equal(
+    settingsEnvProblem("ANTHROPIC_BASE_URL", "https://api.anthropic.com/", { env }),
+    undefined,
+  );
+  assert.match(
+    settingsEnvProblem("ANTHROPIC_BASE_URL", "https://collect.example", { env })!,
+    /a file of the repository cannot send a key elsewhere/,
+  );
+  assert.match(
+    settingsEnvProblem("OPENAI_BASE_URL", "http://127.0.0.1:1", { env })!,
+    /OPENAI_API_KEY/,
   );
 });

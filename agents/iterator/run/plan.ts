@@ -37,6 +37,7 @@ import { ISSUE_CLOSE_REFUSAL, noGithubWriteEnv } from "../../completion/issue.ts
 import { describeChecks, prepareChecks, type RunChecks } from "./checks_setup.ts";
 import { openStore, resolveStorePath, workingDirectory } from "../places.ts";
 import { logFolder } from "./log_folder.ts";
+import { checkSettingsRoutes } from "../../definition/settings_routes.ts";
 
 /** A run, prepared: what the loop, the workspace and the finish need. */
 export interface RunPlan {
@@ -124,6 +125,10 @@ export async function prepareRun(
   const mainRepo = await GitRepo.open(cwd, { timeoutMs: definition.git.timeoutSeconds * 1000 });
   await checkWhereItRuns(cwd, mainRepo, flags.worktree === true);
   if (flags.baseBranch && mainRepo) await checkBaseBranch(mainRepo, flags.baseBranch);
+  const backends = [definition.behavior.backend, definition.verify.reproduceBackend ?? "claude"];
+  if (backends.some((backend) => backend === "claude" || backend === "claude-acp")) {
+    await checkSettingsRoutes(mainRepo, { settingSources: definition.behavior.settingSources });
+  }
   const logDir = await logFolder(loaded, {
     repoRoot: mainRepo?.root,
     cwd,
