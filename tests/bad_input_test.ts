@@ -598,6 +598,7 @@ const CASES: BadInput[] = [
     args: ["--task", "t", "--worktree"],
     files: { ".gitattributes": "*.bin filter=lfs\n", "a.bin": "data\n" },
     setup: async (root) => {
+      await git(root, "config", "filter.lfs.clean", "cat");
       await git(root, "config", "filter.lfs.smudge", "false");
       await git(root, "config", "filter.lfs.required", "true");
     },
