@@ -4,7 +4,7 @@
  * @module
  */
 
-import { isAbsolute, join } from "node:path";
+import { isAbsolute, join, sep } from "node:path";
 import {
   incomplete,
   ok,
@@ -68,9 +68,12 @@ export class FilesChecker implements TaskCompletionChecker {
    */
   async check(context: TaskCompletionContext): Promise<TaskCompletionResult> {
     const missing: string[] = [];
+    const root = await Deno.realPath(context.cwd).catch(() => context.cwd);
     for (const path of this.#paths) {
       try {
-        await Deno.stat(isAbsolute(path) ? path : join(context.cwd, path));
+        const real = await Deno.realPath(isAbsolute(path) ? path : join(context.cwd, path));
+        // A link that leads out of the working directory is no file of the repository's.
+        if (real !== root && !real.startsWith(`${root}${sep}`)) missing.push(path);
       } catch {
         missing.push(path);
       }

@@ -4,6 +4,7 @@
  * @module
  */
 
+import { blockquote, codeSpan, inline } from "../support/markdown.ts";
 import { usd } from "../support/format.ts";
 import type { CommandRefusal } from "../backends/port.ts";
 import { type GhComment, type GhIssue, GitHubCli } from "../github/port.ts";
@@ -393,7 +394,7 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
     if (this.#runnerCloses && verdict !== "complete" && this.#lastState === "CLOSED") {
       // Closed before the evidence passed (by the agent, a script or a person): not done yet.
       const why = summary.verification?.passed === false
-        ? `: ${summary.verification.feedback.split("\n")[0]}`
+        ? `: ${inline(summary.verification.feedback.split("\n")[0])}`
         : "";
       const reopened = await this.#github.reopenIssue(
         this.#number,
@@ -408,7 +409,7 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
       `**finishline** iteration ${summary.iteration}/${this.context.maxIterations}: ${verdict}`,
       "",
       `Tools: ${summary.toolsUsed.length}; turns: ${summary.turns}; cost: ${usd(summary.costUsd)}`,
-      last ? `\n> ${last.slice(0, 500).replace(/\n/g, "\n> ")}` : "",
+      last ? `\n${blockquote(last.slice(0, 500)).join("\n")}` : "",
     ].join("\n");
     await this.#github.comment(this.#number, body);
   }
@@ -528,14 +529,14 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
 /** The comment that closes an issue: what proved the work done. */
 function closingComment(outcome: RunOutcome): string {
   const evidence = outcome.evidence;
-  const lines = [`**finishline** closes this issue: ${outcome.reason}.`];
+  const lines = [`**finishline** closes this issue: ${inline(outcome.reason)}.`];
   if (evidence?.checks.length) {
     lines.push("", "Checks that passed on the final state:");
-    for (const check of evidence.checks) lines.push(`- \`${check}\``);
+    for (const check of evidence.checks) lines.push(`- ${codeSpan(check)}`);
   }
   if (evidence?.commits.length) {
     lines.push("", "Commits:");
-    for (const commit of evidence.commits.slice(0, 20)) lines.push(`- ${commit}`);
+    for (const commit of evidence.commits.slice(0, 20)) lines.push(`- ${inline(commit)}`);
     if (evidence.commits.length > 20) lines.push(`- and ${evidence.commits.length - 20} more`);
   }
   if (evidence?.pullRequest) lines.push("", `Pull request: ${evidence.pullRequest}`);

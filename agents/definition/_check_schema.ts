@@ -6,7 +6,13 @@
  */
 
 import { z } from "zod";
-import { nonEmptyString, nonNegativeInt, positiveNumber, strictObject } from "./_fields.ts";
+import {
+  insidePath,
+  nonEmptyString,
+  nonNegativeInt,
+  positiveNumber,
+  strictObject,
+} from "./_fields.ts";
 
 const checkName = nonEmptyString().optional().describe("Name in feedback and logs.");
 
@@ -26,8 +32,8 @@ export const checkSchema = z.discriminatedUnion("type", [
   }).describe("Commit evidence."),
   strictObject({
     type: z.literal("files"),
-    paths: z.array(nonEmptyString()).min(1, { error: "expected at least one path" }).describe(
-      "Paths that must exist, relative to the working directory.",
+    paths: z.array(insidePath()).min(1, { error: "expected at least one path" }).describe(
+      "Paths that must exist, relative to the working directory and inside it after symlinks are followed.",
     ),
     name: checkName,
   }).describe("Paths that must exist."),

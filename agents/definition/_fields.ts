@@ -57,3 +57,14 @@ export function nonNegativeInt(): z.ZodInt {
 export function nonEmptyString(): z.ZodString {
   return z.string().min(1, { error: "expected a non-empty string" });
 }
+
+/**
+ * A path inside the repository or the agent folder, as written: relative and
+ * without `..` (symlinks are followed and checked where the path is used).
+ */
+export function insidePath(): z.ZodString {
+  return nonEmptyString().refine(
+    (path) => !/^([/\\~]|[A-Za-z]:)/.test(path) && !path.split(/[/\\]/).includes(".."),
+    { error: 'expected a relative path that stays inside (no absolute path, no "..")' },
+  );
+}

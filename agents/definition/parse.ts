@@ -13,6 +13,7 @@ import { UsageError } from "../support/errors.ts";
 import { agentDefinitionSchema } from "./schema.ts";
 import type { AgentDefinition } from "./definition_types.ts";
 import { oneOf, quote } from "./_wording.ts";
+import { definitionKeyRouteProblem } from "./key_routes.ts";
 
 function formatPath(segments: readonly PropertyKey[]): string {
   let result = "";
@@ -119,6 +120,8 @@ export interface ParseDefinitionOptions {
   displayPath: string;
   /** The name the definition must have (its folder name); unchecked when absent. */
   expectedName?: string;
+  /** The user's environment, for the key routes they allow (`FINISHLINE_KEY_HOSTS`). @default Deno.env */
+  env?: { get(name: string): string | undefined };
 }
 
 /**
@@ -183,6 +186,8 @@ export function parseDefinition(
       }`,
     );
   }
+  const route = definitionKeyRouteProblem(definition, { env: options.env });
+  if (route) throw new UsageError(`${prefix}: ${quote(route.field)}: ${route.problem}`);
   return definition;
 }
 

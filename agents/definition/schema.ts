@@ -17,6 +17,7 @@ import { backendSettingSchema, behaviorSchema } from "./_behavior_schema.ts";
 import { checkSchema } from "./_check_schema.ts";
 import {
   AGENT_NAME_PATTERN,
+  insidePath,
   nonEmptyString,
   nonNegativeInt,
   nonNegativeNumber,
@@ -67,8 +68,8 @@ const githubSchema = strictObject({
 });
 
 const loggingSchema = strictObject({
-  directory: nonEmptyString().optional().describe(
-    "Relative to the working directory; defaults to `.agent/<name>/logs`.",
+  directory: insidePath().optional().describe(
+    "The folder of the log and the report, relative to the repository (the folder holding `.agent/`) and inside it after symlinks are followed; defaults to `.agent/<name>/logs`.",
   ),
   format: z.literal("jsonl").default("jsonl").describe("Log format."),
 });

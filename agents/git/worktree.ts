@@ -45,6 +45,22 @@ export function worktreeBranch(agent: string, id: string): string {
 }
 
 /**
+ * Refuse a `--base-branch` that names no branch or commit of the repository.
+ *
+ * @param repo The main checkout.
+ * @param baseBranch The flag's value.
+ * @throws {UsageError} When it names none.
+ */
+export async function checkBaseBranch(repo: GitRepo, baseBranch: string): Promise<void> {
+  const exists = await repo.exec(["rev-parse", "--verify", "-q", `${baseBranch}^{commit}`]);
+  if (exists.code !== 0) {
+    throw new UsageError(
+      `Flag "--base-branch" names "${baseBranch}", which is not a branch or commit here`,
+    );
+  }
+}
+
+/**
  * Create (or reuse) the run's worktree.
  *
  * @param repo The main checkout.
@@ -59,19 +75,7 @@ export async function createWorktree(
   const branch = worktreeBranch(options.agent, options.id);
   const base = options.baseBranch ?? await repo.branch() ?? await repo.head();
   if (!base) throw new UsageError(`Cannot create a worktree: the repository has no commit yet`);
-  if (options.baseBranch) {
-    const exists = await repo.exec([
-      "rev-parse",
-      "--verify",
-      "-q",
-      `${options.baseBranch}^{commit}`,
-    ]);
-    if (exists.code !== 0) {
-      throw new UsageError(
-        `Flag "--base-branch" names "${options.baseBranch}", which is not a branch or commit here`,
-      );
-    }
-  }
+  if (options.baseBranch) await checkBaseBranch(repo, options.baseBranch);
   const path = join(repo.root, WORKTREES_DIR, branch.replaceAll("/", "-"));
   const existing = await repo.exec(["rev-parse", "--verify", "-q", `refs/heads/${branch}`]);
   const reused = existing.code === 0;
@@ -82,8 +86,13 @@ export async function createWorktree(
   const args = reused ? ["add", path, branch] : ["add", "-b", branch, path, base];
   const created = await repo.worktree(args);
   if (created.code !== 0) {
-    const why = created.stderr.split("\n").find((line) => line.trim())?.trim() ??
+    const lines = created.stderr.split("\n").map((line) => line.trim()).filter(Boolean);
+    const why = lines.find((line) => /^(fatal|error):/i.test(line)) ?? lines.at(-1) ??
       `exit code ${created.code}`;
+    // What git made before it failed (a checkout an LFS filter refused) goes again.
+    await Deno.remove(path, { recursive: true }).catch(() => {});
+    await repo.worktree(["prune"]);
+    if (!reused) await repo.exec(["branch", "-D", branch]);
     throw new UsageError(`Cannot create the worktree "${path}" on branch "${branch}": ${why}`);
   }
   return { path, branch, base, reused };

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { defuseBody } from "./defuse.ts";
 import { z } from "zod";
 import type { GhCalls } from "./_calls.ts";
 
@@ -211,7 +212,7 @@ export async function setIssueState(
   comment?: string,
 ): Promise<boolean> {
   const args = ["issue", action, String(number), ...calls.repoArgs()];
-  if (comment) args.push("--comment", comment);
+  if (comment) args.push("--comment", defuseBody(comment));
   return await calls.retryOk(args);
 }
 
@@ -230,7 +231,7 @@ export async function comment(calls: GhCalls, number: number, body: string): Pro
     String(number),
     ...calls.repoArgs(),
     "--body",
-    body,
+    defuseBody(body),
   ]);
 }
 

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { defuseBody, defuseTitle } from "./defuse.ts";
 import { type CallResult, firstLine, type GhCalls } from "./_calls.ts";
 
 /** One CI check of a pull request, as `gh pr checks` reports it. */
@@ -86,9 +87,9 @@ export async function createPullRequest(
       "--head",
       pr.head,
       "--title",
-      pr.title,
+      defuseTitle(pr.title),
       "--body",
-      pr.body,
+      defuseBody(pr.body),
     ],
     () => undefined,
   );

@@ -38,7 +38,7 @@ import { type CommandIO, runCommand } from "./run/command.ts";
 import { lockRun } from "./run/locks.ts";
 import { openStore, workingDirectory } from "./places.ts";
 import { VERSION } from "../support/version.ts";
-import { redactingWriter } from "../support/sinks.ts";
+import { redactingWriter, terminalWriter } from "../support/sinks.ts";
 
 export { VERSION } from "../support/version.ts";
 
@@ -64,25 +64,31 @@ const encoder = new TextEncoder();
  * @returns The process exit code.
  */
 export async function main(argv: string[], io: MainIO = {}): Promise<number> {
-  // Every line the CLI prints is redacted, whatever printed it.
-  const stdout = redactingWriter(
+  // Every line the CLI prints is redacted and loses its terminal controls, whatever printed it.
+  const rawStderr = io.stderr ?? ((text: string) => writeAll(Deno.stderr, encoder.encode(text)));
+  const stdout = terminalWriter(
     io.stdout ?? ((text: string) => writeAll(Deno.stdout, encoder.encode(text))),
   );
-  const stderr = redactingWriter(
-    io.stderr ?? ((text: string) => writeAll(Deno.stderr, encoder.encode(text))),
-  );
+  const stderr = terminalWriter(rawStderr);
   try {
     const stderrIsTerminal = io.stderr === undefined && Deno.stderr.isTerminal();
-    return await dispatch(argv, { ...io, stdout, stderr, stderrIsTerminal });
+    // The live line alone draws with escapes; it strips the text it is given.
+    const stderrLive = redactingWriter(rawStderr);
+    return await dispatch(argv, { ...io, stdout, stderr, stderrIsTerminal, stderrLive });
   } catch (error) {
     if (error instanceof UsageError) {
       stderr(`finishline: ${error.message}\n`);
       return error.exitCode;
     }
     const unwritable = fileSystemProblem(error);
+    const started = (error as { runStarted?: boolean })?.runStarted === true;
     if (unwritable) {
-      stderr(`finishline: ${unwritable}\n`);
-      return 2;
+      stderr(
+        `finishline: ${unwritable}${
+          started ? "; the run had started: it failed, its recorded iterations are kept" : ""
+        }\n`,
+      );
+      return started ? EXIT_CODES.failed : 2;
     }
     stderr(
       `finishline: unexpected error: ${
@@ -203,7 +209,9 @@ async function resume(command: ResumeCommand, io: CommandIO): Promise<number> {
         `Run ${run.id} already ended (${run.status}): there is nothing to resume`,
       );
     }
-    return await runCommand(parseRunCommand([...run.argv, "--cwd", run.cwd]), io, {
+    // The recorded folder wins: a --cwd of the recorded command line gives way to it
+    // (a flag given twice is refused).
+    return await runCommand(parseRunCommand([...withoutCwd(run.argv), "--cwd", run.cwd]), io, {
       resume: run,
       json: command.json,
       storePath: command.store,
@@ -212,6 +220,16 @@ async function resume(command: ResumeCommand, io: CommandIO): Promise<number> {
   } finally {
     await runLock.release();
   }
+}
+
+/** A command line without its `--cwd DIR` (or `--cwd=DIR`). */
+function withoutCwd(argv: readonly string[]): string[] {
+  const kept: string[] = [];
+  for (let index = 0; index < argv.length; index++) {
+    if (argv[index] === "--cwd") index++;
+    else if (!argv[index].startsWith("--cwd=")) kept.push(argv[index]);
+  }
+  return kept;
 }
 
 /** What the machine's file system refused, by the error's OS code. */

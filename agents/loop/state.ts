@@ -296,8 +296,8 @@ export class RunState {
   }
 
   /**
-   * Record an iteration with its verdict: the event (log and progress), the
-   * run history, then the handler's hook; a failing store or hook is logged,
+   * Record an iteration with its verdict: the run history, the event (log
+   * and progress), then the handler's hook; a failing store or hook is logged,
    * never fatal.
    *
    * @param summary The iteration.
@@ -305,13 +305,9 @@ export class RunState {
    */
   async record(summary: IterationSummary, verdict: string): Promise<void> {
     summary.verdict = verdict;
-    this.emit({
-      type: "iteration_finished",
-      iteration: summary.iteration,
-      maxIterations: this.options.maxIterations,
-      summary,
-      verdict,
-    });
+    // The history first: it is what --resume and the report read, and nothing
+    // written before it (a log line on a full disk) may keep it from being written.
+    let stored: string | undefined;
     try {
       this.options.store?.recordIteration({
         runId: this.runId,
@@ -322,8 +318,16 @@ export class RunState {
         verdict,
       });
     } catch (error) {
-      this.emit({ type: "store_failed", iteration: summary.iteration, error: firstLine(error) });
+      stored = firstLine(error);
     }
+    this.emit({
+      type: "iteration_finished",
+      iteration: summary.iteration,
+      maxIterations: this.options.maxIterations,
+      summary,
+      verdict,
+    });
+    if (stored) this.emit({ type: "store_failed", iteration: summary.iteration, error: stored });
     try {
       await this.handler.onIterationEnd?.(summary, verdict);
     } catch (error) {

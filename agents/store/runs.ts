@@ -100,7 +100,8 @@ export class RunRecords {
    * @param pid The process id, or null.
    */
   setRunPid(runId: string, pid: number | null): void {
-    this.#store.db.prepare(`UPDATE runs SET pid = ? WHERE id = ?`).run(pid, runId);
+    const { db } = this.#store;
+    transaction(db, () => db.prepare(`UPDATE runs SET pid = ? WHERE id = ?`).run(pid, runId));
   }
 
   /**
@@ -110,8 +111,10 @@ export class RunRecords {
    * @param metrics Its metrics over all its iterations.
    */
   setRunMetrics(runId: string, metrics: RunMetrics): void {
-    this.#store.db.prepare(`UPDATE runs SET metrics = ? WHERE id = ?`)
-      .run(JSON.stringify(metrics), runId);
+    const { db } = this.#store;
+    transaction(db, () => {
+      db.prepare(`UPDATE runs SET metrics = ? WHERE id = ?`).run(JSON.stringify(metrics), runId);
+    });
   }
 
   /**
@@ -142,15 +145,17 @@ export class RunRecords {
    */
   setRunStatus(runId: string, status: string, reason: string | null): void {
     const { db, redactor } = this.#store;
-    db.prepare(
-      `UPDATE runs SET status = ?, reason = ?, ended_at = CASE WHEN ? = 'running' THEN NULL ELSE ? END WHERE id = ?`,
-    ).run(
-      status,
-      reason === null ? null : redactor.redact(reason),
-      status,
-      new Date().toISOString(),
-      runId,
-    );
+    transaction(db, () => {
+      db.prepare(
+        `UPDATE runs SET status = ?, reason = ?, ended_at = CASE WHEN ? = 'running' THEN NULL ELSE ? END WHERE id = ?`,
+      ).run(
+        status,
+        reason === null ? null : redactor.redact(reason),
+        status,
+        new Date().toISOString(),
+        runId,
+      );
+    });
   }
 
   /**
@@ -163,10 +168,12 @@ export class RunRecords {
   updateCleanup(runId: string, cleanup: Record<string, unknown>): void {
     const { db, redactor } = this.#store;
     const current = this.getRun(runId)?.cleanup ?? {};
-    db.prepare(`UPDATE runs SET cleanup = ? WHERE id = ?`).run(
-      JSON.stringify({ ...current, ...redactor.redactValue(cleanup) }),
-      runId,
-    );
+    transaction(db, () => {
+      db.prepare(`UPDATE runs SET cleanup = ? WHERE id = ?`).run(
+        JSON.stringify({ ...current, ...redactor.redactValue(cleanup) }),
+        runId,
+      );
+    });
   }
 
   /**

@@ -69,18 +69,20 @@ export class SegmentRecords {
    */
   endSegment(runId: string, end: SegmentEnd): void {
     const { db, redactor } = this.#store;
-    db.prepare(
-      `UPDATE run_segments SET ended_at = ?, status = ?, reason = ?, duration_ms = ?, cost_usd = ?
-       WHERE run_id = ? AND number = ?`,
-    ).run(
-      new Date().toISOString(),
-      end.status,
-      end.reason === null ? null : redactor.redact(end.reason),
-      Math.round(end.durationMs),
-      end.costUsd,
-      runId,
-      end.number,
-    );
+    transaction(db, () => {
+      db.prepare(
+        `UPDATE run_segments SET ended_at = ?, status = ?, reason = ?, duration_ms = ?, cost_usd = ?
+         WHERE run_id = ? AND number = ?`,
+      ).run(
+        new Date().toISOString(),
+        end.status,
+        end.reason === null ? null : redactor.redact(end.reason),
+        Math.round(end.durationMs),
+        end.costUsd,
+        runId,
+        end.number,
+      );
+    });
   }
 
   /**

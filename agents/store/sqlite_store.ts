@@ -10,6 +10,7 @@ import { DatabaseSync } from "node:sqlite";
 import { dirname } from "node:path";
 import { type Redactor, redactorOfProcess } from "../support/redact.ts";
 import { migrate, schemaVersion } from "./migrations.ts";
+import { keepReserve } from "./_database.ts";
 import { RunRecords } from "./runs.ts";
 import { FinishRecords } from "./finish_records.ts";
 import { LearningRecords } from "./learnings.ts";
@@ -105,6 +106,7 @@ export class SqliteStore implements RunStore {
     );
     db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;");
     migrate(db);
+    if (path !== ":memory:") keepReserve(db, `${path}-reserve`);
     const { redactor, ...vectors } = options;
     return new SqliteStore(path, db, redactor ?? redactorOfProcess(), vectors);
   }

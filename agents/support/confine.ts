@@ -8,7 +8,7 @@
  * @module
  */
 
-import { sep } from "node:path";
+import { dirname, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
 import { firstLine, UsageError } from "./errors.ts";
 import { displayPathOf } from "./resource.ts";
@@ -116,9 +116,13 @@ export async function confinePath(
   const shown = quote(displayPathOf(url, options.cwd));
   let real: string;
   let isFolder: boolean;
+  let isSpecial: boolean;
   try {
     real = await Deno.realPath(url);
-    isFolder = (await Deno.stat(real)).isDirectory;
+    const info = await Deno.stat(real);
+    isFolder = info.isDirectory;
+    // A FIFO, a socket or a device (a link to /dev/zero) is read for ever or blocks.
+    isSpecial = !isFolder && !info.isFile;
   } catch (error) {
     if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
       if (options.optional) return undefined;
@@ -138,6 +142,11 @@ export async function confinePath(
   if (!isInside) {
     throw new UsageError(
       `Refusing ${subject} ${shown}: it resolves outside ${folderName} (to ${quote(real)})`,
+    );
+  }
+  if (isSpecial) {
+    throw new UsageError(
+      `Cannot load ${subject} ${shown}: expected a regular ${expect}, found a FIFO, socket or device`,
     );
   }
   if (isFolder !== (expect === "folder")) {
@@ -164,4 +173,100 @@ async function realFolder(folder: URL): Promise<string | undefined> {
 /** Values in messages are JSON-quoted, so that a newline in a path cannot break the line. */
 function quote(value: string): string {
   return JSON.stringify(value);
+}
+
+/** Options of {@linkcode confineWritableFolder}. */
+export interface WritableFolderOptions {
+  /** The agent.json field that names the folder, for messages. */
+  field: string;
+  /** What messages call the root. @default "the repository" */
+  rootName?: string;
+}
+
+/**
+ * Confine a folder finishline will write into (the log and report folder) to
+ * a root, after symlinks are followed. The folder need not exist yet: its
+ * nearest existing ancestor must resolve inside the root and be a folder, so
+ * that creating the rest cannot lead out.
+ *
+ * @param root The absolute folder the path must stay in.
+ * @param path The path, relative to `root` (or absolute, inside it).
+ * @param options The field, for messages.
+ * @returns The absolute path (symlinks inside the root kept).
+ * @throws {UsageError} When it is, or resolves, outside the root, or a file is in the way.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { confineWritableFolder } from "./confine.ts";
+ *
+ * const root = await Deno.makeTempDir();
+ * try {
+ *   assert.equal(
+ *     await confineWritableFolder(root, "logs/here", { field: "logging.directory" }),
+ *     `${root}/logs/here`,
+ *   );
+ *   await assert.rejects(confineWritableFolder(root, "../up", { field: "logging.directory" }));
+ * } finally {
+ *   await Deno.remove(root, { recursive: true });
+ * }
+ * ```
+ */
+export async function confineWritableFolder(
+  root: string,
+  path: string,
+  options: WritableFolderOptions,
+): Promise<string> {
+  const rootName = options.rootName ?? "the repository";
+  const absolute = resolve(root, path);
+  const refuse = (why: string) =>
+    new UsageError(
+      `Refusing ${quote(options.field)} ${quote(path)}: ${why} (${rootName} ${quote(root)})`,
+    );
+  if (absolute !== root && !absolute.startsWith(`${root}${sep}`)) {
+    throw refuse(`it must stay inside ${rootName}`);
+  }
+  let realRoot: string;
+  try {
+    realRoot = await Deno.realPath(root);
+  } catch (error) {
+    throw new UsageError(
+      `Cannot use ${quote(root)} for ${quote(options.field)}: ${firstLine(error)}`,
+    );
+  }
+  // The nearest part of the path that exists decides where the rest is created.
+  let existing = absolute;
+  for (;;) {
+    try {
+      await Deno.lstat(existing);
+      break;
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) {
+        throw new UsageError(
+          `Cannot use ${quote(options.field)} ${quote(path)}: ${firstLine(error)}`,
+        );
+      }
+      existing = dirname(existing);
+    }
+  }
+  let real: string;
+  try {
+    real = await Deno.realPath(existing);
+  } catch (error) {
+    // A dangling symlink: what it would create is wherever it points.
+    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.FilesystemLoop) {
+      throw refuse("a symbolic link in it leads nowhere, or out");
+    }
+    throw new UsageError(`Cannot use ${quote(options.field)} ${quote(path)}: ${firstLine(error)}`);
+  }
+  if (real !== realRoot && !real.startsWith(`${realRoot}${sep}`)) {
+    throw refuse(`it resolves outside ${rootName} (to ${quote(real)})`);
+  }
+  if (!(await Deno.stat(real)).isDirectory) {
+    throw new UsageError(
+      `Cannot use ${quote(options.field)} ${quote(path)}: ${
+        quote(existing)
+      } is a file, not a folder`,
+    );
+  }
+  return absolute;
 }

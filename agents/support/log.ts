@@ -175,13 +175,37 @@ export class RunLog {
     this.#file = undefined;
   }
 
+  /**
+   * Called once, at the first write that fails (a full disk, a lost mount).
+   * The log stops there and counts the lines it could not write: the room
+   * left on a full disk is the run history's, which records the iterations.
+   */
+  onFault: ((error: string) => void) | undefined;
+
+  /** How many lines could not be written. */
+  get failedWrites(): number {
+    return this.#failed;
+  }
+
+  #failed = 0;
+
   #write(record: LogRecord): void {
     if (!this.#file) return;
+    if (this.#failed > 0) {
+      this.#failed++;
+      return;
+    }
     const line = JSON.stringify(this.#redactor.redactValue(record)) + "\n";
     const bytes = this.#encoder.encode(line);
     let written = 0;
-    while (written < bytes.length) {
-      written += this.#file.writeSync(bytes.subarray(written));
+    try {
+      while (written < bytes.length) {
+        written += this.#file.writeSync(bytes.subarray(written));
+      }
+    } catch (error) {
+      // A log that cannot be written never stops the run: counted, said once.
+      this.#failed++;
+      this.onFault?.(error instanceof Error ? error.message.split("\n")[0] : String(error));
     }
   }
 }

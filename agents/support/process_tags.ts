@@ -172,31 +172,43 @@ export async function stopTagged(
 }
 
 /**
- * The watchdog's script: it waits while its parent (pid and start time)
- * lives, then stops every process tagged `$3=$4`: SIGTERM, two seconds,
- * SIGKILL. It carries no tag itself.
+ * The watchdog's script. Its standard input is a pipe whose other end only
+ * finishline holds: the read returns at end of file the moment finishline
+ * dies, however it dies (the kernel closes its descriptors), with no polling
+ * and no delay. Then it stops every process tagged `$1=$2`: one `grep` over
+ * every process's environment finds them, SIGTERM, half a second for them
+ * to exit, then SIGKILL, again until none is left (one forked in between is
+ * found in the next round). It carries no tag itself.
  */
 const WATCHDOG = String.raw`
-parent=$1 start=$2 name=$3 value=$4
-alive() {
-  stat=$(cat /proc/$parent/stat 2>/dev/null) || return 1
-  set -- ${"${stat##*) }"}
-  [ "$1" != Z ] && [ "$1" != X ] && [ "${"${20}"}" = "$start" ]
-}
-while alive; do sleep 1; done
+name=$1 value=$2
+while read -r _; do :; done
 tagged() {
-  for file in /proc/[0-9]*/environ; do
-    grep -qzxF "$name=$value" "$file" 2>/dev/null && { pid=${"${file#/proc/}"}; echo ${"${pid%/environ}"}; }
-  done
+  grep -lszxF "$name=$value" /proc/[0-9]*/environ | sed -e 's#^/proc/##' -e 's#/environ$##'
 }
 pids=$(tagged)
 [ -n "$pids" ] || exit 0
 kill -TERM $pids 2>/dev/null
-sleep 2
-# The same processes only: none started since carries this tag (it names the dead process).
-kill -KILL $pids 2>/dev/null
+rounds=0
+while [ $rounds -lt 5 ]; do
+  sleep 0.1
+  [ -n "$(tagged)" ] || exit 0
+  rounds=$((rounds + 1))
+done
+# The same tag only: no process started since carries it (it names the dead process).
+rounds=0
+while [ $rounds -lt 50 ]; do
+  pids=$(tagged)
+  [ -n "$pids" ] || exit 0
+  kill -KILL $pids 2>/dev/null
+  sleep 0.02
+  rounds=$((rounds + 1))
+done
 exit 0
 `;
+
+/** The write ends of the watchdogs' pipes: held (never written) while this process lives. */
+const lifelines = new Set<WritableStreamDefaultWriter<Uint8Array>>();
 
 /** A watchdog that outlives the process it watches, to stop what that process left. */
 export interface Watchdog {
@@ -234,15 +246,15 @@ export async function guardProcesses(name: string, value: string): Promise<Watch
     }
     watchdog?.status.catch(() => {});
   };
-  const start = await startTime(Deno.pid);
-  if (start === undefined) return { tag, end: () => end() };
+  // The watchdog reads /proc: without it (not Linux), only the tag is set.
+  if (await startTime(Deno.pid) === undefined) return { tag, end: () => end() };
   let child: Deno.ChildProcess;
   try {
     child = new Deno.Command("sh", {
-      args: ["-c", WATCHDOG, "finishline-watchdog", String(Deno.pid), String(start), name, tag],
+      args: ["-c", WATCHDOG, "finishline-watchdog", name, tag],
       // Untagged: it must not stop itself.
       env: { [name]: "" },
-      stdin: "null",
+      stdin: "piped",
       stdout: "null",
       stderr: "null",
       detached: true,
@@ -250,6 +262,16 @@ export async function guardProcesses(name: string, value: string): Promise<Watch
   } catch {
     return { tag, end: () => end() };
   }
+  // The pipe's write end is this process's alone (close-on-exec: no child inherits it).
+  const lifeline = child.stdin.getWriter();
+  lifelines.add(lifeline);
   child.unref();
-  return { tag, end: () => end(child) };
+  return {
+    tag,
+    end: async () => {
+      await end(child);
+      lifelines.delete(lifeline);
+      await lifeline.close().catch(() => {});
+    },
+  };
 }

@@ -9,6 +9,7 @@
  * @module
  */
 
+import { stripControls } from "./controls.ts";
 import { type Redactor, redactorOfProcess } from "./redact.ts";
 
 /**
@@ -34,6 +35,36 @@ export function redactingWriter(
   redactor: Redactor = redactorOfProcess(),
 ): (text: string) => void {
   return (text) => write(redactor.redact(text));
+}
+
+/**
+ * A writer for a terminal (stdout and stderr): every text has its terminal
+ * escapes and control characters removed (an agent's OSC 52 would write the
+ * user's clipboard, OSC 0 the window title, CSI 2J clear the screen), then
+ * is redacted. Only finishline's own live line draws with escapes, through
+ * the raw stream.
+ *
+ * @param write Where the text goes.
+ * @param redactor The redactor. @default the process's
+ * @returns The writer.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Redactor } from "./redact.ts";
+ * import { terminalWriter } from "./sinks.ts";
+ *
+ * const out: string[] = [];
+ * const write = terminalWriter((text) => out.push(text), new Redactor({}));
+ * write("[agent] done\x1b]52;c;Y3VybCBldmls\x07\x1b[2J\n");
+ * assert.deepEqual(out, ["[agent] done\n"]);
+ * ```
+ */
+export function terminalWriter(
+  write: (text: string) => void,
+  redactor: Redactor = redactorOfProcess(),
+): (text: string) => void {
+  // Controls first: a secret split by one is whole again for the redactor.
+  return (text) => write(redactor.redact(stripControls(text)));
 }
 
 /**

@@ -183,15 +183,22 @@ Deno.test("files checker passes only when every path exists", async (t) => {
     assert.equal(result.complete, true);
   });
 
-  await t.step("absolute paths are used as they are", async () => {
-    await using other = await tempDir();
-    const present = join(dir.path, "README.md");
-    const missing = join(dir.path, "nope.txt");
-    const context = contextOf({ cwd: other.path });
-    assert.equal((await new FilesChecker([present]).check(context)).complete, true);
-    const result = await new FilesChecker([present, missing]).check(context);
-    assert.equal(result.feedback, `Missing required files: ${missing}`);
-  });
+  await t.step(
+    "absolute paths inside the working directory are used; outside it, missing",
+    async () => {
+      await using other = await tempDir();
+      const present = join(dir.path, "README.md");
+      const missing = join(dir.path, "nope.txt");
+      assert.equal(
+        (await new FilesChecker([present]).check(contextOf({ cwd: dir.path }))).complete,
+        true,
+      );
+      const result = await new FilesChecker([present, missing]).check(
+        contextOf({ cwd: other.path }),
+      );
+      assert.equal(result.feedback, `Missing required files: ${present}, ${missing}`);
+    },
+  );
 
   await t.step("the name defaults to files and can be set", () => {
     assert.equal(new FilesChecker(["a"]).name, "files");

@@ -237,9 +237,9 @@ Deno.test("a full definition keeps every value it sets", () => {
     learnings: {
       embeddings: {
         provider: "http",
-        url: "http://127.0.0.1:11434/v1/embeddings",
+        url: "https://api.openai.com/v1/embeddings",
         model: "nomic-embed-text",
-        apiKeyEnv: "LOCAL_EMBEDDINGS_KEY",
+        apiKeyEnv: "OPENAI_API_KEY",
         dimensions: 256,
         minSimilarity: 0.4,
         duplicateSimilarity: 0.95,

@@ -13,6 +13,8 @@ import { runCli, tempRepo } from "../_helpers.ts";
 import { EmbeddingsServer } from "../_embeddings_server.ts";
 
 const KEY = "sk-test-e2e-embeddings-0123456789";
+/** The user allows this key to go to the local endpoint (agent.json alone cannot). */
+const ALLOW = { FINISHLINE_KEY_HOSTS: "FINISHLINE_E2E_EMBEDDINGS_KEY=127.0.0.1" };
 const LEARNED = "The login test is flaky: wait for the redirect before asserting";
 
 const commitTurn = (n: number) =>
@@ -76,7 +78,7 @@ Deno.test("with embeddings, a later run gets a learning phrased in other words, 
       ],
     ],
   });
-  const env = { FINISHLINE_E2E_EMBEDDINGS_KEY: KEY };
+  const env = { ...ALLOW, FINISHLINE_E2E_EMBEDDINGS_KEY: KEY };
   const first = await runCli(["-a", "recall", "--task", "Fix the login test"], {
     cwd: repo.path,
     server,
@@ -132,6 +134,7 @@ Deno.test("learnings search with an embeddings key that is not set: a note, and 
   const run = await runCli(["-a", "recall", "--task", "Fix the login test"], {
     cwd: repo.path,
     server,
+    env: ALLOW,
   });
   assert.equal(run.code, 0, run.stderr);
   assert.match(
@@ -140,6 +143,7 @@ Deno.test("learnings search with an embeddings key that is not set: a note, and 
   );
   const search = await runCli(["learnings", "search", "login", "--agent", "recall"], {
     cwd: repo.path,
+    env: ALLOW,
   });
   assert.equal(search.code, 0, search.stderr);
   assert.match(search.stdout, /^- The login test is flaky/m);

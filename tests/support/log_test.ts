@@ -120,3 +120,17 @@ Deno.test("RunLog writes one redacted JSON line per record", async (t) => {
     });
   });
 });
+
+Deno.test("a log whose disk is full never throws: it says so once and counts the lines it lost", () => {
+  // /dev/full refuses every write with ENOSPC, as a full disk does.
+  const log = RunLog.open("/dev/full", new Redactor({}));
+  const faults: string[] = [];
+  log.onFault = (error) => faults.push(error);
+  log.event("run_started", { a: 1 });
+  log.event("iteration_finished", { iteration: 1 });
+  log.message(1, { type: "assistant" });
+  log.close();
+  assert.equal(faults.length, 1, "said once");
+  assert.match(faults[0], /No space left on device/);
+  assert.equal(log.failedWrites, 3);
+});

@@ -60,6 +60,8 @@ const NOT_OUTPUTS: Record<string, string> = {
   "agents/store/finish_records.ts": "a store table: values redacted with the store's redactor",
   "agents/store/learnings.ts": "a store table: values redacted with the store's redactor",
   "agents/store/migrations.ts": "the store's schema: fixed SQL",
+  "agents/store/_database.ts":
+    "the store's reserve: 1 MiB of zeros beside it, room for the history when the disk fills",
   "agents/store/runs.ts": "a store table: values redacted with the store's redactor",
   "agents/store/segments.ts": "a store table: values redacted with the store's redactor",
   "agents/store/skills.ts": "a store table: values redacted with the store's redactor",
@@ -121,7 +123,7 @@ Deno.test("every output of agents/ goes through a redacting sink", async (t) => 
   await t.step("the store's tables write through the store's redactor", async () => {
     for (
       const file of Object.keys(NOT_OUTPUTS).filter((name) =>
-        /store\/(?!migrations|vectors)/.test(name)
+        /store\/(?!migrations|vectors|_database)/.test(name)
       )
     ) {
       const text = await Deno.readTextFile(`${ROOT}${file}`);

@@ -60,6 +60,7 @@ export function lenientParse(
     allowPositionals: true,
     tokens: true,
   });
+  refuseRepeats(tokens, optionsOf(flags));
   const known = new Set(flags.map((flag) => flag.name));
   const other = tokens.find((token) => token.kind === "option" && !known.has(token.name));
   return { values, positionals, other: other && argv[other.index] };
@@ -140,9 +141,12 @@ export function strictParse(
       options: specs,
       strict: true,
       allowPositionals: options.positionals ?? false,
+      tokens: true,
     });
+    refuseRepeats(parsed.tokens, specs);
     return { values: parsed.values as Values, positionals: parsed.positionals };
   } catch (error) {
+    if (error instanceof UsageError) throw error;
     const known = [...flags.map((flag) => flag.name), ...parameters.keys()];
     throw parseError(error, (name) => {
       const flag = flags.find((spec) => spec.name === name);
@@ -157,6 +161,30 @@ export function strictParse(
           options.unknown?.(flag) ??
             new UsageError(`Unknown flag "${flag}": run with --help to see the flags`),
       }));
+  }
+}
+
+/**
+ * A flag that takes one value, given twice (`--task a --task b`): parseArgs
+ * keeps the last one silently, and the user meant one of them.
+ */
+function refuseRepeats(
+  tokens: ReadonlyArray<{ kind: string; name?: string; rawName?: string }>,
+  specs: Options,
+): void {
+  const seen = new Map<string, string>();
+  for (const token of tokens) {
+    if (token.kind !== "option" || !token.name || specs[token.name]?.type !== "string") continue;
+    const earlier = seen.get(token.name);
+    if (earlier !== undefined) {
+      const forms = earlier === token.rawName
+        ? `"${earlier}"`
+        : `"${earlier}" and "${token.rawName}"`;
+      throw new UsageError(
+        `Flag "--${token.name}" is given twice (${forms}): it takes one value; give it once`,
+      );
+    }
+    seen.set(token.name, token.rawName ?? `--${token.name}`);
   }
 }
 

@@ -10,7 +10,8 @@
  */
 
 import { FLEET_TAG, guardProcesses, stopTagged } from "../../support/process_tags.ts";
-import { dirname, isAbsolute, join } from "node:path";
+import { dirname, join } from "node:path";
+import { logFolder } from "../run/log_folder.ts";
 import { loadDefinition } from "../../definition/load.ts";
 import { UsageError } from "../../support/errors.ts";
 import { GitRepo } from "../../git/repo.ts";
@@ -176,7 +177,8 @@ async function prepareFleet(command: FleetCommand): Promise<{
     );
   }
   const cwd = await workingDirectory(command.cwd);
-  const { definition } = await loadDefinition(command.agent, { cwd });
+  const loaded = await loadDefinition(command.agent, { cwd });
+  const { definition } = loaded;
   const flags = parseFleetFlags(command, parameterFlags(definition));
   const probe = [
     "--agent",
@@ -190,6 +192,7 @@ async function prepareFleet(command: FleetCommand): Promise<{
   parseRunFlags(parseRunCommand(probe), definition);
   const repo = await GitRepo.open(cwd);
   if (!repo) throw new UsageError(`"fleet" works in a git repository, and "${cwd}" is not in one`);
+  const logDir = await logFolder(loaded, { repoRoot: repo.root, cwd });
   const baseBranch = await checkRepository(repo, flags.baseBranch);
   const github = new GitHubCli({ cwd, repo: flags.repo });
   await github.preflight();
@@ -197,9 +200,6 @@ async function prepareFleet(command: FleetCommand): Promise<{
   const selection = await selectIssues(github, { ...flags, blockedLabel });
   const capped = parallelLimit(flags.parallel, availableMemory());
   const id = crypto.randomUUID();
-  const logDir = isAbsolute(definition.logging.directory)
-    ? definition.logging.directory
-    : join(cwd, definition.logging.directory);
   const stamp = `${new Date().toISOString().replace(/[:.]/g, "-")}-fleet-${id.slice(0, 8)}`;
   const record: FleetRecord = {
     version: 1,
@@ -272,7 +272,8 @@ function fleetView(flags: { quiet: boolean }, io: CommandIO): FleetView {
   const mode = flags.quiet ? "quiet" : io.stderrIsTerminal && !ci ? "live" : "plain";
   return new FleetView({
     mode,
-    write: io.stderr,
+    // The live rows draw with escapes; the view strips the texts it is given.
+    write: mode === "live" ? io.stderrLive ?? io.stderr : io.stderr,
     columns: () => {
       try {
         return Deno.consoleSize().columns;

@@ -3,14 +3,14 @@
  * `--json` result: per issue the status, the pull request or the label,
  * iterations, cost and time, then the totals. Issue titles, run reasons,
  * labels and branch names are text from outside: they go through
- * `_markdown.ts`, shown as written, never as markup.
+ * `agents/support/markdown.ts`, shown as written, never as markup.
  *
  * @module
  */
 
 import { roundUsd } from "../../support/format.ts";
 import { clock } from "../terminal/progress.ts";
-import { codeSpan, inline, tableCell } from "../run/_markdown.ts";
+import { codeSpan, inline, tableCell } from "../../support/markdown.ts";
 import { timelineChart } from "../run/_mermaid.ts";
 import type { FleetEntry, FleetRecord } from "./record.ts";
 

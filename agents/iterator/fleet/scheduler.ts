@@ -12,6 +12,7 @@
  * @module
  */
 
+import { inline } from "../../support/markdown.ts";
 import { join } from "node:path";
 import { firstLine } from "../../support/errors.ts";
 import { GitHubCli } from "../../github/port.ts";
@@ -356,7 +357,7 @@ export class FleetRunner {
     const label = record.blockedLabel;
     const why = entry.status === "completed"
       ? "it completed, but its pull request could not be opened"
-      : `it ended ${entry.status}${entry.reason ? ` (${entry.reason})` : ""}`;
+      : `it ended ${entry.status}${entry.reason ? ` (${inline(entry.reason)})` : ""}`;
     // An existing label is used as it is (one attempt); a missing one is created first.
     const once = new GitHubCli({ cwd: record.cwd, repo: record.repo, attempts: 1 });
     let added = await once.editLabel(entry.number, { add: label });

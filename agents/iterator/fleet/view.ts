@@ -8,6 +8,7 @@
  * @module
  */
 
+import { stripControls } from "../../support/controls.ts";
 import { displayWidth, type Field, fitRow, fitRows, joinFields } from "../terminal/fit.ts";
 import { clock } from "../terminal/progress.ts";
 
@@ -178,11 +179,13 @@ export class FleetView {
   line(line: string | Field[], important = false): void {
     const { mode } = this.#options;
     if (mode === "quiet" && !important) return;
-    const text = typeof line === "string"
-      ? line
-      : mode === "live"
-      ? fitRows(line, this.#width() + 1).join("\n")
-      : joinFields(line);
+    const text = stripControls(
+      typeof line === "string"
+        ? line
+        : mode === "live"
+        ? fitRows(line, this.#width() + 1).join("\n")
+        : joinFields(line),
+    );
     this.#options.write(`${this.#clear()}${text}\n${this.#draw()}`);
   }
 
@@ -217,7 +220,7 @@ export class FleetView {
 
   /** The rows, one column short of the width, the last without a newline. */
   #draw(): string {
-    const rows = this.#rows();
+    const rows = this.#rows().map((row) => stripControls(row).replace(/[\r\n\t]/g, " "));
     this.#drawn = rows.map((row) => displayWidth(row));
     return rows.join("\n");
   }

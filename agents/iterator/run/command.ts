@@ -44,6 +44,8 @@ export interface CommandIO {
   signal?: AbortSignal;
   /** Whether stderr is a terminal (for the live status line). @default false */
   stderrIsTerminal?: boolean;
+  /** Standard error with escapes kept, for the live line alone. @default stderr */
+  stderrLive?: (text: string) => void;
 }
 
 /**
@@ -173,7 +175,7 @@ async function checkAndRun(
     const columns = io.stderrIsTerminal ? stderrColumns : () => undefined;
     const reporter = createReporter(mode, {
       write: (line) => io.stderr(`${line}\n`),
-      live: mode === "live" ? () => stderrLine(io.stderr) : undefined,
+      live: mode === "live" ? () => stderrLine(io.stderrLive ?? io.stderr) : undefined,
       columns,
     });
     // Lines written while the live line shows go above it.
@@ -208,6 +210,12 @@ async function checkAndRun(
       await finishAhead.close();
       signals?.dispose();
     }
+  } catch (error) {
+    // Once the run started, a failure is its outcome, never "nothing was run" (exit 2).
+    if (started && error instanceof Error) {
+      Object.defineProperty(error, "runStarted", { value: true });
+    }
+    throw error;
   } finally {
     await guard.end();
     // A run that never started leaves no folder of its own behind.

@@ -7,6 +7,8 @@
  * @module
  */
 
+import { blockquote } from "../../support/markdown.ts";
+import { unsafeToWrite } from "./log_folder.ts";
 import type { AgentBackend } from "../../backends/port.ts";
 import type { CompletionHandler, RunOutcome } from "../../completion/handler_contract.ts";
 import { GitRepo } from "../../git/repo.ts";
@@ -147,7 +149,12 @@ export async function endRun(
     );
   }
   const facts = await prepared;
-  const reported = await writeReport(workspace, reportInput(plan, { workspace, result, facts }));
+  const reportError = await writeReport(workspace, reportInput(plan, { workspace, result, facts }));
+  const reported = reportError === undefined;
+  if (reportError) io.stderr(`[finishline] the report could not be written (${reportError})\n`);
+  if (log.failedWrites > 0) {
+    io.stderr(`[finishline] ${log.failedWrites} log line(s) could not be written: ${log.path}\n`);
+  }
   try {
     store.close();
   } catch {
@@ -348,7 +355,8 @@ async function openPullRequest(
         "",
       ]
       : []),
-    summary ? `**Summary:** ${summary}` : "",
+    // The agent's words, quoted: no markup, closing keyword or mention of their own.
+    ...(summary ? ["**Summary:**", "", ...blockquote(summary)] : []),
     "",
     `Iterations: ${result.iterations}; cost: $${result.costUsd.toFixed(4)}; duration: ${
       (result.durationMs / 1000).toFixed(1)
@@ -390,16 +398,23 @@ function endSegment(workspace: Workspace, result: RunResult): void {
   });
 }
 
-/** Write the Markdown report; a failure is logged, never fatal. Returns whether it was written. */
-async function writeReport(workspace: Workspace, input: ReportInput): Promise<boolean> {
+/** Write the Markdown report; a failure is logged, never fatal. Returns why it was not written. */
+async function writeReport(workspace: Workspace, input: ReportInput): Promise<string | undefined> {
+  const unsafe = workspace.logDirReal &&
+    await unsafeToWrite(workspace.reportFile, workspace.logDirReal);
+  if (unsafe) {
+    workspace.log.event("report_failed", { error: unsafe });
+    return `not written: ${unsafe}`;
+  }
   try {
     await writeRedactedFile(workspace.reportFile, renderReport(input));
-    return true;
+    return undefined;
   } catch (error) {
-    workspace.log.event("report_failed", {
-      error: error instanceof Error ? error.message : String(error),
-    });
-    return false;
+    const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
+    workspace.log.event("report_failed", { error: message });
+    // A report cut short by a full disk is no report.
+    await Deno.remove(workspace.reportFile).catch(() => {});
+    return message;
   }
 }
 

@@ -125,7 +125,7 @@ async function lockIssue(storeFile: string, issue: number, runId: string): Promi
 }
 
 /** The folders of `dir`'s path that do not exist yet, deepest first. */
-async function missingFolders(dir: string): Promise<string[]> {
+export async function missingFolders(dir: string): Promise<string[]> {
   const missing: string[] = [];
   for (let folder = dir; folder !== dirname(folder); folder = dirname(folder)) {
     if (await Deno.stat(folder).then(() => true, () => false)) break;
@@ -135,7 +135,7 @@ async function missingFolders(dir: string): Promise<string[]> {
 }
 
 /** Removes each folder that is empty, deepest first; others stay. */
-async function removeEmpty(folders: string[]): Promise<void> {
+export async function removeEmpty(folders: string[]): Promise<void> {
   for (const folder of folders) await Deno.remove(folder).catch(() => {});
 }
 

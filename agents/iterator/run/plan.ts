@@ -19,6 +19,7 @@ import type { CompletionCriteria, CompletionHandler } from "../../completion/han
 import { loadDefinition } from "../../definition/load.ts";
 import type { AgentDefinition, LoadedDefinition } from "../../definition/definition_types.ts";
 import { GitRepo } from "../../git/repo.ts";
+import { checkBaseBranch } from "../../git/worktree.ts";
 import { argsToVariables, PromptResolver } from "../../prompts/resolver.ts";
 import { pathExists } from "../../support/resource.ts";
 import { runGit } from "../../git/run_git.ts";
@@ -36,6 +37,8 @@ import { learningsFinder } from "../../store/learnings_text.ts";
 import { ISSUE_CLOSE_REFUSAL, noGithubWriteEnv } from "../../completion/issue.ts";
 import { describeChecks, prepareChecks, type RunChecks } from "./checks_setup.ts";
 import { openStore, resolveStorePath, workingDirectory } from "../places.ts";
+import { logFolder } from "./log_folder.ts";
+import { checkSettingsRoutes } from "../../definition/settings_routes.ts";
 
 /** A run, prepared: what the loop, the workspace and the finish need. */
 export interface RunPlan {
@@ -61,6 +64,8 @@ export interface RunPlan {
   mainRepo?: GitRepo;
   /** The run history's file. */
   storeFile: string;
+  /** The log and report folder (`logging.directory`), confined to the repository. */
+  logDir: string;
   /** The history: the one that existed already (read for learnings), then the run's own. */
   store?: SqliteStore;
   /** The iteration cap. */
@@ -123,6 +128,16 @@ export async function prepareRun(
   const runId = options.resume?.id ?? crypto.randomUUID();
   const mainRepo = await GitRepo.open(cwd, { timeoutMs: definition.git.timeoutSeconds * 1000 });
   await checkWhereItRuns(cwd, mainRepo, flags.worktree === true);
+  if (flags.baseBranch && mainRepo) await checkBaseBranch(mainRepo, flags.baseBranch);
+  const backends = [definition.behavior.backend, definition.verify.reproduceBackend ?? "claude"];
+  if (backends.some((backend) => backend === "claude" || backend === "claude-acp")) {
+    await checkSettingsRoutes(mainRepo, { settingSources: definition.behavior.settingSources });
+  }
+  const logDir = await logFolder(loaded, {
+    repoRoot: mainRepo?.root,
+    cwd,
+    directory: definition.logging.directory,
+  });
   const storeFile = resolveStorePath(
     options.storePath ?? command.flags.store,
     mainRepo?.root ?? cwd,
@@ -196,6 +211,7 @@ export async function prepareRun(
     resume: options.resume,
     mainRepo,
     storeFile,
+    logDir,
     maxIterations,
     handler,
     criteria,

@@ -6,6 +6,7 @@
  * @module
  */
 
+import { blockquote } from "../../support/markdown.ts";
 import type { VerificationRecord } from "../../checks/checker_contract.ts";
 import type { IterationSummary } from "../../record/iteration.ts";
 import type { GitRepo } from "../../git/repo.ts";
@@ -103,7 +104,9 @@ export class GitHubPullRequestGate implements PullRequestGate {
       body: [
         openedBecause(summary),
         "",
-        summary.completeTask ? `**Summary:** ${summary.completeTask.summary}` : "",
+        ...(summary.completeTask
+          ? ["**Summary:**", "", ...blockquote(summary.completeTask.summary)]
+          : []),
         "",
         ...evidenceMarkdown(summary),
       ].join("\n"),

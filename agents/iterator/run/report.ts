@@ -8,7 +8,7 @@
  *
  * Everything in it that finishline did not write itself (the task, the
  * agent's words, check output, commit subjects, paths, names) goes through
- * `_markdown.ts`: it is shown as written and can add no markup, heading or
+ * `agents/support/markdown.ts`: it is shown as written and can add no markup, heading or
  * HTML of its own.
  *
  * @module
@@ -27,7 +27,7 @@ import { describeGitSettings, type GitSettingsChange } from "../../git/settings.
 import { countTools, seconds, usd } from "../../support/format.ts";
 import type { RunSegment } from "../../store/mod.ts";
 import type { RunResult } from "../../loop/runner.ts";
-import { blockquote, codeBlock, codeSpan, inline, tableCell } from "./_markdown.ts";
+import { blockquote, codeBlock, codeSpan, inline, tableCell } from "../../support/markdown.ts";
 import { iterationCharts } from "./_mermaid.ts";
 
 /** A file the run changed, between its starting commit and its last. */

@@ -6,8 +6,7 @@
  * @module
  */
 
-import { dirname, isAbsolute, join, relative, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { dirname, join, relative, resolve } from "node:path";
 import { firstLine, UsageError } from "../../support/errors.ts";
 import { type GitFault, GitRepo } from "../../git/repo.ts";
 import { GitSettingsGuard } from "../../git/settings.ts";
@@ -18,6 +17,8 @@ import { createWorktree, type Worktree, WORKTREES_DIR } from "../../git/worktree
 import type { FinishSettings } from "../../finish/workflow.ts";
 import type { RunPlan } from "./plan.ts";
 import { openStore } from "../places.ts";
+import { pathExists } from "../../support/resource.ts";
+import { missingFolders, removeEmpty } from "./locks.ts";
 
 /**
  * What the finish needs to clean up and to ask its model, recorded at the
@@ -73,6 +74,8 @@ export interface Workspace {
   segment?: { number: number; afterIteration: number };
   /** The repository's git settings as the run found them, restored at its end. */
   gitSettings?: GitSettingsGuard;
+  /** The log folder's real path when the log was opened: the report goes there only. */
+  logDirReal?: string;
 }
 
 /**
@@ -87,14 +90,43 @@ export async function openWorkspace(
   plan: RunPlan,
   stderr: (text: string) => void,
 ): Promise<Workspace> {
+  const freshStore = !plan.store && !(await pathExists(plan.storeFile));
+  const logFolders = await missingFolders(plan.logDir);
+  const worktreeFolders = plan.mainRepo
+    ? await missingFolders(join(plan.mainRepo.root, WORKTREES_DIR))
+    : [];
+  const opened: { log?: RunLog } = {};
+  try {
+    return await openSteps(plan, stderr, opened);
+  } catch (error) {
+    // A run that never started (a base branch that is no branch, a worktree git
+    // could not make) leaves nothing of its own: no history, no log.
+    opened.log?.close();
+    if (opened.log) await Deno.remove(opened.log.path).catch(() => {});
+    await removeEmpty(logFolders);
+    await removeEmpty(worktreeFolders);
+    if (freshStore && plan.store) {
+      plan.store.close();
+      plan.store = undefined;
+      for (const suffix of ["", "-wal", "-shm", "-journal", "-reserve"]) {
+        await Deno.remove(`${plan.storeFile}${suffix}`).catch(() => {});
+      }
+    }
+    throw error;
+  }
+}
+
+async function openSteps(
+  plan: RunPlan,
+  stderr: (text: string) => void,
+  opened: { log?: RunLog },
+): Promise<Workspace> {
   const { definition, mainRepo, cwd, runId } = plan;
   const store = plan.store ??
     openStore(plan.storeFile, cwd, { embeddings: definition.learnings.embeddings, stderr });
   plan.store = store;
   checkWritable(store);
-  const logDir = isAbsolute(definition.logging.directory)
-    ? definition.logging.directory
-    : join(logBase(plan), definition.logging.directory);
+  const logDir = plan.logDir;
   // Before any of finishline's git calls of this run, and before the agent works:
   // the program settings of the repository's config now are the user's.
   if (mainRepo) await trustGitConfig(mainRepo.root);
@@ -110,6 +142,11 @@ export async function openWorkspace(
   const worktree = plan.flags.worktree ? await openWorktree(plan) : undefined;
   const workDir = worktree?.path ?? cwd;
   const log = RunLog.open(join(logDir, `${stamp}-${runId.slice(0, 8)}.jsonl`));
+  opened.log = log;
+  log.onFault = (error) =>
+    stderr(
+      `[finishline] the log could not be written (${error}): the run goes on; the run history keeps its iterations\n`,
+    );
   const git = await GitRepo.open(workDir, {
     timeoutMs: definition.git.timeoutSeconds * 1000,
     onFault: (fault: GitFault) =>
@@ -154,22 +191,10 @@ export async function openWorkspace(
     cleanup,
     dirtyAtStart,
     gitSettings,
+    logDirReal: await Deno.realPath(logDir).catch(() => undefined),
   };
   await recordRun(plan, workspace, stderr);
   return workspace;
-}
-
-/**
- * Where a relative logging directory starts: the folder holding the local
- * agent's `.agent/`, or for a built-in agent the repository's root (the
- * working directory outside one), so a run from a subfolder logs where a run
- * from the root does.
- */
-function logBase(plan: RunPlan): string {
-  if (!plan.loaded.builtin && plan.loaded.agentDir.protocol === "file:") {
-    return fileURLToPath(new URL("../../", plan.loaded.agentDir));
-  }
-  return plan.mainRepo?.root ?? plan.cwd;
 }
 
 /** How many of the user's uncommitted files the start-of-run warning names. */

@@ -8,6 +8,7 @@
  * @module
  */
 
+import { stripControls } from "../../support/controls.ts";
 import { displayWidth } from "./fit.ts";
 
 /** What a live status line does; the terminal's and the tests' fakes. */
@@ -83,7 +84,8 @@ export class TerminalLine implements LiveLine {
    * @param text Lines, each ending in a newline.
    */
   print(text: string): void {
-    this.#options.write(this.#clear() + text + this.#draw());
+    // The text may be anyone's; the escapes around it are the line's own.
+    this.#options.write(this.#clear() + stripControls(text) + this.#draw());
   }
 
   /** Redraw at the terminal's current width (after a resize). */
@@ -113,7 +115,10 @@ export class TerminalLine implements LiveLine {
   /** The line's text, one column short of the width: no terminal wraps it. */
   #draw(): string {
     if (!this.#render) return "";
-    const text = this.#render(Math.max(1, this.#columns() - 1));
+    const text = stripControls(this.#render(Math.max(1, this.#columns() - 1))).replace(
+      /[\r\n\t]/g,
+      " ",
+    );
     this.#drawn = displayWidth(text);
     return text;
   }

@@ -1,5 +1,5 @@
 /**
- * The escaping of outside text for the reports (`agents/iterator/run/_markdown.ts`):
+ * The escaping of outside text for the reports (`agents/support/markdown.ts`):
  * each form renders back to the text as written, wherever the report puts
  * it, and leaves ordinary prose as it was.
  */
@@ -11,7 +11,7 @@ import {
   codeSpan,
   inline,
   tableCell,
-} from "../../../agents/iterator/run/_markdown.ts";
+} from "../../agents/support/markdown.ts";
 import {
   foreignTags,
   LINES,
@@ -22,7 +22,7 @@ import {
   textOf,
   textsOf,
   toHtml,
-} from "./_markdown_checks.ts";
+} from "../iterator/run/_markdown_checks.ts";
 
 /** Texts that must come back unchanged, hostile and ordinary. */
 const TEXTS: string[] = [
@@ -66,11 +66,12 @@ Deno.test("ordinary prose keeps its look; only what would act is escaped", () =>
       "Run the pagination tests with --filter page to iterate fast",
       "fix: pagination off-by-one (#42)",
       "LEGACY_API_URL needs the legacy API; it failed before this change.",
-      "Release 1.2.3, then tell @octo: done!",
+      "Release 1.2.3, then write to ops@example.com: done!",
     ]
   ) {
     assert.equal(inline(text), text);
   }
+  assert.equal(inline("tell @octo: done"), "tell @&#8203;octo: done", "a mention notifies no one");
   assert.equal(inline("- item"), "\\- item");
   assert.equal(inline("1. first"), "1\\. first");
   assert.equal(inline("use i < n"), "use i &lt; n");
@@ -131,4 +132,32 @@ Deno.test("a table cell has every pipe escaped, in a code span and after backsla
   // run every renderer reads alike shows one backslash more inside a code span.
   assert.deepEqual(tds, ["a|b", "a|b", "a\\\\|b", "c | d \\| e", "x | y"]);
   assert.equal(tableCell(inline("c | d")), inline("c | d"), "inline text is already a cell");
+});
+
+Deno.test("on GitHub, quoted text closes no issue and notifies no one, yet reads the same", () => {
+  const texts = [
+    "Fixes #77",
+    "closes other/repo#78 and resolved: #9",
+    "This FIXED https://github.com/o/r/issues/3",
+    "cc @org/team and @someone",
+    "Fix GH-12",
+  ];
+  const keyword = /\b(close[sd]?|fix(e[sd])?|resolve[sd]?):?\s+(#|[\w.-]+\/[\w.-]+#|gh-|https?:)/i;
+  const mention = /(^|[^\w.+-])@[A-Za-z0-9]/;
+  for (const text of texts) {
+    for (const markdown of [inline(text), blockquote(text).join("\n")]) {
+      const read = textOf(toHtml(markdown));
+      assert.equal(read.replaceAll("\u200b", ""), text, `reads as written: ${text}`);
+      assert.doesNotMatch(read, keyword, `no closing keyword: ${read}`);
+      assert.doesNotMatch(read, mention, `no mention: ${read}`);
+    }
+  }
+});
+
+Deno.test("terminal escapes and control characters are dropped from every form", () => {
+  const hostile = "a\x1b]52;c;Y3VybCBldmls\x07b\x1b[2Jc\x1b]0;owned\x1b\\d\x9b1me\x00\x7f";
+  assert.equal(inline(hostile), "abcde");
+  assert.deepEqual(blockquote(hostile), ["> abcde"]);
+  assert.equal(codeSpan(hostile), "`abcde`");
+  assert.deepEqual(codeBlock(hostile), ["```", "abcde", "```"]);
 });

@@ -11,8 +11,17 @@
  * underscore inside a word, a `#` in the middle of a line, a `!` that starts
  * no image are left alone).
  *
+ * On GitHub (pull request bodies, issue comments) text can also act: a
+ * closing keyword before an issue reference (`Fixes #77`, `closes
+ * other/repo#78`) closes that issue when the pull request is merged, and an
+ * `@name` or `@org/team` notifies. {@linkcode inline} breaks both with an
+ * invisible character (U+200B, written as an entity) that leaves the words
+ * as they read. Terminal escapes and control characters are dropped.
+ *
  * @module
  */
+
+import { stripControls } from "./controls.ts";
 
 /**
  * How {@linkcode inline} shortens long text.
@@ -39,21 +48,58 @@ export interface InlineOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { inline } from "./_markdown.ts";
+ * import { inline } from "./markdown.ts";
  *
  * assert.equal(inline("Fix the off-by-one in page_size (#42)."), "Fix the off-by-one in page_size (#42).");
  * assert.equal(inline("<img src=x onerror=alert(1)>"), "&lt;img src=x onerror=alert(1)&gt;");
  * assert.equal(inline("## Done\n[click](javascript:alert(1))"), "\\## Done \\[click\\](javascript:alert(1))");
  * assert.equal(inline("a | b", { limit: 3 }), "a \\|...");
+ * assert.equal(inline("Fixes #77, cc @org/team"), "F&#8203;ixes #77, cc @&#8203;org/team");
+ * assert.equal(inline("red\x1b[31m text\x1b]52;c;aGk=\x07"), "red text");
  * ```
  */
 export function inline(text: string, options: InlineOptions = {}): string {
-  let flat = text.replace(/\s+/g, " ").trim();
+  let flat = stripControls(text).replace(/\s+/g, " ").trim();
   if (options.limit !== undefined && flat.length > options.limit) {
     // Cut before escaping, so that no escape or entity is cut in half.
     flat = `${flat.slice(0, options.limit)}...`;
   }
-  return escapeLineStart(escapeCharacters(flat));
+  return neutralizeGithub(escapeLineStart(escapeCharacters(flat)));
+}
+
+/** An invisible character, as an entity: GitHub sees no keyword or mention across it. */
+const ZERO_WIDTH = "&#8203;";
+
+/**
+ * A closing keyword followed by what GitHub takes for an issue: `#77`,
+ * `owner/repo#78`, `GH-5` or an issue URL (a backslash may escape the `#`).
+ */
+const CLOSING_KEYWORD =
+  /\b(close[sd]?|fix(?:e[sd])?|resolve[sd]?)(?=:?\s+(?:\\?#\d|[\w.-]+\/[\w.-]+\\?#\d|gh-\d|https?:\/\/))/gi;
+
+/** An `@` that starts a mention: not inside a word or an e-mail address. */
+const MENTION = /(^|[^\p{L}\p{N}_.+\-`\/])@(?=[A-Za-z0-9])/gu;
+
+/**
+ * Break closing keywords and mentions in Markdown with an invisible entity,
+ * so that merging a pull request closes no issue it quotes and no one is
+ * notified. Idempotent: what it made matches neither again.
+ *
+ * @param markdown Markdown (the entity is read as such; not for code spans).
+ * @returns The Markdown, reading the same.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { neutralizeGithub } from "./markdown.ts";
+ *
+ * assert.equal(neutralizeGithub("closes other/repo#78"), "c&#8203;loses other/repo#78");
+ * assert.equal(neutralizeGithub("mail a@b.io, not @you"), "mail a@b.io, not @&#8203;you");
+ * ```
+ */
+export function neutralizeGithub(markdown: string): string {
+  return markdown
+    .replace(CLOSING_KEYWORD, (word: string) => `${word[0]}${ZERO_WIDTH}${word.slice(1)}`)
+    .replace(MENTION, `$1@${ZERO_WIDTH}`);
 }
 
 /**
@@ -68,7 +114,7 @@ export function inline(text: string, options: InlineOptions = {}): string {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { blockquote } from "./_markdown.ts";
+ * import { blockquote } from "./markdown.ts";
  *
  * assert.deepEqual(blockquote("Fix it\n\n# Not a heading\n</blockquote>"), [
  *   "> Fix it",
@@ -97,7 +143,7 @@ export function blockquote(text: string): string[] {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { codeSpan, inline, tableCell } from "./_markdown.ts";
+ * import { codeSpan, inline, tableCell } from "./markdown.ts";
  *
  * assert.equal(tableCell(`${codeSpan("a|b")} ${inline("c | d")}`), "`a\\|b` c \\| d");
  * ```
@@ -122,7 +168,7 @@ export function tableCell(markdown: string): string {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { codeSpan } from "./_markdown.ts";
+ * import { codeSpan } from "./markdown.ts";
  *
  * assert.equal(codeSpan("src/page.ts"), "`src/page.ts`");
  * assert.equal(codeSpan("a`b"), "``a`b``");
@@ -130,7 +176,7 @@ export function tableCell(markdown: string): string {
  * ```
  */
 export function codeSpan(text: string): string {
-  const flat = text.replace(/\r\n|\r|\n/g, " ");
+  const flat = stripControls(text).replace(/\r\n|\r|\n/g, " ");
   if (flat === "") return "";
   const fence = "`".repeat(longestBacktickRun(flat) + 1);
   // A space on each side is stripped again by renderers; it keeps a backtick
@@ -156,7 +202,7 @@ export interface CodeBlockOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { codeBlock } from "./_markdown.ts";
+ * import { codeBlock } from "./markdown.ts";
  *
  * const ticks = (n: number) => "`".repeat(n);
  * assert.deepEqual(codeBlock("echo hi", { language: "sh" }), [`${ticks(3)}sh`, "echo hi", ticks(3)]);
@@ -164,8 +210,9 @@ export interface CodeBlockOptions {
  * ```
  */
 export function codeBlock(text: string, options: CodeBlockOptions = {}): string[] {
-  const fence = "`".repeat(Math.max(3, longestBacktickRun(text) + 1));
-  return [`${fence}${options.language ?? ""}`, text.replace(/\r\n?/g, "\n"), fence];
+  const clean = stripControls(text);
+  const fence = "`".repeat(Math.max(3, longestBacktickRun(clean) + 1));
+  return [`${fence}${options.language ?? ""}`, clean.replace(/\r\n?/g, "\n"), fence];
 }
 
 function longestBacktickRun(text: string): number {
