@@ -1130,7 +1130,9 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   async #runOne(check: RepoCheck, cwd: string, signal: AbortSignal | undefined): Promise<CheckRun> {
     this.#onCheck?.(check.name, true);
     try {
-      return await runRepoCheck(check, { cwd, timeoutMs: this.#timeoutMs, signal });
+      // In the clean copy, Python's bytecode goes to finishline's folder beside it.
+      const pycache = this.#copy?.dir === cwd ? this.#copy.pycache : undefined;
+      return await runRepoCheck(check, { cwd, timeoutMs: this.#timeoutMs, signal, pycache });
     } finally {
       this.#onCheck?.(check.name, false);
     }

@@ -631,8 +631,8 @@ Deno.test("checks run in the user's environment, with only checkVariables set", 
     "XDG_CONFIG_HOME",
     "GIT_CONFIG_GLOBAL",
     "PYTHONNOUSERSITE",
-    "PYTHONDONTWRITEBYTECODE",
     "PYTHONPYCACHEPREFIX",
+    "PYTHONDONTWRITEBYTECODE",
   ]);
   // The rest point toolchains at the user's real caches, nothing else.
   for (const name of names.slice(7)) {

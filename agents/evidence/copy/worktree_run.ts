@@ -145,6 +145,16 @@ export class CheckWorktree {
   }
 
   /**
+   * finishline's bytecode folder for this copy (`PYTHONPYCACHEPREFIX`),
+   * kept for the copy's life beside it, never inside it.
+   *
+   * @returns The folder.
+   */
+  get pycache(): string {
+    return path.join(this.#objects.folder, "pycache");
+  }
+
+  /**
    * Why the copy's files were not its commit's objects at the last move
    * (a file through a filter, a changed link, ...).
    *
@@ -333,7 +343,7 @@ export class CheckWorktree {
     if (which.code !== 0) {
       return { missing: true, detail: `"${command.executable}" is not installed or not on PATH` };
     }
-    const environment = await checkEnvironment();
+    const environment = await checkEnvironment({ pycache: this.pycache, cwd: this.dir });
     const result = await runShell(command.command, {
       cwd: this.dir,
       timeoutMs: options.timeoutMs,
@@ -409,6 +419,7 @@ export class CheckWorktree {
             cwd: this.dir,
             timeoutMs: options.timeoutMs,
             signal: options.signal,
+            pycache: this.pycache,
           }),
         );
       } finally {

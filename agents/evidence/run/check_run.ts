@@ -80,11 +80,11 @@ const TAIL_LINES = 25;
  */
 export async function runRepoCheck(
   check: RepoCheck,
-  options: { cwd: string; timeoutMs: number; signal?: AbortSignal },
+  options: { cwd: string; timeoutMs: number; signal?: AbortSignal; pycache?: string },
 ): Promise<CheckRun> {
   const started = performance.now();
   // A fresh home for each run: nothing one run writes there reaches the next.
-  const environment = await checkEnvironment();
+  const environment = await checkEnvironment({ pycache: options.pycache, cwd: options.cwd });
   const result = await runShell(check.command, {
     cwd: options.cwd,
     timeoutMs: options.timeoutMs,
