@@ -171,12 +171,14 @@ export async function hardenedGit(
       stderr: "piped",
       signal: timeout,
     }).spawn();
+    // Read while writing: git answers line by line, and a full pipe would stop both.
+    const pending = child.output();
     if (options.stdin !== undefined) {
       const writer = child.stdin.getWriter();
       await writer.write(new TextEncoder().encode(options.stdin)).catch(() => {});
       await writer.close().catch(() => {});
     }
-    const output = await child.output();
+    const output = await pending;
     if (timeout.aborted) {
       return { code: TIMEOUT_CODE, stdout: "", stderr: `git ${subcommand} timed out` };
     }

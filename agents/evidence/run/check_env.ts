@@ -152,8 +152,8 @@ export function checkVariables(): CheckVariable[] {
       value: "<finishline's own folder beside the copy>",
       why: "Python reads and writes bytecode there only, never in the copy's __pycache__ " +
         "(a committed .pyc compiled from other code with an unchecked hash would run instead " +
-        "of its source); the copy's part of it is emptied before each run, so bytecode of " +
-        "one claim's code never serves the next",
+        "of its source); the copy's part of it (its linked dependency folders excepted) is " +
+        "emptied before each run, so bytecode of one claim's code never serves the next",
     },
     {
       name: "PYTHONDONTWRITEBYTECODE",
@@ -221,9 +221,23 @@ export async function checkEnvironment(
 async function forgetBytecodeOf(prefix: string, dir: string): Promise<void> {
   const real = await Deno.realPath(dir).catch(() => dir);
   for (const source of new Set([path.resolve(dir), real])) {
-    await Deno.remove(path.join(prefix, source), { recursive: true }).catch(() => {});
+    const mirror = path.join(prefix, source);
+    const entries: string[] = [];
+    try {
+      for await (const entry of Deno.readDir(mirror)) entries.push(entry.name);
+    } catch {
+      continue;
+    }
+    for (const name of entries) {
+      // The linked dependency folders (the run's, as found at its start) keep theirs.
+      if (LINKED_FOLDERS.has(name)) continue;
+      await Deno.remove(path.join(mirror, name), { recursive: true }).catch(() => {});
+    }
   }
 }
+
+/** The dependency folders the clean copy links in (see `copy/dependency_folders.ts`). */
+const LINKED_FOLDERS: ReadonlySet<string> = new Set(["node_modules", ".venv", "venv", "vendor"]);
 
 /**
  * The lines the `checks` command prints about the environment the checks run in.

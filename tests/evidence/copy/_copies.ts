@@ -41,3 +41,28 @@ export async function copyAt(commit: string): Promise<string> {
   }
   throw new Error(`No copy holds ${commit}`);
 }
+
+/**
+ * The private copy folders of a repository's runs in the temp folder (named
+ * `finishline-checks-<repository>-<run>-…`), and the worktrees registered in
+ * it besides the checkout: what a run leaves when it is killed.
+ *
+ * @param repo The repository's folder.
+ * @returns The folders, each named with its run.
+ */
+export async function copyFolders(repo: string): Promise<string[]> {
+  const root = await Deno.realPath(repo);
+  const hash = [
+    ...new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(root))),
+  ].map((byte) => byte.toString(16).padStart(2, "0")).join("").slice(0, 12);
+  const prefix = `finishline-checks-${hash}-`;
+  const found: string[] = [];
+  for await (const entry of Deno.readDir(tmpdir())) {
+    if (entry.isDirectory && entry.name.startsWith(prefix)) found.push(join(tmpdir(), entry.name));
+  }
+  const listed = new TextDecoder().decode(
+    (await new Deno.Command("git", { args: ["worktree", "list", "--porcelain"], cwd: repo })
+      .output()).stdout,
+  );
+  return [...listed.split("\n\n").slice(1).filter((block) => block.trim()), ...found.sort()];
+}

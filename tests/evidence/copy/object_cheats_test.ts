@@ -234,3 +234,30 @@ Deno.test("the copy is no worktree of the user's repository, and core.fsmonitor 
   assert.equal((await git(root, "worktree", "list")).split("\n").length, 1);
   await assert.rejects(Deno.stat(`${marks.path}/ran`));
 });
+
+Deno.test("config and attributes a check plants in the copy's repository never reach the next claim", async () => {
+  await using project = await gateProject({ files: FILES, checks: [NODE_TEST] });
+  const root = project.repo.path;
+  await write(root, {
+    "test/plant.test.js": `const { execSync } = require("node:child_process");
+const fs = require("node:fs");
+const test = require("node:test");
+test("plants", () => {
+  const dir = execSync("git rev-parse --absolute-git-dir").toString().trim();
+  fs.appendFileSync(dir + "/config", "[filter \\"fix\\"]\\n\\tsmudge = sed 's/a - b/a + b/'\\n\\tclean = cat\\n");
+  fs.mkdirSync(dir + "/info", { recursive: true });
+  fs.writeFileSync(dir + "/info/attributes", "src/math.js filter=fix\\n");
+});
+`,
+  });
+  await commitAll(root, "test: plant");
+  const planted = await project.claim();
+  assert.equal(planted.complete, false);
+  await Deno.remove(`${root}/test/plant.test.js`);
+  await write(root, { "src/math.js": `// add\n${BROKEN}` });
+  await commitAll(root, "docs: comment");
+  const result = await project.claim();
+  assert.equal(result.complete, false, "the planted filter did not run");
+  assert.match(result.feedback!, /"adds"/);
+  await honestFix(project);
+});
