@@ -117,9 +117,8 @@ export class CheckWorktree {
     commit: string,
     options: { link?: readonly string[]; owner?: string } = {},
   ): Promise<CheckWorktree | string> {
-    const prefix = options.owner
-      ? `${await copyPrefix(repo.root)}${options.owner}-`
-      : "finishline-checks-";
+    // Named with the repository (and the run, when known): a dead run's copies can be found.
+    const prefix = `${await copyPrefix(repo.root)}${options.owner ? `${options.owner}-` : ""}`;
     const objects = await ObjectCopy.create(repo, { prefix });
     if (typeof objects === "string") return objects;
     const failed = await objects.checkout(commit) ?? await objects.verify(commit);
@@ -491,6 +490,8 @@ export async function removeStaleWorktrees(
     if (!entry.isDirectory || !entry.name.startsWith(prefix)) continue;
     // <prefix><run>-<random>: the run is what lies between.
     const rest = entry.name.slice(prefix.length);
+    // A copy made for no run (no "-" before the random part) is no dead run's.
+    if (rest.lastIndexOf("-") < 0) continue;
     const run = rest.slice(0, rest.lastIndexOf("-"));
     if (!/^[\w.-]+$/.test(run) || !await isDead(run)) continue;
     const dir = path.join(tmpdir(), entry.name);

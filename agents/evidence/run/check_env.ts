@@ -194,7 +194,7 @@ export function checkVariables(): CheckVariable[] {
 export async function checkEnvironment(
   options: { pycache?: string; cwd?: string } = {},
 ): Promise<CheckEnvironment> {
-  const folder = await Deno.makeTempDir({ prefix: "finishline-home-" });
+  const folder = await Deno.makeTempDir({ prefix: "finishline-check-home-" });
   const home = path.join(folder, "home");
   const pycache = options.pycache ?? path.join(home, ".pycache");
   await Deno.mkdir(home, { recursive: true });
