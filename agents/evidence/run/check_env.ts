@@ -95,9 +95,11 @@ function toolchainCaches(): CheckVariable[] {
     ["ASDF_DATA_DIR", env("ASDF_DATA_DIR") ?? underHome(".asdf"), "asdf's tools"],
     ["VOLTA_HOME", env("VOLTA_HOME") ?? underHome(".volta"), "Volta's tools"],
   ];
-  // A default that does not exist is left out: the tool is not used here.
+  // A version manager's default that does not exist is left out: it is not used here. The
+  // caches are set either way: a tool would otherwise fill one in each fresh home.
+  const managers = new Set(["PYENV_ROOT", "RBENV_ROOT", "ASDF_DATA_DIR", "VOLTA_HOME"]);
   return entries.flatMap(([name, value, what]) =>
-    value && (Deno.env.get(name) || exists(value))
+    value && (!managers.has(name) || Deno.env.get(name) || exists(value))
       ? [{
         name,
         value,
