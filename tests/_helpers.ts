@@ -191,9 +191,36 @@ export async function tempRepo(): Promise<TempDir> {
       // A gate a test made and never closed keeps its clean-copy worktree in
       // TMPDIR: removed with the repository, so no test leaves a folder behind.
       await removeLinkedWorktrees(dir.path);
+      await removePrivateCopies(dir.path);
       await dir[Symbol.asyncDispose]();
     },
   };
+}
+
+/**
+ * The clean copies finishline made of a repository (private folders in the
+ * temp folder named `finishline-checks-<hash of its root>-…`), removed.
+ */
+async function removePrivateCopies(repo: string): Promise<void> {
+  const root = await Deno.realPath(repo).catch(() => repo);
+  const hash = [
+    ...new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(root))),
+  ].map((byte) => byte.toString(16).padStart(2, "0")).join("").slice(0, 12);
+  const tmp = Deno.env.get("TMPDIR") || "/tmp";
+  const found: string[] = [];
+  try {
+    for await (const entry of Deno.readDir(tmp)) {
+      if (entry.isDirectory && entry.name.startsWith(`finishline-checks-${hash}-`)) {
+        found.push(`${tmp}/${entry.name}`);
+      }
+    }
+  } catch {
+    return;
+  }
+  for (const folder of found) {
+    await processesGone(`${folder}/tree`);
+    await Deno.remove(folder, { recursive: true }).catch(() => {});
+  }
 }
 
 /** The folders of a repository's linked worktrees, removed (the main one stays). */

@@ -23,7 +23,14 @@ import type {
   TestCounts,
   WorkerTestEvidence,
 } from "../record/iteration.ts";
-import type { GitRepo } from "../git/repo.ts";
+import { GitRepo } from "../git/repo.ts";
+import type { GitReader } from "../git/hardened.ts";
+import {
+  binaryFinding,
+  binarySources,
+  OBJECT_FINDING,
+  objectFinding,
+} from "./copy/object_findings.ts";
 import {
   type CheckRun,
   describeRun,
@@ -125,6 +132,8 @@ interface Claim {
   repo: GitRepo;
   head: string;
   plans: FolderPlan[];
+  /** The run's starting commit, as the loop knows it. */
+  base?: string;
 }
 
 /** A baseline run as the gate compares with it: confirmed by a second run when it was red. */
@@ -296,8 +305,10 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       });
       if (typeof worktree === "string") return finished([], worktree);
       // Cargo's build output becomes the clean copy's seed: the times it is built against first.
-      const seeds = await seedEntries(repo, commit);
-      if (seeds.length > 0 && await settleTimes(worktree.dir)) seeds.length = 0;
+      const seeds = await seedEntries(worktree.objects, commit);
+      if (seeds.length > 0 && await settleTimes(worktree.objects, undefined, commit)) {
+        seeds.length = 0;
+      }
       const tiers = splitTiers(this.#checks, this.#final);
       const runs = await worktree.run(tiers.perClaim, { timeoutMs: this.#timeoutMs, signal });
       if (tiers.final.length > 0 && !signal.aborted) {
@@ -645,7 +656,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       this.#evidence = structuredClone(this.#last.evidence);
       return this.#last.result;
     }
-    const result = await this.#check(context, { repo, head, plans });
+    const result = await this.#check(context, { repo, head, plans, base });
     // What the checks wrote goes, and the build seed is copied in, while the agent works.
     const copy = this.#copy;
     if (copy && !context.signal?.aborted) this.#tidying = copy.tidy();
@@ -710,7 +721,11 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     this.#baselineCopy = undefined;
     const seeded = copy?.seeded ?? false;
     if (copy && await copy.moveTo(claim.head)) {
-      // Something broke the worktree (the agent removed it, say): a new one.
+      if (copy.finding) {
+        this.#copy = copy;
+        return { notes: [], problem: objectFinding(copy.finding) };
+      }
+      // Something broke the copy (its folder removed, say): a new one.
       await copy.remove();
       copy = undefined;
     }
@@ -721,11 +736,22 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       });
       if (typeof made === "string") {
         this.#copy = undefined;
-        return { notes: [], problem: `finishline could not make its clean copy: ${made}` };
+        return {
+          notes: [],
+          problem: OBJECT_FINDING.test(made)
+            ? objectFinding(made)
+            : `finishline could not make its clean copy: ${made}`,
+        };
       }
       copy = made;
     }
     this.#copy = copy;
+    // The diffs read the starting commit from the copy's repository too.
+    const base = this.#baselineCommit ?? claim.base;
+    const fetched = base ? await copy.objects.fetch([base]) : undefined;
+    if (fetched) return { copy, notes: [], problem: `finishline could not copy ${fetched}` };
+    const binary = base ? await binarySources(copy.objects, base, claim.head) : [];
+    if (binary.length > 0) return { copy, notes: [], problem: binaryFinding(binary) };
     const notes: string[] = [];
     const planted = copy.seeded ||
       (this.#seed?.usable === true && await copy.seedWith(this.#seed));
@@ -817,7 +843,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     // The protected files the claim changed are read from the agent's checkout while the
     // checks run in the clean copy (against the baseline's commit, as after them).
     const early = this.#baselineCommit ?? context.git?.baseline ?? undefined;
-    const changedEarly = this.#changedTests(context, early);
+    const changedEarly = this.#changedTests(context, early, claim?.head);
     // The final state runs while a baseline still running finishes; the comparison waits for both.
     const runs: CheckRun[] = [];
     const tiers = splitTiers(this.#checks, this.#final);
@@ -837,7 +863,9 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     const views = await this.#views(baseline, runs);
     let testsChanged = await changedEarly.catch(() => undefined);
     // The baseline could not run: its commit is not the base any more.
-    if (base !== early || !testsChanged) testsChanged = await this.#changedTests(context, base);
+    if (base !== early || !testsChanged) {
+      testsChanged = await this.#changedTests(context, base, claim?.head);
+    }
     // Red tests found by name wherever they live: an inline one whose body changed is protected too.
     const splices = claim && base ? await redTestChanges(claim, base, views, testsChanged) : [];
     testsChanged = [...testsChanged, ...splices.map((edit) => edit.change)];
@@ -876,7 +904,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
         protectedRole(file, { protect: this.#protect, configFiles: [] }) === "test file";
       const held = await this.#reproduction?.catch(() => undefined);
       const cases = await findSpecialCases(
-        git.repo,
+        this.#copy?.objects ?? git.repo,
         base,
         claim.head,
         isTest,
@@ -1138,11 +1166,16 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   async #changedTests(
     context: TaskCompletionContext,
     base: string | undefined,
+    head: string | undefined,
   ): Promise<ChecksEvidence["testsChanged"]> {
     if (!context.git || !base) return [];
-    const changed = await changedProtectedFiles(context.git.repo, base, {
+    // The claim's commit, read by hash in the clean copy's repository: no attribute hides a diff.
+    const reader = head && this.#copy ? this.#copy.objects : context.git.repo;
+    if (reader !== context.git.repo && await this.#copy!.objects.fetch([base])) return [];
+    const changed = await changedProtectedFiles(reader, base, {
       protect: this.#protect,
       configFiles: this.#configFiles,
+      ...(reader !== context.git.repo ? { head } : {}),
     });
     const reasons = new Map(
       (context.completeTask?.tests_changed ?? []).map((
@@ -1179,7 +1212,9 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   async #runOne(check: RepoCheck, cwd: string, signal: AbortSignal | undefined): Promise<CheckRun> {
     this.#onCheck?.(check.name, true);
     try {
-      return await runRepoCheck(check, { cwd, timeoutMs: this.#timeoutMs, signal });
+      // In the clean copy, Python's bytecode goes to finishline's folder beside it.
+      const pycache = this.#copy?.dir === cwd ? this.#copy.pycache : undefined;
+      return await runRepoCheck(check, { cwd, timeoutMs: this.#timeoutMs, signal, pycache });
     } finally {
       this.#onCheck?.(check.name, false);
     }
@@ -1284,7 +1319,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
           `This run needs a test of the fix (${required}), and your commits add or change no test file: ${ask}. If no test can show the bug, say why in complete_task no_test; a reviewer decides whether the reason stands`,
       };
     }
-    const listed = await claim.repo.exec(["ls-tree", claim.head, "--", ...files]);
+    const listed = await this.#copy!.objects.exec(["ls-tree", claim.head, "--", ...files]);
     const key = `${base}\n${listed.stdout}`;
     let atStart = this.#workerTests.get(key);
     if (!atStart) {
@@ -1356,7 +1391,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     const known = this.#reviews.get(key);
     if (known) return structuredClone(known);
     const copy = this.#copy!;
-    const diff = await reviewDiff(claim, base, options.focus);
+    const diff = await reviewDiff(copy.objects, claim, base, options.focus);
     let reviewed: ReviewedDeclaration[];
     try {
       const moved = await copy.moveTo(claim.head);
@@ -1597,9 +1632,14 @@ async function uncommittedChanges(repo: GitRepo, dirt: Map<string, string>): Pro
  * the claim changed, then the rest, so that padding the change cannot push
  * the files a declaration is about out of what the prompt holds.
  */
-async function reviewDiff(claim: Claim, base: string, focus: string[]): Promise<string> {
+async function reviewDiff(
+  reader: GitReader,
+  claim: Claim,
+  base: string,
+  focus: string[],
+): Promise<string> {
   const diff = async (args: string[]) => {
-    const result = await claim.repo.exec(["diff", "--no-color", ...args]);
+    const result = await reader.exec(["diff", "--no-color", ...args]);
     return result.code === 0 ? result.stdout : `(git diff failed: ${result.stderr.trim()})`;
   };
   const paths = [...new Set(focus)];

@@ -11,6 +11,7 @@ import { ScriptedModelServer, textTurn, toolTurn } from "../../agents/testing/mo
 import { commitAgent, git, runCli, tempDir, tempRepo } from "../_helpers.ts";
 import { SqliteStore } from "../../agents/store/mod.ts";
 import { catalogueLine } from "./_fault_catalogue.ts";
+import { copyFolders } from "../evidence/copy/_copies.ts";
 
 /** A repository whose test script sleeps (a slow suite) unless FAST is set. */
 async function slowSuite(repo: string, script: string): Promise<void> {
@@ -78,9 +79,9 @@ async function gone(marker: string, ms: number): Promise<string[]> {
 const SLOW_CHECK = (marker: string) =>
   `[ -n "$FAST" ] || { (setsid node -e "setTimeout(() => {}, 301000)" ${marker}-daemon &); node -e "setTimeout(() => {}, 300000)" ${marker}; }`;
 
-/** The worktrees of a repository besides its checkout. */
+/** The check copies of a repository's runs: private folders in the temp folder, and worktrees. */
 async function worktrees(repo: string): Promise<string[]> {
-  return (await git(repo, "worktree", "list", "--porcelain")).split("\n\n").slice(1);
+  return await copyFolders(repo);
 }
 
 /** The iterations the run history holds for a run. */
@@ -191,11 +192,10 @@ Deno.test("kill -9 of a run and of its watchdog: the next run in the checkout st
   });
   await new Promise((resolve) => setTimeout(resolve, 1_500));
   assert.notDeepEqual(await withMarker(marker), [], "with no watchdog, the check lives on");
-  const worktrees = async () =>
-    (await git(repo.path, "worktree", "list", "--porcelain")).split("\n\n").slice(1);
+  const worktrees = () => copyFolders(repo.path);
   const left = await worktrees();
-  assert.equal(left.length, 1, "the baseline's worktree is left");
-  assert.match(left[0], new RegExp(`locked finishline run ${runId}`));
+  assert.equal(left.length, 1, "the baseline's copy is left");
+  assert.match(left[0], new RegExp(`-${runId}-`));
   // The next run (any run in this checkout) finds the dead run's processes by their tag.
   await Deno.writeTextFile(
     `${repo.path}/package.json`,
@@ -215,7 +215,7 @@ Deno.test("kill -9 of a run and of its watchdog: the next run in the checkout st
   assert.match(next.stderr, /removed 1 check worktree left by an earlier run that was killed/);
   assert.deepEqual(await worktrees(), [], "no worktree of either run is left");
   assert.equal(
-    await Deno.stat(left[0].split("\n")[0].slice("worktree ".length)).then(() => true, () => false),
+    await Deno.stat(left[0]).then(() => true, () => false),
     false,
     "its folder is gone too",
   );

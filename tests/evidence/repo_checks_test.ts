@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { changedProtectedFiles } from "../../agents/evidence/judge/protected_files.ts";
-import { CHECK_ENVIRONMENT, runRepoCheck } from "../../agents/evidence/run/check_run.ts";
+import { runRepoCheck } from "../../agents/evidence/run/check_run.ts";
+import { checkVariables } from "../../agents/evidence/run/check_env.ts";
 import { DEFAULT_PROTECTED_GLOBS } from "../../agents/definition/mod.ts";
 import { RepoChecksChecker } from "../../agents/evidence/repo_checks.ts";
 import { runInWorktree, snapshotCommit } from "../../agents/evidence/copy/worktree_run.ts";
@@ -609,7 +610,7 @@ Deno.test("feedback tells the failures the changes caused from those already the
   );
 });
 
-Deno.test("checks run in the user's environment, with only CHECK_ENVIRONMENT set", async () => {
+Deno.test("checks run in the user's environment, with only checkVariables set", async () => {
   const run = await runRepoCheck(
     {
       name: "env",
@@ -623,7 +624,21 @@ Deno.test("checks run in the user's environment, with only CHECK_ENVIRONMENT set
       Deno.env.get("FORCE_COLOR") ?? "unset"
     } CI=true`,
   );
-  assert.deepEqual(CHECK_ENVIRONMENT.map((variable) => [variable.name, variable.value]), [
-    ["CI", "true"],
+  const names = checkVariables().map((variable) => variable.name);
+  assert.deepEqual(names.slice(0, 7), [
+    "CI",
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "GIT_CONFIG_GLOBAL",
+    "PYTHONNOUSERSITE",
+    "PYTHONPYCACHEPREFIX",
+    "PYTHONDONTWRITEBYTECODE",
   ]);
+  // The rest point toolchains at the user's real caches, nothing else.
+  for (const name of names.slice(7)) {
+    assert.match(
+      name,
+      /^(CARGO_HOME|RUSTUP_HOME|GO\w+|DENO_DIR|npm_config_cache|\w+_ROOT|ASDF_DATA_DIR|VOLTA_HOME)$/,
+    );
+  }
 });

@@ -38,8 +38,7 @@
 
 import { tmpdir } from "node:os";
 import path from "node:path";
-import type { GitRepo } from "../../git/repo.ts";
-import { runGit } from "../../git/run_git.ts";
+import type { GitReader } from "../../git/hardened.ts";
 import { runTool } from "../../support/process.ts";
 import { sha256Hex } from "../../support/errors.ts";
 
@@ -84,7 +83,7 @@ const MAX_SEED = { bytes: 2 * 1024 ** 3, entries: 50_000 };
  * }
  * ```
  */
-export async function seedEntries(repo: GitRepo, commit: string): Promise<string[]> {
+export async function seedEntries(repo: GitReader, commit: string): Promise<string[]> {
   const listed = await repo.exec([
     "ls-tree",
     "--name-only",
@@ -101,23 +100,26 @@ export async function seedEntries(repo: GitRepo, commit: string): Promise<string
 }
 
 /**
- * Give every tracked file of the worktree at `dir` the fixed time, except
+ * Give every tracked file of the copy's work tree the fixed time, except
  * those whose content differs from `since`: they get the time of now. Run
  * after each checkout, before the checks.
  *
- * @param dir The worktree.
+ * @param copy The copy's repository (read hardened) and its work tree.
  * @param since The seed's commit; without it every tracked file is settled.
+ * @param head The commit the work tree holds. @default "HEAD"
  * @returns Undefined, or why it could not be done.
  */
-export async function settleTimes(dir: string, since?: string): Promise<string | undefined> {
-  const listed = await runGit(["ls-files", "-z"], { cwd: dir, timeoutMs: 60_000 });
+export async function settleTimes(
+  copy: GitReader & { workTree: string },
+  since?: string,
+  head = "HEAD",
+): Promise<string | undefined> {
+  const dir = copy.workTree;
+  const listed = await copy.exec(["ls-files", "-z"]);
   if (listed.code !== 0) return `cannot list the tracked files: ${listed.stderr.trim()}`;
   const changed = new Set<string>();
   if (since) {
-    const diff = await runGit(["diff", "--name-only", "--no-renames", "-z", since, "HEAD"], {
-      cwd: dir,
-      timeoutMs: 60_000,
-    });
+    const diff = await copy.exec(["diff", "--name-only", "--no-renames", "-z", since, head]);
     if (diff.code !== 0) return `cannot compare with ${since.slice(0, 12)}: ${diff.stderr.trim()}`;
     for (const file of diff.stdout.split("\0")) if (file) changed.add(file);
   }

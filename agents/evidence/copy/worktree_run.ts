@@ -1,20 +1,27 @@
 /**
- * Running checks on another state of the repository: a detached worktree of
- * a commit (the baseline, or the agent's commit, with original test files put
- * back where asked), with the checkout's dependency folders linked in. The
- * gate keeps one such worktree for a whole run and moves it from commit to
- * commit; untracked and ignored files of the live checkout never reach it.
+ * Running checks on another state of the repository: a copy of a commit
+ * (the baseline, or the agent's commit, with original test files put back
+ * where asked) in a private repository of finishline's, filled by fetch from
+ * the user's and checked file by file against its blobs
+ * ({@linkcode ObjectCopy}), with the checkout's dependency folders linked in.
+ * The gate keeps one such copy for a whole run and moves it from commit to
+ * commit; untracked and ignored files of the live checkout never reach it,
+ * and nothing of it is registered in the user's repository.
  *
  * @module
  */
 
+import { tmpdir } from "node:os";
 import path from "node:path";
 import type { GitRepo } from "../../git/repo.ts";
 import { MISSING_CODE, runShell, runTool } from "../../support/process.ts";
 import { runGit } from "../../git/run_git.ts";
+import { sha256Hex } from "../../support/errors.ts";
 import { type CheckRun, type RepoCheck, runRepoCheck } from "../run/check_run.ts";
+import { checkEnvironment } from "../run/check_env.ts";
 import { DEPENDENCY_FOLDERS, isDirectory } from "./dependency_folders.ts";
 import { type BuildSeed, removeStaleSeeds, settleTimes } from "./build_seed.ts";
+import { ObjectCopy } from "./object_copy.ts";
 
 /** The checks on the starting commit. */
 export interface BaselineResult {
@@ -40,9 +47,10 @@ export type FolderSetup =
   | { kind: "installed"; key: string; command: string };
 
 /**
- * A detached worktree of finishline's, for running the repository's checks
- * on a commit: created once, moved from commit to commit (a forced checkout
- * and `git clean -ffdx`, the dependency folders excepted), removed at the end.
+ * A copy of a commit in finishline's private repository, for running the
+ * repository's checks on it: created once, moved from commit to commit (a
+ * fetch, a forced checkout, `git clean -ffdx` with the dependency folders
+ * excepted, and every file checked against its blob), removed at the end.
  *
  * @example Check a commit, then move on to the next one
  * ```ts
@@ -71,60 +79,88 @@ export type FolderSetup =
  * ```
  */
 export class CheckWorktree {
-  /** The worktree's folder. */
+  /** The copy's folder (the private repository's work tree). */
   readonly dir: string;
   readonly #repo: GitRepo;
+  readonly #objects: ObjectCopy;
   #commit: string;
   readonly #folders = new Map<string, FolderSetup>();
   #seed: BuildSeed | undefined;
   /** The listing of the seed planted ahead by {@linkcode CheckWorktree.tidy}, until a move uses it. */
   #planted: string | undefined;
+  /** Why the copy's files are not its commit's objects, after the last move that found it. */
+  #finding: string | undefined;
 
-  private constructor(repo: GitRepo, dir: string, commit: string) {
+  private constructor(repo: GitRepo, objects: ObjectCopy, commit: string) {
     this.#repo = repo;
-    this.dir = dir;
+    this.#objects = objects;
+    this.dir = objects.workTree;
     this.#commit = commit;
   }
 
   /**
-   * Make a detached worktree of `commit` in a new temporary folder and link
-   * the checkout's dependency folders (`node_modules`, `.venv`, `venv`,
-   * `vendor`) that the commit does not track.
+   * Copy `commit` into a new private repository (a temporary folder, never
+   * registered in `repo`) and link the checkout's dependency folders
+   * (`node_modules`, `.venv`, `venv`, `vendor`) that the commit does not
+   * track.
    *
    * @param repo The repository.
    * @param commit The commit to check out.
    * @param options The folders to link (default: every dependency folder the
-   * checkout has), and the run that owns it: the worktree is then locked with
-   * the reason `finishline run <owner>`, so that the next run can tell it
-   * from the user's and remove it once its run is dead
-   * ({@linkcode removeStaleWorktrees}).
-   * @returns The worktree, or why it could not be made.
+   * checkout has), and the run that owns it: its folder is then named with
+   * the repository and the run, so that the next run can remove it once its
+   * run is dead ({@linkcode removeStaleWorktrees}).
+   * @returns The copy, or why it could not be made (a file not its blob included).
    */
   static async create(
     repo: GitRepo,
     commit: string,
     options: { link?: readonly string[]; owner?: string } = {},
   ): Promise<CheckWorktree | string> {
-    const dir = await Deno.makeTempDir({ prefix: "finishline-checks-" });
-    const lock = options.owner ? ["--lock", "--reason", `${OWNER_REASON}${options.owner}`] : [];
-    const added = await repo.worktree([
-      "add",
-      "--detach",
-      "--quiet",
-      ...lock,
-      dir,
-      commit,
-    ]);
-    if (added.code !== 0) {
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
-      await repo.worktree(["prune"]);
-      return `cannot make a worktree of ${commit.slice(0, 12)}: ${added.stderr.trim()}`;
+    // Named with the repository (and the run, when known): a dead run's copies can be found.
+    const prefix = `${await copyPrefix(repo.root)}${options.owner ? `${options.owner}-` : ""}`;
+    const objects = await ObjectCopy.create(repo, { prefix });
+    if (typeof objects === "string") return objects;
+    const failed = await objects.checkout(commit) ?? await objects.verify(commit);
+    if (failed) {
+      await objects.remove();
+      return failed;
     }
-    const worktree = new CheckWorktree(repo, dir, commit);
+    const worktree = new CheckWorktree(repo, objects, commit);
     for (const folder of options.link ?? DEPENDENCY_FOLDERS.map((folder) => folder.dir)) {
       if (await isDirectory(path.join(repo.root, folder))) await worktree.link(folder);
     }
     return worktree;
+  }
+
+  /**
+   * The copy's private repository, read with every setting the agent could
+   * have written off: the gate's diffs and scans read blobs through it.
+   *
+   * @returns The reader.
+   */
+  get objects(): ObjectCopy {
+    return this.#objects;
+  }
+
+  /**
+   * finishline's bytecode folder for this copy (`PYTHONPYCACHEPREFIX`),
+   * kept for the copy's life beside it, never inside it.
+   *
+   * @returns The folder.
+   */
+  get pycache(): string {
+    return path.join(this.#objects.folder, "pycache");
+  }
+
+  /**
+   * Why the copy's files were not its commit's objects at the last move
+   * (a file through a filter, a changed link, ...).
+   *
+   * @returns The finding, or undefined when every file was its blob.
+   */
+  get finding(): string | undefined {
+    return this.#finding;
   }
 
   /**
@@ -154,11 +190,19 @@ export class CheckWorktree {
    * @returns Undefined, or why git failed.
    */
   async moveTo(commit: string): Promise<string | undefined> {
-    const checkout = await this.#git(["checkout", "--detach", "--force", "--quiet", commit]);
-    if (checkout.code !== 0) {
-      return `cannot check out ${commit.slice(0, 12)}: ${checkout.stderr.trim()}`;
-    }
+    this.#finding = undefined;
+    const checkout = await this.#objects.checkout(commit);
+    if (checkout) return checkout;
     this.#commit = commit;
+    const moved = await this.#settle(commit);
+    if (moved) return moved;
+    // Last, so that nothing written after it reaches the checks unseen.
+    this.#finding = await this.#objects.verify(commit);
+    return this.#finding;
+  }
+
+  /** After a checkout: what the last checks wrote goes, the seed comes in. */
+  async #settle(commit: string): Promise<string | undefined> {
     // A seed planted ahead is kept through the clean, and used if it is as it was listed.
     const planted = this.#planted;
     this.#planted = undefined;
@@ -167,7 +211,7 @@ export class CheckWorktree {
       const cleaned = await this.#clean(seed.entries);
       if (cleaned) return cleaned;
       if (await seed.intact(this.dir, planted)) {
-        if (await settleTimes(this.dir, seed.commit) === undefined) return undefined;
+        if (await settleTimes(this.#objects, seed.commit, commit) === undefined) return undefined;
         // Times that cannot be settled: no seed, and its copy goes.
         this.#seed = undefined;
         return await this.#clean();
@@ -229,7 +273,8 @@ export class CheckWorktree {
   }
 
   async #plant(seed: BuildSeed): Promise<boolean> {
-    const planted = seed.usable && await settleTimes(this.dir, seed.commit) === undefined &&
+    const planted = seed.usable &&
+      await settleTimes(this.#objects, seed.commit, this.#commit) === undefined &&
       await seed.plant(this.dir);
     if (!planted) this.#seed = undefined;
     return planted;
@@ -297,11 +342,12 @@ export class CheckWorktree {
     if (which.code !== 0) {
       return { missing: true, detail: `"${command.executable}" is not installed or not on PATH` };
     }
+    const environment = await checkEnvironment({ pycache: this.pycache, cwd: this.dir });
     const result = await runShell(command.command, {
       cwd: this.dir,
       timeoutMs: options.timeoutMs,
-      env: { CI: "true", NO_COLOR: "1" },
-    });
+      env: { ...environment.env, NO_COLOR: "1" },
+    }).finally(() => environment.dispose());
     if (result.code !== 0 || result.timedOut) {
       await Deno.remove(target, { recursive: true }).catch(() => {});
       const tail = result.combined.trimEnd().split("\n").slice(-12).join("\n");
@@ -325,11 +371,24 @@ export class CheckWorktree {
    */
   async restore(from: string, paths: string[]): Promise<string | undefined> {
     if (paths.length === 0) return undefined;
+    const fetched = await this.#objects.fetch([from]);
+    if (fetched) return fetched;
     // --no-overlay: a file the agent added under a restored path is removed too.
-    const restored = await this.#git(["checkout", "--no-overlay", from, "--", ...paths]);
-    return restored.code === 0
-      ? undefined
-      : `cannot restore the original files: ${restored.stderr.trim()}`;
+    const restored = await this.#git([
+      "checkout",
+      "--no-overlay",
+      from,
+      "--",
+      ...paths.map((file) => `:(literal)${file}`),
+    ]);
+    if (restored.code !== 0) return `cannot restore the original files: ${restored.stderr.trim()}`;
+    // What was put back is the starting commit's, as git's objects hold it.
+    const present: string[] = [];
+    for (const file of paths) {
+      if (await Deno.lstat(path.join(this.dir, file)).catch(() => undefined)) present.push(file);
+    }
+    this.#finding = present.length > 0 ? await this.#objects.verify(from, present) : undefined;
+    return this.#finding;
   }
 
   /**
@@ -359,6 +418,7 @@ export class CheckWorktree {
             cwd: this.dir,
             timeoutMs: options.timeoutMs,
             signal: options.signal,
+            pycache: this.pycache,
           }),
         );
       } finally {
@@ -374,24 +434,27 @@ export class CheckWorktree {
    * @returns Resolves once it is gone from `git worktree list`.
    */
   async remove(): Promise<void> {
-    // Twice forced: a locked worktree too.
-    await this.#repo.worktree(["remove", "--force", "--force", this.dir]);
-    await Deno.remove(this.dir, { recursive: true }).catch(() => {});
-    await this.#repo.worktree(["prune"]);
+    await this.#objects.remove();
   }
 
   async #git(args: string[]) {
-    return await runGit(args, { cwd: this.dir, timeoutMs: 120_000 });
+    return await this.#objects.exec(args);
   }
 }
 
-/** The lock reason of a worktree a run made for its checks, before the run's id. */
+/** The lock reason of a worktree an earlier version made for its checks, before the run's id. */
 const OWNER_REASON = "finishline run ";
 
+/** The start of the name of a repository's copy folders: its root's hash, then the run. */
+async function copyPrefix(repoRoot: string): Promise<string> {
+  return `finishline-checks-${(await sha256Hex(repoRoot)).slice(0, 12)}-`;
+}
+
 /**
- * Remove the check worktrees of runs that are dead: worktrees locked as
- * `finishline run <id>` ({@linkcode CheckWorktree.create}) whose run `isDead`
- * says is over, with their folders; then `git worktree prune`. They hold only
+ * Remove the check copies of runs that are dead: the private folders named
+ * with the repository and a run ({@linkcode CheckWorktree.create}) whose run
+ * `isDead` says is over, and the worktrees earlier versions registered,
+ * locked as `finishline run <id>` (then `git worktree prune`). They hold only
  * finishline's copies of commits, never work of the agent's or the user's.
  * The build seeds those runs left in the temp folder go too
  * ({@linkcode removeStaleSeeds}).
@@ -416,6 +479,25 @@ export async function removeStaleWorktrees(
     removed.push(dir);
   }
   if (removed.length > 0) await repo.worktree(["prune"]);
+  const prefix = await copyPrefix(repo.root);
+  const entries: Deno.DirEntry[] = [];
+  try {
+    for await (const entry of Deno.readDir(tmpdir())) entries.push(entry);
+  } catch {
+    // No temp folder to read: nothing of ours there.
+  }
+  for (const entry of entries) {
+    if (!entry.isDirectory || !entry.name.startsWith(prefix)) continue;
+    // <prefix><run>-<random>: the run is what lies between.
+    const rest = entry.name.slice(prefix.length);
+    // A copy made for no run (no "-" before the random part) is no dead run's.
+    if (rest.lastIndexOf("-") < 0) continue;
+    const run = rest.slice(0, rest.lastIndexOf("-"));
+    if (!/^[\w.-]+$/.test(run) || !await isDead(run)) continue;
+    const dir = path.join(tmpdir(), entry.name);
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+    removed.push(dir);
+  }
   // Their build seeds, in the temp folder, go too (not counted: they are no worktrees).
   await removeStaleSeeds(repo.root, isDead).catch(() => []);
   return removed;

@@ -19,6 +19,7 @@
 import path from "node:path";
 import { RUNNER_CONFIG_GLOBS } from "../../definition/definition_types.ts";
 import type { GitRepo } from "../../git/repo.ts";
+import type { GitReader } from "../../git/hardened.ts";
 import { snapshotTree } from "../copy/worktree_run.ts";
 import { isText, notPlainSource, repositoryLanguages } from "./plain_source.ts";
 
@@ -92,12 +93,12 @@ export type ProtectedRole = "test file" | "runner configuration" | `not plain so
  * ```
  */
 export async function changedProtectedFiles(
-  repo: GitRepo,
+  repo: GitRepo | GitReader,
   base: string,
-  options: ProtectOptions,
+  options: ProtectOptions & { head?: string },
 ): Promise<ProtectedChange[]> {
-  // A tree of the working tree as it is: untracked files are changes too.
-  const snapshot = await snapshotTree(repo);
+  // A tree of the working tree as it is (untracked files are changes too), or the commit given.
+  const snapshot = options.head ? { tree: options.head } : await snapshotTree(repo as GitRepo);
   if (!snapshot) return [];
   const names = await repo.exec(["diff", "--name-status", "-z", "-M", base, snapshot.tree]);
   if (names.code !== 0) return [];
@@ -379,7 +380,10 @@ const MAKEFILE_LIMIT = 50;
  * trees include (`include`, `-include`, `sinclude`): make loads them as its
  * own configuration. Names built from variables are left out.
  */
-async function makefileIncludes(repo: GitRepo, revisions: string[]): Promise<string[]> {
+async function makefileIncludes(
+  repo: GitRepo | GitReader,
+  revisions: string[],
+): Promise<string[]> {
   const globs = new Set<string>();
   for (const revision of revisions) {
     const listed = await repo.exec(["ls-tree", "-r", "-z", "--name-only", revision]);

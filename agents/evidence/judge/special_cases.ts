@@ -10,7 +10,7 @@
  * @module
  */
 
-import type { GitRepo } from "../../git/repo.ts";
+import type { GitReader } from "../../git/hardened.ts";
 
 /** An added line that special-cases tested values. */
 export interface SpecialCase {
@@ -111,7 +111,7 @@ function addedLines(patch: string): Array<{ file: string; line: number; text: st
  * @returns The special cases, at most 20.
  */
 export async function findSpecialCases(
-  repo: GitRepo,
+  repo: GitReader,
   base: string,
   head: string,
   isTest: (path: string) => boolean,

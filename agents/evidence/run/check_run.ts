@@ -7,6 +7,7 @@
 
 import type { TestCounts } from "../../record/iteration.ts";
 import { runShell } from "../../support/process.ts";
+import { checkEnvironment } from "./check_env.ts";
 import {
   parseTestReport,
   plainLines,
@@ -52,60 +53,7 @@ export interface CheckRun {
   tail: string;
 }
 
-/** A variable finishline sets for the checks it runs, and why. */
-export interface CheckVariable {
-  /** The variable's name. */
-  name: string;
-  /** Its value. */
-  value: string;
-  /** Why finishline sets it. */
-  why: string;
-}
-
-/**
- * Every environment variable finishline sets for the checks. The checks
- * otherwise run in the environment finishline was started in, as they run in
- * the user's shell: colour settings are left alone (a CLI library's colour
- * tests fail under NO_COLOR), and colour codes are stripped where the output
- * is read instead.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { CHECK_ENVIRONMENT } from "./check_run.ts";
- *
- * assert.deepEqual(CHECK_ENVIRONMENT.map((variable) => variable.name), ["CI"]);
- * ```
- */
-export const CHECK_ENVIRONMENT: readonly CheckVariable[] = [
-  {
-    name: "CI",
-    value: "true",
-    why: "runners that otherwise watch for changes and never exit run once " +
-      "(react-scripts test starts jest --watch unless CI is set), and jest fails a test " +
-      "whose snapshot is missing instead of writing one into the repository " +
-      "(its --ci default), so a new snapshot test cannot pass by recording what the code returns",
-  },
-];
-
-/**
- * The line the `checks` command prints about the environment the checks run in.
- *
- * @returns One line, without a line break.
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { describeCheckEnvironment } from "./check_run.ts";
- *
- * assert.match(describeCheckEnvironment(), /^Environment: yours, with CI=true \(/);
- * ```
- */
-export function describeCheckEnvironment(): string {
-  return `Environment: yours, with ${
-    CHECK_ENVIRONMENT.map((variable) => `${variable.name}=${variable.value} (${variable.why})`)
-      .join("; ")
-  }`;
-}
+export { type CheckVariable, describeCheckEnvironment } from "./check_env.ts";
 
 /** Lines of output kept in a run's tail. */
 const TAIL_LINES = 25;
@@ -132,15 +80,17 @@ const TAIL_LINES = 25;
  */
 export async function runRepoCheck(
   check: RepoCheck,
-  options: { cwd: string; timeoutMs: number; signal?: AbortSignal },
+  options: { cwd: string; timeoutMs: number; signal?: AbortSignal; pycache?: string },
 ): Promise<CheckRun> {
   const started = performance.now();
+  // A fresh home for each run: nothing one run writes there reaches the next.
+  const environment = await checkEnvironment({ pycache: options.pycache, cwd: options.cwd });
   const result = await runShell(check.command, {
     cwd: options.cwd,
     timeoutMs: options.timeoutMs,
     signal: options.signal,
-    env: Object.fromEntries(CHECK_ENVIRONMENT.map((variable) => [variable.name, variable.value])),
-  });
+    env: environment.env,
+  }).finally(() => environment.dispose());
   const report = parseTestReport(result.combined, check.runner);
   // An exit code of 0 proves nothing when the runner's own summary counts
   // failures (`jest || true`, a script that forgets its exit code).

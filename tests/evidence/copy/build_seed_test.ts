@@ -14,6 +14,7 @@ import { BuildSeed } from "../../../agents/evidence/copy/build_seed.ts";
 import { removeStaleWorktrees } from "../../../agents/evidence/copy/worktree_run.ts";
 import { GitRepo } from "../../../agents/git/repo.ts";
 import { git, tempDir, tempRepo } from "../../_helpers.ts";
+import { copiesOf } from "./_copies.ts";
 
 const LIB = (body: string) => `pub fn add(a: i32, b: i32) -> i32 {\n    ${body}\n}\n`;
 const TEST = `#[test]\nfn adds() {\n    assert_eq!(seedy::add(2, 2), 4);\n}\n`;
@@ -156,9 +157,7 @@ Deno.test({
             assert.equal((await gate.check(context(repo.path, gitRepo, base))).complete, true);
             await since();
             await gate.ready();
-            const copy = (await git(repo.path, "worktree", "list", "--porcelain")).split("\n")
-              .filter((line) => line.startsWith("worktree ") && line.includes("finishline-checks-"))
-              .map((line) => line.slice("worktree ".length));
+            const copy = await copiesOf(base);
             assert.equal(copy.length, 1, "one clean copy");
             const planted = join(copy[0], "target", "planted");
             // Its inode and change time (to the nanosecond): a copy made later differs.

@@ -11,6 +11,7 @@ import { RepoChecksChecker } from "../../../agents/evidence/repo_checks.ts";
 import { GitRepo } from "../../../agents/git/repo.ts";
 import { dependencyManifest } from "../../../agents/evidence/copy/dependency_folders.ts";
 import { git, tempDir, tempRepo } from "../../_helpers.ts";
+import { copiesOf, copyAt } from "./_copies.ts";
 
 const NODE_TEST = { name: "npm test", command: "npm test", runner: "node" as const };
 const PACKAGE_JSON = JSON.stringify({
@@ -71,12 +72,9 @@ async function worktrees(root: string): Promise<string[]> {
     .filter((line) => line.startsWith("worktree ")).map((line) => line.slice(9));
 }
 
-/** The worktree of finishline's that holds `commit`. */
-async function worktreeAt(root: string, commit: string): Promise<string> {
-  for (const dir of (await worktrees(root)).slice(1)) {
-    if (await git(dir, "rev-parse", "HEAD") === commit) return dir;
-  }
-  throw new Error(`No worktree holds ${commit}`);
+/** The clean copy of finishline's that holds `commit`. */
+async function worktreeAt(_root: string, commit: string): Promise<string> {
+  return await copyAt(commit);
 }
 
 /** A package in node_modules with a `.bin` entry, as `npm install` leaves it. */
@@ -138,17 +136,18 @@ Deno.test("the gate checks a clean copy of the last commit, never the working tr
       });
       await gate.startBaseline(gitRepo, base);
       assert.equal((await gate.check(context(gitRepo, base))).complete, true);
-      const [, copy] = await worktrees(repo.path);
-      assert.ok(copy, "the clean copy is a worktree");
+      const [copy] = await copiesOf(base);
+      assert.ok(copy, "the clean copy is a private repository's work tree");
+      assert.deepEqual(await worktrees(repo.path), [await Deno.realPath(repo.path)]);
       await Deno.writeTextFile(`${repo.path}/src/math.js`, FIXED);
       const head = await commitAll(repo.path);
       // The file the first run wrote is gone: the copy was cleaned when it moved.
       const second = await gate.check(context(gitRepo, base));
       assert.equal(second.complete, true, second.feedback);
-      assert.deepEqual(await worktrees(repo.path), [await Deno.realPath(repo.path), copy]);
+      assert.deepEqual(await copiesOf(base), [copy]);
       assert.equal(await git(copy, "rev-parse", "HEAD"), head);
       await gate.close();
-      assert.deepEqual(await worktrees(repo.path), [await Deno.realPath(repo.path)]);
+      assert.deepEqual(await copiesOf(base), []);
       await assert.rejects(Deno.stat(copy));
     },
   );

@@ -73,5 +73,10 @@ Deno.test("the checks command names the variables finishline sets", async () => 
   const code = await listAndRunChecks(repo.path, definitionOf(), (text) => printed += text);
   assert.equal(code, 0, printed);
   assert.ok(printed.includes(`\n${describeCheckEnvironment()}\n`), printed);
-  assert.match(printed, /^Environment: yours, with CI=true \(/m);
+  assert.match(printed, /^Environment: yours, with these set for every check/m);
+  for (
+    const name of ["CI", "HOME", "PYTHONNOUSERSITE", "PYTHONPYCACHEPREFIX", "GIT_CONFIG_GLOBAL"]
+  ) {
+    assert.match(printed, new RegExp(`^  ${name}=[^:]+: \\w`, "m"), name);
+  }
 });

@@ -4,6 +4,7 @@ import { RepoChecksChecker } from "../../../agents/evidence/repo_checks.ts";
 import { GitRepo } from "../../../agents/git/repo.ts";
 import type { CompleteTaskCall } from "../../../agents/completion/handler_contract.ts";
 import { git, tempRepo } from "../../_helpers.ts";
+import { copiesOf } from "../copy/_copies.ts";
 
 const MATH = (add: string, sub: string) =>
   `exports.add = (a, b) => ${add};\nexports.sub = (a, b) => ${sub};\n`;
@@ -52,8 +53,10 @@ function gate(command = "node --test"): RepoChecksChecker {
   });
 }
 
-async function worktrees(path: string): Promise<number> {
-  return (await git(path, "worktree", "list")).trim().split("\n").length;
+/** The checkout and finishline's copies of its starting commit (never in `git worktree list`). */
+async function worktrees(path: string, base: string): Promise<number> {
+  assert.equal((await git(path, "worktree", "list")).trim().split("\n").length, 1);
+  return 1 + (await copiesOf(base)).length;
 }
 
 Deno.test("after a failed claim, the tests that failed run first and the full suite decides", async (t) => {
@@ -86,7 +89,11 @@ Deno.test("after a failed claim, the tests that failed run first and the full su
         assert.match(rerun.command!, /^node --test '--test-name-pattern=/);
         // The full suite did not run: the one run holds the two tests.
         assert.equal(checker.evidence?.checks[0].testsRun, 2);
-        assert.equal(await worktrees(repo.path), 2, "the one clean copy, moved to the new commit");
+        assert.equal(
+          await worktrees(repo.path, base),
+          2,
+          "the one clean copy, moved to the new commit",
+        );
       },
     );
 
@@ -109,12 +116,12 @@ Deno.test("after a failed claim, the tests that failed run first and the full su
       assert.deepEqual(checker.evidence?.rerun?.[0].tests, ["subtracts"]);
       assert.equal(checker.evidence?.rerun?.[0].outcome, "passed");
       assert.equal(checker.evidence?.checks[0].testsRun, 4);
-      assert.equal(await worktrees(repo.path), 2);
+      assert.equal(await worktrees(repo.path, base), 2);
     });
   } finally {
     await checker.close();
   }
-  assert.equal(await worktrees(repo.path), 1, "the clean copy is gone at the end");
+  assert.equal(await worktrees(repo.path, base), 1, "the clean copy is gone at the end");
 });
 
 Deno.test("a re-run that cannot prove anything leaves the verdict to the full suite", async (t) => {

@@ -1,0 +1,296 @@
+/**
+ * The clean copy's repository: a repository finishline owns, in a private
+ * folder of its own (never registered in the user's `.git/worktrees`), that
+ * holds the commits under judgement as git's own transport brought them: a
+ * fetch from the user's repository re-hashes every object it receives, and
+ * pack-objects never follows `refs/replace`. Every call is hardened
+ * ({@linkcode HardenedRepo}): no global or system config, no replace
+ * objects, no attributes, filters, hooks or conversions. After each checkout
+ * every file of the work tree is checked against its blob
+ * ({@linkcode ObjectCopy.verify}); a mismatch refuses the claim.
+ *
+ * @module
+ */
+
+import path from "node:path";
+import { type GitReader, HardenedRepo } from "../../git/hardened.ts";
+import type { GitRepo } from "../../git/repo.ts";
+
+/**
+ * The upload-pack finishline's fetch starts in the user's repository: it
+ * serves any commit by hash (a snapshot commit no ref names), and runs no
+ * hook, fsmonitor or alternate-refs command that repository's config names.
+ */
+const UPLOAD_PACK =
+  "git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c core.alternateRefsCommand= " +
+  "-c uploadpack.allowAnySHA1InWant=true upload-pack";
+
+/** One entry of a commit's tree: mode, object and path. */
+interface TreeEntry {
+  mode: string;
+  object: string;
+  path: string;
+}
+
+/**
+ * A private repository and its work tree, filled from the user's
+ * repository by fetch.
+ *
+ * @example Fetch a commit into a private folder and check its files
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { GitRepo } from "../../git/repo.ts";
+ * import { ObjectCopy } from "./object_copy.ts";
+ *
+ * const dir = await Deno.makeTempDir();
+ * const git = (...args: string[]) => new Deno.Command("git", { args, cwd: dir }).output();
+ * try {
+ *   await git("init", "-q", "-b", "main");
+ *   await Deno.writeTextFile(`${dir}/a.txt`, "a\n");
+ *   await git("add", "a.txt");
+ *   await git("-c", "user.name=A", "-c", "user.email=a@example.com", "commit", "-q", "-m", "a");
+ *   const repo = (await GitRepo.open(dir))!;
+ *   const copy = await ObjectCopy.create(repo, { prefix: "finishline-example-" });
+ *   assert.ok(copy instanceof ObjectCopy);
+ *   const head = (await repo.head())!;
+ *   assert.equal(await copy.checkout(head), undefined);
+ *   assert.equal(await Deno.readTextFile(`${copy.workTree}/a.txt`), "a\n");
+ *   assert.equal(await copy.verify(head), undefined);
+ *   await Deno.writeTextFile(`${copy.workTree}/a.txt`, "forged\n");
+ *   assert.match((await copy.verify(head))!, /"a.txt"/);
+ *   await copy.remove();
+ * } finally {
+ *   await Deno.remove(dir, { recursive: true });
+ * }
+ * ```
+ */
+export class ObjectCopy implements GitReader {
+  /** The private folder that holds the repository and its work tree. */
+  readonly folder: string;
+  /** The work tree: where the checks run. */
+  readonly workTree: string;
+  readonly #git: HardenedRepo;
+  readonly #source: string;
+  readonly #objectFormat: string;
+  readonly #fetched = new Set<string>();
+
+  private constructor(
+    folder: string,
+    git: HardenedRepo,
+    source: string,
+    objectFormat: string,
+  ) {
+    this.folder = folder;
+    this.workTree = git.workTree!;
+    this.#git = git;
+    this.#source = source;
+    this.#objectFormat = objectFormat;
+  }
+
+  /**
+   * Make the private repository in a new temporary folder.
+   *
+   * @param source The user's repository, fetched from.
+   * @param options The temporary folder's name prefix.
+   * @returns The copy, or why it could not be made.
+   */
+  static async create(
+    source: GitRepo,
+    options: { prefix: string },
+  ): Promise<ObjectCopy | string> {
+    const format = await source.exec(["rev-parse", "--show-object-format"]);
+    const objectFormat = format.code === 0 ? format.stdout.trim() || "sha1" : "sha1";
+    const folder = await Deno.makeTempDir({ prefix: options.prefix });
+    const git = await HardenedRepo.init(path.join(folder, "git"), {
+      workTree: path.join(folder, "tree"),
+      objectFormat,
+    });
+    if (typeof git === "string") {
+      await Deno.remove(folder, { recursive: true }).catch(() => {});
+      return git;
+    }
+    return new ObjectCopy(folder, git, source.root, objectFormat);
+  }
+
+  /**
+   * Bring `commits` in from the user's repository (those not fetched yet),
+   * through git's transport: each object is hashed again as it arrives.
+   * The first fetch takes the commit alone (no history); later ones the
+   * history back to what is here.
+   *
+   * @param commits Commit hashes.
+   * @returns Undefined, or why the fetch failed.
+   */
+  async fetch(commits: readonly string[]): Promise<string | undefined> {
+    const wanted = [...new Set(commits)].filter((commit) => !this.#fetched.has(commit));
+    if (wanted.length === 0) return undefined;
+    await this.#git.reset();
+    const first = this.#fetched.size === 0;
+    const fetched = await this.#git.exec([
+      "fetch",
+      "-q",
+      "--no-tags",
+      "--no-write-fetch-head",
+      "--no-recurse-submodules",
+      `--upload-pack=${UPLOAD_PACK}`,
+      ...(first ? ["--depth=1"] : []),
+      this.#source,
+      ...wanted.map((commit) => `+${commit}:refs/finishline/${commit}`),
+    ], { timeoutMs: 600_000 });
+    if (fetched.code !== 0) {
+      return `cannot fetch ${wanted.map((commit) => commit.slice(0, 12)).join(", ")}: ${
+        fetched.stderr.trim().split("\n").slice(-3).join(" ")
+      }`;
+    }
+    for (const commit of wanted) this.#fetched.add(commit);
+    return undefined;
+  }
+
+  /**
+   * Check out `commit` (fetched if needed), forced, detached.
+   *
+   * @param commit The commit.
+   * @returns Undefined, or why git failed.
+   */
+  async checkout(commit: string): Promise<string | undefined> {
+    const fetched = await this.fetch([commit]);
+    if (fetched) return fetched;
+    await this.#git.reset();
+    const checkout = await this.#git.exec(["checkout", "--detach", "--force", "--quiet", commit]);
+    return checkout.code === 0
+      ? undefined
+      : `cannot check out ${commit.slice(0, 12)}: ${checkout.stderr.trim()}`;
+  }
+
+  /**
+   * Check every file `commit` tracks against its blob: a regular file's
+   * bytes hashed as they are on disk (`hash-object --no-filters`), a link's
+   * target; a link that leads out of the work tree is refused too. Links
+   * to submodules (gitlinks) are folders left empty.
+   *
+   * @param commit The commit the work tree holds.
+   * @param only Paths to check (default: every tracked file).
+   * @returns Undefined when every file is its blob, else the finding.
+   */
+  async verify(commit: string, only?: readonly string[]): Promise<string | undefined> {
+    const listed = await this.#git.exec([
+      "ls-tree",
+      "-r",
+      "-z",
+      "--full-tree",
+      commit,
+      ...(only ? ["--", ...only.map((file) => `:(literal)${file}`)] : []),
+    ]);
+    if (listed.code !== 0) return `cannot list ${commit.slice(0, 12)}: ${listed.stderr.trim()}`;
+    const entries = parseTree(listed.stdout);
+    const files = entries.filter((entry) => entry.mode === "100644" || entry.mode === "100755");
+    const wrong: string[] = files.filter((entry) => entry.path.includes("\n")).map((entry) =>
+      `${quote(entry.path)} (a name with a line break)`
+    );
+    if (files.length > 0 && wrong.length === 0) {
+      const hashed = await this.#git.exec(["hash-object", "--no-filters", "--stdin-paths"], {
+        stdin: files.map((entry) => `${entry.path}\n`).join(""),
+        timeoutMs: 600_000,
+      });
+      const hashes = hashed.stdout.split("\n");
+      if (hashed.code !== 0 && hashes.length <= files.length) {
+        // A file missing or unreadable stops git at it: that one is named.
+        wrong.push(`${quote(files[hashes.length - 1]?.path ?? "?")} (cannot be read)`);
+      }
+      files.forEach((entry, index) => {
+        if (hashes[index] !== undefined && hashes[index] !== "" && hashes[index] !== entry.object) {
+          wrong.push(`${quote(entry.path)} (not the bytes of its blob)`);
+        }
+      });
+    }
+    for (const entry of entries.filter((entry) => entry.mode === "120000")) {
+      const problem = await this.#checkLink(entry);
+      if (problem) wrong.push(problem);
+    }
+    if (wrong.length === 0) return undefined;
+    const shown = wrong.slice(0, 10).join(", ");
+    const more = wrong.length > 10 ? ` and ${wrong.length - 10} more` : "";
+    return `the clean copy of ${
+      commit.slice(0, 12)
+    } does not hold what its objects hold: ${shown}${more}`;
+  }
+
+  /** A tracked link: its target as the blob says, and inside the work tree. */
+  async #checkLink(entry: TreeEntry): Promise<string | undefined> {
+    const file = path.join(this.workTree, entry.path);
+    const target = await Deno.readLink(file).catch(() => undefined);
+    if (target === undefined) return `${quote(entry.path)} (not a link, as its entry says)`;
+    if (await blobHash(target, this.#objectFormat) !== entry.object) {
+      return `${quote(entry.path)} (a link to another target than its blob's)`;
+    }
+    const resolved = path.resolve(path.dirname(file), target);
+    const inside = resolved === this.workTree || resolved.startsWith(`${this.workTree}/`);
+    if (!inside || resolved.split("/").includes(".git")) {
+      return `${
+        quote(entry.path)
+      } (a link to "${target}", outside the commit: the checks would run what it points to, which the commit does not hold)`;
+    }
+    return undefined;
+  }
+
+  /**
+   * Run a git subcommand on the private repository (hardened).
+   *
+   * @param args The subcommand and its arguments.
+   * @returns Exit code, stdout and stderr.
+   */
+  exec(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    return this.#git.exec(args);
+  }
+
+  /**
+   * Run a git subcommand on the private repository, with standard input or
+   * binary detection by content.
+   *
+   * @param args The subcommand and its arguments.
+   * @param options Standard input, timeout, and whether blobs are read as text.
+   * @returns Exit code, stdout and stderr.
+   */
+  run(
+    args: string[],
+    options: { stdin?: string; timeoutMs?: number; text?: boolean },
+  ): Promise<{ code: number; stdout: string; stderr: string }> {
+    return this.#git.exec(args, options);
+  }
+
+  /**
+   * Remove the private folder; never throws.
+   *
+   * @returns Resolves once it is gone.
+   */
+  async remove(): Promise<void> {
+    await Deno.remove(this.folder, { recursive: true }).catch(() => {});
+  }
+}
+
+/** `git ls-tree -r -z` output as entries. */
+function parseTree(output: string): TreeEntry[] {
+  const entries: TreeEntry[] = [];
+  for (const line of output.split("\0")) {
+    const tab = line.indexOf("\t");
+    if (tab < 0) continue;
+    const [mode, , object] = line.slice(0, tab).split(" ");
+    entries.push({ mode, object, path: line.slice(tab + 1) });
+  }
+  return entries;
+}
+
+/** The hash git gives a blob holding `text`. */
+async function blobHash(text: string, objectFormat: string): Promise<string> {
+  const body = new TextEncoder().encode(text);
+  const header = new TextEncoder().encode(`blob ${body.length}\0`);
+  const data = new Uint8Array(header.length + body.length);
+  data.set(header);
+  data.set(body, header.length);
+  const digest = await crypto.subtle.digest(objectFormat === "sha256" ? "SHA-256" : "SHA-1", data);
+  return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+function quote(file: string): string {
+  return `"${file}"`;
+}
