@@ -1,0 +1,282 @@
+/**
+ * The exact secrets finishline knows (its own keys and tokens, the secret
+ * values of its environment), found in any of the shapes a program can put
+ * them in: as they are, base64 (standard and URL-safe alphabets, at each of
+ * the three byte alignments, so a secret inside a longer encoded text is
+ * found too), hex (lower or upper case), percent-encoded, JSON-escaped
+ * (`\u0073`, `\x73`), and cut by whitespace or line breaks anywhere, or by
+ * any mix of these (`%73\u006b-a…` split over two lines).
+ *
+ * One pass over the text, whatever the number of secrets: the text is read
+ * as a stream of decoded characters (whitespace and `\n`-style escapes
+ * skipped, `%XX`, `\uXXXX`, `\xXX` and `\"`-style escapes decoded), a rolling
+ * hash of the last eight is looked up in a bit table of the forms' first
+ * eight characters, and only a hit is compared in full. Private to
+ * `agents/support`.
+ *
+ * @module
+ */
+
+/** How many decoded characters the rolling hash covers: no form is shorter. */
+const WINDOW = 8;
+const BASE = 31;
+const TABLE_BITS = 16;
+const TABLE_MASK = (1 << TABLE_BITS) - 1;
+// BASE ** (WINDOW - 1) modulo 2 ** 32: the weight of the character leaving the window.
+const OLDEST_WEIGHT = Array.from({ length: WINDOW - 1 }).reduce<number>(
+  (weight) => Math.imul(weight, BASE),
+  1,
+);
+
+const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/**
+ * The forms one secret is looked for in, each without whitespace (the
+ * matcher skips it in the text): the secret itself, its base64 at each
+ * alignment in both alphabets, its hex in both cases. Percent and JSON
+ * escapes need no form of their own: the matcher decodes them as it reads.
+ *
+ * @param secret The secret.
+ * @returns Its forms, longest first, each at least eight characters long.
+ */
+export function encodedForms(secret: string): string[] {
+  const bytes = new TextEncoder().encode(secret);
+  const forms = new Set<string>([secret.replace(/\s+/g, "")]);
+  for (let align = 0; align < 3; align++) {
+    const std = base64Slice(bytes, align);
+    forms.add(std);
+    forms.add(std.replaceAll("+", "-").replaceAll("/", "_"));
+  }
+  const hex = Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+  forms.add(hex);
+  forms.add(hex.toUpperCase());
+  return [...forms].filter((form) => form.length >= WINDOW).sort((a, b) => b.length - a.length);
+}
+
+/**
+ * The characters of the base64 of a longer text that depend on the secret's
+ * bytes alone, when the secret starts `align` bytes after a 3-byte boundary.
+ */
+function base64Slice(bytes: Uint8Array, align: number): string {
+  const padded = new Uint8Array(align + bytes.length);
+  padded.set(bytes, align);
+  let out = "";
+  for (let i = 0; i < padded.length; i += 3) {
+    const triple = (padded[i] << 16) | ((padded[i + 1] ?? 0) << 8) | (padded[i + 2] ?? 0);
+    out += B64[(triple >> 18) & 63] + B64[(triple >> 12) & 63] + B64[(triple >> 6) & 63] +
+      B64[triple & 63];
+  }
+  const bits = padded.length * 8;
+  return out.slice(Math.ceil((align * 8) / 6), Math.floor(bits / 6));
+}
+
+/** A span of a text that holds a known secret in one of its forms. */
+export interface KnownSpan {
+  /** Where it starts in the text. */
+  start: number;
+  /** Where it ends (exclusive). */
+  end: number;
+}
+
+// The window's characters and where each starts in the text, shared by every call.
+const WINDOW_CODES = new Int32Array(WINDOW);
+const WINDOW_STARTS = new Int32Array(WINDOW);
+
+// The decoder's result, kept in module variables so that the hot loop allocates nothing.
+let decodedCode = 0;
+let decodedNext = 0;
+
+/**
+ * Decode the character at `at` when it starts an escape: sets `decodedCode`
+ * (-1 for an escaped whitespace, which is skipped) and `decodedNext`, and
+ * returns true; false when it is a plain character.
+ */
+function decodeEscape(text: string, at: number): boolean {
+  const c = text.charCodeAt(at);
+  if (c === 37) { // %XX
+    const value = hexValue(text, at + 1, 2);
+    if (value < 0) return false;
+    decodedCode = value;
+    decodedNext = at + 3;
+    return true;
+  }
+  // A backslash escape.
+  const kind = text.charCodeAt(at + 1);
+  if (kind === 117 || kind === 85) { // \uXXXX
+    const value = hexValue(text, at + 2, 4);
+    if (value < 0) return false;
+    decodedCode = value;
+    decodedNext = at + 6;
+    return true;
+  }
+  if (kind === 120) { // \xXX
+    const value = hexValue(text, at + 2, 2);
+    if (value < 0) return false;
+    decodedCode = value;
+    decodedNext = at + 4;
+    return true;
+  }
+  if (kind === 110 || kind === 114 || kind === 116) { // \n \r \t
+    decodedCode = -1;
+    decodedNext = at + 2;
+    return true;
+  }
+  if (kind === 34 || kind === 39 || kind === 92 || kind === 47) { // \" \' \\ \/
+    decodedCode = kind;
+    decodedNext = at + 2;
+    return true;
+  }
+  return false;
+}
+
+function hexValue(text: string, at: number, digits: number): number {
+  let value = 0;
+  for (let i = at; i < at + digits; i++) {
+    const c = text.charCodeAt(i);
+    const digit = c >= 48 && c <= 57
+      ? c - 48
+      : c >= 97 && c <= 102
+      ? c - 87
+      : c >= 65 && c <= 70
+      ? c - 55
+      : -1;
+    if (digit < 0) return -1;
+    value = value * 16 + digit;
+  }
+  return value;
+}
+
+/**
+ * The next decoded character at or after `at`, whitespace and escaped
+ * whitespace skipped: sets `decodedCode` (-1 at the text's end) and `decodedNext`.
+ */
+function nextDecoded(text: string, at: number): void {
+  let i = at;
+  while (i < text.length) {
+    const c = text.charCodeAt(i);
+    if (c <= 32) {
+      i++;
+      continue;
+    }
+    if ((c === 37 || c === 92) && decodeEscape(text, i)) {
+      if (decodedCode < 0) {
+        i = decodedNext;
+        continue;
+      }
+      return;
+    }
+    decodedCode = c;
+    decodedNext = i + 1;
+    return;
+  }
+  decodedCode = -1;
+  decodedNext = text.length;
+}
+
+function hashOf(form: string): number {
+  let hash = 0;
+  for (let i = 0; i < WINDOW; i++) hash = (Math.imul(hash, BASE) + form.charCodeAt(i)) | 0;
+  return hash;
+}
+
+/**
+ * Finds known secrets in every form of {@linkcode encodedForms}, in one pass.
+ */
+export class KnownValueMatcher {
+  #table = new Uint8Array(1 << TABLE_BITS);
+  #byHash = new Map<number, string[]>();
+  #secrets = new Set<string>();
+
+  /** How many secrets it knows. */
+  get size(): number {
+    return this.#secrets.size;
+  }
+
+  /**
+   * Look for one more secret, in all its forms.
+   *
+   * @param secret The secret; ignored when shorter than eight characters.
+   */
+  add(secret: string): void {
+    if (secret.length < WINDOW || this.#secrets.has(secret)) return;
+    this.#secrets.add(secret);
+    for (const form of encodedForms(secret)) {
+      const hash = hashOf(form);
+      this.#table[hash & TABLE_MASK] = 1;
+      const list = this.#byHash.get(hash) ?? [];
+      if (!list.includes(form)) list.push(form);
+      list.sort((a, b) => b.length - a.length);
+      this.#byHash.set(hash, list);
+    }
+  }
+
+  /**
+   * The spans of a text that hold a known secret in any form, in order, not overlapping.
+   *
+   * @param text Any text.
+   * @returns The spans.
+   */
+  find(text: string): KnownSpan[] {
+    const spans: KnownSpan[] = [];
+    if (this.#secrets.size === 0 || text.length < WINDOW) return spans;
+    const table = this.#table;
+    const codes = WINDOW_CODES;
+    const starts = WINDOW_STARTS;
+    let hash = 0;
+    let count = 0;
+    let i = 0;
+    const length = text.length;
+    while (i < length) {
+      let c = text.charCodeAt(i);
+      let next = i + 1;
+      if (c <= 32) {
+        i = next;
+        continue;
+      }
+      if ((c === 37 || c === 92) && decodeEscape(text, i)) {
+        next = decodedNext;
+        if (decodedCode < 0) {
+          i = next;
+          continue;
+        }
+        c = decodedCode;
+      }
+      const slot = count % WINDOW;
+      if (count >= WINDOW) hash = (hash - Math.imul(codes[slot], OLDEST_WEIGHT)) | 0;
+      hash = (Math.imul(hash, BASE) + c) | 0;
+      codes[slot] = c;
+      starts[slot] = i;
+      count++;
+      if (count >= WINDOW && table[hash & TABLE_MASK] === 1) {
+        const start = starts[count % WINDOW];
+        const end = this.#matchAt(text, start, hash);
+        if (end > 0) {
+          spans.push({ start, end });
+          hash = 0;
+          count = 0;
+          i = end;
+          continue;
+        }
+      }
+      i = next;
+    }
+    return spans;
+  }
+
+  /** The end of the longest form that starts at `start`, or -1. */
+  #matchAt(text: string, start: number, hash: number): number {
+    const forms = this.#byHash.get(hash);
+    if (!forms) return -1;
+    for (const form of forms) {
+      let at = start;
+      let k = 0;
+      for (; k < form.length; k++) {
+        nextDecoded(text, at);
+        if (decodedCode !== form.charCodeAt(k)) break;
+        at = decodedNext;
+      }
+      if (k === form.length) return at;
+    }
+    return -1;
+  }
+}
