@@ -96,37 +96,47 @@ function decodeEscape(text: string, at: number): boolean {
   if (c === 37) { // %XX
     const value = hexValue(text, at + 1, 2);
     if (value < 0) return false;
-    decodedCode = value;
+    decodedCode = value <= 32 ? -1 : value;
     decodedNext = at + 3;
     return true;
   }
-  // A backslash escape.
-  const kind = text.charCodeAt(at + 1);
+  // A backslash escape, escaped any number of times more (`\\\\u0073` in JSON of JSON).
+  let letter = at + 1;
+  while (text.charCodeAt(letter) === 92) letter++;
+  const kind = text.charCodeAt(letter);
   if (kind === 117 || kind === 85) { // \uXXXX
-    const value = hexValue(text, at + 2, 4);
-    if (value < 0) return false;
-    decodedCode = value;
-    decodedNext = at + 6;
+    const value = hexValue(text, letter + 1, 4);
+    if (value < 0) return backslash(text, at);
+    decodedCode = value <= 32 ? -1 : value;
+    decodedNext = letter + 5;
     return true;
   }
   if (kind === 120) { // \xXX
-    const value = hexValue(text, at + 2, 2);
-    if (value < 0) return false;
-    decodedCode = value;
-    decodedNext = at + 4;
+    const value = hexValue(text, letter + 1, 2);
+    if (value < 0) return backslash(text, at);
+    decodedCode = value <= 32 ? -1 : value;
+    decodedNext = letter + 3;
     return true;
   }
   if (kind === 110 || kind === 114 || kind === 116) { // \n \r \t
     decodedCode = -1;
-    decodedNext = at + 2;
+    decodedNext = letter + 1;
     return true;
   }
-  if (kind === 34 || kind === 39 || kind === 92 || kind === 47) { // \" \' \\ \/
+  if (kind === 34 || kind === 39 || kind === 47) { // \" \' \/
     decodedCode = kind;
-    decodedNext = at + 2;
+    decodedNext = letter + 1;
     return true;
   }
-  return false;
+  return backslash(text, at);
+}
+
+/** `\\` is one backslash; a lone backslash is itself. */
+function backslash(text: string, at: number): boolean {
+  if (text.charCodeAt(at + 1) !== 92) return false;
+  decodedCode = 92;
+  decodedNext = at + 2;
+  return true;
 }
 
 function hexValue(text: string, at: number, digits: number): number {
@@ -251,7 +261,7 @@ export class KnownValueMatcher {
         const start = starts[count % WINDOW];
         const end = this.#matchAt(text, start, hash);
         if (end > 0) {
-          spans.push({ start, end });
+          spans.push({ start, end: endOfPadding(text, end) });
           hash = 0;
           count = 0;
           i = end;
@@ -279,4 +289,13 @@ export class KnownValueMatcher {
     }
     return -1;
   }
+}
+
+/**
+ * Where a span ends once the base64 characters and padding right after it
+ * (`Q==`) are taken in: they hold the secret's last few bits.
+ */
+function endOfPadding(text: string, end: number): number {
+  const padding = /^[A-Za-z0-9+\/_\-]{0,3}={1,2}/.exec(text.slice(end, end + 5));
+  return padding ? end + padding[0].length : end;
 }

@@ -197,29 +197,30 @@ export const CONTEXT_SHAPES: SecretShape[] = [
     rule: "connection-string-password",
     pattern: /(?:^|[;"'\s])(?:Password|Pwd)\s*=\s*("[^"]{3,}"|'[^']{3,}'|[^;"'\s]{3,})/gim,
     group: 1,
+    plain: true,
   },
   {
     rule: "service-account-key-id",
-    pattern: /["']?private_key_id["']?\s*[:=]\s*["']?([0-9a-f]{40})\b/gi,
+    pattern: /private_key_id\\?["']?\s*[:=]\s*\\?["']?([0-9a-f]{40})\b/gi,
     group: 1,
   },
   {
     rule: "docker-auth",
     pattern:
-      /["'](?:auth|identitytoken|registrytoken)["']\s*:\s*["']([A-Za-z0-9+\/=._\-]{8,})["']/gi,
+      /["'](?:auth|identitytoken|registrytoken)\\?["']\s*:\s*\\?["']([A-Za-z0-9+\/=._\-]{8,})\\?["']/gi,
     group: 1,
   },
   {
     // The value must hold a digit: `token = process.env.GH_TOKEN` is code, not a secret.
     rule: "secret-assignment",
     pattern:
-      /(?:api[_\-]?key|secret|token|passw(?:or)?d|credential|private[_\-]?key)["']?\s*[:=]\s*["']?((?=[^\s"',;}{)(\]\[]*\d)[^\s"',;}{)(\]\[$]{8,})/gi,
+      /(?:api[_\-]?key|secret|token|passw(?:or)?d|credential|private[_\-]?key)\\?["']?\s*[:=]\s*\\?["']?((?=[^\s"',;}{)(\]\[]*\d)[^\s"',;}{)(\]\[$]{8,})/gi,
     group: 1,
   },
   {
     rule: "secret-assignment",
     pattern: new RegExp(
-      String.raw`${PASSWORD_NAME}["']?\s*[:=]\s*(["'])${PLAIN_VALUE}((?:(?!\1)[^\n$\`\\])` +
+      String.raw`${PASSWORD_NAME}\\?["']?\s*[:=]\s*(\\?["'])${PLAIN_VALUE}((?:(?!\1)[^\n$\`\\])` +
         String.raw`{8,200})\1`,
       "gi",
     ),

@@ -50,7 +50,8 @@ export function isSecretName(name: string): boolean {
 // A URL with a password, the user name possibly empty (`redis://:pw@host`).
 const URL_PASSWORD = /\b[a-z][a-z0-9+.\-]{1,20}:\/\/[^\s:\/@"'<>]{0,256}:([^\s@\/"'<>]{1,256})@/gi;
 // `Key=Value` pairs of connection strings and query strings (`Password=…;`, `AccountKey=…`, `&sig=…`).
-const PAIR = /(?:^|[;&?\s,])([A-Za-z][A-Za-z0-9_ .\-]{0,40}?)\s*=\s*("[^"]*"|'[^']*'|[^;&\s,"']+)/g;
+// A value runs to the next `;` or `&`: a connection string's password may hold spaces.
+const PAIR = /(?:^|[;&?\s,])([A-Za-z][A-Za-z0-9_ .\-]{0,40}?)\s*=\s*("[^"]*"|'[^']*'|[^;&"'\n]+)/g;
 const SECRET_PAIR_KEY =
   /(?:passw(?:or)?d|pwd|passphrase|secret|key|token|sig|signature|credentials?|auth)$/i;
 const SECRET_JSON_KEY = /(?:passw(?:or)?d|pwd|passphrase|secret|key|token|auth|credentials?)$/i;
@@ -86,7 +87,7 @@ export function secretParts(value: string): string[] {
   for (const match of value.matchAll(URL_PASSWORD)) addDecoded(out, match[1]);
   for (const match of value.matchAll(PAIR)) {
     if (SECRET_PAIR_KEY.test(match[1].replace(/[\s_.\-]+/g, ""))) {
-      addDecoded(out, match[2].replace(/^(["'])(.*)\1$/s, "$2"));
+      addDecoded(out, match[2].trim().replace(/^(["'])(.*)\1$/s, "$2"));
     }
   }
   const trimmed = value.trim();
