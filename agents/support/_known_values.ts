@@ -19,8 +19,14 @@
 
 /** How many decoded characters the rolling hash covers: no form is shorter. */
 const WINDOW = 8;
+/**
+ * A piece of a token-like secret's form this long is found on its own (a
+ * text cut inside the secret, one character changed); a piece that ends
+ * where the form ends needs only {@linkcode WINDOW} characters.
+ */
+const MIN_PIECE = 12;
 const BASE = 31;
-const TABLE_BITS = 16;
+const TABLE_BITS = 20;
 const TABLE_MASK = (1 << TABLE_BITS) - 1;
 // BASE ** (WINDOW - 1) modulo 2 ** 32: the weight of the character leaving the window.
 const OLDEST_WEIGHT = Array.from({ length: WINDOW - 1 }).reduce<number>(
@@ -183,10 +189,25 @@ function nextDecoded(text: string, at: number): void {
   decodedNext = text.length;
 }
 
-function hashOf(form: string): number {
+function hashOf(form: string, at = 0): number {
   let hash = 0;
-  for (let i = 0; i < WINDOW; i++) hash = (Math.imul(hash, BASE) + form.charCodeAt(i)) | 0;
+  for (let i = at; i < at + WINDOW; i++) hash = (Math.imul(hash, BASE) + form.charCodeAt(i)) | 0;
   return hash;
+}
+
+/**
+ * Whether pieces of a secret count: a token, not a path, a sentence or a
+ * container whose other parts (a host name, an account name) are not secret.
+ */
+function piecesCount(secret: string): boolean {
+  return !/\s|:\/\/|[;&]|^[\/~.{\[]/.test(secret);
+}
+
+/** Where a form can start matching: at its start, or anywhere when its pieces count. */
+interface Entry {
+  form: string;
+  offset: number;
+  pieces: boolean;
 }
 
 /**
@@ -194,7 +215,7 @@ function hashOf(form: string): number {
  */
 export class KnownValueMatcher {
   #table = new Uint8Array(1 << TABLE_BITS);
-  #byHash = new Map<number, string[]>();
+  #byHash = new Map<number, Entry[]>();
   #secrets = new Set<string>();
 
   /** How many secrets it knows. */
@@ -210,13 +231,16 @@ export class KnownValueMatcher {
   add(secret: string): void {
     if (secret.length < WINDOW || this.#secrets.has(secret)) return;
     this.#secrets.add(secret);
+    const pieces = piecesCount(secret);
     for (const form of encodedForms(secret)) {
-      const hash = hashOf(form);
-      this.#table[hash & TABLE_MASK] = 1;
-      const list = this.#byHash.get(hash) ?? [];
-      if (!list.includes(form)) list.push(form);
-      list.sort((a, b) => b.length - a.length);
-      this.#byHash.set(hash, list);
+      const last = pieces ? form.length - WINDOW : 0;
+      for (let offset = 0; offset <= last; offset++) {
+        const hash = hashOf(form, offset);
+        this.#table[hash & TABLE_MASK] = 1;
+        const list = this.#byHash.get(hash) ?? [];
+        list.push({ form, offset, pieces });
+        this.#byHash.set(hash, list);
+      }
     }
   }
 
@@ -273,21 +297,33 @@ export class KnownValueMatcher {
     return spans;
   }
 
-  /** The end of the longest form that starts at `start`, or -1. */
+  /**
+   * The end of the longest form, or piece of one, that starts at `start`, or
+   * -1: a whole form; a piece of {@linkcode MIN_PIECE} characters; or a
+   * piece that runs to the form's end (what is left when a text was cut
+   * inside the secret).
+   */
   #matchAt(text: string, start: number, hash: number): number {
-    const forms = this.#byHash.get(hash);
-    if (!forms) return -1;
-    for (const form of forms) {
+    const entries = this.#byHash.get(hash);
+    if (!entries) return -1;
+    let best = -1;
+    let bestLength = 0;
+    for (const { form, offset, pieces } of entries) {
       let at = start;
-      let k = 0;
+      let k = offset;
       for (; k < form.length; k++) {
         nextDecoded(text, at);
         if (decodedCode !== form.charCodeAt(k)) break;
         at = decodedNext;
       }
-      if (k === form.length) return at;
+      const length = k - offset;
+      const counts = k === form.length ? pieces || offset === 0 : pieces && length >= MIN_PIECE;
+      if (counts && length > bestLength) {
+        best = at;
+        bestLength = length;
+      }
     }
-    return -1;
+    return best;
   }
 }
 

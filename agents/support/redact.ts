@@ -155,17 +155,16 @@ export class Redactor {
     for (const { text: value, replacement } of this.#values) {
       if (out.includes(value)) out = out.replaceAll(value, replacement);
     }
-    out = this.#redactKnownForms(out);
     const found = findSecrets(out);
-    if (found.length === 0) return out;
     // Longest first, so that a secret inside a longer one (a password inside
-    // its URL) does not break the longer one's match.
-    // Each secret once: a text that holds one a thousand times is scanned once for it.
+    // its URL) does not break the longer one's match; each secret once, so
+    // that a text holding one a thousand times is scanned once for it.
     const unique = new Map(found.map((finding) => [finding.text, finding.replacement]));
     for (const secret of [...unique.keys()].sort((a, b) => b.length - a.length)) {
       if (out.includes(secret)) out = out.replaceAll(secret, unique.get(secret)!);
     }
-    return out;
+    // Last: a piece of a known secret must not hide a whole token from its shape.
+    return this.#redactKnownForms(out);
   }
 
   /** The known secrets in their other forms: encoded, escaped, cut by whitespace. */

@@ -99,6 +99,33 @@ Deno.test("Redactor finds the runner's known secrets in every encoding", async (
     });
   }
 
+  await t.step("a text cut inside an encoded secret: what is left of it", () => {
+    // An excerpt that starts or ends mid-secret ("the last lines of a check's output").
+    for (const encoded of [btoa(`x${KEY}`), hex(TOKEN), btoa(ODD).replaceAll("+", "-")]) {
+      for (const cut of [encoded.slice(7), encoded.slice(0, -7), encoded.slice(5, -5)]) {
+        const out = redactor.redact(
+          `Last lines of its output:\n${cut.replace(/(.{9})/g, "$1\n")}\nok`,
+        );
+        assert.ok(!out.replace(/\s+/g, "").includes(cut.slice(4, 16)), out);
+        assert.match(out, /^Last lines of its output:\n.*\[redacted\].*\nok$/s);
+      }
+    }
+  });
+
+  await t.step("a secret with one character changed: each half", () => {
+    const changed = `${KEY.slice(0, 25)}#${KEY.slice(26)}`;
+    const out = redactor.redact(`k=${changed}`);
+    assert.ok(!out.includes(KEY.slice(3, 15)) && !out.includes(KEY.slice(30, 42)), out);
+  });
+
+  await t.step("a connection string's host and user are not pieces of its password", () => {
+    const dsn = new Redactor({
+      DATABASE_URL: "postgres://reporting:Vt7qLx92mWz4@db.internal.example/ledger",
+    });
+    const text = "connect to db.internal.example as reporting, database ledger";
+    assert.equal(dsn.redact(text), text);
+  });
+
   await t.step("a value protected later, base64-encoded", () => {
     const more = new Redactor({});
     more.protect("embeddings-key-4242");
