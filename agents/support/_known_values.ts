@@ -26,8 +26,8 @@ const WINDOW = 8;
  */
 const MIN_PIECE = 12;
 const BASE = 31;
-const TABLE_BITS = 20;
-const TABLE_MASK = (1 << TABLE_BITS) - 1;
+const MIN_TABLE_BITS = 16;
+const MAX_TABLE_BITS = 24;
 // BASE ** (WINDOW - 1) modulo 2 ** 32: the weight of the character leaving the window.
 const OLDEST_WEIGHT = Array.from({ length: WINDOW - 1 }).reduce<number>(
   (weight) => Math.imul(weight, BASE),
@@ -189,6 +189,11 @@ function nextDecoded(text: string, at: number): void {
   decodedNext = text.length;
 }
 
+/** Spreads a hash's high bits into the low ones the table uses. */
+function mix(hash: number): number {
+  return hash ^ (hash >>> 15);
+}
+
 function hashOf(form: string, at = 0): number {
   let hash = 0;
   for (let i = at; i < at + WINDOW; i++) hash = (Math.imul(hash, BASE) + form.charCodeAt(i)) | 0;
@@ -214,7 +219,10 @@ interface Entry {
  * Finds known secrets in every form of {@linkcode encodedForms}, in one pass.
  */
 export class KnownValueMatcher {
-  #table = new Uint8Array(1 << TABLE_BITS);
+  // A bit per hash value, at least 32 bits per window so that few positions
+  // of ordinary text hit; small enough to stay in the CPU's cache.
+  #bits = new Uint32Array(1 << (MIN_TABLE_BITS - 5));
+  #mask = (1 << MIN_TABLE_BITS) - 1;
   #byHash = new Map<number, Entry[]>();
   #secrets = new Set<string>();
 
@@ -236,11 +244,22 @@ export class KnownValueMatcher {
       const last = pieces ? form.length - WINDOW : 0;
       for (let offset = 0; offset <= last; offset++) {
         const hash = hashOf(form, offset);
-        this.#table[hash & TABLE_MASK] = 1;
         const list = this.#byHash.get(hash) ?? [];
         list.push({ form, offset, pieces });
         this.#byHash.set(hash, list);
       }
+    }
+    this.#fill();
+  }
+
+  #fill(): void {
+    let bits = MIN_TABLE_BITS;
+    while (bits < MAX_TABLE_BITS && (1 << bits) < this.#byHash.size * 32) bits++;
+    if (this.#bits.length !== 1 << (bits - 5)) this.#bits = new Uint32Array(1 << (bits - 5));
+    this.#mask = (1 << bits) - 1;
+    for (const hash of this.#byHash.keys()) {
+      const slot = mix(hash) & this.#mask;
+      this.#bits[slot >>> 5] |= 1 << (slot & 31);
     }
   }
 
@@ -253,9 +272,12 @@ export class KnownValueMatcher {
   find(text: string): KnownSpan[] {
     const spans: KnownSpan[] = [];
     if (this.#secrets.size === 0 || text.length < WINDOW) return spans;
-    const table = this.#table;
+    const bits = this.#bits;
+    const mask = this.#mask;
     const codes = WINDOW_CODES;
     const starts = WINDOW_STARTS;
+    // A character not yet in the window weighs 0: no branch in the hot loop.
+    codes.fill(0);
     let hash = 0;
     let count = 0;
     let i = 0;
@@ -275,20 +297,22 @@ export class KnownValueMatcher {
         }
         c = decodedCode;
       }
-      const slot = count % WINDOW;
-      if (count >= WINDOW) hash = (hash - Math.imul(codes[slot], OLDEST_WEIGHT)) | 0;
-      hash = (Math.imul(hash, BASE) + c) | 0;
+      const slot = count & (WINDOW - 1);
+      hash = (Math.imul((hash - Math.imul(codes[slot], OLDEST_WEIGHT)) | 0, BASE) + c) | 0;
       codes[slot] = c;
       starts[slot] = i;
       count++;
-      if (count >= WINDOW && table[hash & TABLE_MASK] === 1) {
-        const start = starts[count % WINDOW];
+      const bit = mix(hash) & mask;
+      if ((bits[bit >>> 5] & (1 << (bit & 31))) !== 0 && count >= WINDOW) {
+        const start = starts[count & (WINDOW - 1)];
         const end = this.#matchAt(text, start, hash);
         if (end > 0) {
-          spans.push({ start, end: endOfPadding(text, end) });
+          const last = endOfPadding(text, end);
+          spans.push({ start, end: last });
+          codes.fill(0);
           hash = 0;
           count = 0;
-          i = end;
+          i = last;
           continue;
         }
       }
