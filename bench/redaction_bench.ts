@@ -4,7 +4,9 @@
  * results, a secret now and then) through {@linkcode RunLog}, which redacts
  * every string of every record, and times it against the same records
  * written without redaction; then the same for one large text (a check's
- * output), as the report and stderr see it.
+ * output), as the report and stderr see it. The redactor knows the
+ * catalogue's runner credentials (`tests/support/_secrets.ts`), as a real
+ * run knows its own keys.
  *
  *     deno task bench:redaction [--mb 20] [--rounds 3]
  *
@@ -14,7 +16,7 @@
 import { parseArgs } from "node:util";
 import { RunLog } from "../agents/support/log.ts";
 import { Redactor } from "../agents/support/redact.ts";
-import { SECRET_KINDS } from "../tests/support/_secrets.ts";
+import { catalogueEnv, SECRET_KINDS } from "../tests/support/_secrets.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -98,7 +100,8 @@ function median(samples: number[]): number {
 }
 
 const records = messages(megabytes * 1024 * 1024);
-const redactor = new Redactor({ ...Deno.env.toObject() });
+// A runner's environment holds its own credentials: their every form is looked for.
+const redactor = new Redactor({ ...Deno.env.toObject(), ...catalogueEnv() });
 const plain: number[] = [];
 const redacted: number[] = [];
 for (let round = 0; round < rounds; round++) {
