@@ -50,24 +50,25 @@ export function looksLikeCode(value: string): boolean {
  * Vendor tokens whose literal prefix says what they are. One regular
  * expression holds them all (one pass over a text, however many vendors); a
  * token must not be glued to a letter or digit on either side, but may sit in
- * a file name (`backup_hf_….txt`) or after `_`.
+ * a file name (`backup_hf_….txt`) or after `_`. Lengths are bounded: a
+ * crafted text cannot make a pattern backtrack over megabytes.
  */
 const VENDOR_TOKENS: Array<{ rule: string; body: string; prefix: string }> = [
   { rule: "google-api-key", body: "AIza[0-9A-Za-z_\\-]{35}", prefix: "AIza" },
   {
     // OAuth and admin keys, and lengths the preset's exact rule rejects.
     rule: "anthropic-token",
-    body: "sk-ant-[a-z]{2,8}\\d{0,3}-[A-Za-z0-9_\\-]{12,}",
+    body: "sk-ant-[a-z]{2,8}\\d{0,3}-[A-Za-z0-9_\\-]{12,1024}",
     prefix: "sk-ant-",
   },
   {
     rule: "openai-key",
-    body: "sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\\-]{20,}",
+    body: "sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\\-]{20,1024}",
     prefix: "sk-[a-z]+-",
   },
   {
     rule: "github-token",
-    body: "(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})",
+    body: "(?:gh[pousr]_[A-Za-z0-9]{20,1024}|github_pat_[A-Za-z0-9_]{20,1024})",
     prefix: "(?:gh[pousr]_|github_pat_)",
   },
   {
@@ -77,18 +78,22 @@ const VENDOR_TOKENS: Array<{ rule: string; body: string; prefix: string }> = [
   },
   { rule: "twilio-api-key", body: "SK[0-9a-fA-F]{32}", prefix: "SK" },
   { rule: "mailgun-key", body: "key-[0-9a-f]{32}", prefix: "key-" },
-  { rule: "docker-token", body: "dckr_(?:pat|oat)_[A-Za-z0-9_\\-]{20,}", prefix: "dckr_[a-z]{3}_" },
-  { rule: "vault-token", body: "hv[sbr]\\.[A-Za-z0-9_\\-]{20,}", prefix: "hv[sbr]\\." },
-  { rule: "pypi-token", body: "pypi-AgE[A-Za-z0-9_\\-]{40,}", prefix: "pypi-" },
+  {
+    rule: "docker-token",
+    body: "dckr_(?:pat|oat)_[A-Za-z0-9_\\-]{20,1024}",
+    prefix: "dckr_[a-z]{3}_",
+  },
+  { rule: "vault-token", body: "hv[sbr]\\.[A-Za-z0-9_\\-]{20,1024}", prefix: "hv[sbr]\\." },
+  { rule: "pypi-token", body: "pypi-AgE[A-Za-z0-9_\\-]{40,1024}", prefix: "pypi-" },
   { rule: "digitalocean-token", body: "do[opr]_v1_[a-f0-9]{64}", prefix: "do[opr]_v1_" },
   {
     // header.payload.signature, each base64url; the header and payload are JSON objects.
     rule: "jwt",
-    body: "eyJ[A-Za-z0-9_\\-]{8,}\\.eyJ[A-Za-z0-9_\\-]{8,}\\.[A-Za-z0-9_\\-]{8,}",
+    body: "eyJ[A-Za-z0-9_\\-]{8,1024}\\.eyJ[A-Za-z0-9_\\-]{8,1024}\\.[A-Za-z0-9_\\-]{8,1024}",
     prefix: "eyJ",
   },
   { rule: "square-token", body: "sq0(?:atp|csp)-[A-Za-z0-9_\\-]{22,43}", prefix: "sq0[a-z]{3}-" },
-  { rule: "atlassian-token", body: "ATATT3[A-Za-z0-9_\\-=]{40,}", prefix: "ATATT" },
+  { rule: "atlassian-token", body: "ATATT3[A-Za-z0-9_\\-=]{40,1024}", prefix: "ATATT" },
   { rule: "postman-key", body: "PMAK-[a-f0-9]{24}-[a-f0-9]{34}", prefix: "PMAK-" },
   { rule: "newrelic-key", body: "NRAK-[A-Z0-9]{27}", prefix: "NRAK-" },
   {
@@ -96,10 +101,10 @@ const VENDOR_TOKENS: Array<{ rule: string; body: string; prefix: string }> = [
     body: "AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}",
     prefix: "AGE-SECRET-KEY-",
   },
-  { rule: "flyio-token", body: "fm[12]_[A-Za-z0-9+\\/=_\\-]{40,}", prefix: "fm[12]_" },
+  { rule: "flyio-token", body: "fm[12]_[A-Za-z0-9+\\/=_\\-]{40,1024}", prefix: "fm[12]_" },
   {
     rule: "doppler-token",
-    body: "dp\\.(?:pt|st|sa|ct)\\.[A-Za-z0-9]{40,}",
+    body: "dp\\.(?:pt|st|sa|ct)\\.[A-Za-z0-9]{40,1024}",
     prefix: "dp\\.[a-z]{2}\\.",
   },
   { rule: "pulumi-token", body: "pul-[a-f0-9]{40}", prefix: "pul-" },
@@ -108,12 +113,12 @@ const VENDOR_TOKENS: Array<{ rule: string; body: string; prefix: string }> = [
   {
     rule: "discord-webhook",
     body:
-      "https:\\/\\/(?:ptb\\.|canary\\.)?discord(?:app)?\\.com\\/api\\/webhooks\\/\\d+\\/[A-Za-z0-9_\\-]{60,}",
+      "https:\\/\\/(?:ptb\\.|canary\\.)?discord(?:app)?\\.com\\/api\\/webhooks\\/\\d+\\/[A-Za-z0-9_\\-]{60,1024}",
     prefix: "https:\\/\\/[^/]+\\/api\\/webhooks\\/",
   },
   {
     rule: "slack-webhook",
-    body: "https:\\/\\/hooks\\.slack\\.com\\/(?:services|workflows)\\/[A-Za-z0-9_\\/\\-]{20,}",
+    body: "https:\\/\\/hooks\\.slack\\.com\\/(?:services|workflows)\\/[A-Za-z0-9_\\/\\-]{20,1024}",
     prefix: "https:\\/\\/hooks\\.slack\\.com\\/",
   },
 ];
@@ -270,7 +275,7 @@ const HINTED_TOKENS: SecretShape[] = [
   },
   {
     rule: "terraform-token",
-    pattern: /[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{60,}/g,
+    pattern: /[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{60,1024}/g,
     hint: ".atlasv1.",
     standalone: true,
   },
