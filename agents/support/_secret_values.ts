@@ -76,8 +76,9 @@ export function secretsOfVariable(name: string, value: string, named = false): s
 
 /**
  * The secret parts of a value that is a credential container: URL passwords,
- * connection-string keys and passwords, a JSON config's secret fields (and a
- * Docker `auth`'s decoded `user:password`, and the password alone).
+ * connection-string keys and passwords, a private key's body, a JSON
+ * config's secret fields (and a Docker `auth`'s decoded `user:password`, and
+ * the password alone).
  *
  * @param value Any value.
  * @returns Its secret parts of at least eight characters.
@@ -89,6 +90,10 @@ export function secretParts(value: string): string[] {
     if (SECRET_PAIR_KEY.test(match[1].replace(/[\s_.\-]+/g, ""))) {
       addDecoded(out, match[2].trim().replace(/^(["'])(.*)\1$/s, "$2"));
     }
+  }
+  // A private key's body, so that some of its lines printed alone are found.
+  for (const match of value.matchAll(/-----BEGIN[ A-Z0-9]*PRIVATE KEY-----([\s\S]+?)-----END/g)) {
+    out.push(match[1].replace(/\s+/g, ""));
   }
   const trimmed = value.trim();
   if (trimmed.startsWith("{") || trimmed.startsWith("[")) {

@@ -126,6 +126,21 @@ Deno.test("Redactor finds the runner's known secrets in every encoding", async (
     assert.equal(dsn.redact(text), text);
   });
 
+  await t.step("lines of a private key in the environment, printed alone", () => {
+    const body = Array.from({ length: 6 }, (_, i) => `${"Tq8Wm3Lk".repeat(8)}${i}`);
+    const pem = [
+      "-----BEGIN OPENSSH PRIVATE KEY-----",
+      ...body,
+      "-----END OPENSSH PRIVATE KEY-----",
+    ]
+      .join("\n");
+    const out = new Redactor({ DEPLOY_KEY_FILE_CONTENT: pem }).redact(
+      `tail -3:\n${body.slice(3).join("\n")}\n`,
+    );
+    assert.ok(!out.includes("Tq8Wm3Lk"), out);
+    assert.match(out, /^tail -3:\n/);
+  });
+
   await t.step("a value protected later, base64-encoded", () => {
     const more = new Redactor({});
     more.protect("embeddings-key-4242");
