@@ -147,7 +147,10 @@ export function findSecrets(text: string): SecretFinding[] {
   for (const shape of SHAPES) {
     if (shape.hint !== undefined && !hinted(text, shape.hint)) continue;
     for (const match of text.matchAll(shape.pattern)) {
-      let secret = match[shape.group ?? 0];
+      const groups = shape.group ?? 0;
+      let secret = typeof groups === "number"
+        ? match[groups]
+        : groups.map((group) => match[group]).find((value) => value !== undefined);
       if (!secret) continue;
       if (shape.standalone && /[A-Za-z0-9]/.test(text[match.index - 1] ?? "")) continue;
       if (shape.plain && looksLikeCode(secret)) continue;

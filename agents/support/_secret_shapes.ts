@@ -13,8 +13,8 @@ export interface SecretShape {
   rule: string;
   /** A global pattern. */
   pattern: RegExp;
-  /** The group that holds the secret; the whole match when absent. */
-  group?: number;
+  /** The group that holds the secret (the first that matched, of several); the whole match when absent. */
+  group?: number | number[];
   /** The public prefix of the secret, shown in its mask. */
   prefix?: RegExp;
   /** The value may hold no digit: skip one that reads as code ({@linkcode looksLikeCode}). */
@@ -183,14 +183,13 @@ export const CONTEXT_SHAPES: SecretShape[] = [
   },
   {
     rule: "url-password",
-    hint: "://",
-    pattern: /\b[a-z][a-z0-9+.\-]{1,20}:\/\/[^\s:\/@"'<>]{0,256}:([^\s@\/"'<>]{3,256})@/gi,
+    // From the `://`, the scheme behind it: a pattern that starts with a letter is tried everywhere.
+    pattern: /(?<=\b[a-z][a-z0-9+.\-]{1,20}):\/\/[^\s:\/@"'<>]{0,256}:([^\s@\/"'<>]{3,256})@/gi,
     group: 1,
   },
   {
     rule: "connection-string-key",
-    pattern:
-      /\b(?:Account|SharedAccess|Primary|Secondary)?Key\s*=\s*([A-Za-z0-9+\/]{20,}={0,2})(?=[;"'\s]|$)/gi,
+    pattern: /Key\s*=\s*([A-Za-z0-9+\/]{20,}={0,2})(?=[;"'\s]|$)/gi,
     group: 1,
   },
   {
@@ -223,23 +222,16 @@ export const CONTEXT_SHAPES: SecretShape[] = [
     group: 1,
   },
   {
+    // Quoted (`password: "…"`), or a shell or dotenv assignment or a flag
+    // (`PASSWORD=…`, `--password=…`): one pattern, one pass.
     rule: "secret-assignment",
     pattern: new RegExp(
-      String.raw`${PASSWORD_NAME}\\?["']?\s*[:=]\s*(\\?["'])${PLAIN_VALUE}((?:(?!\1)[^\n$\`\\])` +
-        String.raw`{8,200})\1`,
+      String
+        .raw`${PASSWORD_NAME}(?:\\?["']?\s*[:=]\s*(\\?["'])${PLAIN_VALUE}((?:(?!\1)[^\n$\`\\])` +
+        String.raw`{8,200})\1|=${PLAIN_VALUE}([^\s"'\`$;&|<>(){}\[\]]{8,}))`,
       "gi",
     ),
-    group: 2,
-    plain: true,
-  },
-  {
-    // A shell or dotenv assignment, or a flag: `PASSWORD=…`, `--password=…`.
-    rule: "secret-assignment",
-    pattern: new RegExp(
-      String.raw`${PASSWORD_NAME}=${PLAIN_VALUE}([^\s"'\`$;&|<>(){}\[\]]{8,})`,
-      "gim",
-    ),
-    group: 1,
+    group: [2, 3],
     plain: true,
   },
   {
@@ -247,7 +239,7 @@ export const CONTEXT_SHAPES: SecretShape[] = [
     rule: "secret-assignment",
     pattern: new RegExp(
       String
-        .raw`^[ \t-]*[A-Za-z0-9_.\-]*(?:passw(?:or)?d|pwd|passphrase|secret)[ \t]*:[ \t]+${PLAIN_VALUE}([^\s"'\`$;,.(){}\[\]<>|&]{8,})[ \t]*$`,
+        .raw`(?<=^[ \t-]*[A-Za-z0-9_.\-]*)(?:passw(?:or)?d|pwd|passphrase|secret)[ \t]*:[ \t]+${PLAIN_VALUE}([^\s"'\`$;,.(){}\[\]<>|&]{8,})[ \t]*$`,
       "gim",
     ),
     group: 1,
@@ -264,7 +256,6 @@ const HINTED_TOKENS: SecretShape[] = [
   {
     rule: "discord-bot-token",
     pattern: /[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}(?![A-Za-z0-9])/g,
-    hint: /\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27}/,
     standalone: true,
   },
   {
