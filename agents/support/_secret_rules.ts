@@ -1,13 +1,15 @@
 /**
  * The secret shapes the redactor looks for: secretlint's recommended rule
  * preset (a maintained rule set of 25 providers' credential formats), driven
- * synchronously over any text, plus the few shapes the preset leaves out.
+ * synchronously over any text, plus finishline's own shapes for what the
+ * preset leaves out (`_secret_shapes.ts`).
  * Private to `agents/support`.
  *
  * @module
  */
 
 import { rules as recommended } from "@secretlint/secretlint-rule-preset-recommend";
+import { looksLikeCode, SHAPES, vendorRule } from "./_secret_shapes.ts";
 
 /** A secret found in a text, and what replaces it. */
 export interface SecretFinding {
@@ -79,67 +81,6 @@ const RULE_OPTIONS: Record<string, unknown> = {
 // Report fields that name the secret itself (the others name a file or a kind).
 const SECRET_FIELDS = ["KEY", "TOKEN", "ID", "URI", "URL", "CREDENTIAL"];
 
-/**
- * Shapes the preset does not cover, each for a reason:
- * - Google API keys (`AIza…`): the preset's GCP rule finds service-account
- *   files only.
- * - Vendor tokens in forms the preset's exact-length rules reject: Anthropic
- *   OAuth and admin keys (`sk-ant-oat01-…`), OpenAI project keys of other
- *   lengths, shorter Anthropic and GitHub tokens.
- * - Authorization header values (`Bearer …`, `Basic …`, `token …`) and
- *   `x-api-key`: a header value has no shape of its own.
- * - A private key cut short: the preset wants 100 characters of key body.
- * - Passwords in URLs of any scheme (the preset knows http, ftp and three databases).
- * - Assignments whose name says secret (`password=…`, `"api_key": "…"`).
- */
-const SHAPES: Array<{ rule: string; pattern: RegExp; group?: number; prefix?: RegExp }> = [
-  { rule: "google-api-key", pattern: /\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])/g },
-  {
-    rule: "anthropic-token",
-    pattern: /\bsk-ant-[a-z]{2,8}\d{0,3}-[A-Za-z0-9_\-]{12,}/g,
-    prefix: /^sk-ant-/,
-  },
-  {
-    rule: "openai-key",
-    pattern: /\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}/g,
-    prefix: /^sk-[a-z]+-/,
-  },
-  {
-    rule: "github-token",
-    pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})/g,
-    prefix: /^(?:gh[pousr]_|github_pat_)/,
-  },
-  {
-    rule: "authorization-header",
-    pattern: /\b(?:Bearer|Basic)\s+([A-Za-z0-9._~+\/=\-]{8,})/gi,
-    group: 1,
-  },
-  { rule: "authorization-header", pattern: /\btoken\s+([0-9a-f]{40})\b/gi, group: 1 },
-  {
-    rule: "authorization-header",
-    pattern: /["']?(?:authorization|x-api-key)["']?\s*[:=]\s*["']?([^"'\s,}]{8,})/gi,
-    group: 1,
-  },
-  {
-    rule: "private-key",
-    pattern:
-      /-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----[A-Za-z0-9+\/=\s\\:,\-]{16,}?(?:-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|(?=[^A-Za-z0-9+\/=\s\\:,\-])|$)/g,
-    prefix: /^-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----/,
-  },
-  {
-    rule: "url-password",
-    pattern: /\b[a-z][a-z0-9+.\-]{1,20}:\/\/[^\s:\/@"'<>]{1,256}:([^\s@\/"'<>]{3,256})@/gi,
-    group: 1,
-  },
-  {
-    // The value must hold a digit: `token = process.env.GH_TOKEN` is code, not a secret.
-    rule: "secret-assignment",
-    pattern:
-      /\b[A-Za-z0-9_.\-]*(?:api[_\-]?key|secret|token|passw(?:or)?d|credential|private[_\-]?key)["']?\s*[:=]\s*["']?((?=[^\s"',;}{)(\]\[]*\d)[^\s"',;}{)(\]\[$]{8,})/gi,
-    group: 1,
-  },
-];
-
 const handlers = loadRules();
 let found: SecretFinding[] = [];
 let scanning = "";
@@ -204,12 +145,20 @@ export function findSecrets(text: string): SecretFinding[] {
     scanning = "";
   }
   for (const shape of SHAPES) {
+    if (shape.hint !== undefined && !hinted(text, shape.hint)) continue;
     for (const match of text.matchAll(shape.pattern)) {
-      const secret = match[shape.group ?? 0];
+      const groups = shape.group ?? 0;
+      let secret = typeof groups === "number"
+        ? match[groups]
+        : groups.map((group) => match[group]).find((value) => value !== undefined);
       if (!secret) continue;
-      const rule = `finishline/${shape.rule}`;
+      if (shape.standalone && /[A-Za-z0-9]/.test(text[match.index - 1] ?? "")) continue;
+      if (shape.plain && looksLikeCode(secret)) continue;
+      if (/^(["']).*\1$/s.test(secret)) secret = secret.slice(1, -1);
+      const vendor = shape.rule === "vendor-token" ? vendorRule(secret) : undefined;
+      const rule = `finishline/${vendor?.rule ?? shape.rule}`;
       if (secret.length >= 8) {
-        out.push(finding(secret, rule, shape.prefix));
+        out.push(finding(secret, rule, vendor?.prefix ?? shape.prefix));
         continue;
       }
       // A short secret is replaced in its context only, never wherever its
@@ -224,6 +173,10 @@ export function findSecrets(text: string): SecretFinding[] {
     }
   }
   return out;
+}
+
+function hinted(text: string, hint: string | RegExp): boolean {
+  return typeof hint === "string" ? text.includes(hint) : hint.test(text);
 }
 
 /**
@@ -244,7 +197,7 @@ function finding(secret: string, rule: string, prefixPattern?: RegExp): SecretFi
 // Public prefixes of the vendors' formats, shown in a mask so that a reader
 // can tell which credential it was.
 const VENDOR_PREFIX =
-  /^(?:sk-ant-|sk-proj-|sk-svcacct-|sk-admin-|sk_live_|sk_test_|rk_live_|pk_live_|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox[abposr]-|npm_|hf_|AKIA|ASIA|AIza|SG\.|shpat_|lin_api_|secret_|dop_v1_|-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----)/;
+  /^(?:sk-ant-|sk-proj-|sk-svcacct-|sk-admin-|sk_live_|sk_test_|rk_live_|pk_live_|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox[abposr]-|npm_|hf_|AKIA|ASIA|AIza|SG\.|shpat_|lin_api_|secret_|dop_v1_|dckr_pat_|hvs\.|pypi-|-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----)/;
 
 function vendorPrefix(secret: string): string {
   return secret.match(VENDOR_PREFIX)?.[0] ?? "";

@@ -4,36 +4,26 @@
  * arguments, the requests to models and to the embeddings endpoint).
  *
  * It removes the exact values of the runner's own credentials and of every
- * environment variable whose name or value looks secret, and whatever
- * secretlint's recommended rule preset recognises as a credential. A masked
+ * environment variable whose name, shape or randomness says secret (with a
+ * connection string's or DSN's password on its own), also base64-, hex-,
+ * percent- or `\u`-encoded and cut by whitespace or line breaks; and whatever
+ * secretlint's recommended rule preset or finishline's own shapes recognise
+ * as a credential. A masked
  * secret keeps its vendor prefix and last four characters when it is long
  * enough: `sk-ant-…0000 [redacted]`.
  *
  * @module
  */
 
+import { KnownValueMatcher } from "./_known_values.ts";
 import { findSecrets, maskSecret, REDACTED } from "./_secret_rules.ts";
+import {
+  isSecretName as isSecretVariableName,
+  MIN_SECRET_LENGTH,
+  secretsOfVariable,
+} from "./_secret_values.ts";
 
 export { REDACTED };
-
-const MIN_SECRET_LENGTH = 8;
-// The last word of a name (`GH_TOKEN`, `apiKey`, `db-password`) that makes it a secret's name.
-const SECRET_WORDS = new Set([
-  "key",
-  "apikey",
-  "token",
-  "secret",
-  "password",
-  "passwd",
-  "passphrase",
-  "credential",
-  "credentials",
-  "auth",
-  "authorization",
-  "cookie",
-]);
-const CREDENTIAL_URL = /^[a-z][a-z0-9+.\-]{1,20}:\/\/[^\s:\/@]+:[^\s@\/]+@/i;
-const SECRET_KEY_FIELD = /(?:^|[_\-.])(?:x[_\-])?api[_\-]?key$/i;
 
 /**
  * Whether a variable or field name says its value is a secret: its last word
@@ -54,9 +44,7 @@ const SECRET_KEY_FIELD = /(?:^|[_\-.])(?:x[_\-])?api[_\-]?key$/i;
  * ```
  */
 export function isSecretName(name: string): boolean {
-  if (SECRET_KEY_FIELD.test(name)) return true;
-  const words = name.replace(/([a-z0-9])([A-Z])/g, "$1_$2").split(/[_\-.\s]+/);
-  return SECRET_WORDS.has((words.at(-1) ?? "").toLowerCase());
+  return isSecretVariableName(name);
 }
 
 /** Options of {@linkcode Redactor}. */
@@ -95,6 +83,7 @@ export interface RedactorOptions {
  */
 export class Redactor {
   #values: Array<{ text: string; replacement: string }>;
+  #known = new KnownValueMatcher();
 
   /**
    * Collect the secret values to look for.
@@ -109,13 +98,9 @@ export class Redactor {
     const named = new Set(options.secretNames ?? []);
     const values = new Map<string, string>();
     for (const [name, value] of Object.entries(env)) {
-      if (value.length < MIN_SECRET_LENGTH) continue;
-      if (isSecretName(name) || named.has(name)) {
-        values.set(value, maskValue(value));
-      } else if (CREDENTIAL_URL.test(value)) {
-        values.set(value, maskValue(value));
-      } else {
-        for (const found of findSecrets(value)) values.set(found.text, found.replacement);
+      for (const secret of secretsOfVariable(name, value, named.has(name))) {
+        if (!values.has(secret)) values.set(secret, maskValue(secret));
+        this.#known.add(secret);
       }
     }
     this.#values = [...values]
@@ -144,6 +129,7 @@ export class Redactor {
     }
     this.#values.push({ text: value, replacement: maskValue(value) });
     this.#values.sort((a, b) => b.text.length - a.text.length);
+    this.#known.add(value);
   }
 
   /**
@@ -170,14 +156,28 @@ export class Redactor {
       if (out.includes(value)) out = out.replaceAll(value, replacement);
     }
     const found = findSecrets(out);
-    if (found.length === 0) return out;
     // Longest first, so that a secret inside a longer one (a password inside
-    // its URL) does not break the longer one's match.
-    found.sort((a, b) => b.text.length - a.text.length);
-    for (const { text: secret, replacement } of found) {
-      if (out.includes(secret)) out = out.replaceAll(secret, replacement);
+    // its URL) does not break the longer one's match; each secret once, so
+    // that a text holding one a thousand times is scanned once for it.
+    const unique = new Map(found.map((finding) => [finding.text, finding.replacement]));
+    for (const secret of [...unique.keys()].sort((a, b) => b.length - a.length)) {
+      if (out.includes(secret)) out = out.replaceAll(secret, unique.get(secret)!);
     }
-    return out;
+    // Last: a piece of a known secret must not hide a whole token from its shape.
+    return this.#redactKnownForms(out);
+  }
+
+  /** The known secrets in their other forms: encoded, escaped, cut by whitespace. */
+  #redactKnownForms(text: string): string {
+    const spans = this.#known.find(text);
+    if (spans.length === 0) return text;
+    let out = "";
+    let at = 0;
+    for (const { start, end } of spans) {
+      out += text.slice(at, start) + REDACTED;
+      at = end;
+    }
+    return out + text.slice(at);
   }
 
   /**

@@ -18,7 +18,7 @@ import { ScriptedModelServer, textTurn, toolTurn } from "../../agents/testing/mo
 import type { ScriptedTurn } from "../../agents/testing/mod.ts";
 import { FakeGitHub } from "../fixtures/fake_gh/mod.ts";
 import { commitAgent, git, runCli, tempDir, tempRepo } from "../_helpers.ts";
-import { leakedKinds, SECRET_KINDS } from "../support/_secrets.ts";
+import { catalogueEnv, leakedKinds, SECRET_KINDS } from "../support/_secrets.ts";
 
 const REPO = "octo/demo";
 const ISSUE = 7;
@@ -28,10 +28,21 @@ const ONE_LINE = SECRET_KINDS.filter((kind) => !kind.text.includes("\n"))
 
 /** The runner's own credentials, as its environment holds them. */
 function runnerEnv(): Record<string, string> {
-  return Object.fromEntries(
-    SECRET_KINDS.filter((kind) => kind.env).map((kind) => [kind.env!, kind.text]),
-  );
+  return catalogueEnv();
 }
+
+// What a prompt-injected agent runs to get the runner's credentials past a
+// redaction that knows only their exact values.
+const ENCODE_CREDENTIALS = [
+  'printf %s "$ANTHROPIC_API_KEY" | base64',
+  'printf %s "x$ANTHROPIC_API_KEY" | base64 -w 9',
+  'printf %s "$OPENAI_API_KEY" | base64 | tr "+/" "-_"',
+  'printf %s "$ANTHROPIC_API_KEY" | xxd -p',
+  'printf %s "$ANTHROPIC_API_KEY" | od -An -tx1',
+  'printf %s "$ANTHROPIC_API_KEY" | fold -w 5',
+  'python3 -c \'import os,urllib.parse,json; k=os.environ.get("ANTHROPIC_API_KEY",""); print(urllib.parse.quote(k, safe="")); print(json.dumps(k, ensure_ascii=True).encode().decode()); print("".join("\\\\u%04x" % ord(c) for c in k))\'',
+  'echo "$AZURE_STORAGE_CONNECTION_STRING $DOCKER_AUTH_CONFIG $RELEASE_HOOK"',
+].join("; ");
 
 /** The worker's script: every source of agent-made text holds every kind. */
 function workerScript(secretsFile: string): ScriptedTurn[] {
@@ -53,6 +64,8 @@ function workerScript(secretsFile: string): ScriptedTurn[] {
     toolTurn("Bash", {
       command: 'echo "$ANTHROPIC_API_KEY $GH_TOKEN $DATABASE_URL"',
     }),
+    // Each encoding of the runner's credentials, through Bash.
+    toolTurn("Bash", { command: ENCODE_CREDENTIALS }),
     toolTurn("Bash", {
       command: "printf 'work' > work.txt && git add work.txt && git commit -qm 'feat: work'",
     }),
@@ -134,7 +147,7 @@ async function runScenario(
         type: "command",
         name: "leaky",
         command:
-          `cat '${secretsFile}'; echo "$ANTHROPIC_API_KEY $GH_TOKEN $DATABASE_URL"; test -f fixed.txt`,
+          `cat '${secretsFile}'; echo "$ANTHROPIC_API_KEY $GH_TOKEN $DATABASE_URL"; ${ENCODE_CREDENTIALS}; test -f fixed.txt`,
       }],
     },
     github: { comment: true },
@@ -212,7 +225,7 @@ Deno.test("secrets catalogue: no kind of secret reaches any sink, with and witho
   const sinks = Object.keys(verbose.sinks).length;
   const { text, leaks } = table({ "--verbose --json": verbose.sinks, "plain": plain.sinks });
   console.log(text);
-  assert.ok(SECRET_KINDS.length >= 14);
+  assert.ok(SECRET_KINDS.length >= 40);
   assert.ok(sinks >= 8);
   // The run really carried the secrets to finishline: the gh calls opened a
   // pull request and closed the issue, the finish workflow asked the model.
