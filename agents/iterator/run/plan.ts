@@ -15,6 +15,7 @@ import { GitChecker } from "../../checks/git_checker.ts";
 import { buildVerifier } from "../../checks/verifier.ts";
 import { createCompletionHandler, iterationCap } from "../../completion/factory.ts";
 import { runArgs } from "../../completion/run_inputs.ts";
+import { TaskCompletionHandler } from "../../completion/task.ts";
 import type { CompletionCriteria, CompletionHandler } from "../../completion/handler_contract.ts";
 import { loadDefinition } from "../../definition/load.ts";
 import type { AgentDefinition, LoadedDefinition } from "../../definition/definition_types.ts";
@@ -114,7 +115,7 @@ export async function prepareRun(
   const loaded = await loadDefinition(command.flags.agent, { cwd });
   const flags = parseRunFlags(command, loaded.definition);
   if (options.json) flags.json = true;
-  const definition = applyFlags(loaded.definition, flags);
+  const definition = taskDefault(applyFlags(loaded.definition, flags), loaded, flags);
   const args = { ...runArgs(flags), cwd };
   const runId = options.resume?.id ?? crypto.randomUUID();
   const mainRepo = await GitRepo.open(cwd, { timeoutMs: definition.git.timeoutSeconds * 1000 });
@@ -167,6 +168,7 @@ export async function prepareRun(
     },
   });
   preparing = false;
+  if (handler instanceof TaskCompletionHandler) heldOutForTask(definition, handler);
   const criteria = handler.buildCompletionCriteria();
   const systemPrompt = await resolver.resolve("system", {
     ...argsToVariables(args),
@@ -207,6 +209,37 @@ export async function prepareRun(
     agentEnv: runnerCloses ? noGithubWriteEnv(join(dirname(storeFile), "no-gh-login")) : {},
     prChecks: flags.createPr === true && (definition.verify.prChecks ?? true),
   });
+}
+
+/**
+ * `--task` with the built-in agent and no flag that chooses a handler
+ * (`--issue`, `--project`, `--keyword`, `--iterate-max`) runs the `task`
+ * handler: done when the agent reports success and the evidence passes,
+ * within the definition's cap. `--iterate-max N` keeps its meaning: exactly
+ * N iterations.
+ */
+function taskDefault(
+  definition: AgentDefinition,
+  loaded: LoadedDefinition,
+  flags: RunFlags,
+): AgentDefinition {
+  const chosen = [flags.issue, flags.project, flags.keyword, flags.iterateMax]
+    .some((flag) => flag !== undefined);
+  if (
+    chosen || flags.task === undefined || !loaded.builtin ||
+    definition.behavior.completionType !== "iterate"
+  ) return definition;
+  return { ...definition, behavior: { ...definition.behavior, completionType: "task" } };
+}
+
+/**
+ * A task that asks for a change of behaviour (a bug fix or a feature) gets
+ * the verifier's held-out test, as an issue does, unless `verify.reproduce`
+ * says otherwise.
+ */
+function heldOutForTask(definition: AgentDefinition, handler: TaskCompletionHandler): void {
+  if (definition.verify.reproduce !== undefined || handler.kind === "other") return;
+  definition.verify = { ...definition.verify, reproduce: "held-out" };
 }
 
 /**
@@ -255,7 +288,8 @@ async function gates(
   // With no checks configured, the repository's own checks decide (verify.detect).
   const checks = await prepareChecks(definition, where.mainRepo?.root ?? where.cwd);
   // An issue is not resolved by changing nothing: without configured checks, it needs a commit.
-  const commitGate = where.handler.type === "issue" && definition.verify.checks.length === 0 &&
+  const commitGate = ["issue", "task"].includes(where.handler.type) &&
+      definition.verify.checks.length === 0 &&
       where.mainRepo
     ? [new GitChecker({ minCommits: 1, name: "commits" })]
     : [];
