@@ -8,6 +8,7 @@
  * @module
  */
 
+import type { Paint } from "../terminal/colour.ts";
 import { type BackendSetting, resolveBackend } from "../../backends/presets.ts";
 import process from "node:process";
 import { ClaudeBackend } from "../../backends/claude.ts";
@@ -44,6 +45,10 @@ export interface CommandIO {
   signal?: AbortSignal;
   /** Whether stderr is a terminal (for the live status line). @default false */
   stderrIsTerminal?: boolean;
+  /** Colours text for stdout (a terminal's, unless NO_COLOR). @default no colour */
+  paint?: Paint;
+  /** Colours text for stderr. @default no colour */
+  paintError?: Paint;
 }
 
 /**
