@@ -7,6 +7,7 @@
  * @module
  */
 
+import { resultRecord } from "../commands/run_record.ts";
 import type { AgentBackend } from "../../backends/port.ts";
 import type { CompletionHandler, RunOutcome } from "../../completion/handler_contract.ts";
 import { GitRepo } from "../../git/repo.ts";
@@ -165,7 +166,9 @@ export async function endRun(
   );
   if (plan.flags.json) {
     io.stdout(
-      `${jsonWithCosts(resultJson(workspace, result, { worktree: worktreeReport, metrics }))}\n`,
+      `${
+        jsonWithCosts(resultJson(workspace, result, { worktree: worktreeReport, metrics, plan }))
+      }\n`,
     );
   }
   return EXIT_CODES[result.status];
@@ -400,7 +403,7 @@ async function writeReport(workspace: Workspace, input: ReportInput): Promise<bo
 function resultJson(
   workspace: Workspace,
   result: RunResult,
-  extra: { worktree?: WorktreeReport; metrics: RunMetrics },
+  extra: { worktree?: WorktreeReport; metrics: RunMetrics; plan: RunPlan },
 ): Record<string, unknown> {
   const { worktree, metrics } = extra;
   return {
@@ -415,6 +418,7 @@ function resultJson(
     store: workspace.store.path,
     report: workspace.reportFile,
     metrics,
+    ...resultRecord(extra.plan, result),
     ...(result.finalRescue ? { finalRescue: result.finalRescue } : {}),
     ...(worktree ? { worktree } : {}),
   };
