@@ -434,7 +434,8 @@ Deno.test("the workflow's steps run the scaffolded agent with --issue N to compl
   const paths = String(upload.with?.path).trim().split("\n");
   for (const path of paths) await Deno.stat(`${repo.path}/${path}`);
   assert.equal(result.report.startsWith(`${repo.path}/.agent/fixer/logs/`), true, result.report);
-  assert.match(await Deno.readTextFile(result.report), /^# finishline run /);
+  // The report is titled by the issue, not by the run's id.
+  assert.match(await Deno.readTextFile(result.report), /^# #7: Add a greeting\n/);
   assert.equal(await Deno.readTextFile(`${repo.path}/finishline.log`), ran.stderr);
 
   // The comment step posts the outcome on the issue.

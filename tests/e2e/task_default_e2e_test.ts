@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { COMPLETE_TASK_TOOL } from "../../agents/record/complete_task_tool.ts";
 import { ScriptedModelServer, textTurn, toolTurn } from "../../agents/testing/mod.ts";
-import { git, runCli, tempRepo } from "../_helpers.ts";
+import { git, runCli, tempDir, tempRepo } from "../_helpers.ts";
 
 const BROKEN = "exports.add = (a, b) => a - b;\n";
 const FIXED = "exports.add = (a, b) => a + b;";
@@ -53,14 +53,33 @@ Deno.test("--task alone ends completed after the iteration that fixes the failin
   await using repo = await tempRepo();
   await nodeProject(repo.path);
   await using server = await ScriptedModelServer.start({ scripts: fixInFirst });
+  // The user has Claude Code settings of their own, which the run does not read.
+  await using home = await tempDir("finishline-home-");
+  await Deno.mkdir(`${home.path}/.claude`);
+  await Deno.writeTextFile(`${home.path}/.claude/settings.json`, "{}");
   const run = await runCli(["--task", "Fix the failing add test", "--json"], {
     cwd: repo.path,
     server,
+    home: home.path,
   });
   assert.equal(run.code, 0, run.stderr);
+  assert.match(
+    run.stderr,
+    /\[finishline\] your Claude Code settings \(~\/\.claude\/settings\.json\) are not read/,
+  );
   const result = JSON.parse(run.stdout);
   assert.equal(result.status, "completed");
   assert.equal(result.iterations, 1, "no iteration after the fix");
+  // The stable fields of the result: what it worked on, and the evidence at both ends.
+  assert.equal(result.handler, "task");
+  assert.equal(result.task, "Fix the failing add test");
+  assert.equal(result.commits.count, 1);
+  assert.deepEqual(
+    result.evidence.checks.map((
+      check: { name: string; baseline: string; final: string },
+    ) => [check.name, check.baseline, check.final]),
+    [["npm test", "red", "green"]],
+  );
   assert.match(result.completionReason, /Task done and verified in iteration 1/);
   const report = await Deno.readTextFile(result.report);
   assert.match(report, /\| `npm test` \| red \| green \|/);

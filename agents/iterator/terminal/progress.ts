@@ -7,6 +7,7 @@
  * @module
  */
 
+import { toolCallsOf } from "./tool_detail.ts";
 import { COMPLETE_TASK_TOOL } from "../../record/complete_task_tool.ts";
 import { countTools, seconds, shortToolName, usd } from "../../support/format.ts";
 import { displayWidth, type Field, fitRow, fitRows, joinFields } from "./fit.ts";
@@ -423,6 +424,8 @@ export function createReporter(mode: ProgressMode, options: ReporterOptions): Pr
   let check: { name: string; started: number } | undefined;
   let line: LiveLine | undefined;
   let timer: ReturnType<typeof setInterval> | undefined;
+  /** Tool calls seen in the agent's messages and not yet reported (--verbose). */
+  const details: Array<{ name: string; detail?: string }> = [];
   const render = (columns: number) =>
     statusLine({
       ...run,
@@ -449,10 +452,17 @@ export function createReporter(mode: ProgressMode, options: ReporterOptions): Pr
         timer = setInterval(() => line?.show(render), 1000);
       }
     },
-    message: (event) => cost.add(event.message),
+    message: (event) => {
+      cost.add(event.message);
+      if (mode === "verbose") details.push(...toolCallsOf(event.message));
+    },
     tool: (event) => {
       tools.push(event.name);
-      if (mode === "verbose") print(`  [tool] ${event.name}`);
+      if (mode !== "verbose") return;
+      // The call's detail, from the message the tool event came from.
+      const at = details.findIndex((call) => call.name === event.name);
+      const detail = at === -1 ? undefined : details.splice(0, at + 1).at(-1)?.detail;
+      print(`  [tool] ${event.name}${detail ? `: ${detail}` : ""}`);
     },
     text: (event) => {
       if (mode === "verbose") {

@@ -646,3 +646,31 @@ Deno.test("quiet shows nothing; verbose shows tools and text unfitted", () => {
     "  [agent] A long text from the agent that is wider than forty columns",
   ]);
 });
+
+Deno.test("verbose shows what each tool call runs or touches: the command, the file, the pattern", () => {
+  const lines: string[] = [];
+  const reporter = createReporter("verbose", { write: (line) => lines.push(line) });
+  const calls = [
+    { name: "Bash", input: { command: "npm test -- --grep add\n  && echo done" } },
+    { name: "Read", input: { file_path: "src/math.js" } },
+    { name: "Grep", input: { pattern: "add\\(", path: "src" } },
+    { name: "TodoWrite", input: { todos: [] } },
+  ];
+  reporter.onEvent({
+    type: "message",
+    iteration: 1,
+    message: {
+      type: "assistant",
+      message: {
+        content: calls.map((call, index) => ({ type: "tool_use", id: `t${index}`, ...call })),
+      },
+    } as never,
+  });
+  for (const call of calls) reporter.onEvent({ type: "tool", iteration: 1, name: call.name });
+  assert.deepEqual(lines, [
+    "  [tool] Bash: npm test -- --grep add && echo done",
+    "  [tool] Read: src/math.js",
+    "  [tool] Grep: add\\( src",
+    "  [tool] TodoWrite",
+  ]);
+});
