@@ -156,10 +156,15 @@ export function runsTable(records: RunRecord[], paint: Paint, width = 100): stri
   lines.push(
     "",
     `${records.length} run${records.length === 1 ? "" : "s"} (${
-      [...byStatus].map(([status, count]) => `${count} ${status}`).join(", ")
+      [...byStatus].sort(byOutcome).map(([status, count]) => `${count} ${status}`).join(", ")
     }): ${iterations} iteration${iterations === 1 ? "" : "s"}, ${usd(cost)}, ${seconds(time)}`,
   );
   return lines;
+}
+
+/** Completed runs first, then the other outcomes by name. */
+function byOutcome([a]: [string, number], [b]: [string, number]): number {
+  return Number(b === "completed") - Number(a === "completed") || a.localeCompare(b);
 }
 
 function subjectOfRecord(record: RunRecord): string {
