@@ -100,6 +100,7 @@ function fit(fields: Field[], width?: number): string {
  * assert.equal(iterationLine(event),
  *   "[finishline] iteration 1/3 · 2.1s · $0.0012 · tools: Bash×2, complete_task · continue");
  * assert.equal(iterationLine(event, 60), "[finishline] iteration 1/3 · 2.1s · $0.0012 · continue");
+ * assert.equal(iterationLine(event, 72), "iteration 1/3 · 2.1s · $0.0012 · tools: Bash×2, complete_task · continue");
  * ```
  */
 export function iterationLine(
@@ -108,12 +109,14 @@ export function iterationLine(
 ): string {
   const { summary } = event;
   const of = `${event.iteration}/${event.maxIterations}`;
+  // As the live line: the tools shorten first, then the label goes (at 80 columns the
+  // short tools stay), then the tools, the duration and the cost.
   return fit([
-    PREFIX,
+    { ...PREFIX, shorter: [""], rank: 4 },
     { text: `iteration ${of}`, join: " ", shorter: [of], rank: 1 },
     { text: seconds(summary.durationMs), shorter: [""], rank: 3 },
     { text: usd(summary.costUsd), shorter: [""], rank: 2 },
-    toolsField(summary.toolsUsed, "none"),
+    toolsField(summary.toolsUsed, "none", 3.5),
     { text: event.verdict },
   ], width);
 }

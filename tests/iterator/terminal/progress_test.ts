@@ -57,7 +57,7 @@ Deno.test("iteration lines fit every width and never cut the verdict", async (t)
     });
   }
   await t.step(
-    "fields shrink in order: tools (complete_task last), duration, cost, the word iteration",
+    "fields shrink in order: tools (complete_task last), the label, the tools, duration, cost, the word iteration",
     () => {
       const event = finished("continue (verification failed: command)", tools);
       assert.equal(
@@ -72,25 +72,30 @@ Deno.test("iteration lines fit every width and never cut the verdict", async (t)
         iterationLine(event, 114),
         "[finishline] iteration 2/10 · 20.1s · $0.0201 · tools: complete_task +3 · continue (verification failed: command)",
       );
+      // Then the label goes, so that at 80 columns the short tools and the time stay.
       assert.equal(
         iterationLine(event, 100),
-        "[finishline] iteration 2/10 · 20.1s · $0.0201 · continue (verification failed: command)",
+        "iteration 2/10 · 20.1s · $0.0201 · tools: complete_task +3 · continue (verification failed: command)",
+      );
+      assert.equal(
+        iterationLine(finished("continue", tools), 80),
+        "iteration 2/10 · 20.1s · $0.0201 · tools: complete_task, Read +2 · continue",
       );
       assert.equal(
         iterationLine(event, 80),
-        "[finishline] iteration 2/10 · $0.0201 · continue (verification failed: command)",
+        "iteration 2/10 · 20.1s · $0.0201 · continue (verification failed: command)",
       );
       assert.equal(
         iterationLine(event, 72),
-        "[finishline] iteration 2/10 · continue (verification failed: command)",
+        "iteration 2/10 · $0.0201 · continue (verification failed: command)",
       );
       assert.equal(
         iterationLine(event, 60),
-        "[finishline] 2/10 · continue (verification failed: command)",
+        "iteration 2/10 · continue (verification failed: command)",
       );
       assert.equal(
         iterationLine(event, 40),
-        "[finishline] 2/10\n  continue (verification failed:\n  command)",
+        "2/10\n  continue (verification failed:\n  command)",
       );
     },
   );
