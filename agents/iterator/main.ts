@@ -175,6 +175,13 @@ async function dispatch(command: Command, io: CommandIO): Promise<number> {
     case "resume":
       return await resume(command, io);
     case "run": {
+      // The agent's SDK loads while the run's own modules do (a dry run needs none).
+      if (!io.backend && !command.dryRun) {
+        import("../backends/claude.ts").then(({ ClaudeBackend }) => new ClaudeBackend().preload())
+          .catch(() => {
+            // the run's own backend reports it
+          });
+      }
       const { runCommand } = await import("./run/command.ts");
       return await runCommand(command, io);
     }
