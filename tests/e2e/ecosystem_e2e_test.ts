@@ -128,7 +128,11 @@ Deno.test("every run writes a Markdown report; --quiet and --verbose shape stder
   await t.step("--verbose", async () => {
     const run = await runCli(["--iterate-max", "1", "--verbose"], { cwd: repo.path, server });
     assert.equal(run.code, 0, run.stderr);
-    assert.match(run.stderr, /^ {2}\[tool\] Bash$/m);
+    // The tool call with what it runs, from the real binary's messages.
+    assert.match(
+      run.stderr,
+      /^ {2}\[tool\] Bash: printf x > r\d\.txt && git add \. && git commit -qm 'chore: r\d'$/m,
+    );
     assert.match(run.stderr, /^ {2}\[agent\] Committed r\d\.txt$/m);
   });
 });

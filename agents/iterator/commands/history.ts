@@ -301,7 +301,7 @@ function showRun(store: RunStore, id: string, json: boolean, io: CommandIO): num
     `Id:         ${run.id} (${run.agent}, ${run.handler}${
       record.model ? `, ${record.model}` : ""
     })`,
-    `Outcome:    ${paint(outcomeColour(run.status), run.status)}${
+    `Status:     ${paint(outcomeColour(run.status), run.status)}${
       run.reason ? `: ${run.reason}` : ""
     }`,
     ...evidenceLines(record),
