@@ -119,7 +119,7 @@ function listRuns(
     io.stdout("No runs recorded yet.\n");
     return 0;
   }
-  io.stdout(`${runsTable(records, io.paint ?? noColour).join("\n")}\n`);
+  io.stdout(`${runsTable(records, io.paint ?? noColour, terminalColumns(io)).join("\n")}\n`);
   return 0;
 }
 
@@ -130,10 +130,10 @@ function listRuns(
  *
  * @param records The runs, newest first.
  * @param paint Colours the outcomes.
- * @param width The terminal's width. @default 100
+ * @param width The terminal's width; on a pipe, none: the task is never cut.
  * @returns The lines.
  */
-export function runsTable(records: RunRecord[], paint: Paint, width = 100): string[] {
+export function runsTable(records: RunRecord[], paint: Paint, width?: number): string[] {
   const header = `${"RUN".padEnd(8)}  ${"STARTED".padEnd(16)}  ${"OUTCOME".padEnd(16)} ${
     "ITER".padStart(4)
   }  ${"COST".padStart(8)}  ${"TIME".padStart(7)}  TASK`;
@@ -144,7 +144,7 @@ export function runsTable(records: RunRecord[], paint: Paint, width = 100): stri
     } ${String(record.iterations).padStart(4)}  ${usd(record.costUsd).padStart(8)}  ${
       (record.durationMs === null ? "–" : seconds(record.durationMs)).padStart(7)
     }  `;
-    const room = Math.max(20, width - header.length + 4);
+    const room = width === undefined ? Infinity : Math.max(20, width - header.length + 4);
     const subject = subjectOfRecord(record);
     lines.push(`${head}${subject.length > room ? `${subject.slice(0, room - 1)}…` : subject}`);
   }
@@ -160,6 +160,17 @@ export function runsTable(records: RunRecord[], paint: Paint, width = 100): stri
     }): ${iterations} iteration${iterations === 1 ? "" : "s"}, ${usd(cost)}, ${seconds(time)}`,
   );
   return lines;
+}
+
+/** The width of this process's own stdout when it is a terminal. */
+function terminalColumns(io: CommandIO): number | undefined {
+  // Only for the CLI's own stdout (a test's captured output gets no painter).
+  if (!io.paint || io.paint === noColour || !Deno.stdout.isTerminal()) return undefined;
+  try {
+    return Deno.consoleSize().columns;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Completed runs first, then the other outcomes by name. */
