@@ -58,7 +58,10 @@ export function taskKind(task: string): TaskKind {
  * import { emptySummary, parseDefinition, PromptResolver } from "@finishline/agents";
  * import { TaskCompletionHandler } from "./task.ts";
  *
- * const definition = parseDefinition('{ "name": "fix" }', { displayPath: "agent.json" });
+ * const definition = parseDefinition(
+ *   '{ "name": "fix", "behavior": { "completionConfig": { "maxIterations": 5 } } }',
+ *   { displayPath: "agent.json" },
+ * );
  * const resolver = await PromptResolver.create({ agentDir: new URL("file:///nonexistent/") });
  * const handler = new TaskCompletionHandler({
  *   definition,
