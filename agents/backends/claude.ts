@@ -5,6 +5,7 @@
  * @module
  */
 
+import config from "../../deno.json" with { type: "json" };
 import { COMPLETE_TASK_SERVER, COMPLETE_TASK_TOOL } from "../record/complete_task_tool.ts";
 import { FINISH_TOOL } from "../record/finish_call.ts";
 import { ClaudeConversation, InputQueue, userMessage } from "./_claude_conversation.ts";
@@ -27,6 +28,13 @@ import type {
   ProcessSettings,
   SessionRequest,
 } from "./port.ts";
+
+/**
+ * The SDK as the import map pins it, imported by a name the module graph
+ * does not follow: the package brings Claude Code's binaries (746 MB for
+ * Linux), downloaded at the first session instead of when the library loads.
+ */
+const SDK_MODULE: string = config.imports["@anthropic-ai/claude-agent-sdk/core"];
 
 /** Options for {@linkcode ClaudeBackend}. */
 export interface ClaudeBackendOptions {
@@ -186,7 +194,7 @@ export class ClaudeBackend implements AgentBackend {
   }
 
   #load(): Promise<Sdk> {
-    return this.#sdk ??= import("@anthropic-ai/claude-agent-sdk/core");
+    return this.#sdk ??= import(SDK_MODULE) as Promise<Sdk>;
   }
 
   /** The SDK options of one Claude Code process. */

@@ -397,7 +397,8 @@ async function claudeAccess(backend: string, where: Where): Promise<ModelAccess>
       `a Claude Code login (${shown(credentialsFiles[1], home)})`,
       `an "apiKeyHelper" setting`,
     ],
-    fix: "set ANTHROPIC_API_KEY to a key from console.anthropic.com",
+    fix:
+      "run `claude login` (Claude Code's own login), or set ANTHROPIC_API_KEY to a key from console.anthropic.com",
     // A Unix socket (ANTHROPIC_UNIX_SOCKET) has no host to probe.
     endpoint: value(env, "ANTHROPIC_UNIX_SOCKET") ? undefined : endpointOf(
       baseUrl ?? "https://api.anthropic.com",

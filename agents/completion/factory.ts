@@ -15,6 +15,7 @@ import { IssueCompletionHandler } from "./issue.ts";
 import { IterateCompletionHandler } from "./iterate.ts";
 import { ProjectCompletionHandler } from "./project.ts";
 import { ManualCompletionHandler } from "./manual.ts";
+import { TaskCompletionHandler } from "./task.ts";
 import { getRegisteredHandler, registeredTypes } from "./registry.ts";
 import { type RunInputs, selectorsOf } from "./run_inputs.ts";
 import type { AgentDefinition, CompletionHandler } from "./handler_contract.ts";
@@ -200,6 +201,8 @@ export async function createCompletionHandler(
         context,
         completionConfig.maxIterations ?? context.maxIterations,
       );
+    case "task":
+      return new TaskCompletionHandler(context);
     case "manual": {
       const keyword = completionConfig.completionKeyword;
       if (!keyword || keyword.trim() === "") {

@@ -52,7 +52,7 @@ export function registerCompletionHandler(
       `Invalid completion type "${type}": expected ^[a-z][a-z0-9-]*$`,
     );
   }
-  if (["issue", "project", "iterate", "manual", "custom"].includes(type)) {
+  if (["issue", "project", "iterate", "manual", "custom", "task"].includes(type)) {
     throw new RangeError(
       `Cannot register completion type "${type}": it is built in`,
     );

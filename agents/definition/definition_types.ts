@@ -5,13 +5,19 @@
  * @module
  */
 
-/** Which completion handler decides that the work is finished. */
+/**
+ * Which completion handler decides that the work is finished. `task` is the
+ * command line's default for `--task` with the built-in agent (done when
+ * the agent reports success and the evidence passes); agent.json chooses
+ * among {@linkcode COMPLETION_TYPES}.
+ */
 export type CompletionType =
   | "issue"
   | "project"
   | "iterate"
   | "manual"
-  | "custom";
+  | "custom"
+  | "task";
 
 /**
  * Every built-in completion type, in the order the docs list them.

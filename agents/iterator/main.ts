@@ -15,30 +15,27 @@
 
 import process from "node:process";
 import type { AgentBackend } from "../backends/port.ts";
-import { listAgents, loadDefinition } from "../definition/load.ts";
 import { UsageError } from "../support/errors.ts";
-import { GitRepo } from "../git/repo.ts";
 import {
+  type Command,
   type HelpCommand,
   parameterFlag,
   parseCommandLine,
   parseRunCommand,
   type ResumeCommand,
 } from "./flags/command_line.ts";
-import { commandHelp, parametersHelp } from "./flags/help.ts";
+import { commandHelp, NO_ARGUMENTS_HINT, parametersHelp } from "./flags/help.ts";
 import { commandNamed } from "./flags/table.ts";
 import { completedProgram, completionScript } from "./flags/completions.ts";
 import { invokedAs } from "./flags/invoked_as.ts";
-import { fleetCommand, fleetResumeCommand } from "./fleet/command.ts";
-import { historyCommand } from "./commands/history.ts";
-import { listAndRunChecks } from "./run/checks_setup.ts";
-import { scaffoldAgent } from "./commands/init.ts";
-import { EXIT_CODES } from "../loop/runner.ts";
-import { type CommandIO, runCommand } from "./run/command.ts";
-import { lockRun } from "./run/locks.ts";
-import { openStore, workingDirectory } from "./places.ts";
+import type { CommandIO } from "./run/command.ts";
+import { noColour, painterFor } from "./terminal/colour.ts";
 import { VERSION } from "../support/version.ts";
-import { redactingWriter, terminalWriter } from "../support/sinks.ts";
+
+// Only the flags, the help and the redaction are loaded at start: `--help`,
+// `--version`, `completions` and `runs` never load the run's machinery
+// (the loop, the evidence gate, the agent SDK), which each command below
+// imports when it runs.
 
 export { VERSION } from "../support/version.ts";
 
@@ -64,18 +61,44 @@ const encoder = new TextEncoder();
  * @returns The process exit code.
  */
 export async function main(argv: string[], io: MainIO = {}): Promise<number> {
-  // Every line the CLI prints is redacted and loses its terminal controls, whatever printed it.
-  const rawStderr = io.stderr ?? ((text: string) => writeAll(Deno.stderr, encoder.encode(text)));
-  const stdout = terminalWriter(
-    io.stdout ?? ((text: string) => writeAll(Deno.stdout, encoder.encode(text))),
-  );
-  const stderr = terminalWriter(rawStderr);
+  const raw = {
+    stdout: io.stdout ?? ((text: string) => writeAll(Deno.stdout, encoder.encode(text))),
+    stderr: io.stderr ?? ((text: string) => writeAll(Deno.stderr, encoder.encode(text))),
+  };
+  // Every line the CLI prints is redacted, whatever printed it; the redaction
+  // (secretlint's rules) is loaded only for output that is not finishline's
+  // own fixed text.
+  let writers: Promise<Pick<CommandIO, "stdout" | "stderr" | "stderrLive">> | undefined;
+  const redacting = () =>
+    writers ??= import("../support/sinks.ts").then(({ redactingWriter, terminalWriter }) => ({
+      // Terminal controls from outside text are dropped too; the live line alone draws
+      // with escapes (it strips the text it is given).
+      stdout: terminalWriter(raw.stdout),
+      stderr: terminalWriter(raw.stderr),
+      stderrLive: redactingWriter(raw.stderr),
+    }));
   try {
+    const fixed = fixedText(argv);
+    if (fixed) {
+      raw[fixed.stream](fixed.text);
+      return fixed.code;
+    }
+    const { stdout, stderr, stderrLive } = await redacting();
     const stderrIsTerminal = io.stderr === undefined && Deno.stderr.isTerminal();
-    // The live line alone draws with escapes; it strips the text it is given.
-    const stderrLive = redactingWriter(rawStderr);
-    return await dispatch(argv, { ...io, stdout, stderr, stderrIsTerminal, stderrLive });
+    // Colour only on this process's own streams (a terminal, NO_COLOR and FORCE_COLOR honoured).
+    const paint = io.stdout === undefined ? painterFor("stdout") : noColour;
+    const paintError = io.stderr === undefined ? painterFor("stderr") : noColour;
+    return await dispatch(parseCommandLine(argv), {
+      ...io,
+      stdout,
+      stderr,
+      stderrIsTerminal,
+      stderrLive,
+      paint,
+      paintError,
+    });
   } catch (error) {
+    const { stderr } = await redacting();
     if (error instanceof UsageError) {
       stderr(`finishline: ${error.message}\n`);
       return error.exitCode;
@@ -95,43 +118,94 @@ export async function main(argv: string[], io: MainIO = {}): Promise<number> {
         error instanceof Error ? error.stack ?? error.message : error
       }\n`,
     );
-    return EXIT_CODES.failed;
+    // EXIT_CODES.failed, without loading the loop to read it.
+    return 1;
   }
 }
 
-async function dispatch(argv: string[], io: CommandIO): Promise<number> {
+/**
+ * The output of a command that prints only finishline's own fixed text (its
+ * help, version and completion scripts, made from the flag table): no user
+ * data, nothing to redact, and no module beyond the flags loaded.
+ */
+function fixedText(
+  argv: string[],
+): { stream: "stdout" | "stderr"; text: string; code: number } | undefined {
+  if (argv.length === 0) {
+    // A run with nothing asked would start an autonomous run on a guess.
+    const text = `${commandHelp(commandNamed(""), invokedAs())}\n\n${NO_ARGUMENTS_HINT}\n`;
+    return { stream: "stderr", text, code: 2 };
+  }
   const command = parseCommandLine(argv);
+  switch (command.kind) {
+    case "help":
+      if (command.agent !== undefined) return undefined;
+      return {
+        stream: "stdout",
+        text: `${commandHelp(commandNamed(command.command), invokedAs())}\n`,
+        code: 0,
+      };
+    case "completions":
+      return {
+        stream: "stdout",
+        text: completionScript(command.shell, completedProgram(invokedAs())),
+        code: 0,
+      };
+    case "version":
+      return { stream: "stdout", text: `finishline ${VERSION}\n`, code: 0 };
+    default:
+      return undefined;
+  }
+}
+
+async function dispatch(command: Command, io: CommandIO): Promise<number> {
   switch (command.kind) {
     case "help":
       io.stdout(`${await help(command)}\n`);
       return 0;
     case "completions":
-      io.stdout(completionScript(command.shell, completedProgram(invokedAs())));
-      return 0;
     case "version":
-      io.stdout(`finishline ${VERSION}\n`);
+      // Answered by fixedText.
       return 0;
     case "list":
       return await listCommand(command, io);
     case "init": {
+      const { workingDirectory } = await import("./places.ts");
+      const { scaffoldAgent, nextSteps } = await import("./commands/init.ts");
       const cwd = await workingDirectory(command.cwd);
       const { githubActions, triggerLabel } = command;
       const created = await scaffoldAgent(command.name, { cwd, githubActions, triggerLabel });
       for (const path of created) io.stdout(`created ${path}\n`);
+      io.stdout(nextSteps(command.name, { githubActions, program: invokedAs() }));
       return 0;
     }
     case "checks":
       return await checksCommand(command, io);
     case "resume":
       return await resume(command, io);
-    case "run":
+    case "run": {
+      // The agent's SDK loads while the run's own modules do (a dry run needs none).
+      if (!io.backend && !command.dryRun) {
+        import("../backends/claude.ts").then(({ ClaudeBackend }) => new ClaudeBackend().preload())
+          .catch(() => {
+            // the run's own backend reports it
+          });
+      }
+      const { runCommand } = await import("./run/command.ts");
       return await runCommand(command, io);
-    case "fleet":
+    }
+    case "fleet": {
+      const { fleetCommand } = await import("./fleet/command.ts");
       return await fleetCommand(command, io);
-    case "fleet resume":
+    }
+    case "fleet resume": {
+      const { fleetResumeCommand } = await import("./fleet/command.ts");
       return await fleetResumeCommand(command, io);
-    default:
+    }
+    default: {
+      const { historyCommand } = await import("./commands/history.ts");
       return await historyCommand(command, io);
+    }
   }
 }
 
@@ -142,9 +216,12 @@ async function dispatch(argv: string[], io: CommandIO): Promise<number> {
 async function help(command: HelpCommand): Promise<string> {
   const text = commandHelp(commandNamed(command.command), invokedAs());
   if (command.agent === undefined) return text;
+  const { workingDirectory } = await import("./places.ts");
+  const { loadDefinition } = await import("../definition/load.ts");
   const cwd = await workingDirectory(command.cwd);
   const { definition, displayPath } = await loadDefinition(command.agent, { cwd });
-  return `${text}\n\n${parametersHelp(definition, { displayPath, flagOf: parameterFlag })}`;
+  // The agent's own parameters first: they are what `--agent X --help` asks about.
+  return `${parametersHelp(definition, { displayPath, flagOf: parameterFlag })}\n\n${text}`;
 }
 
 /** `--list`: the agents found, local and built-in; with `--json`, as one JSON array. */
@@ -152,6 +229,8 @@ async function listCommand(
   command: { cwd?: string; json?: boolean },
   io: CommandIO,
 ): Promise<number> {
+  const { workingDirectory } = await import("./places.ts");
+  const { listAgents } = await import("../definition/load.ts");
   const cwd = await workingDirectory(command.cwd);
   const agents = await listAgents({ cwd });
   if (command.json) {
@@ -176,6 +255,10 @@ async function checksCommand(
   command: { agent: string; cwd?: string },
   io: CommandIO,
 ): Promise<number> {
+  const { workingDirectory } = await import("./places.ts");
+  const { GitRepo } = await import("../git/repo.ts");
+  const { loadDefinition } = await import("../definition/load.ts");
+  const { listAndRunChecks } = await import("./run/checks_setup.ts");
   const cwd = await workingDirectory(command.cwd);
   const repo = await GitRepo.open(cwd);
   const { definition } = await loadDefinition(command.agent, { cwd });
@@ -188,6 +271,10 @@ async function checksCommand(
  */
 async function resume(command: ResumeCommand, io: CommandIO): Promise<number> {
   const { runId: id, agent } = command;
+  const { openStore, workingDirectory } = await import("./places.ts");
+  const { GitRepo } = await import("../git/repo.ts");
+  const { lockRun } = await import("./run/locks.ts");
+  const { runCommand } = await import("./run/command.ts");
   const cwd = await workingDirectory(command.cwd);
   const repo = await GitRepo.open(cwd);
   const store = openStore(command.store, repo?.root ?? cwd);

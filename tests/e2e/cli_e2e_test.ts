@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { ScriptedModelServer, textTurn, toolTurn } from "../../agents/testing/mod.ts";
 import { COMPLETE_TASK_TOOL } from "../../agents/record/complete_task_tool.ts";
 import { git, runCli, tempDir, tempRepo } from "../_helpers.ts";
+import { VERSION } from "../../agents/support/version.ts";
 
 Deno.test("iterate runs exactly N sessions, each really running its Bash call, and exits 0", async () => {
   await using repo = await tempRepo();
@@ -281,14 +282,41 @@ Deno.test("--list shows the built-in agent and --init scaffolds a working custom
   const init = await runCli(["--init", "greeter"], { cwd: repo.path });
   assert.equal(init.code, 0, init.stderr);
   assert.match(init.stdout, /created \.agent\/greeter\/agent\.json/);
+  // What to run next, as the user runs finishline.
+  assert.match(
+    init.stdout,
+    /\nNext, .*\n {2}deno run -A \S+main\.ts --agent greeter --goal "[^"]+" --dry-run\n/,
+  );
   const again = await runCli(["--init", "greeter"], { cwd: repo.path });
   assert.equal(again.code, 2);
   assert.match(again.stderr, /already exists/);
+
+  // The handler imports the contract's types from the package; mapped to this
+  // checkout's kit (JSR is not reached here), it type-checks.
+  const handler = `${repo.path}/.agent/greeter/completion/handler.ts`;
+  const kit = `jsr:@finishline/agents@${VERSION}/kit`;
+  assert.ok((await Deno.readTextFile(handler)).includes(`} from "${kit}";`));
+  const map = `${repo.path}/.agent/map.json`;
+  await Deno.writeTextFile(
+    map,
+    JSON.stringify({ imports: { [kit]: new URL("../../agents/kit.ts", import.meta.url).href } }),
+  );
+  const checked = await new Deno.Command(Deno.execPath(), {
+    args: ["check", "--quiet", "--import-map", map, handler],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(checked.code, 0, new TextDecoder().decode(checked.stderr));
+  await Deno.remove(map);
+
   await using server = await ScriptedModelServer.start({
     scripts: [[
-      textTurn(
-        'Done.\n```action\n{"type": "finished", "evidence": "greeting written"}\n```',
-      ),
+      toolTurn(COMPLETE_TASK_TOOL, {
+        status: "success",
+        original_request_summary: "Say hello",
+        summary: "Said hello",
+      }),
+      textTurn("Done."),
     ]],
   });
   const run = await runCli([
@@ -307,6 +335,9 @@ Deno.test("--list shows the built-in agent and --init scaffolds a working custom
     server.requests.find((request) => !request.side)?.body,
   );
   assert.ok(prompt.includes("Say hello"));
+  // One way to finish, said the same in the prompt and the system prompt.
+  assert.match(prompt, /call the complete_task tool with status success/);
+  assert.doesNotMatch(prompt, /```action|fenced `action`/);
 });
 
 Deno.test("the runner works from another repository's folder through an absolute path", async () => {

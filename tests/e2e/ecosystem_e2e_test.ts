@@ -128,7 +128,11 @@ Deno.test("every run writes a Markdown report; --quiet and --verbose shape stder
   await t.step("--verbose", async () => {
     const run = await runCli(["--iterate-max", "1", "--verbose"], { cwd: repo.path, server });
     assert.equal(run.code, 0, run.stderr);
-    assert.match(run.stderr, /^ {2}\[tool\] Bash$/m);
+    // The tool call with what it runs, from the real binary's messages.
+    assert.match(
+      run.stderr,
+      /^ {2}\[tool\] Bash: printf x > r\d\.txt && git add \. && git commit -qm 'chore: r\d'$/m,
+    );
     assert.match(run.stderr, /^ {2}\[agent\] Committed r\d\.txt$/m);
   });
 });
@@ -212,7 +216,23 @@ Deno.test("--init NAME --github-actions writes a workflow that actionlint accept
   const setup = steps.find((step) => step.uses?.startsWith("denoland/setup-deno@"))!;
   assert.equal(setup.with?.["deno-version"], `v${await ciDenoVersion()}`);
 
+  // Deno's folder is cached: the npm packages (the Claude Code binary) are downloaded once.
+  const cache = steps.find((step) => step.uses?.startsWith("actions/cache@"))!;
+  assert.equal(cache.with?.path, "~/.cache/deno");
+  assert.match(String(cache.with?.key), new RegExp(`finishline-deno-${await packageVersion()}-`));
+  // The OS sandbox's tools, and user namespaces that Ubuntu 24.04 restricts.
+  const sandbox = stepNamed(steps, "Set up the sandbox (bubblewrap, user namespaces)");
+  assert.match(sandbox.run!, /apt-get install -y -q bubblewrap socat ripgrep/);
+  assert.match(sandbox.run!, /sudo sysctl -w kernel\.apparmor_restrict_unprivileged_userns=0/);
+  assert.ok(
+    steps.indexOf(sandbox) < steps.indexOf(stepNamed(steps, "Run the agent")),
+    "the sandbox is ready before the agent runs",
+  );
+
   const agent = stepNamed(steps, "Run the agent");
+  // The log streams into the job's output while the run goes, and is kept.
+  assert.match(agent.run!, /set -o pipefail/);
+  assert.match(agent.run!, /2>&1 > finishline-result\.json \| tee finishline\.log >&2/);
   assert.equal(agent.env?.ANTHROPIC_API_KEY, "${{ secrets.ANTHROPIC_API_KEY }}");
   assert.equal(agent.env?.GH_TOKEN, "${{ secrets.GITHUB_TOKEN }}");
   assert.equal(agent.env?.ISSUE, "${{ matrix.issue }}");
@@ -418,7 +438,8 @@ Deno.test("the workflow's steps run the scaffolded agent with --issue N to compl
   const paths = String(upload.with?.path).trim().split("\n");
   for (const path of paths) await Deno.stat(`${repo.path}/${path}`);
   assert.equal(result.report.startsWith(`${repo.path}/.agent/fixer/logs/`), true, result.report);
-  assert.match(await Deno.readTextFile(result.report), /^# finishline run /);
+  // The report is titled by the issue, not by the run's id.
+  assert.match(await Deno.readTextFile(result.report), /^# #7: Add a greeting\n/);
   assert.equal(await Deno.readTextFile(`${repo.path}/finishline.log`), ran.stderr);
 
   // The comment step posts the outcome on the issue.

@@ -51,6 +51,10 @@ Deno.test("a run killed with SIGKILL mid-iteration resumes with --resume; iterat
   const [killed] = JSON.parse(runs.stdout);
   assert.equal(killed.status, "running", "the killed run never recorded an end");
   assert.equal(killed.iterations, 1, "iteration 1 was recorded before iteration 2 started");
+  // The stable names, as a run's own result has them, beside the names before 0.2.
+  assert.equal(killed.runId, killed.id);
+  assert.equal(killed.completionReason, killed.reason);
+  assert.equal(killed.handler, "iterate");
   const before = await runCli(["runs", "show", killed.id], { cwd: repo.path });
   assert.match(
     before.stdout,
@@ -69,6 +73,9 @@ Deno.test("a run killed with SIGKILL mid-iteration resumes with --resume; iterat
   );
   assert.deepEqual(show.iterations.map((row: { number: number }) => row.number), [1, 2, 3]);
   assert.equal(show.run.status, "completed");
+  assert.equal(show.runId, killed.id);
+  assert.equal(show.status, "completed");
+  assert.equal(show.completionReason, result.completionReason);
   // The killed process left its segment open; the resume closed it from its log.
   const [dead, alive] = show.segments;
   assert.deepEqual([dead.status, alive.status], ["killed", "completed"]);
@@ -271,8 +278,15 @@ Deno.test("learnings of one run are searchable and reach a later run's first pro
   assert.ok(!off.includes("Use dax for shell commands"), "--no-learnings leaves them out");
 
   const runs = await runCli(["runs"], { cwd: repo.path });
-  assert.equal(runs.stdout.trim().split("\n").length, 3);
-  assert.match(runs.stdout, /iterator +iterate +completed/);
+  // A header, one line a run with what it worked on, then the totals.
+  const lines = runs.stdout.trim().split("\n");
+  assert.equal(lines.length, 6, runs.stdout);
+  assert.match(lines[0], /^RUN +STARTED +OUTCOME +ITER +COST +TIME +TASK$/);
+  assert.match(
+    lines[1],
+    / completed +1 +\$\d+\.\d{4} +\d+\.\ds {2}Add another Deno script for shell commands$/,
+  );
+  assert.match(lines[5], /^3 runs \(3 completed\): 3 iterations, \$\d+\.\d{4}, \d+\.\ds$/);
 });
 
 Deno.test("history subcommands reject bad input with exit 2", async (t) => {

@@ -30,7 +30,20 @@ Deno.test("deno task install makes a finishline command that finds the repositor
   assert.equal(deno, "deno");
   const install = await run(Deno.execPath(), [...args, "--root", root.path], ROOT);
   assert.equal(install.code, 0, install.stderr);
+  assert.match(install.stderr, /installed .*bin\/finishline; it runs this checkout/);
   const finishline = `${root.path}/bin/finishline`;
+  // Another install does not replace it silently: exit 2, one line, the shim untouched.
+  const shim = await Deno.readTextFile(finishline);
+  const again = await run(Deno.execPath(), [...args, "--root", root.path], ROOT);
+  assert.equal(again.code, 2, again.stderr);
+  assert.match(
+    again.stderr,
+    /^finishline install: ".*bin\/finishline" exists already; nothing was changed \(deno task install --force replaces it\)\n$/,
+  );
+  assert.equal(await Deno.readTextFile(finishline), shim);
+  const forced = await run(Deno.execPath(), [...args, "--root", root.path, "--force"], ROOT);
+  assert.equal(forced.code, 0, forced.stderr);
+  assert.match(forced.stderr, /replaced .*bin\/finishline/);
 
   await using repo = await tempRepo();
   const deep = `${repo.path}/src/deep`;

@@ -150,7 +150,15 @@ Deno.test("runs stats sums the seed's metrics over the runs of a repository", as
   await t.step("runs stats --json sums them with exact counts", async () => {
     const stats = await runCli(["runs", "stats", "--json"], { cwd: repo.path });
     assert.equal(stats.code, 0, stats.stderr);
-    assert.deepEqual(JSON.parse(stats.stdout), expected);
+    const sums = JSON.parse(stats.stdout);
+    // The detection's metrics, exactly; beside them, the outcomes in the user's terms.
+    assert.deepEqual(
+      Object.fromEntries(Object.keys(expected).map((key) => [key, sums[key]])),
+      expected,
+    );
+    assert.deepEqual(sums.byStatus, { completed: 2, stalled: 1 });
+    assert.equal(sums.completed, 2);
+    assert.ok(sums.iterationsPerCompletedRun > 0 && sums.costUsd > 0 && sums.durationMs > 0);
     // Each run recorded its metrics at its end, the worktree run's in the main checkout's history.
     const runs = JSON.parse((await runCli(["runs", "--json"], { cwd: repo.path })).stdout);
     assert.deepEqual(
@@ -165,14 +173,24 @@ Deno.test("runs stats sums the seed's metrics over the runs of a repository", as
   await t.step("runs stats in words", async () => {
     const stats = await runCli(["runs", "stats"], { cwd: repo.path });
     assert.equal(stats.code, 0, stats.stderr);
+    const lines = stats.stdout.split("\n");
+    assert.equal(lines[0], "Finished:   2 of 3 runs completed with the evidence passing (67 %)");
+    assert.equal(lines[1], "Outcomes:   2 completed, 1 stalled");
+    assert.match(lines[2], /^Spent: {6}\$\d+\.\d{4} and \d+\.\ds in all$/);
+    assert.match(
+      lines[3],
+      /^Per done: {3}\d\.\d iterations and \$\d+\.\d{4} a completed run, on average$/,
+    );
     assert.equal(
-      stats.stdout,
+      lines.slice(4).join("\n"),
       [
-        "Runs:               3 runs, 6 iterations",
-        "False aborts:       0 of 1 abort (0 %), target < 5 %",
-        "Rescue success:     2 of 2 rescues created a commit (100 %)",
-        "Probes/iteration:   0.83 over all 6 iterations; 1.25 over the 4 probed (5 probes)",
-        "Probe timeouts:     3 of 6 iterations (50 %) had probes that ran out with no answer",
+        "",
+        "How well finishline told done from not done (completion detection):",
+        "  Runs:               3 runs, 6 iterations",
+        "  False aborts:       0 of 1 abort (0 %), target < 5 %",
+        "  Rescue success:     2 of 2 rescues created a commit (100 %)",
+        "  Probes/iteration:   0.83 over all 6 iterations; 1.25 over the 4 probed (5 probes)",
+        "  Probe timeouts:     3 of 6 iterations (50 %) had probes that ran out with no answer",
         "",
       ].join("\n"),
     );
@@ -215,7 +233,11 @@ Deno.test("runs stats sums the seed's metrics over the runs of a repository", as
         [4, 7, 6, 4, 1],
       );
       // The latest three are the finished runs; the killed one started first.
-      assert.deepEqual(await stats("--limit", "3"), expected);
+      const latest = await stats("--limit", "3");
+      assert.deepEqual(
+        Object.fromEntries(Object.keys(expected).map((key) => [key, latest[key]])),
+        expected,
+      );
       const other = await stats("--agent", "other");
       assert.deepEqual(
         [other.runs, other.iterations, other.aborts, other.falseAbortRate, other.fromIterations],

@@ -1,3 +1,4 @@
+import { TaskCompletionHandler } from "../../agents/completion/task.ts";
 import assert from "node:assert/strict";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -727,6 +728,14 @@ Deno.test("every built-in template resolves with the variables the handlers prov
         earlier,
       ),
       says: [args.task, "ALL DONE", feedback],
+    }),
+    initial_task: async () => ({
+      text: await new TaskCompletionHandler(context).buildInitialPrompt(args),
+      says: [args.task, "complete_task"],
+    }),
+    continuation_task: async () => ({
+      text: await new TaskCompletionHandler(context).buildContinuationPrompt(2, earlier),
+      says: [args.task, "Found the cause.", feedback],
     }),
     initial_issue: async () => ({
       text: await new IssueCompletionHandler(context, {

@@ -7,7 +7,6 @@
  * @module
  */
 
-import { ClaudeBackend } from "../../backends/claude.ts";
 import { countTools, jsonWithCosts, seconds, shortId, usd } from "../../support/format.ts";
 import { UsageError } from "../../support/errors.ts";
 import { GitRepo } from "../../git/repo.ts";
@@ -20,18 +19,15 @@ import type {
   RunSegment,
   RunStore,
   SkillRecord,
-  SqliteStore,
   StoredIteration,
   StoredRun,
 } from "../../store/mod.ts";
 import type { HistoryCommand } from "../flags/command_line.ts";
-import { runFinish } from "../../finish/workflow.ts";
-import { lockRun } from "../run/locks.ts";
 import type { CommandIO } from "../run/command.ts";
-import { cleanUpRun } from "../run/end.ts";
 import { commandLine, resumeCommand } from "../run/report_facts.ts";
-import type { CleanupFacts } from "../run/workspace.ts";
 import { openStore, workingDirectory } from "../places.ts";
+import { type RunRecord, runRecord } from "./run_record.ts";
+import { noColour, outcomeColour, type Paint } from "../terminal/colour.ts";
 import {
   describeMetrics,
   FALSE_ABORT_TARGET,
@@ -66,8 +62,10 @@ export async function historyCommand(command: HistoryCommand, io: CommandIO): Pr
         return runStats(store, { json, limit, agent: command.agent }, io);
       case "learnings search":
         return searchLearnings(store, command.query, { json, limit }, io);
-      case "finish":
+      case "finish": {
+        const { finishCommand } = await import("./finish_command.ts");
         return await finishCommand(store, command.runId, json, io);
+      }
     }
   } finally {
     store.close();
@@ -108,27 +106,89 @@ function listRuns(
   io: CommandIO,
 ): number {
   const runs = store.listRuns({ limit: options.limit, agent: options.agent });
+  const records = runs.map((run) =>
+    runRecord(run, { iterations: store.iterations(run.id), segments: store.segments(run.id) })
+  );
   if (options.json) {
-    io.stdout(`${jsonWithCosts(runs)}\n`);
+    // The record's fields are the stable ones; the stored row's (`id`, `reason`, `argv`,
+    // `metrics`, ...) are kept beside them, as before 0.2.
+    io.stdout(`${jsonWithCosts(runs.map((run, index) => ({ ...run, ...records[index] })))}\n`);
     return 0;
   }
-  if (runs.length === 0) io.stdout("No runs recorded yet.\n");
-  for (const run of runs) {
-    io.stdout(
-      `${shortId(run.id)}  ${run.startedAt.slice(0, 16).replace("T", " ")}  ${
-        run.agent.padEnd(12)
-      } ${run.handler.padEnd(8)} ${run.status.padEnd(16)} ${
-        String(run.iterations).padStart(3)
-      } it  ${usd(run.costUsd)}  ${run.reason ?? ""}\n`,
-    );
+  if (runs.length === 0) {
+    io.stdout("No runs recorded yet.\n");
+    return 0;
   }
+  io.stdout(`${runsTable(records, io.paint ?? noColour, terminalColumns(io)).join("\n")}\n`);
   return 0;
 }
 
 /**
- * The seed's success metrics summed over the runs. A run that recorded none at
- * its end (still going, killed, or recorded before metrics) is counted from its
- * stored iterations and status.
+ * The runs as a table: one line each (its id, start, outcome, iterations,
+ * cost, time, and what it worked on, last and cut to the terminal), then the
+ * totals.
+ *
+ * @param records The runs, newest first.
+ * @param paint Colours the outcomes.
+ * @param width The terminal's width; on a pipe, none: the task is never cut.
+ * @returns The lines.
+ */
+export function runsTable(records: RunRecord[], paint: Paint, width?: number): string[] {
+  const header = `${"RUN".padEnd(8)}  ${"STARTED".padEnd(16)}  ${"OUTCOME".padEnd(16)} ${
+    "ITER".padStart(4)
+  }  ${"COST".padStart(8)}  ${"TIME".padStart(7)}  TASK`;
+  const lines = [paint("bold", header)];
+  for (const record of records) {
+    const head = `${shortId(record.runId)}  ${record.startedAt.slice(0, 16).replace("T", " ")}  ${
+      paint(outcomeColour(record.status), record.status.padEnd(16))
+    } ${String(record.iterations).padStart(4)}  ${usd(record.costUsd).padStart(8)}  ${
+      (record.durationMs === null ? "–" : seconds(record.durationMs)).padStart(7)
+    }  `;
+    const room = width === undefined ? Infinity : Math.max(20, width - header.length + 4);
+    const subject = subjectOfRecord(record);
+    lines.push(`${head}${subject.length > room ? `${subject.slice(0, room - 1)}…` : subject}`);
+  }
+  const byStatus = new Map<string, number>();
+  for (const record of records) byStatus.set(record.status, (byStatus.get(record.status) ?? 0) + 1);
+  const time = records.reduce((sum, record) => sum + (record.durationMs ?? 0), 0);
+  const cost = records.reduce((sum, record) => sum + record.costUsd, 0);
+  const iterations = records.reduce((sum, record) => sum + record.iterations, 0);
+  lines.push(
+    "",
+    `${records.length} run${records.length === 1 ? "" : "s"} (${
+      [...byStatus].sort(byOutcome).map(([status, count]) => `${count} ${status}`).join(", ")
+    }): ${iterations} iteration${iterations === 1 ? "" : "s"}, ${usd(cost)}, ${seconds(time)}`,
+  );
+  return lines;
+}
+
+/** The width of this process's own stdout when it is a terminal. */
+function terminalColumns(io: CommandIO): number | undefined {
+  // Only for the CLI's own stdout (a test's captured output gets no painter).
+  if (!io.paint || io.paint === noColour || !Deno.stdout.isTerminal()) return undefined;
+  try {
+    return Deno.consoleSize().columns;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Completed runs first, then the other outcomes by name. */
+function byOutcome([a]: [string, number], [b]: [string, number]): number {
+  return Number(b === "completed") - Number(a === "completed") || a.localeCompare(b);
+}
+
+function subjectOfRecord(record: RunRecord): string {
+  if (record.issue !== null) return `issue #${record.issue}`;
+  if (record.project !== null) return `project #${record.project}`;
+  return record.task ?? `(agent ${record.agent}, no task)`;
+}
+
+/**
+ * What the runs came to, in the user's terms (how many finished, what they
+ * cost and took), then the completion detection's own metrics. A run that
+ * recorded none at its end (still going, killed, or recorded before
+ * metrics) is counted from its stored iterations and status.
  */
 function runStats(
   store: RunStore,
@@ -143,10 +203,15 @@ function runStats(
       summaries: store.iterations(run.id).map((iteration) => iteration.summary),
     })
   ));
+  const records = runs.map((run) =>
+    runRecord(run, { iterations: store.iterations(run.id), segments: store.segments(run.id) })
+  );
+  const outcomes = outcomeTotals(records);
   if (options.json) {
     io.stdout(
       `${
         JSON.stringify({
+          ...outcomes,
           ...totals,
           fromIterations: unrecorded.length,
           target: { falseAbortRate: FALSE_ABORT_TARGET },
@@ -159,14 +224,74 @@ function runStats(
     io.stdout("No runs recorded yet.\n");
     return 0;
   }
-  const lines = describeMetrics(totals);
+  const lines = [
+    ...describeOutcomes(outcomes),
+    "",
+    "How well finishline told done from not done (completion detection):",
+    ...describeMetrics(totals).map((line) => `  ${line}`),
+  ];
   if (unrecorded.length > 0) {
     lines.push(
-      `(${unrecorded.length} of the runs recorded no metrics at their end: still going, killed, or older than metrics; counted from their stored iterations)`,
+      `  (${unrecorded.length} of the runs recorded no metrics at their end: still going, killed, or older than metrics; counted from their stored iterations)`,
     );
   }
   io.stdout(`${lines.join("\n")}\n`);
   return 0;
+}
+
+/** The runs' outcomes and what they spent, as `runs stats --json` prints them. */
+interface OutcomeTotals {
+  /** Runs counted. */
+  runs: number;
+  /** Runs by status. */
+  byStatus: Record<string, number>;
+  /** Runs that completed with the evidence passing. */
+  completed: number;
+  /** Money spent, in US dollars. */
+  costUsd: number;
+  /** Time spent, in milliseconds. */
+  durationMs: number;
+  /** Iterations a completed run took, on average; null with none completed. */
+  iterationsPerCompletedRun: number | null;
+  /** What a completed run cost, on average; null with none completed. */
+  costPerCompletedRunUsd: number | null;
+}
+
+function outcomeTotals(records: RunRecord[]): OutcomeTotals {
+  const byStatus: Record<string, number> = {};
+  for (const record of records) byStatus[record.status] = (byStatus[record.status] ?? 0) + 1;
+  const done = records.filter((record) => record.status === "completed");
+  const average = (values: number[]) =>
+    values.length === 0 ? null : values.reduce((sum, value) => sum + value, 0) / values.length;
+  return {
+    runs: records.length,
+    byStatus,
+    completed: done.length,
+    costUsd: records.reduce((sum, record) => sum + record.costUsd, 0),
+    durationMs: records.reduce((sum, record) => sum + (record.durationMs ?? 0), 0),
+    iterationsPerCompletedRun: average(done.map((record) => record.iterations)),
+    costPerCompletedRunUsd: average(done.map((record) => record.costUsd)),
+  };
+}
+
+function describeOutcomes(totals: OutcomeTotals): string[] {
+  const share = Math.round((totals.completed / Math.max(1, totals.runs)) * 100);
+  return [
+    `Finished:   ${totals.completed} of ${totals.runs} run${
+      totals.runs === 1 ? "" : "s"
+    } completed with the evidence passing (${share} %)`,
+    `Outcomes:   ${
+      Object.entries(totals.byStatus).map(([status, count]) => `${count} ${status}`).join(", ")
+    }`,
+    `Spent:      ${usd(totals.costUsd)} and ${seconds(totals.durationMs)} in all`,
+    `Per done:   ${
+      totals.iterationsPerCompletedRun === null
+        ? "n/a (none completed)"
+        : `${totals.iterationsPerCompletedRun.toFixed(1)} iterations and ${
+          usd(totals.costPerCompletedRunUsd!)
+        } a completed run, on average`
+    }`,
+  ];
 }
 
 function showRun(store: RunStore, id: string, json: boolean, io: CommandIO): number {
@@ -175,13 +300,22 @@ function showRun(store: RunStore, id: string, json: boolean, io: CommandIO): num
   const finish = store.getFinish(run.id);
   const skills = store.skills(run.id);
   const segments = store.segments(run.id);
+  const record = runRecord(run, { iterations, segments });
   if (json) {
-    io.stdout(`${jsonWithCosts({ run, iterations, finish, skills, segments })}\n`);
+    // `run` is the stored row, as before 0.2; the record's fields are the stable ones.
+    io.stdout(`${jsonWithCosts({ ...record, run, iterations, finish, skills, segments })}\n`);
     return 0;
   }
+  const paint = io.paint ?? noColour;
   const lines = [
-    `Run ${run.id} (${run.agent}, ${run.handler})`,
-    `Status:     ${run.status}${run.reason ? `: ${run.reason}` : ""}`,
+    paint("bold", `Run ${shortId(run.id)}: ${subjectOfRecord(record)}`),
+    `Id:         ${run.id} (${run.agent}, ${run.handler}${
+      record.model ? `, ${record.model}` : ""
+    })`,
+    `Status:     ${paint(outcomeColour(run.status), run.status)}${
+      run.reason ? `: ${run.reason}` : ""
+    }`,
+    ...evidenceLines(record),
     `Started:    ${run.startedAt}${run.endedAt ? `, ended ${run.endedAt}` : ""}`,
     ...timeLines(segments),
     `Command:    ${commandLine(run.argv)}`,
@@ -202,6 +336,29 @@ function showRun(store: RunStore, id: string, json: boolean, io: CommandIO): num
   lines.push(...finishLines(finish, skills));
   io.stdout(`${lines.join("\n")}\n`);
   return 0;
+}
+
+/** The checks at both ends, and the held-out test, as of the last claim. */
+function evidenceLines(record: RunRecord): string[] {
+  const { evidence } = record;
+  if (evidence.checks.length === 0 && !evidence.heldOut) {
+    return [`Evidence:   ${evidence.passed === null ? "no claim was checked" : "no checks"}`];
+  }
+  const lines = evidence.checks.map((check, index) =>
+    `${
+      index === 0 ? "Evidence:   " : "            "
+    }${check.name}: ${check.baseline} -> ${check.final}${
+      check.failingTests.length > 0 ? ` (failing: ${check.failingTests.join(", ")})` : ""
+    }`
+  );
+  if (evidence.heldOut) {
+    lines.push(
+      `            held-out test: ${evidence.heldOut.passed ? "passed" : "failed"} (${
+        evidence.heldOut.tests.join(", ")
+      })`,
+    );
+  }
+  return lines;
 }
 
 /** What the finish workflow found: the outcome, what remains, the skills, the next actions. */
@@ -319,48 +476,4 @@ function learningLine(learning: FoundLearning): string {
       : `seen ${learning.lastSeenAt.slice(0, 10)}`,
   ].filter(Boolean).join("; ");
   return `- ${learning.text} (${extra})`;
-}
-
-async function finishCommand(
-  store: SqliteStore,
-  id: string,
-  json: boolean,
-  io: CommandIO,
-): Promise<number> {
-  const run = findRun(store, id);
-  // Never while the run is still going: its own finish holds this lock too.
-  const lock = await lockRun(store.path, run.id);
-  const facts = run.cleanup as CleanupFacts;
-  // A run recorded before the finish had model steps has no settings for them: they fall back.
-  const backend = facts.finish ? io.backend ?? new ClaudeBackend() : undefined;
-  let report;
-  try {
-    report = await runFinish({
-      store,
-      runId: run.id,
-      ...facts.finish,
-      backend,
-      cwd: run.cwd,
-      cleanup: async () => {
-        await cleanUpRun(facts, { cwd: run.cwd, stderr: io.stderr });
-      },
-    });
-  } finally {
-    await backend?.release?.();
-    await lock.release();
-  }
-  if (json) {
-    io.stdout(`${JSON.stringify({ runId: run.id, ...report })}\n`);
-  } else if (report.failed) {
-    io.stderr(
-      `finishline: the finish workflow of run ${run.id} stopped at "${report.failed.step}": ${report.failed.error}\n`,
-    );
-  } else {
-    io.stdout(
-      report.ran.length > 0
-        ? `Finished run ${run.id}: ${report.ran.join(", ")}\n`
-        : `Run ${run.id} was already finished (${report.steps.join(", ")})\n`,
-    );
-  }
-  return report.failed ? 1 : 0;
 }

@@ -18,6 +18,10 @@ import {
   GROUPS,
 } from "./table.ts";
 
+/** What a run with no arguments prints after the help, instead of starting a run on a guess. */
+export const NO_ARGUMENTS_HINT =
+  'Nothing to do: give a task (--task "Fix the failing test") or a GitHub issue (--issue 42)';
+
 /** Where the help text of a row starts. */
 const HELP_COLUMN = 27;
 /** The width help text is wrapped to. */

@@ -144,7 +144,10 @@ export const FLAGS: readonly FlagSpec[] = [
     kind: "nonEmpty",
     what: "the task text",
     placeholder: "TEXT",
-    help: ["the task, for iterate and manual runs ({uv-task})"],
+    help: [
+      "the task ({uv-task}); alone, the run ends when the agent reports success",
+      "and the repository's checks pass (at most the cap)",
+    ],
     group: "run",
     pass: "run",
   },
@@ -156,8 +159,8 @@ export const FLAGS: readonly FlagSpec[] = [
     what: "the number of iterations",
     placeholder: "N",
     help: [
-      "iteration cap for every handler, and the target for iterate",
-      "(default: the definition's maxIterations, else 10)",
+      "iteration cap for every handler; with --task, exactly N iterations",
+      "(iterate; default cap: the definition's maxIterations, else 10)",
     ],
     more: "A run is never unbounded.",
     group: "run",
@@ -731,7 +734,7 @@ export const GROUPS: ReadonlyArray<{ group: FlagGroup; title: string; rows?: str
     title: 'Which handler decides "finished" (the evidence must pass too):',
     rows: [[
       "(none of these)",
-      "the agent definition's completionType (iterate for the built-in agent)",
+      "the built-in agent with --task: done when the agent reports success and the checks pass; otherwise the agent definition's completionType",
     ]],
   },
   { group: "run", title: "Run:" },

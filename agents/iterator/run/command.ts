@@ -8,6 +8,8 @@
  * @module
  */
 
+import { join } from "node:path";
+import type { Paint } from "../terminal/colour.ts";
 import { type BackendSetting, resolveBackend } from "../../backends/presets.ts";
 import process from "node:process";
 import { ClaudeBackend } from "../../backends/claude.ts";
@@ -46,6 +48,10 @@ export interface CommandIO {
   stderrIsTerminal?: boolean;
   /** Standard error with escapes kept, for the live line alone. @default stderr */
   stderrLive?: (text: string) => void;
+  /** Colours text for stdout (a terminal's, unless NO_COLOR). @default no colour */
+  paint?: Paint;
+  /** Colours text for stderr. @default no colour */
+  paintError?: Paint;
 }
 
 /**
@@ -111,6 +117,22 @@ function warmFirstSession(plan: RunPlan, backend: AgentBackend): void {
   ));
 }
 
+/**
+ * The user's own Claude Code settings file, when it exists and the run's
+ * Claude sessions do not read it (`behavior.settingSources` without `user`).
+ */
+async function userSettingsUnread(plan: RunPlan): Promise<string | undefined> {
+  const behavior = plan.definition.behavior;
+  if (behavior.backend !== "claude" || behavior.settingSources.includes("user")) return undefined;
+  const home = Deno.env.get("HOME");
+  const dir = Deno.env.get("CLAUDE_CONFIG_DIR") ?? (home ? join(home, ".claude") : undefined);
+  if (!dir) return undefined;
+  const file = join(dir, "settings.json");
+  const found = await Deno.stat(file).then((info) => info.isFile, () => false);
+  if (!found) return undefined;
+  return home && file.startsWith(`${home}/`) ? `~/${file.slice(home.length + 1)}` : file;
+}
+
 /** The checks before anything is recorded, the locks, the workspace, the loop and the run's end. */
 async function checkAndRun(
   plan: RunPlan,
@@ -161,6 +183,12 @@ async function checkAndRun(
     );
   }
   plan.checks.gate?.ownedBy(plan.runId);
+  const unread = await userSettingsUnread(plan);
+  if (unread && !plan.flags.quiet) {
+    io.stderr(
+      `[finishline] your Claude Code settings (${unread}) are not read: the agent runs with the project's settings only (add "user" to behavior.settingSources to read them)\n`,
+    );
+  }
   // The first agent process starts now (tagged as this run's, so it dies with it),
   // while the workspace and the loop get ready.
   warmFirstSession(plan, backend);

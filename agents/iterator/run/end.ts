@@ -9,6 +9,7 @@
 
 import { blockquote } from "../../support/markdown.ts";
 import { unsafeToWrite } from "./log_folder.ts";
+import { resultRecord } from "../commands/run_record.ts";
 import type { AgentBackend } from "../../backends/port.ts";
 import type { CompletionHandler, RunOutcome } from "../../completion/handler_contract.ts";
 import { GitRepo } from "../../git/repo.ts";
@@ -172,7 +173,9 @@ export async function endRun(
   );
   if (plan.flags.json) {
     io.stdout(
-      `${jsonWithCosts(resultJson(workspace, result, { worktree: worktreeReport, metrics }))}\n`,
+      `${
+        jsonWithCosts(resultJson(workspace, result, { worktree: worktreeReport, metrics, plan }))
+      }\n`,
     );
   }
   return EXIT_CODES[result.status];
@@ -422,7 +425,7 @@ async function writeReport(workspace: Workspace, input: ReportInput): Promise<st
 function resultJson(
   workspace: Workspace,
   result: RunResult,
-  extra: { worktree?: WorktreeReport; metrics: RunMetrics },
+  extra: { worktree?: WorktreeReport; metrics: RunMetrics; plan: RunPlan },
 ): Record<string, unknown> {
   const { worktree, metrics } = extra;
   return {
@@ -438,6 +441,7 @@ function resultJson(
     report: workspace.reportFile,
     metrics,
     ...(result.unverified ? { unverified: result.unverified } : {}),
+    ...resultRecord(extra.plan, result),
     ...(result.finalRescue ? { finalRescue: result.finalRescue } : {}),
     ...(worktree ? { worktree } : {}),
   };

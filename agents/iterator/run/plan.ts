@@ -15,6 +15,7 @@ import { commitGate } from "../../loop/unverified.ts";
 import { buildVerifier } from "../../checks/verifier.ts";
 import { createCompletionHandler, iterationCap } from "../../completion/factory.ts";
 import { runArgs } from "../../completion/run_inputs.ts";
+import { TaskCompletionHandler } from "../../completion/task.ts";
 import type { CompletionCriteria, CompletionHandler } from "../../completion/handler_contract.ts";
 import { loadDefinition } from "../../definition/load.ts";
 import type { AgentDefinition, LoadedDefinition } from "../../definition/definition_types.ts";
@@ -122,7 +123,7 @@ export async function prepareRun(
   const loaded = await loadDefinition(command.flags.agent, { cwd });
   const flags = parseRunFlags(command, loaded.definition);
   if (options.json) flags.json = true;
-  const definition = applyFlags(loaded.definition, flags);
+  const definition = taskDefault(applyFlags(loaded.definition, flags), loaded, flags);
   const unsandboxed = checkSandbox(definition.verify.sandbox, options.stderr);
   const args = { ...runArgs(flags), cwd };
   const runId = options.resume?.id ?? crypto.randomUUID();
@@ -186,6 +187,7 @@ export async function prepareRun(
     },
   });
   preparing = false;
+  if (handler instanceof TaskCompletionHandler) heldOutForTask(definition, handler);
   const criteria = handler.buildCompletionCriteria();
   const systemPrompt = await resolver.resolve("system", {
     ...argsToVariables(args),
@@ -228,6 +230,37 @@ export async function prepareRun(
     agentEnv: runnerCloses ? noGithubWriteEnv(join(dirname(storeFile), "no-gh-login")) : {},
     prChecks: flags.createPr === true && (definition.verify.prChecks ?? true),
   });
+}
+
+/**
+ * `--task` with the built-in agent and no flag that chooses a handler
+ * (`--issue`, `--project`, `--keyword`, `--iterate-max`) runs the `task`
+ * handler: done when the agent reports success and the evidence passes,
+ * within the definition's cap. `--iterate-max N` keeps its meaning: exactly
+ * N iterations.
+ */
+function taskDefault(
+  definition: AgentDefinition,
+  loaded: LoadedDefinition,
+  flags: RunFlags,
+): AgentDefinition {
+  const chosen = [flags.issue, flags.project, flags.keyword, flags.iterateMax]
+    .some((flag) => flag !== undefined);
+  if (
+    chosen || flags.task === undefined || !loaded.builtin ||
+    definition.behavior.completionType !== "iterate"
+  ) return definition;
+  return { ...definition, behavior: { ...definition.behavior, completionType: "task" } };
+}
+
+/**
+ * A task that asks for a change of behaviour (a bug fix or a feature) gets
+ * the verifier's held-out test, as an issue does, unless `verify.reproduce`
+ * says otherwise.
+ */
+function heldOutForTask(definition: AgentDefinition, handler: TaskCompletionHandler): void {
+  if (definition.verify.reproduce !== undefined || handler.kind === "other") return;
+  definition.verify = { ...definition.verify, reproduce: "held-out" };
 }
 
 /**
@@ -276,7 +309,8 @@ async function gates(
   // With no checks configured, the repository's own checks decide (verify.detect).
   const checks = await prepareChecks(definition, where.mainRepo?.root ?? where.cwd);
   // An issue is not resolved by changing nothing: without configured checks, it needs a commit.
-  const commits = where.handler.type === "issue" && definition.verify.checks.length === 0 &&
+  const commits = ["issue", "task"].includes(where.handler.type) &&
+      definition.verify.checks.length === 0 &&
       where.mainRepo
     ? [commitGate()]
     : [];

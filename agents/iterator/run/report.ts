@@ -94,6 +94,8 @@ export interface ReportInput {
   checks?: string;
   /** What the run was asked to do: the `--task` text, or the issue or project. */
   task?: string;
+  /** The report's title, when better than the task's first line (an issue's number and title). */
+  title?: string;
   /** The command line that started the run, quoted for a shell. */
   command?: string;
   /** The working directory the command ran in. */
@@ -150,13 +152,19 @@ const LIST_LIMIT = { commits: 50, files: 100 };
  */
 export function renderReport(input: ReportInput): string {
   const { result } = input;
+  // The answer first: the outcome, what is not verified, the evidence; then how the run went.
   const lines = [
-    `# finishline run ${result.runId}`,
+    `# ${inline(reportTitle(input), { limit: 200 })}`,
     "",
     `${STATUS_MARK[result.status] ?? ""} **${result.status}**: ${inline(result.completionReason)}`
       .trim(),
-    "",
     ...unverifiedLines(result.unverified),
+    ...unverifiedSection(input),
+    ...evidenceSection(input),
+    "",
+    "## The run",
+    "",
+    `- Run: ${codeSpan(result.runId)}`,
     ...factLines(input),
     ...taskSection(input),
     ...resumeSection(input),
@@ -170,7 +178,6 @@ export function renderReport(input: ReportInput): string {
     ...changesSection(input.changes),
     ...segmentsSection(input),
     ...failuresSection(result.summaries),
-    ...evidenceSection(input),
     ...agentReportsSection(result.summaries),
     "",
     "## Learnings captured",
@@ -192,11 +199,52 @@ export function renderReport(input: ReportInput): string {
 function unverifiedLines(unverified: string | undefined): string[] {
   if (!unverified) return [];
   return [
+    "",
     `> **unverified: ${
       inline(unverified)
     }.** Nothing checked this work: no check passed on it and no held-out test ran, so finishline closed and completed nothing on its authority. Check the work yourself, or give the repository a check (a test its runner runs, or \`verify.checks\`) and run again.`,
-    "",
   ];
+}
+
+/** How many iterations make the charts worth their room: with fewer, the table says it all. */
+const CHART_MIN_ITERATIONS = 4;
+
+/**
+ * The report's title: what the run was asked (the task's first line, the
+ * issue), not its id.
+ *
+ * @param input The report's input.
+ * @returns The title.
+ */
+export function reportTitle(input: Pick<ReportInput, "title" | "task" | "result">): string {
+  const text = (input.title ?? input.task ?? "").split("\n").find((line) => line.trim() !== "");
+  if (!text) return `finishline run ${input.result.runId}`;
+  const line = text.trim();
+  return line.length <= 100 ? line : `${line.slice(0, 99).trimEnd()}…`;
+}
+
+/**
+ * What the run did not verify, right under the outcome: no check found, a
+ * held-out test the verifier could not write, work left uncommitted.
+ */
+function unverifiedSection(input: ReportInput): string[] {
+  const { result } = input;
+  const items: string[] = [];
+  const last = result.summaries.findLast((summary) => summary.checks)?.checks;
+  // The unverified outcome says it louder above.
+  if (last && last.checks.length === 0 && !last.heldOut && !result.unverified) {
+    items.push("no check of the repository ran at the last claim");
+  }
+  if (result.reproduction && !result.reproduction.kept) {
+    items.push(`no held-out test: ${oneLine(result.reproduction.why)}`);
+  }
+  if (input.changes?.uncommitted.length) {
+    items.push(
+      `left uncommitted, so never checked: ${input.changes.uncommitted.map(codeSpan).join(", ")}`,
+    );
+  }
+  if (items.length === 0) return [];
+  return ["", "**Not verified:**", "", ...items.map((item) => `- ${item}`)];
 }
 
 /** The run's time and cost: the sums over its segments when it has them. */
@@ -288,9 +336,9 @@ function iterationRow(summary: IterationSummary): string {
   } |`;
 }
 
-/** Time and cost per iteration as charts, for a run of two iterations or more. */
+/** Time and cost per iteration as charts, once there are enough iterations to compare. */
 function chartLines(summaries: IterationSummary[]): string[] {
-  return summaries.length < 2 ? [] : ["", ...iterationCharts(summaries)];
+  return summaries.length < CHART_MIN_ITERATIONS ? [] : ["", ...iterationCharts(summaries)];
 }
 
 function changesSection(changes: RunChanges | undefined): string[] {
@@ -368,17 +416,23 @@ function failuresSection(summaries: IterationSummary[]): string[] {
   return failures.length === 0 ? [] : ["", "## Verification failures", "", ...failures];
 }
 
-/** An iteration's failed checks: those the agent fixed in the same session, then the last one if it failed. */
+/** An iteration's failed checks: those the agent fixed in the same session, then the last one if it failed; the checks' output as a code block. */
 function failureLines(summary: IterationSummary): string[] {
-  const lines = (summary.fixedChecks ?? []).map((fixed) =>
+  const lines = (summary.fixedChecks ?? []).flatMap((fixed) => [
     `- Iteration ${summary.iteration}, ${
       inline(fixed.checker)
-    } (at complete_task; fixed in the same iteration): ${oneLine(fixed.feedback)}`
-  );
+    } (at complete_task; fixed in the same iteration):`,
+    "",
+    ...codeBlock(fixed.feedback),
+    "",
+  ]);
   const last = summary.verification;
   if (last && !last.passed) {
     lines.push(
-      `- Iteration ${summary.iteration}, ${inline(last.checker)}: ${oneLine(last.feedback)}`,
+      `- Iteration ${summary.iteration}, ${inline(last.checker)}:`,
+      "",
+      ...codeBlock(last.feedback),
+      "",
     );
   }
   return lines;
@@ -387,8 +441,14 @@ function failureLines(summary: IterationSummary): string[] {
 function evidenceSection(input: ReportInput): string[] {
   if (!input.checks) return [];
   const { result } = input;
+  // The table first: how each check was at the start and at the last claim.
+  const gated = evidenceMarkdown(result.summaries.findLast((summary) => summary.checks), {
+    declarations: false,
+  });
+  const lines = ["", "## Evidence: the repository's checks"];
+  if (gated.length > 0) lines.push("", ...gated);
   // What was detected comes from the repository's own files (script names, commands).
-  const lines = ["", "## Evidence: the repository's checks", "", ...codeBlock(input.checks)];
+  lines.push("", "Detected:", "", ...codeBlock(input.checks));
   const baseline = result.baseline;
   if (baseline) {
     lines.push(
@@ -464,11 +524,6 @@ function evidenceSection(input: ReportInput): string[] {
       );
     }
   }
-  // The declarations of the run are listed above, every review of them.
-  const gated = evidenceMarkdown(result.summaries.findLast((summary) => summary.checks), {
-    declarations: false,
-  });
-  if (gated.length > 0) lines.push("", ...gated);
   return lines;
 }
 

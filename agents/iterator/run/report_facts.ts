@@ -98,6 +98,13 @@ export function cliSpecifier(main: URL): string {
   return jsr ? `jsr:${jsr[1]}@${jsr[2]}/iterator` : main.href;
 }
 
+/** An issue run's title: its number and the issue's own title, as read at the start. */
+function issueTitle(plan: RunPlan): string | undefined {
+  const issue = (plan.handler as { issue?: { number?: unknown; title?: unknown } }).issue;
+  if (plan.handler.type !== "issue" || typeof issue?.title !== "string") return undefined;
+  return `#${issue.number}: ${issue.title}`;
+}
+
 /**
  * What a run was asked to do, in words: the `--task` text, else the issue or project.
  *
@@ -255,6 +262,7 @@ export function reportInput(
     checks: plan.checksText,
     pullRequest: result.pullRequest,
     task: taskOf(plan.flags),
+    title: issueTitle(plan),
     // The recorded arguments are redacted; the live ones may hold a secret.
     command: recorded.argv ? commandLine(recorded.argv) : undefined,
     cwd: plan.cwd,

@@ -192,7 +192,8 @@ export function fitRow(
  */
 export function fitRows(fields: Field[], width: number): string[] {
   width = Math.max(MIN_WIDTH, width);
-  const shrunk = shrink(fields, width).filter((field) => field.text !== "");
+  // A field shrunk early (the label) comes back when one shrunk later made room.
+  const shrunk = shrink(fields, width, true).filter((field) => field.text !== "");
   const line = joinFields(shrunk);
   if (displayWidth(line) <= width) return [line];
   const rows: string[] = [];

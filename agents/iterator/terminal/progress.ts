@@ -7,6 +7,7 @@
  * @module
  */
 
+import { toolCallsOf } from "./tool_detail.ts";
 import { COMPLETE_TASK_TOOL } from "../../record/complete_task_tool.ts";
 import { countTools, seconds, shortToolName, usd } from "../../support/format.ts";
 import { displayWidth, type Field, fitRow, fitRows, joinFields } from "./fit.ts";
@@ -99,6 +100,7 @@ function fit(fields: Field[], width?: number): string {
  * assert.equal(iterationLine(event),
  *   "[finishline] iteration 1/3 · 2.1s · $0.0012 · tools: Bash×2, complete_task · continue");
  * assert.equal(iterationLine(event, 60), "[finishline] iteration 1/3 · 2.1s · $0.0012 · continue");
+ * assert.equal(iterationLine(event, 72), "iteration 1/3 · 2.1s · $0.0012 · tools: Bash×2, complete_task · continue");
  * ```
  */
 export function iterationLine(
@@ -107,12 +109,14 @@ export function iterationLine(
 ): string {
   const { summary } = event;
   const of = `${event.iteration}/${event.maxIterations}`;
+  // As the live line: the tools shorten first, then the label goes (at 80 columns the
+  // short tools stay), then the tools, the duration and the cost.
   return fit([
-    PREFIX,
+    { ...PREFIX, shorter: [""], rank: 4 },
     { text: `iteration ${of}`, join: " ", shorter: [of], rank: 1 },
     { text: seconds(summary.durationMs), shorter: [""], rank: 3 },
     { text: usd(summary.costUsd), shorter: [""], rank: 2 },
-    toolsField(summary.toolsUsed, "none"),
+    toolsField(summary.toolsUsed, "none", 3.5),
     { text: event.verdict },
   ], width);
 }
@@ -423,6 +427,8 @@ export function createReporter(mode: ProgressMode, options: ReporterOptions): Pr
   let check: { name: string; started: number } | undefined;
   let line: LiveLine | undefined;
   let timer: ReturnType<typeof setInterval> | undefined;
+  /** Tool calls seen in the agent's messages and not yet reported (--verbose). */
+  const details: Array<{ name: string; detail?: string }> = [];
   const render = (columns: number) =>
     statusLine({
       ...run,
@@ -449,10 +455,17 @@ export function createReporter(mode: ProgressMode, options: ReporterOptions): Pr
         timer = setInterval(() => line?.show(render), 1000);
       }
     },
-    message: (event) => cost.add(event.message),
+    message: (event) => {
+      cost.add(event.message);
+      if (mode === "verbose") details.push(...toolCallsOf(event.message));
+    },
     tool: (event) => {
       tools.push(event.name);
-      if (mode === "verbose") print(`  [tool] ${event.name}`);
+      if (mode !== "verbose") return;
+      // The call's detail, from the message the tool event came from.
+      const at = details.findIndex((call) => call.name === event.name);
+      const detail = at === -1 ? undefined : details.splice(0, at + 1).at(-1)?.detail;
+      print(`  [tool] ${event.name}${detail ? `: ${detail}` : ""}`);
     },
     text: (event) => {
       if (mode === "verbose") {

@@ -164,9 +164,11 @@ Deno.test("--agent NAME --help lists the agent's parameters: name, type, default
   );
   const result = await cli(["--agent", "fac", "--help", "--cwd", dir.path]);
   assert.equal(result.code, 0, result.stderr);
-  const section =
-    result.stdout.split('Agent "fac" (.agent/fac/agent.json): its parameters, as flags:\n')[1];
-  assert.ok(section, result.stdout);
+  // The agent's parameters first, then the general help.
+  const heading = 'Agent "fac" (.agent/fac/agent.json): its parameters, as flags:\n';
+  assert.ok(result.stdout.startsWith(heading), result.stdout);
+  const section = result.stdout.slice(heading.length).split("\n\n")[0];
+  assert.match(result.stdout, /\n\nfinishline: run a coding agent/);
   const rows = section.replace(/\n {10,}/g, " ").trim().split("\n").map((row) => row.trim());
   assert.deepEqual(rows.map((row) => row.replace(/\s+/g, " ")), [
     "--topic TEXT What to discuss (topic: string, required)",
@@ -181,7 +183,7 @@ Deno.test("--agent NAME --help lists the agent's parameters: name, type, default
   assert.match(fleet.stdout, /fleet \[flags\] \[agent parameters\]/);
   assert.match(fleet.stdout, /--topic TEXT\s+What to discuss/);
   const builtin = await cli(["-a", "iterator", "--help"]);
-  assert.match(builtin.stdout, /Agent "iterator" \(.*agent\.json\) takes no parameters\.\n$/);
+  assert.match(builtin.stdout, /^Agent "iterator" \(.*agent\.json\) takes no parameters\.\n/);
   const plain = await cli(["--help", "--cwd", dir.path]);
   assert.doesNotMatch(plain.stdout, /parameters, as flags/);
   const unknown = await cli(["--agent", "ghost", "--help", "--cwd", dir.path]);

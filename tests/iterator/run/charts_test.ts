@@ -20,7 +20,12 @@ const iteration = (n: number, durationMs: number, costUsd: number) => ({
 });
 
 function report(count: number): string {
-  const summaries = [iteration(1, 12_400, 0.0123), iteration(2, 21_500, 0.0201)].slice(0, count);
+  const summaries = [
+    iteration(1, 12_400, 0.0123),
+    iteration(2, 21_500, 0.0201),
+    iteration(3, 8_000, 0.0050),
+    iteration(4, 10_100, 0.0099),
+  ].slice(0, count);
   return renderReport({
     result: {
       status: "completed",
@@ -72,12 +77,13 @@ function fleet(): FleetRecord {
 }
 
 Deno.test("the run report charts time and cost per iteration, and Mermaid parses both charts", async () => {
-  const blocks = mermaidBlocks(report(2));
+  const blocks = mermaidBlocks(report(4));
   assert.equal(blocks.length, 2);
-  assert.match(blocks[0], /^ {2}bar \[12\.4, 21\.5\]$/m);
-  assert.match(blocks[1], /^ {2}bar \[0\.0123, 0\.0201\]$/m);
+  assert.match(blocks[0], /^ {2}bar \[12\.4, 21\.5, 8\.0, 10\.1\]$/m);
+  assert.match(blocks[1], /^ {2}bar \[0\.0123, 0\.0201, 0\.0050, 0\.0099\]$/m);
   assert.deepEqual(await parseMermaid(blocks), [{ type: "xychart" }, { type: "xychart" }]);
-  assert.deepEqual(mermaidBlocks(report(1)), [], "one iteration needs no chart");
+  // Three bars or fewer say nothing the iterations' table does not: no chart.
+  for (const count of [1, 2, 3]) assert.deepEqual(mermaidBlocks(report(count)), [], `${count}`);
 });
 
 Deno.test("the fleet report draws its runs on a timeline that Mermaid parses; titles stay out of it", async () => {
@@ -116,7 +122,7 @@ Deno.test("a name made of Mermaid syntax stays one bar of plain words", () => {
 });
 
 Deno.test("the Mermaid parser the tests use is live: it refuses a broken chart", async () => {
-  const [broken] = mermaidBlocks(report(2));
+  const [broken] = mermaidBlocks(report(4));
   const [result] = await parseMermaid([broken.replace(/\]$/m, "")]);
   assert.match(result.error ?? "", /Parse error/);
 });

@@ -340,12 +340,25 @@ Deno.test("the report lists the failures the agent fixed in the same iteration",
     agent: "fixer",
     handler: "iterate (2 iterations)",
   });
-  const section = report.split("## Verification failures\n\n")[1].split("\n\n")[0];
+  const section = report.split("## Verification failures\n\n")[1].split("\n## ")[0];
+  // Each check's output as it was printed, its lines kept, in a code block.
   assert.equal(
     section,
     [
-      "- Iteration 1, command: \\`deno task test\\` exited with code 1.",
-      '- Iteration 2, checks (at complete_task; fixed in the same iteration): \\[checks\\] "deno task test" fails; failing tests: "greets"',
+      "- Iteration 1, command:",
+      "",
+      "```",
+      "`deno task test` exited with code 1.",
+      "```",
+      "",
+      "- Iteration 2, checks (at complete_task; fixed in the same iteration):",
+      "",
+      "```",
+      '[checks] "deno task test" fails;',
+      'failing tests: "greets"',
+      "```",
+      "",
+      "",
     ].join("\n"),
   );
 });
@@ -469,13 +482,15 @@ Deno.test("text from outside stays text in the report: no HTML, headings, links,
   const report = renderReport(input);
   const html = toHtml(report);
   const own = [
-    `# finishline run ${RESULT.runId}`,
+    // The title is the task's first line, escaped.
+    "# &lt;script&gt;alert(1)&lt;/script&gt;",
+    "## Evidence: the repository's checks",
+    "## The run",
     "## Task",
     "## Iterations",
     "## Commits and changed files",
     "## Interruptions and resumes",
     "## Verification failures",
-    "## Evidence: the repository's checks",
     "## The agent's reports (complete_task)",
     "### Iteration 2: success",
     "## Learnings captured",
@@ -504,8 +519,8 @@ Deno.test("text from outside stays text in the report: no HTML, headings, links,
     const widths = tableWidths(report);
     assert.deepEqual(
       widths.map((rows) => rows.length),
-      [4, 4, 3],
-      "iterations, segments, evidence",
+      [3, 4, 4],
+      "evidence (first now), iterations, segments",
     );
     for (const rows of widths) assert.ok(rows.every((width) => width === rows[0]), `${rows}`);
     const cells = textsOf(html, "td");

@@ -57,7 +57,7 @@ Deno.test("iteration lines fit every width and never cut the verdict", async (t)
     });
   }
   await t.step(
-    "fields shrink in order: tools (complete_task last), duration, cost, the word iteration",
+    "fields shrink in order: tools (complete_task last), the label, the tools, duration, cost, the word iteration",
     () => {
       const event = finished("continue (verification failed: command)", tools);
       assert.equal(
@@ -72,25 +72,30 @@ Deno.test("iteration lines fit every width and never cut the verdict", async (t)
         iterationLine(event, 114),
         "[finishline] iteration 2/10 · 20.1s · $0.0201 · tools: complete_task +3 · continue (verification failed: command)",
       );
+      // Then the label goes, so that at 80 columns the short tools and the time stay.
       assert.equal(
         iterationLine(event, 100),
-        "[finishline] iteration 2/10 · 20.1s · $0.0201 · continue (verification failed: command)",
+        "iteration 2/10 · 20.1s · $0.0201 · tools: complete_task +3 · continue (verification failed: command)",
+      );
+      assert.equal(
+        iterationLine(finished("continue", tools), 80),
+        "iteration 2/10 · 20.1s · $0.0201 · tools: complete_task, Read +2 · continue",
       );
       assert.equal(
         iterationLine(event, 80),
-        "[finishline] iteration 2/10 · $0.0201 · continue (verification failed: command)",
+        "iteration 2/10 · 20.1s · $0.0201 · continue (verification failed: command)",
       );
       assert.equal(
         iterationLine(event, 72),
-        "[finishline] iteration 2/10 · continue (verification failed: command)",
+        "iteration 2/10 · $0.0201 · continue (verification failed: command)",
       );
       assert.equal(
         iterationLine(event, 60),
-        "[finishline] 2/10 · continue (verification failed: command)",
+        "iteration 2/10 · continue (verification failed: command)",
       );
       assert.equal(
         iterationLine(event, 40),
-        "[finishline] 2/10\n  continue (verification failed:\n  command)",
+        "2/10\n  continue (verification failed:\n  command)",
       );
     },
   );
@@ -644,5 +649,33 @@ Deno.test("quiet shows nothing; verbose shows tools and text unfitted", () => {
   assert.deepEqual(verbose, [
     "  [tool] mcp__finishline__complete_task",
     "  [agent] A long text from the agent that is wider than forty columns",
+  ]);
+});
+
+Deno.test("verbose shows what each tool call runs or touches: the command, the file, the pattern", () => {
+  const lines: string[] = [];
+  const reporter = createReporter("verbose", { write: (line) => lines.push(line) });
+  const calls = [
+    { name: "Bash", input: { command: "npm test -- --grep add\n  && echo done" } },
+    { name: "Read", input: { file_path: "src/math.js" } },
+    { name: "Grep", input: { pattern: "add\\(", path: "src" } },
+    { name: "TodoWrite", input: { todos: [] } },
+  ];
+  reporter.onEvent({
+    type: "message",
+    iteration: 1,
+    message: {
+      type: "assistant",
+      message: {
+        content: calls.map((call, index) => ({ type: "tool_use", id: `t${index}`, ...call })),
+      },
+    } as never,
+  });
+  for (const call of calls) reporter.onEvent({ type: "tool", iteration: 1, name: call.name });
+  assert.deepEqual(lines, [
+    "  [tool] Bash: npm test -- --grep add && echo done",
+    "  [tool] Read: src/math.js",
+    "  [tool] Grep: add\\( src",
+    "  [tool] TodoWrite",
   ]);
 });
