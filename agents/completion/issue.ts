@@ -4,6 +4,7 @@
  * @module
  */
 
+import { redactorOfProcess } from "../support/redact.ts";
 import { blockquote, codeSpan, inline } from "../support/markdown.ts";
 import { usd } from "../support/format.ts";
 import type { CommandRefusal } from "../backends/port.ts";
@@ -409,7 +410,8 @@ export class IssueCompletionHandler extends BaseHandler implements CompletionHan
       `**finishline** iteration ${summary.iteration}/${this.context.maxIterations}: ${verdict}`,
       "",
       `Tools: ${summary.toolsUsed.length}; turns: ${summary.turns}; cost: ${usd(summary.costUsd)}`,
-      last ? `\n${blockquote(last.slice(0, 500)).join("\n")}` : "",
+      // Redacted before it is cut: a secret cut in two would no longer be recognised.
+      last ? `\n${blockquote(redactorOfProcess().redact(last).slice(0, 500)).join("\n")}` : "",
     ].join("\n");
     await this.#github.comment(this.#number, body);
   }

@@ -11,6 +11,7 @@
 
 import { stripControls } from "../support/controls.ts";
 import { neutralizeGithub } from "../support/markdown.ts";
+import { redactorOfProcess } from "../support/redact.ts";
 
 /** A code span: its backtick run, its text, the same run. */
 const CODE_SPAN = /(`+)(?:(?!\1)[\s\S])*?\1/g;
@@ -34,7 +35,9 @@ const CODE_SPAN = /(`+)(?:(?!\1)[\s\S])*?\1/g;
  * ```
  */
 export function defuseBody(body: string): string {
-  const lines = stripControls(body).replace(/\r\n?/g, "\n").split("\n");
+  // Redacted first: what this inserts must not hide a secret from the redactor after.
+  const lines = redactorOfProcess().redact(stripControls(body)).replace(/\r\n?/g, "\n")
+    .split("\n");
   const kept: string[] = [];
   let fence: { marker: string; mermaid: boolean } | undefined;
   for (const line of lines) {

@@ -22,6 +22,16 @@
  */
 
 import { stripControls } from "./controls.ts";
+import { redactorOfProcess } from "./redact.ts";
+
+/**
+ * Outside text made safe to escape: controls dropped, then secrets redacted.
+ * Redaction comes before escaping: escapes and quote marks inside a secret (a
+ * private key's lines, quoted) would hide it from the redactor.
+ */
+function cleaned(text: string): string {
+  return redactorOfProcess().redact(stripControls(text));
+}
 
 /**
  * How {@linkcode inline} shortens long text.
@@ -59,7 +69,7 @@ export interface InlineOptions {
  * ```
  */
 export function inline(text: string, options: InlineOptions = {}): string {
-  let flat = stripControls(text).replace(/\s+/g, " ").trim();
+  let flat = cleaned(text).replace(/\s+/g, " ").trim();
   if (options.limit !== undefined && flat.length > options.limit) {
     // Cut before escaping, so that no escape or entity is cut in half.
     flat = `${flat.slice(0, options.limit)}...`;
@@ -126,7 +136,7 @@ export function neutralizeGithub(markdown: string): string {
  */
 export function blockquote(text: string): string[] {
   // A lone carriage return ends a line in Markdown too.
-  return text.trim().split(/\r\n|\r|\n/).map((line) => {
+  return cleaned(text).trim().split(/\r\n|\r|\n/).map((line) => {
     const escaped = inline(line);
     return escaped ? `> ${escaped}` : ">";
   });
@@ -176,7 +186,7 @@ export function tableCell(markdown: string): string {
  * ```
  */
 export function codeSpan(text: string): string {
-  const flat = stripControls(text).replace(/\r\n|\r|\n/g, " ");
+  const flat = cleaned(text).replace(/\r\n|\r|\n/g, " ");
   if (flat === "") return "";
   const fence = "`".repeat(longestBacktickRun(flat) + 1);
   // A space on each side is stripped again by renderers; it keeps a backtick
@@ -210,7 +220,7 @@ export interface CodeBlockOptions {
  * ```
  */
 export function codeBlock(text: string, options: CodeBlockOptions = {}): string[] {
-  const clean = stripControls(text);
+  const clean = cleaned(text);
   const fence = "`".repeat(Math.max(3, longestBacktickRun(clean) + 1));
   return [`${fence}${options.language ?? ""}`, clean.replace(/\r\n?/g, "\n"), fence];
 }

@@ -6,6 +6,7 @@
  * @module
  */
 
+import { redactorOfProcess } from "../../support/redact.ts";
 import { blockquote } from "../../support/markdown.ts";
 import type { VerificationRecord } from "../../checks/checker_contract.ts";
 import type { IterationSummary } from "../../record/iteration.ts";
@@ -99,7 +100,9 @@ export class GitHubPullRequestGate implements PullRequestGate {
     this.#url = await github.createPullRequest({
       base: worktree.base,
       head: worktree.branch,
-      title: summary.completeTask?.summary.split("\n")[0].slice(0, 72) ||
+      // Redacted before it is cut: a secret cut in two would no longer be recognised.
+      title: redactorOfProcess().redact(summary.completeTask?.summary ?? "").split("\n")[0]
+        .slice(0, 72) ||
         `finishline: ${worktree.branch}`,
       body: [
         openedBecause(summary),
