@@ -31,6 +31,8 @@ import { invokedAs } from "./flags/invoked_as.ts";
 import type { CommandIO } from "./run/command.ts";
 import { noColour, painterFor } from "./terminal/colour.ts";
 import { VERSION } from "../support/version.ts";
+// Types only besides the codes: loads none of the run machinery.
+import { EXIT_CODES } from "../loop/run_types.ts";
 
 // Only the flags, the help and the redaction are loaded at start: `--help`,
 // `--version`, `completions` and `runs` never load the run's machinery

@@ -28,7 +28,7 @@ import { CORPUS, type Edit } from "./_corpus.ts";
 import { applyEdit, copyRepo, prepareRepo } from "./_prepare.ts";
 
 /** One project and its scenarios. */
-interface Project {
+export interface Project {
   id: string;
   /** The checks detection must find, per claim first. */
   checks: string[];
@@ -86,7 +86,7 @@ const MATH_C = "int add(int a, int b) { return a + b; }\nint sub(int a, int b) {
 const C_TEST = (fn: string, a: number, b: number, want: number) =>
   `#include <stdio.h>\nint ${fn}(int, int);\nint main(void) {\n  if (${fn}(${a}, ${b}) != ${want}) {\n    printf("${fn}(${a}, ${b}) != ${want}\\n");\n    return 1;\n  }\n  return 0;\n}\n`;
 
-const PROJECTS: Project[] = [
+export const PROJECTS: Project[] = [
   {
     id: "ruby-minitest",
     checks: ["rake test"],
@@ -186,7 +186,7 @@ const PROJECTS: Project[] = [
 const all = Deno.env.get("FINISHLINE_REALWORLD") === "all";
 
 /** A repository of the project at its first commit, and the commit with the bug. */
-async function checkout(project: Project) {
+export async function checkout(project: Project) {
   const dir = await tempRepo();
   if ("corpus" in project.files) {
     const prepared = await prepareRepo(CORPUS.find((repo) => repo.id === "cjson")!);

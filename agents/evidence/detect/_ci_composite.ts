@@ -11,7 +11,7 @@
  */
 
 import { join } from "node:path";
-import { inFolder, onPath, type Scan } from "./_detect_scan.ts";
+import { inFolder, knownCheck, onPath, type Scan } from "./_detect_scan.ts";
 import type { Meaning } from "./_ci_commands.ts";
 import type { DetectedCheck } from "./detected.ts";
 
@@ -95,6 +95,11 @@ export async function compositeCheck(
     const { meaning } = command;
     if (meaning.type === "check" && ["test", "lint", "typecheck"].includes(meaning.check.kind)) {
       continue;
+    }
+    // CI's steps of a check already made (cmake, ctest, rake): that check runs them.
+    if (meaning.type === "same") {
+      const known = knownCheck(scan, meaning.keys);
+      if (known === undefined || ["test", "lint", "typecheck"].includes(known.kind)) continue;
     }
     if (!["check", "same", "unknown"].includes(meaning.type)) continue;
     if (meaning.type === "unknown") {

@@ -257,6 +257,14 @@ Deno.test("CI's cmake, ctest and bundle exec rake steps confirm the check, none 
       "      - run: bundle install\n      - run: bundle exec rake test\n",
     ),
   });
+  await using smoke = await repo({
+    ...CMAKE,
+    "tools/smoke.sh": "#!/bin/sh\n",
+    ".github/workflows/ci.yml": `${workflow}      - run: sh tools/smoke.sh\n`,
+  });
+  const withSmoke = await detectChecks(smoke.path);
+  // The job's cmake and ctest steps are the CMake check's: the job's own check runs the rest.
+  assert.deepEqual(withSmoke.checks.map((check) => check.command).slice(1), ["sh tools/smoke.sh"]);
   const rubyDetection = await detectChecks(ruby.path);
   assert.deepEqual(rubyDetection.hints, []);
   assert.match(rubyDetection.checks[0].why, /CI runs it too/);
