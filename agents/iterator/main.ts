@@ -120,8 +120,7 @@ export async function main(argv: string[], io: MainIO = {}): Promise<number> {
         error instanceof Error ? error.stack ?? error.message : error
       }\n`,
     );
-    // EXIT_CODES.failed, without loading the loop to read it.
-    return 1;
+    return EXIT_CODES.failed;
   }
 }
 
