@@ -31,8 +31,6 @@ import { invokedAs } from "./flags/invoked_as.ts";
 import type { CommandIO } from "./run/command.ts";
 import { noColour, painterFor } from "./terminal/colour.ts";
 import { VERSION } from "../support/version.ts";
-// Types only besides the codes: loads none of the run machinery.
-import { EXIT_CODES } from "../loop/run_types.ts";
 
 // Only the flags, the help and the redaction are loaded at start: `--help`,
 // `--version`, `completions` and `runs` never load the run's machinery
@@ -113,14 +111,16 @@ export async function main(argv: string[], io: MainIO = {}): Promise<number> {
           started ? "; the run had started: it failed, its recorded iterations are kept" : ""
         }\n`,
       );
-      return started ? EXIT_CODES.failed : 2;
+      // 1 is EXIT_CODES.failed: the loop is not loaded to read it.
+      return started ? 1 : 2;
     }
     stderr(
       `finishline: unexpected error: ${
         error instanceof Error ? error.stack ?? error.message : error
       }\n`,
     );
-    return EXIT_CODES.failed;
+    // EXIT_CODES.failed, without loading the loop to read it.
+    return 1;
   }
 }
 

@@ -43,3 +43,32 @@ export function stripControls(text: string): string {
   if (!/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]/.test(text)) return text;
   return text.replace(SEQUENCES, "").replace(CONTROLS, "");
 }
+
+/**
+ * Colour and weight alone (SGR: reset, bold, dim, normal, the 16 foreground
+ * colours and the default one): what finishline's own painter draws with.
+ * Nothing here moves the cursor, hides text, or talks to the terminal.
+ */
+const COLOUR = /\x1b\[(?:(?:0|1|2|22|3[0-79]|9[0-7])(?:;(?:0|1|2|22|3[0-79]|9[0-7]))*)?m/g;
+
+/**
+ * {@linkcode stripControls}, keeping colour sequences: for a terminal whose
+ * lines finishline colours (`NO_COLOR` and `FORCE_COLOR` decide that, in the
+ * painter). Text from outside may colour itself too, and can do no more.
+ *
+ * @param text Text for a terminal.
+ * @returns The text without controls but colour.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { stripControlsButColour } from "./controls.ts";
+ *
+ * assert.equal(stripControlsButColour("\x1b[32mok\x1b[39m\x1b[2J\x1b[8m"), "\x1b[32mok\x1b[39m");
+ * ```
+ */
+export function stripControlsButColour(text: string): string {
+  if (!text.includes("\x1b")) return stripControls(text);
+  const kept = text.match(COLOUR) ?? [];
+  const pieces = text.split(COLOUR).map(stripControls);
+  return pieces.map((piece, index) => `${piece}${kept[index] ?? ""}`).join("");
+}

@@ -9,7 +9,7 @@
  * @module
  */
 
-import { stripControls } from "./controls.ts";
+import { stripControls, stripControlsButColour } from "./controls.ts";
 import { type Redactor, redactorOfProcess } from "./redact.ts";
 
 /**
@@ -40,8 +40,8 @@ export function redactingWriter(
 /**
  * A writer for a terminal (stdout and stderr): every text has its terminal
  * escapes and control characters removed (an agent's OSC 52 would write the
- * user's clipboard, OSC 0 the window title, CSI 2J clear the screen), then
- * is redacted. Only finishline's own live line draws with escapes, through
+ * user's clipboard, OSC 0 the window title, CSI 2J clear the screen) but
+ * colour (finishline's painter's), then is redacted. Only finishline's own live line draws with escapes, through
  * the raw stream.
  *
  * @param write Where the text goes.
@@ -63,8 +63,13 @@ export function terminalWriter(
   write: (text: string) => void,
   redactor: Redactor = redactorOfProcess(),
 ): (text: string) => void {
-  // Controls first: a secret split by one is whole again for the redactor.
-  return (text) => write(redactor.redact(stripControls(text)));
+  return (text) => {
+    // Controls first: a secret split by one is whole again for the redactor. Colour is kept
+    // only when the text without it holds nothing to hide, so a colour code cannot split a secret.
+    const plain = stripControls(text);
+    const redacted = redactor.redact(plain);
+    write(redacted !== plain ? redacted : redactor.redact(stripControlsButColour(text)));
+  };
 }
 
 /**
