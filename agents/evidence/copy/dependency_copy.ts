@@ -1,0 +1,224 @@
+/**
+ * A clean copy's own dependency folders: copied from the checkout (`cp -a`,
+ * copy-on-write where the filesystem can clone, a real copy where it
+ * cannot; never hard links, which a check writing in place would write
+ * through into the checkout), checked against the run's start
+ * ({@linkcode DependencySnapshot}), and put back as they were before every
+ * later run of checks. What the checks write there (pnpm relinking `.bin`,
+ * rewriting `.modules.yaml`, caches) stays in the copy and is undone; it is
+ * never compared as the agent's change, and never reaches the checkout.
+ *
+ * @module
+ */
+
+import path from "node:path";
+import { runTool } from "../../support/process.ts";
+import {
+  type DependencySnapshot,
+  entryRole,
+  listTree,
+  statEntry,
+  type TreeEntry,
+  unmoved,
+} from "./dependency_tree.ts";
+
+/** The copy options `cp` takes here: GNU's clone-if-it-can, macOS's clone, or a plain copy. */
+let copyFlags: Promise<string[]> | undefined;
+
+async function cloneFlags(): Promise<string[]> {
+  const probe = await Deno.makeTempDir({ prefix: "finishline-cp-" });
+  try {
+    await Deno.writeTextFile(`${probe}/a`, "");
+    for (const flags of [["-a", "--reflink=auto"], ["-a", "-c"]]) {
+      const out = await runTool("cp", [...flags, `${probe}/a`, `${probe}/b`], {
+        cwd: probe,
+        timeoutMs: 30_000,
+      });
+      await Deno.remove(`${probe}/b`).catch(() => {});
+      if (out.code === 0) return flags;
+    }
+    return ["-a"];
+  } finally {
+    await Deno.remove(probe, { recursive: true }).catch(() => {});
+  }
+}
+
+/** Copies `from` to `to` (which must not exist) with every entry's type, mode and times. */
+async function copyTree(from: string, to: string): Promise<string | undefined> {
+  copyFlags ??= cloneFlags();
+  await Deno.mkdir(path.dirname(to), { recursive: true });
+  const out = await runTool("cp", [...await copyFlags, from, to], {
+    cwd: path.dirname(to),
+    timeoutMs: 600_000,
+  });
+  return out.code === 0 ? undefined : out.stderr.trim() || `cp exited with code ${out.code}`;
+}
+
+/**
+ * The dependency folders of one clean copy, made from the checkout as the
+ * run found it.
+ */
+export class DependencyCopy {
+  readonly #start: DependencySnapshot;
+  readonly #dir: string;
+  /** Every entry placed, as placed: what a reset goes back to. */
+  readonly #placed = new Map<string, Map<string, TreeEntry>>();
+
+  /**
+   * @param start The checkout's dependency folders at the run's start.
+   * @param dir The clean copy's folder.
+   */
+  constructor(start: DependencySnapshot, dir: string) {
+    this.#start = start;
+    this.#dir = dir;
+  }
+
+  /** The checkout's dependency entries at the start. */
+  get entries(): readonly string[] {
+    return this.#start.entries;
+  }
+
+  /** The entries placed in the copy. */
+  get placed(): string[] {
+    return [...this.#placed.keys()];
+  }
+
+  /**
+   * Copy a dependency entry of the checkout into the clean copy, caches
+   * left out and install records as they were at the start, and check it:
+   * every file the checkout wrote since the start must still hold its start
+   * content in the copy.
+   *
+   * @param entry The entry, e.g. `packages/a/node_modules`.
+   * @returns Undefined once placed, or why it could not be.
+   */
+  async place(entry: string): Promise<string | undefined> {
+    const target = path.join(this.#dir, entry);
+    await Deno.remove(target, { recursive: true }).catch(() => {});
+    this.#placed.delete(entry);
+    if (!this.#start.listing.has(entry)) return undefined;
+    const failed = await copyTree(path.join(this.#start.root, entry), target);
+    if (failed) {
+      await Deno.remove(target, { recursive: true }).catch(() => {});
+      return `cannot copy ${entry}: ${failed}`;
+    }
+    const problem = await this.#settle([entry]);
+    if (problem) {
+      await Deno.remove(target, { recursive: true }).catch(() => {});
+      return problem;
+    }
+    this.#placed.set(entry, await listTree(this.#dir, [entry]));
+    return undefined;
+  }
+
+  /**
+   * Remove a placed entry from the copy.
+   *
+   * @param entry The entry.
+   * @returns Resolves once it is gone.
+   */
+  async remove(entry: string): Promise<void> {
+    this.#placed.delete(entry);
+    await Deno.remove(path.join(this.#dir, entry), { recursive: true }).catch(() => {});
+  }
+
+  /**
+   * Put the placed entries back as they were placed: what checks wrote
+   * there goes (caches, records, relinked `.bin` entries), and each file
+   * they changed or removed is copied again from the checkout and checked
+   * against the start. Costs one listing of the copy when nothing moved.
+   *
+   * @returns Undefined once reset, or why a file could not be put back.
+   */
+  async reset(): Promise<string | undefined> {
+    for (const [entry, placed] of this.#placed) {
+      const now = await listTree(this.#dir, [entry]);
+      const moved: string[] = [];
+      for (const [rel, was] of placed) {
+        const is = now.get(rel);
+        if (!is || !unmoved(was, is)) moved.push(rel);
+      }
+      const added = [...now.keys()].filter((rel) => !placed.has(rel));
+      if (moved.length === 0 && added.length === 0) continue;
+      // A folder gone or turned into something else: the whole entry again.
+      if (moved.some((rel) => placed.get(rel)!.kind === "dir")) {
+        const failed = await this.place(entry);
+        if (failed) return failed;
+        continue;
+      }
+      for (const rel of added) {
+        await Deno.remove(path.join(this.#dir, rel), { recursive: true }).catch(() => {});
+      }
+      const again: string[] = [];
+      for (const rel of moved) {
+        const file = path.join(this.#dir, rel);
+        await Deno.remove(file, { recursive: true }).catch(() => {});
+        const state = this.#start.stateAt(rel);
+        if (state) await writeLike(file, state, placed.get(rel)!);
+        else again.push(rel);
+      }
+      for (const rel of again) {
+        const failed = await copyTree(path.join(this.#start.root, rel), path.join(this.#dir, rel));
+        if (failed) return `cannot copy ${rel} again: ${failed}`;
+      }
+      const problem = await this.#settle(again);
+      if (problem) return problem;
+      for (const rel of [...moved]) {
+        const is = statEntry(path.join(this.#dir, rel));
+        if (is) placed.set(rel, is);
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * Make what was just copied under `paths` hold the start: caches go,
+   * install records are written from the start's bytes, and each file the
+   * checkout moved since the start must hash as it did then.
+   */
+  async #settle(paths: readonly string[]): Promise<string | undefined> {
+    if (paths.length === 0) return undefined;
+    const copied = await listTree(this.#dir, paths);
+    const checkout = await listTree(this.#start.root, paths);
+    const wrong: string[] = [];
+    for (const [rel, entry] of copied) {
+      const file = path.join(this.#dir, rel);
+      const role = entryRole(rel);
+      if (role === "cache") {
+        await Deno.remove(file, { recursive: true }).catch(() => {});
+        continue;
+      }
+      const before = this.#start.listing.get(rel);
+      if (role === "state") {
+        await Deno.remove(file, { recursive: true }).catch(() => {});
+        const bytes = this.#start.stateAt(rel);
+        if (bytes && before) await writeLike(file, bytes, before);
+        continue;
+      }
+      if (!before) {
+        // Not there at the start: the checkout's since.
+        await Deno.remove(file, { recursive: true }).catch(() => {});
+        continue;
+      }
+      const live = checkout.get(rel);
+      const untouched = live !== undefined && unmoved(before, live) && entry.kind === before.kind;
+      if (!untouched && !await this.#start.holdsStart(rel, file)) wrong.push(rel);
+    }
+    for (const rel of this.#start.listing.keys()) {
+      const under = paths.some((entry) => rel === entry || rel.startsWith(`${entry}/`));
+      if (under && entryRole(rel) === "compared" && !copied.has(rel)) wrong.push(rel);
+    }
+    if (wrong.length === 0) return undefined;
+    return `${wrong.slice(0, 5).join(", ")}${
+      wrong.length > 5 ? ` and ${wrong.length - 5} more` : ""
+    } changed in the checkout since the run started, and cannot be copied as they were`;
+  }
+}
+
+/** Writes `bytes` at `file` with the mode and modification time of `like`. */
+async function writeLike(file: string, bytes: Uint8Array, like: TreeEntry): Promise<void> {
+  await Deno.mkdir(path.dirname(file), { recursive: true }).catch(() => {});
+  await Deno.writeFile(file, bytes, { mode: like.mode });
+  await Deno.chmod(file, like.mode).catch(() => {});
+  await Deno.utime(file, new Date(like.mtime), new Date(like.mtime)).catch(() => {});
+}
