@@ -17,6 +17,7 @@ import {
   type DependencySnapshot,
   entryRole,
   listTree,
+  pastSecond,
   statEntry,
   type TreeEntry,
   unmoved,
@@ -107,7 +108,9 @@ export class DependencyCopy {
       await Deno.remove(target, { recursive: true }).catch(() => {});
       return problem;
     }
-    this.#placed.set(entry, await listTree(this.#dir, [entry]));
+    const placed = await listTree(this.#dir, [entry]);
+    await pastSecond(placed.values());
+    this.#placed.set(entry, placed);
     return undefined;
   }
 
@@ -163,10 +166,13 @@ export class DependencyCopy {
       }
       const problem = await this.#settle(again);
       if (problem) return problem;
-      for (const rel of [...moved]) {
+      const renewed: TreeEntry[] = [];
+      for (const rel of moved) {
         const is = statEntry(path.join(this.#dir, rel));
         if (is) placed.set(rel, is);
+        if (is) renewed.push(is);
       }
+      await pastSecond(renewed);
     }
     return undefined;
   }

@@ -138,6 +138,24 @@ export function statEntry(file: string): TreeEntry | undefined {
   };
 }
 
+/**
+ * Waits, when an entry of `listing` changed in the current second, until
+ * that second is over: change times are read to the second here, so a write
+ * later in the same second could leave a file's listing as it was. After
+ * the wait, any write moves its change time past every listed one.
+ *
+ * @param listing The entries just listed.
+ * @returns Resolves once the second of the latest change is over.
+ */
+export async function pastSecond(listing: Iterable<TreeEntry>): Promise<void> {
+  let latest = 0;
+  for (const entry of listing) {
+    if (entry.kind !== "dir" && entry.ctime > latest) latest = entry.ctime;
+  }
+  const wait = Math.floor(latest / 1000) * 1000 + 1000 - Date.now();
+  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait + 5));
+}
+
 /** Whether two entries hold the same thing without reading content: type, size, mode, target. */
 export function sameShape(a: TreeEntry, b: TreeEntry): boolean {
   return a.kind === b.kind && a.size === b.size && a.mode === b.mode && a.target === b.target;
@@ -228,6 +246,7 @@ export class DependencySnapshot {
   static async take(root: string, entries: readonly string[]): Promise<DependencySnapshot> {
     const started = performance.now();
     const listing = await listTree(root, entries);
+    await pastSecond(listing.values());
     const state = new Map<string, Uint8Array>();
     for (const [rel, entry] of listing) {
       if (entry.kind !== "file" || entryRole(rel) !== "state") continue;
