@@ -8,6 +8,12 @@
  * rewriting `.modules.yaml`, caches) stays in the copy and is undone; it is
  * never compared as the agent's change, and never reaches the checkout.
  *
+ * A Python virtual environment names its own folder in absolute paths: its
+ * scripts' `#!` lines, and the `.pth` files and finders of editable installs,
+ * which point at the project's source. In the copy they name the copy, so
+ * that its checks run the copy's interpreter and import the clean copy's
+ * source, never the checkout's working tree.
+ *
  * @module
  */
 
@@ -108,6 +114,7 @@ export class DependencyCopy {
       await Deno.remove(target, { recursive: true }).catch(() => {});
       return problem;
     }
+    await this.#repoint([...(await listTree(this.#dir, [entry])).keys()]);
     const placed = await listTree(this.#dir, [entry]);
     await pastSecond(placed.values());
     this.#placed.set(entry, placed);
@@ -166,6 +173,7 @@ export class DependencyCopy {
       }
       const problem = await this.#settle(again);
       if (problem) return problem;
+      await this.#repoint(again);
       const renewed: TreeEntry[] = [];
       for (const rel of moved) {
         const is = statEntry(path.join(this.#dir, rel));
@@ -175,6 +183,21 @@ export class DependencyCopy {
       await pastSecond(renewed);
     }
     return undefined;
+  }
+
+  /** Rewrites the checkout's root to the copy's in a virtual environment's paths ({@linkcode namesItsFolder}). */
+  async #repoint(paths: readonly string[]): Promise<void> {
+    const from = `${this.#start.root}/`;
+    const to = `${this.#dir}/`;
+    for (const rel of paths) {
+      if (!namesItsFolder(rel)) continue;
+      const file = path.join(this.#dir, rel);
+      const entry = statEntry(file);
+      if (entry?.kind !== "file" || entry.size > 1_000_000) continue;
+      const text = await Deno.readTextFile(file).catch(() => undefined);
+      if (text === undefined || !text.includes(from)) continue;
+      await writeLike(file, new TextEncoder().encode(text.replaceAll(from, to)), entry);
+    }
   }
 
   /**
@@ -219,6 +242,22 @@ export class DependencyCopy {
       wrong.length > 5 ? ` and ${wrong.length - 5} more` : ""
     } changed in the checkout since the run started, and cannot be copied as they were`;
   }
+}
+
+/**
+ * Whether a virtual environment's file names the environment's folder in
+ * absolute paths: a script in its `bin` (the `#!` line, `activate`), a
+ * `.pth` file or an editable install's finder in its `site-packages`.
+ */
+function namesItsFolder(rel: string): boolean {
+  const parts = rel.split("/");
+  const venv = parts.findIndex((part) => part === ".venv" || part === "venv");
+  if (venv !== 0) return false;
+  const rest = parts.slice(1);
+  if (rest.length === 2 && (rest[0] === "bin" || rest[0] === "Scripts")) return true;
+  const name = rest.at(-1) ?? "";
+  return rest.length === 4 && rest[2] === "site-packages" &&
+    (name.endsWith(".pth") || name.startsWith("__editable__"));
 }
 
 /** Writes `bytes` at `file` with the mode and modification time of `like`. */

@@ -438,3 +438,41 @@ Deno.test("a Python .venv: a file edited deep in site-packages is refused, named
   assert.equal(result.complete, false);
   assert.deepEqual(evidence?.dependencyChanges, [`${site}/mathlib/ops/add.py (changed)`]);
 });
+
+Deno.test("a copied .venv names the copy, not the checkout, in its scripts and editable installs", async () => {
+  await using dir = await tempDir();
+  const checkout = `${dir.path}/checkout`;
+  const copyDir = `${dir.path}/copy`;
+  const site = ".venv/lib/python3.11/site-packages";
+  await write(checkout, {
+    ".venv/pyvenv.cfg": "home = /usr/bin\n",
+    ".venv/bin/pytest": `#!${checkout}/.venv/bin/python\nimport pytest\n`,
+    [`${site}/__editable__.app-1.0.pth`]: `${checkout}/src\n`,
+    [`${site}/__editable___app_1_0_finder.py`]: `MAPPING = {'app': '${checkout}/src/app'}\n`,
+    [`${site}/other.pth`]: "/usr/lib/python3/dist-packages\n",
+  });
+  await Deno.mkdir(copyDir);
+  const start = await DependencySnapshot.take(checkout, [".venv"]);
+  const copy = new DependencyCopy(start, copyDir);
+  assert.equal(await copy.place(".venv"), undefined);
+  assert.equal(
+    await Deno.readTextFile(`${copyDir}/.venv/bin/pytest`),
+    `#!${copyDir}/.venv/bin/python\nimport pytest\n`,
+  );
+  assert.equal(
+    await Deno.readTextFile(`${copyDir}/${site}/__editable__.app-1.0.pth`),
+    `${copyDir}/src\n`,
+  );
+  assert.match(
+    await Deno.readTextFile(`${copyDir}/${site}/__editable___app_1_0_finder.py`),
+    new RegExp(RegExp.escape(`${copyDir}/src/app`)),
+  );
+  assert.deepEqual(await start.changes(checkout), []);
+  // A check that rewrites the script is undone, and the copy still names itself.
+  await Deno.writeTextFile(`${copyDir}/.venv/bin/pytest`, "#!/bin/sh\necho passed\n");
+  assert.equal(await copy.reset(), undefined);
+  assert.equal(
+    await Deno.readTextFile(`${copyDir}/.venv/bin/pytest`),
+    `#!${copyDir}/.venv/bin/python\nimport pytest\n`,
+  );
+});
