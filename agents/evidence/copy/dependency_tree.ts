@@ -92,20 +92,35 @@ export async function listTree(
   entries: readonly string[],
 ): Promise<Map<string, TreeEntry>> {
   const listing = new Map<string, TreeEntry>();
-  const pending = [...entries];
+  let pending = [...entries];
   while (pending.length > 0) {
-    const rel = pending.pop()!;
-    const entry = statEntry(path.join(root, rel));
-    if (!entry) continue;
-    listing.set(rel, entry);
-    if (entry.kind !== "dir" || entryRole(rel) === "cache") continue;
-    try {
-      for await (const child of Deno.readDir(path.join(root, rel))) {
-        pending.push(`${rel}/${child.name}`);
-      }
-    } catch {
-      // A folder that went while it was listed: its entries are missing.
+    const folders: string[] = [];
+    for (const rel of pending) {
+      const entry = statEntry(path.join(root, rel));
+      if (!entry) continue;
+      listing.set(rel, entry);
+      if (entry.kind === "dir" && entryRole(rel) !== "cache") folders.push(rel);
     }
+    // One level at a time, its folders read side by side.
+    const next: string[][] = [];
+    for (let i = 0; i < folders.length; i += READ_AT_ONCE) {
+      next.push(
+        ...await Promise.all(
+          folders.slice(i, i + READ_AT_ONCE).map(async (rel) => {
+            const children: string[] = [];
+            try {
+              for await (const child of Deno.readDir(path.join(root, rel))) {
+                children.push(`${rel}/${child.name}`);
+              }
+            } catch {
+              // A folder that went while it was listed: its entries are missing.
+            }
+            return children;
+          }),
+        ),
+      );
+    }
+    pending = next.flat();
   }
   return listing;
 }
@@ -180,6 +195,9 @@ export async function hashFile(file: string): Promise<string | undefined> {
     return undefined;
   }
 }
+
+/** Folders read at once while listing. */
+const READ_AT_ONCE = 16;
 
 /** Files hashed at once. */
 const BATCH = 32;
