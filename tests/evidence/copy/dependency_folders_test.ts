@@ -14,78 +14,18 @@ import { dependencyEntries } from "../../../agents/evidence/copy/dependency_fold
 import { GitRepo } from "../../../agents/git/repo.ts";
 import type { RepoCheck } from "../../../agents/evidence/run/check_run.ts";
 import { git, tempDir, tempRepo } from "../../_helpers.ts";
-import { cacheTool, pinned, pinnedVersion, TOOLS_CONFIG } from "../../pinned/mod.ts";
-
-async function write(root: string, files: Record<string, string>): Promise<void> {
-  for (const [file, text] of Object.entries(files)) {
-    await Deno.mkdir(`${root}/${file}`.replace(/\/[^/]+$/, ""), { recursive: true });
-    await Deno.writeTextFile(`${root}/${file}`, text);
-  }
-}
-
-async function commitAll(root: string, message = "work"): Promise<string> {
-  await git(root, "add", "-A");
-  await git(root, "commit", "--allow-empty", "-qm", message);
-  return await git(root, "rev-parse", "HEAD");
-}
-
-async function sh(cwd: string, command: string, env: Record<string, string> = {}) {
-  const out = await new Deno.Command("sh", {
-    args: ["-c", command],
-    cwd,
-    env: { CI: "true", ...env },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
-  assert.equal(out.code, 0, `${command}:\n${text}`);
-  return text;
-}
-
-/** A folder on PATH with `pnpm` (run by Deno: pnpm 11 wants a newer Node) and `yarn` (run by Node). */
-async function toolBin(dir: string): Promise<string> {
-  const bin = `${dir}/bin`;
-  await Deno.mkdir(bin);
-  await cacheTool("pnpm");
-  await cacheTool("@yarnpkg/cli-dist");
-  const info = JSON.parse(
-    new TextDecoder().decode(
-      (await new Deno.Command(Deno.execPath(), { args: ["info", "--json"], stdout: "piped" })
-        .output()).stdout,
-    ),
-  );
-  const yarn = `${info.npmCache}/registry.npmjs.org/@yarnpkg/cli-dist/${
-    pinnedVersion("@yarnpkg/cli-dist")
-  }/bin/yarn.js`;
-  await Deno.writeTextFile(
-    `${bin}/pnpm`,
-    `#!/bin/sh\nexec "${Deno.execPath()}" run -A --frozen --config "${TOOLS_CONFIG}" ${
-      pinned("pnpm")
-    } "$@"\n`,
-  );
-  await Deno.writeTextFile(`${bin}/yarn`, `#!/bin/sh\nexec node "${yarn}" "$@"\n`);
-  await Deno.chmod(`${bin}/pnpm`, 0o755);
-  await Deno.chmod(`${bin}/yarn`, 0o755);
-  return bin;
-}
-
-/** A dependency of the fixtures, as a local package: nothing is downloaded. */
-const LIB_X = {
-  "deps/lib-x/package.json":
-    '{ "name": "lib-x", "version": "1.0.0", "main": "lib/index.js", "bin": { "libx": "bin/libx.js" } }',
-  "deps/lib-x/lib/index.js": 'module.exports = { double: (n) => require("./x.js")(n) };\n',
-  "deps/lib-x/lib/x.js": "module.exports = (n) => n * 2;\n",
-  "deps/lib-x/bin/libx.js": '#!/usr/bin/env node\nconsole.log("libx");\n',
-};
-const TEST_A = `const test = require("node:test");
-const assert = require("node:assert");
-const { quadruple } = require("./index.js");
-test("quadruples", () => assert.equal(quadruple(3), 12));
-`;
-const BROKEN_A =
-  'const { double } = require("lib-x");\nexports.quadruple = (n) => double(n) + 2;\n';
-const FIXED_A =
-  'const { double } = require("lib-x");\nexports.quadruple = (n) => double(double(n));\n';
+import { pinnedVersion } from "../../pinned/mod.ts";
+import {
+  BROKEN_A,
+  commitAll,
+  FIXED_A,
+  LIB_X,
+  pnpmWorkspace,
+  sh,
+  TEST_A,
+  toolBin,
+  write,
+} from "./_package_managers.ts";
 
 function context(repo: GitRepo, base: string) {
   return { cwd: repo.root, git: { repo, baseline: base } } as never;
@@ -220,35 +160,6 @@ Deno.test("a clean copy's dependency folders are its own, and put back before ev
     );
   });
 });
-
-/** A pnpm 11 workspace of two packages (b uses a, a uses lib-x), a bug in a, installed offline. */
-async function pnpmWorkspace(root: string, bin: string, store: string): Promise<void> {
-  await write(root, {
-    ".gitignore": "node_modules\n",
-    "package.json": '{ "name": "ws", "private": true, "scripts": { "test": "pnpm -r test" } }',
-    "pnpm-workspace.yaml": `packages:\n  - "packages/*"\nstoreDir: ${store}\n`,
-    ...LIB_X,
-    "packages/a/package.json": JSON.stringify({
-      name: "a",
-      version: "1.0.0",
-      main: "index.js",
-      scripts: { test: "node --test" },
-      dependencies: { "lib-x": "file:../../deps/lib-x" },
-    }),
-    "packages/a/index.js": BROKEN_A,
-    "packages/a/a.test.js": TEST_A,
-    "packages/b/package.json": JSON.stringify({
-      name: "b",
-      version: "1.0.0",
-      scripts: { test: "node --test" },
-      dependencies: { a: "workspace:*" },
-    }),
-    "packages/b/b.test.js":
-      'require("node:test")("b uses a", () => require("node:assert").equal(require("a").quadruple(1), 4));\n',
-  });
-  await sh(root, "pnpm install --offline", { PATH: `${bin}:${Deno.env.get("PATH")}` });
-  await commitAll(root, "start");
-}
 
 Deno.test("pnpm 11 workspace: checks that relink .bin and rewrite .modules.yaml are not the agent's change", async (t) => {
   await using tools = await tempDir();
