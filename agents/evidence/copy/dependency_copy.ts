@@ -24,10 +24,14 @@ import {
   entryRole,
   listTree,
   pastSecond,
+  sameShape,
   statEntry,
   type TreeEntry,
   unmoved,
 } from "./dependency_tree.ts";
+
+/** More files than this to copy again: the whole entry is copied again, in one `cp`. */
+const RECOPY_ONE_BY_ONE = 50;
 
 /** The copy options `cp` takes here: GNU's clone-if-it-can, macOS's clone, or a plain copy. */
 let copyFlags: Promise<string[]> | undefined;
@@ -159,13 +163,37 @@ export class DependencyCopy {
       for (const rel of added) {
         await Deno.remove(path.join(this.#dir, rel), { recursive: true }).catch(() => {});
       }
+      // Relinked with the same bytes (pnpm --force links every file anew): kept as it is.
+      const same = new Set<string>();
+      for (let i = 0; i < moved.length; i += 32) {
+        await Promise.all(
+          moved.slice(i, i + 32).map(async (rel) => {
+            const was = placed.get(rel)!;
+            const is = now.get(rel);
+            if (!is || !sameShape(was, is) || namesItsFolder(rel) || this.#start.stateAt(rel)) {
+              return;
+            }
+            if (
+              is.kind === "link" || await this.#start.holdsStart(rel, path.join(this.#dir, rel))
+            ) {
+              same.add(rel);
+            }
+          }),
+        );
+      }
       const again: string[] = [];
       for (const rel of moved) {
+        if (same.has(rel)) continue;
         const file = path.join(this.#dir, rel);
         await Deno.remove(file, { recursive: true }).catch(() => {});
         const state = this.#start.stateAt(rel);
         if (state) await writeLike(file, state, placed.get(rel)!);
         else again.push(rel);
+      }
+      if (again.length > RECOPY_ONE_BY_ONE) {
+        const failed = await this.place(entry);
+        if (failed) return failed;
+        continue;
       }
       for (const rel of again) {
         const failed = await copyTree(path.join(this.#start.root, rel), path.join(this.#dir, rel));

@@ -1,7 +1,7 @@
 /**
  * The gate verifies a clean copy of the agent's last commit: one worktree
  * per run, moved from commit to commit; uncommitted work refused; the
- * dependency folders it links checked against their manifest from the start;
+ * dependency folders copied in, every file checked against the start;
  * a lock file changed on purpose installed from; a red baseline run again.
  * Real git in temp repositories, real `node --test` and `npm ci`.
  */
