@@ -54,11 +54,16 @@ async function cloneFlags(): Promise<string[]> {
   }
 }
 
-/** Copies `from` to `to` (which must not exist) with every entry's type, mode and times. */
-async function copyTree(from: string, to: string): Promise<string | undefined> {
+/**
+ * Copies `from` to `to` (which must not exist) with every entry's type, mode
+ * and times; with `follow`, `from` itself is followed when it is a link (a
+ * `node_modules` kept elsewhere is copied, not linked to again).
+ */
+async function copyTree(from: string, to: string, follow = false): Promise<string | undefined> {
   copyFlags ??= cloneFlags();
   await Deno.mkdir(path.dirname(to), { recursive: true });
-  const out = await runTool("cp", [...await copyFlags, from, to], {
+  const flags = [...await copyFlags, ...follow ? ["-H"] : []];
+  const out = await runTool("cp", [...flags, from, to], {
     cwd: path.dirname(to),
     timeoutMs: 600_000,
   });
@@ -108,7 +113,7 @@ export class DependencyCopy {
     await Deno.remove(target, { recursive: true }).catch(() => {});
     this.#placed.delete(entry);
     if (!this.#start.listing.has(entry)) return undefined;
-    const failed = await copyTree(path.join(this.#start.root, entry), target);
+    const failed = await copyTree(path.join(this.#start.root, entry), target, true);
     if (failed) {
       await Deno.remove(target, { recursive: true }).catch(() => {});
       return `cannot copy ${entry}: ${failed}`;

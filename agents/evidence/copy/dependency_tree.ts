@@ -81,7 +81,9 @@ export function entryRole(rel: string): EntryRole {
  * Lists every entry under `entries` (paths relative to `root`), the entries
  * themselves included; a missing entry lists nothing. Caches are not
  * descended into. Directories are read one at a time, so the event loop is
- * never held for a whole tree.
+ * never held for a whole tree. An entry that is itself a link to a folder
+ * (a `node_modules` kept elsewhere) is listed as the folder it leads to: that
+ * is what a copy of it holds.
  *
  * @param root The folder the paths are relative to.
  * @param entries The dependency entries, e.g. `["node_modules", ".pnp.cjs"]`.
@@ -93,10 +95,11 @@ export async function listTree(
 ): Promise<Map<string, TreeEntry>> {
   const listing = new Map<string, TreeEntry>();
   let pending = [...entries];
+  let top = true;
   while (pending.length > 0) {
     const folders: string[] = [];
     for (const rel of pending) {
-      const entry = statEntry(path.join(root, rel));
+      const entry = statEntry(path.join(root, rel), top);
       if (!entry) continue;
       listing.set(rel, entry);
       if (entry.kind === "dir" && entryRole(rel) !== "cache") folders.push(rel);
@@ -121,15 +124,27 @@ export async function listTree(
       );
     }
     pending = next.flat();
+    top = false;
   }
   return listing;
 }
 
-/** The entry at `file`, not following links; undefined when it is missing. */
-export function statEntry(file: string): TreeEntry | undefined {
+/**
+ * The entry at `file`, not following links unless `follow` is set and it
+ * leads to a folder.
+ *
+ * @param file The path.
+ * @param follow Whether a link to a folder is listed as that folder.
+ * @returns The entry, or undefined when it is missing.
+ */
+export function statEntry(file: string, follow = false): TreeEntry | undefined {
   let info: Deno.FileInfo;
   try {
     info = Deno.lstatSync(file);
+    if (follow && info.isSymlink) {
+      const target = Deno.statSync(file);
+      if (target.isDirectory) info = target;
+    }
   } catch {
     return undefined;
   }

@@ -387,3 +387,28 @@ Deno.test("a copied .venv names the copy, not the checkout, in its scripts and e
     `#!${copyDir}/.venv/bin/python\nimport pytest\n`,
   );
 });
+
+Deno.test("a node_modules kept elsewhere behind a link is listed, compared and copied as the folder it leads to", async () => {
+  await using dir = await tempDir();
+  const checkout = `${dir.path}/checkout`;
+  const copyDir = `${dir.path}/copy`;
+  await write(dir.path, { "shared/pkg/lib/x.js": "module.exports = 1;\n" });
+  await Deno.mkdir(checkout);
+  await Deno.mkdir(copyDir);
+  await Deno.symlink(`${dir.path}/shared`, `${checkout}/node_modules`);
+  const start = await DependencySnapshot.take(checkout, ["node_modules"]);
+  const copy = new DependencyCopy(start, copyDir);
+  assert.equal(await copy.place("node_modules"), undefined);
+  assert.ok((await Deno.lstat(`${copyDir}/node_modules`)).isDirectory, "copied, not linked again");
+  // A check writing into the copy does not reach the folder the checkout links to.
+  await Deno.writeTextFile(`${copyDir}/node_modules/pkg/lib/x.js`, "module.exports = 2;\n");
+  assert.equal(await Deno.readTextFile(`${dir.path}/shared/pkg/lib/x.js`), "module.exports = 1;\n");
+  assert.equal(await copy.reset(), undefined);
+  assert.equal(
+    await Deno.readTextFile(`${copyDir}/node_modules/pkg/lib/x.js`),
+    "module.exports = 1;\n",
+  );
+  // The agent editing it through the link is seen.
+  await Deno.writeTextFile(`${checkout}/node_modules/pkg/lib/x.js`, "module.exports = 3;\n");
+  assert.deepEqual(await start.changes(checkout), ["node_modules/pkg/lib/x.js (changed)"]);
+});
