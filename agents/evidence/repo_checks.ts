@@ -500,6 +500,8 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     const seed = this.#seed;
     this.#seed = undefined;
     await seed?.remove();
+    // The dependency folders' hashing (seconds after the start at most) reads no file after the end.
+    await this.#start?.then((start) => start.dependencies.hashed(), () => {});
   }
 
   /**

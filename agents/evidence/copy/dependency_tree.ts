@@ -252,6 +252,7 @@ export class DependencySnapshot {
   readonly #state: Map<string, Uint8Array>;
   readonly #hashes = new Map<string, string>();
   readonly #hashed: Promise<number>;
+  #stopped = false;
 
   private constructor(
     root: string,
@@ -302,6 +303,17 @@ export class DependencySnapshot {
    */
   hashed(): Promise<number> {
     return this.#hashed;
+  }
+
+  /**
+   * Stop hashing (at the end of a run): files not hashed yet have no hash,
+   * and count as changed from then on.
+   *
+   * @returns Resolves once no file is being read.
+   */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    await this.#hashed;
   }
 
   /**
@@ -382,7 +394,7 @@ export class DependencySnapshot {
     const files = [...this.listing].filter(([rel, entry]) =>
       entry.kind === "file" && entryRole(rel) === "compared"
     );
-    for (let i = 0; i < files.length; i += BATCH) {
+    for (let i = 0; i < files.length && !this.#stopped; i += BATCH) {
       await Promise.all(
         files.slice(i, i + BATCH).map(async ([rel, entry]) => {
           const file = path.join(this.root, rel);

@@ -79,6 +79,8 @@ export class CheckWorktree {
   #commit: string;
   readonly #folders = new Map<string, FolderSetup>();
   #dependencies: DependencyCopy | undefined;
+  /** The snapshot the worktree took itself, when it was given none: stopped at removal. */
+  #ownSnapshot: DependencySnapshot | undefined;
   #seed: BuildSeed | undefined;
   /** The listing of the seed planted ahead by {@linkcode CheckWorktree.tidy}, until a move uses it. */
   #planted: string | undefined;
@@ -128,6 +130,7 @@ export class CheckWorktree {
     const start = options.dependencies ??
       await DependencySnapshot.take(repo.root, await dependencyEntries(repo, commit));
     worktree.#dependencies = new DependencyCopy(start, dir);
+    if (!options.dependencies) worktree.#ownSnapshot = start;
     for (const folder of DEPENDENCY_FOLDERS) {
       if (!start.entries.some((entry) => folderOf(entry) === folder)) continue;
       const failed = await worktree.copyIn(folder.dir);
@@ -418,6 +421,7 @@ export class CheckWorktree {
    * @returns Resolves once it is gone from `git worktree list`.
    */
   async remove(): Promise<void> {
+    await this.#ownSnapshot?.stop();
     // Twice forced: a locked worktree too.
     await this.#repo.worktree(["remove", "--force", "--force", this.dir]);
     await Deno.remove(this.dir, { recursive: true }).catch(() => {});
