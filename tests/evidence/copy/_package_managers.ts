@@ -41,10 +41,13 @@ export async function sh(
   return text;
 }
 
-/** A folder on PATH with `pnpm` (run by Deno: pnpm 11 wants a newer Node) and `yarn` (run by Node). */
+/** A folder on PATH (in `dir`, with a temp folder of theirs) with `pnpm` (run by Deno: pnpm 11 wants a newer Node) and `yarn` (run by Node). */
 export async function toolBin(dir: string): Promise<string> {
   const bin = `${dir}/bin`;
   await Deno.mkdir(bin);
+  // pnpm leaves a lock folder in the temp folder: theirs is the test's own.
+  const tmp = `${dir}/tmp`;
+  await Deno.mkdir(tmp);
   await cacheTool("pnpm");
   await cacheTool("@yarnpkg/cli-dist");
   const info = JSON.parse(
@@ -58,11 +61,14 @@ export async function toolBin(dir: string): Promise<string> {
   }/bin/yarn.js`;
   await Deno.writeTextFile(
     `${bin}/pnpm`,
-    `#!/bin/sh\nexec "${Deno.execPath()}" run -A --frozen --config "${TOOLS_CONFIG}" ${
+    `#!/bin/sh\nexport TMPDIR="${tmp}"\nexec "${Deno.execPath()}" run -A --frozen --config "${TOOLS_CONFIG}" ${
       pinned("pnpm")
     } "$@"\n`,
   );
-  await Deno.writeTextFile(`${bin}/yarn`, `#!/bin/sh\nexec node "${yarn}" "$@"\n`);
+  await Deno.writeTextFile(
+    `${bin}/yarn`,
+    `#!/bin/sh\nexport TMPDIR="${tmp}"\nexec node "${yarn}" "$@"\n`,
+  );
   await Deno.chmod(`${bin}/pnpm`, 0o755);
   await Deno.chmod(`${bin}/yarn`, 0o755);
   return bin;
