@@ -6,8 +6,10 @@
  * working tree. A check green at the baseline must stay green; a red one must
  * turn green unless the agent declares it out of scope; changed test files
  * must still pass in their original versions, or be declared. Uncommitted
- * work is not verified, and the dependency folders linked into the clean
- * copy must be as the run found them. After a failed claim, the tests that
+ * work is not verified, and every file of the dependency folders must be as
+ * the run found them (each clean copy has its own copy of them, put back
+ * before every run of checks: what the checks write there is never the
+ * agent's change). After a failed claim, the tests that
  * failed run first, alone ({@linkcode filteredCommand}): one that fails
  * again answers the claim at once; the full suite decides every pass.
  *
@@ -41,12 +43,11 @@ import {
 import {
   changedOnPurpose,
   DEPENDENCY_FOLDERS,
-  dependencyChanges,
-  type DependencyManifest,
-  dependencyManifest,
-  linkableFolders,
+  dependencyEntries,
+  folderOf,
   nodeInstallCommand,
 } from "./copy/dependency_folders.ts";
+import { DependencySnapshot } from "./copy/dependency_tree.ts";
 import {
   applyVerdicts,
   cutDiff,
@@ -108,10 +109,8 @@ export interface RepoChecksOptions {
 interface RunStart {
   /** Uncommitted files already there, with their signatures: not the agent's. */
   dirt: Map<string, string>;
-  /** The dependency folders linked into worktrees. */
-  folders: string[];
-  /** Their manifest. */
-  manifest: DependencyManifest;
+  /** The dependency folders copied into worktrees, every file listed and hashed. */
+  dependencies: DependencySnapshot;
 }
 
 /** How one dependency folder reaches the clean copy of a commit. */
@@ -265,11 +264,10 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   async recordStart(repo: GitRepo, options: { exclude?: string[] } = {}): Promise<void> {
     this.#start ??= (async () => {
       const [dirt, head] = await Promise.all([repo.snapshot(options.exclude), repo.head()]);
-      const folders = head ? await linkableFolders(repo, head) : [];
+      const entries = head ? await dependencyEntries(repo, head) : [];
       return {
         dirt: dirt ?? new Map(),
-        folders,
-        manifest: await dependencyManifest(repo.root, folders),
+        dependencies: await DependencySnapshot.take(repo.root, entries),
       };
     })();
     await this.#start;
@@ -300,7 +298,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
         ...(error ? { error } : {}),
       });
       const worktree = await CheckWorktree.create(repo, commit, {
-        link: (await this.#start!).folders,
+        dependencies: (await this.#start!).dependencies,
         owner: this.#owner,
       });
       if (typeof worktree === "string") return finished([], worktree);
@@ -426,14 +424,14 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       await this.recordStart(repo);
       const start = await this.#start!;
       const worktree = await CheckWorktree.create(repo, commit, {
-        link: start.folders,
+        dependencies: start.dependencies,
         owner: this.#owner,
       });
       if (typeof worktree === "string") return { kept: false, why: worktree, notes: [] };
       try {
         // The verifier writes in a repository of its own, which the worker's cannot name.
         const workspace = await VerifierWorkspace.create(repo, commit, {
-          link: [...worktree.folders.keys()],
+          link: worktree.dependencyPaths,
         });
         if (typeof workspace === "string") return { kept: false, why: workspace, notes: [] };
         const isTest = (file: string) =>
@@ -560,6 +558,8 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     const heldOut = this.#heldOutStore;
     this.#heldOutStore = undefined;
     await heldOut?.remove();
+    // The dependency folders' hashing (seconds after the start at most) reads no file after the end.
+    await this.#start?.then((start) => start.dependencies.hashed(), () => {});
   }
 
   /**
@@ -632,7 +632,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       return this.#refuse(
         {
           commit: head,
-          dependencyChanges: tampered,
+          dependencyChanges: tampered.slice(0, 100),
           dependencyNotes: plans.flatMap((plan) => pythonNote(plan) ?? []),
         },
         dependencyFeedback(tampered, plans),
@@ -684,22 +684,23 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     head: string,
   ): Promise<FolderPlan[]> {
     const onPurpose = base ? await changedOnPurpose(repo, base, head) : new Map();
-    const now = await dependencyManifest(repo.root, start.folders);
+    const changes = await start.dependencies.changes(repo.root);
     const plans: FolderPlan[] = [];
     for (const folder of DEPENDENCY_FOLDERS) {
-      const linked = start.folders.includes(folder.dir);
+      const entries = start.dependencies.entries.filter((entry) => folderOf(entry) === folder);
+      const linked = entries.length > 0;
       const changedFiles: string[] = onPurpose.get(folder.dir) ?? [];
       const install = folder.installable && changedFiles.length > 0 &&
         (linked || folder.dir === "node_modules");
       if (!linked && !install) continue;
-      const within = (manifest: DependencyManifest) =>
-        new Map([...manifest].filter(([entry]) => entry.startsWith(`${folder.dir}/`)));
+      const within = (line: string) =>
+        entries.some((entry) => line.startsWith(`${entry}/`) || line.startsWith(`${entry} (`));
       const listed = await repo.exec(["ls-tree", head, "--", ...folder.manifests]);
       plans.push({
         dir: folder.dir,
         install,
         changedFiles,
-        changes: linked ? dependencyChanges(within(start.manifest), within(now)) : [],
+        changes: changes.filter(within),
         key: listed.stdout,
       });
     }
@@ -731,7 +732,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     }
     if (!copy) {
       const made = await CheckWorktree.create(claim.repo, claim.head, {
-        link: start.folders,
+        dependencies: start.dependencies,
         owner: this.#owner,
       });
       if (typeof made === "string") {
@@ -770,7 +771,10 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       const note = pythonNote(plan);
       if (note) notes.push(note);
       if (!plan.install) {
-        if (copy.folders.get(plan.dir)?.kind !== "linked") await copy.link(plan.dir);
+        const failed = await copy.copyIn(plan.dir);
+        if (failed) {
+          return { copy, notes, problem: `finishline could not copy ${plan.dir}: ${failed}` };
+        }
         continue;
       }
       const command = await nodeInstallCommand(copy.dir);
@@ -797,7 +801,10 @@ export class RepoChecksChecker implements TaskCompletionChecker {
           }, and that failed: ${failed.detail}. Fix the dependency manifest and lock file, and commit them`,
         };
       }
-      const linked = start.folders.includes(plan.dir) && await copy.link(plan.dir);
+      const linked = start.dependencies.entries.some((entry) =>
+        folderOf(entry)?.dir === plan.dir
+      ) &&
+        await copy.copyIn(plan.dir) === undefined;
       notes.push(
         `You changed ${
           listPaths(plan.changedFiles)
@@ -881,8 +888,8 @@ export class RepoChecksChecker implements TaskCompletionChecker {
         ),
       );
     }
-    // The agent's tests ran: a linked dependency folder they wrote into would reach every later run.
-    const planted = claim && await this.#planted(claim, facts);
+    // The agent's tests ran: what they wrote into the copy's dependency folders is undone.
+    const planted = claim && await this.#undoWrites(facts);
     if (planted) return planted;
     const judged = judgeAll(settled, views, declared, {
       undeclared,
@@ -937,7 +944,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     let dispute: Declaration | undefined;
     if (reproduction?.kept && claim && this.#copy) {
       const heldOut = await this.#heldOut(reproduction.test, claim, signal);
-      const planted = await this.#planted(claim, facts);
+      const planted = await this.#undoWrites(facts);
       if (planted) return planted;
       evidence.heldOut = { tests: reproduction.test.tests, passed: heldOut.length === 0 };
       const disputed = context.completeTask?.held_out_wrong?.trim() || undefined;
@@ -969,7 +976,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       });
       evidence.originalsPass = originals.passed;
       original = originals.runs;
-      const planted = await this.#planted(claim, facts);
+      const planted = await this.#undoWrites(facts);
       if (planted) return planted;
       const unfixed = stillFailing(originals.runs, views);
       if (unfixed.length > 0) {
@@ -993,7 +1000,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       const worker = await this.#workerTest(claim, base, testsChanged, settled, noTest, signal, {
         redFixed: fixedRedTests([...views.values()], original),
       });
-      const planted = await this.#planted(claim, facts);
+      const planted = await this.#undoWrites(facts);
       if (planted) return planted;
       evidence.workerTest = worker.evidence;
       if (worker.problem) problems.push(worker.problem);
@@ -1259,25 +1266,18 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   }
 
   /**
-   * The refusal of a claim whose checks, just run, changed the dependency
-   * folders linked into the clean copy (they are the checkout's own folders):
-   * a test that writes a shim there would fake every later run.
+   * Put the clean copy's dependency folders back as they were copied, before
+   * the next run of checks there: a test that wrote a shim into them (or
+   * pnpm relinking `.bin`) reaches no later run. A claim is refused only when
+   * that cannot be done.
    */
-  async #planted(
-    claim: Claim,
-    facts: Partial<ChecksEvidence>,
-  ): Promise<TaskCompletionResult | undefined> {
-    const start = (await this.#start)!;
-    const linked = claim.plans.filter((plan) => !plan.install).map((plan) => plan.dir);
-    if (linked.length === 0) return undefined;
-    const now = await dependencyManifest(claim.repo.root, start.folders);
-    const within = (manifest: DependencyManifest) =>
-      new Map(
-        [...manifest].filter(([entry]) => linked.some((dir) => entry.startsWith(`${dir}/`))),
-      );
-    const changes = dependencyChanges(within(start.manifest), within(now));
-    if (changes.length === 0) return undefined;
-    return this.#refuse({ ...facts, dependencyChanges: changes }, plantedFeedback(changes));
+  async #undoWrites(facts: Partial<ChecksEvidence>): Promise<TaskCompletionResult | undefined> {
+    const failed = await this.#copy?.resetDependencies();
+    if (!failed) return undefined;
+    return this.#refuse(
+      facts,
+      `finishline could not put the dependency folders of its clean copy back as they were before the next run of checks: ${failed}. Reinstall the dependencies as they were when the run started`,
+    );
   }
 
   /**
@@ -1659,19 +1659,12 @@ async function reviewDiff(
   return parts.filter((part) => part.trim() !== "").join("\n");
 }
 
-/** What the feedback says when the checks, running the agent's tests, changed a linked dependency folder. */
-function plantedFeedback(changes: string[]): string {
-  const shown = changes.slice(0, 10).join(", ");
-  const more = changes.length > 10 ? ` and ${changes.length - 10} more` : "";
-  return `Running your commit's checks changed the dependency folders finishline links into its clean copy from your checkout: ${shown}${more}. Tests must not write into the installed dependencies (a file there runs instead of the real tools in every later check), so the checks could not be trusted. Find what writes there, remove it from your commit, and reinstall the dependencies`;
-}
-
-/** What the feedback says when the agent changed a linked dependency folder. */
+/** What the feedback says when the agent changed a file of a dependency folder. */
 function dependencyFeedback(changes: string[], plans: FolderPlan[]): string {
   const shown = changes.slice(0, 10).join(", ");
   const more = changes.length > 10 ? ` and ${changes.length - 10} more` : "";
   const notes = plans.flatMap((plan) => pythonNote(plan) ?? []);
-  return `You changed ${shown}${more}; dependency folders are not yours to change. finishline links the ones it found at the start into its clean copy, so checks run with your changes could not be trusted, and they did not run. Undo the changes (reinstall the dependencies as they were), or, to change the dependencies on purpose, commit the change to the manifest and lock file (package.json and package-lock.json, for example): finishline then installs from them${
+  return `You changed ${shown}${more}; dependency folders are not yours to change. finishline compares every file of the ones it found at the start with how they were then, and its clean copy has them as they were then, so the checks did not run. Undo the changes (reinstall the dependencies as they were), or, to change the dependencies on purpose, commit the change to the manifest and lock file (package.json and package-lock.json, for example): finishline then installs from them${
     notes.length > 0 ? `\n\n${notes.join("\n")}` : ""
   }`;
 }

@@ -195,9 +195,10 @@ Deno.test("editing an installed package or a .bin entry is a protected change, r
   );
   assert.notEqual(run.status, "completed");
   assert.ok(toldAny(run, /dependency folders are not yours to change/));
+  // Named file by file; the .bin link still points where it did, at the changed cli.js.
   assert.deepEqual(run.checks?.dependencyChanges, [
-    "node_modules/.bin/left-pad (changed)",
-    "node_modules/left-pad (changed)",
+    "node_modules/left-pad/cli.js (changed)",
+    "node_modules/left-pad/lib/pad.js (changed)",
   ]);
   assert.match(run.report, /Dependency folders changed by the agent/);
   assert.equal(run.worktrees.length, 1, run.worktrees.join("\n"));

@@ -1,29 +1,31 @@
 /**
- * The folders of installed dependencies (`node_modules`, `.venv`, `venv`,
- * `vendor`) that a fresh worktree lacks and the checks need. finishline links
- * the ones it found at the start into its clean copies; they are not the
- * agent's to change, so a cheap manifest of each (its executables, each
- * package's metadata and entry file, Python's start-up hooks) is taken at the
- * start and compared at every verification. A dependency change made on
- * purpose goes through the manifest and lock files, in a commit: then the
- * clean copy installs from them where that can be done offline.
+ * The folders of installed dependencies (`node_modules` at the root and in
+ * each workspace package, `.venv`, `venv`, `vendor`, and yarn's plug'n'play
+ * files) that a fresh worktree lacks and the checks need. finishline copies
+ * the ones it found at the start into each clean copy
+ * (`dependency_copy.ts`); they are not the agent's to change, so every file
+ * of them is compared with the start (`dependency_tree.ts`). A dependency
+ * change made on purpose goes through the manifest and lock files, in a
+ * commit: then the clean copy installs from them where that can be done
+ * offline.
  *
  * `target` (Cargo) and `build` folders are build output, not dependencies:
- * they are never linked, since a stale artifact there could stand in for the
+ * they are never copied, since a stale artifact there could stand in for the
  * code. The clean copy builds its own, starting from what the baseline built
  * of the starting commit, for Cargo (`build_seed.ts`).
  *
  * @module
  */
 
-import { createHash } from "node:crypto";
 import path from "node:path";
 import type { GitRepo } from "../../git/repo.ts";
 
 /** A folder of installed dependencies, and the files that say what goes in it. */
 export interface DependencyFolder {
-  /** Its path at the repository root. */
+  /** Its name: its path at the repository root, or the name of its kind (`.yarn`). */
   dir: string;
+  /** The paths at the root it covers, when they are not `dir` alone. */
+  paths?: string[];
   /** Pathspecs of the files whose change, in a commit, changes the dependencies on purpose. */
   manifests: string[];
   /** Whether finishline can install it in a clean copy (offline or from a cache). */
@@ -31,7 +33,7 @@ export interface DependencyFolder {
 }
 
 /**
- * The dependency folders finishline links into its clean copies, when the
+ * The dependency folders finishline copies into its clean copies, when the
  * checkout has them and the commit does not track them.
  */
 export const DEPENDENCY_FOLDERS: readonly DependencyFolder[] = [
@@ -56,112 +58,91 @@ export const DEPENDENCY_FOLDERS: readonly DependencyFolder[] = [
     ],
     installable: false,
   })),
-  // PHP's composer and Ruby's bundler install here; Go's vendor folder is usually tracked, and then not linked.
+  // PHP's composer and Ruby's bundler install here; Go's vendor folder is usually tracked, and then not copied.
   {
     dir: "vendor",
     manifests: ["composer.lock", "Gemfile.lock", "go.sum", "go.mod"],
     installable: false,
   },
+  // Yarn's plug'n'play: the package zips, the unpacked ones, and the loader that maps them.
+  {
+    dir: ".yarn",
+    paths: [
+      ".pnp.cjs",
+      ".pnp.loader.mjs",
+      ".pnp.data.json",
+      ".yarn/cache",
+      ".yarn/unplugged",
+      ".yarn/install-state.gz",
+    ],
+    manifests: ["yarn.lock", ".yarnrc.yml"],
+    installable: false,
+  },
 ];
 
-/** Entry -> signature, for every entry of every dependency folder that was manifested. */
-export type DependencyManifest = Map<string, string>;
+/**
+ * The dependency folder an entry belongs to: `packages/a/node_modules` is
+ * a `node_modules`, `.pnp.cjs` is yarn's.
+ *
+ * @param entry A path found by {@linkcode dependencyEntries}.
+ * @returns The folder, or undefined for none.
+ */
+export function folderOf(entry: string): DependencyFolder | undefined {
+  const name = entry.split("/").at(-1);
+  return DEPENDENCY_FOLDERS.find((folder) =>
+    folder.paths ? folder.paths.includes(entry) : folder.dir === entry ||
+      (folder.dir === "node_modules" && name === "node_modules")
+  );
+}
 
 /**
- * The dependency folders of `root` that `commit` does not track, the ones
- * finishline links into a worktree.
+ * The dependency entries of the checkout that `commit` does not track: the
+ * root's folders and yarn's files, and each `node_modules` of a workspace
+ * package (one git listing of the ignored and untracked folders).
  *
  * @param repo The repository.
- * @param commit The commit the worktree holds.
- * @returns The folders' names, in {@linkcode DEPENDENCY_FOLDERS} order.
+ * @param commit The commit the clean copies hold.
+ * @returns Paths relative to the root, root entries first.
  */
-export async function linkableFolders(repo: GitRepo, commit: string): Promise<string[]> {
-  const found: string[] = [];
+export async function dependencyEntries(repo: GitRepo, commit: string): Promise<string[]> {
+  const candidates: string[] = [];
   for (const folder of DEPENDENCY_FOLDERS) {
-    if (!await isDirectory(path.join(repo.root, folder.dir))) continue;
-    const tracked = await repo.exec(["ls-tree", "--name-only", commit, "--", folder.dir]);
-    if (tracked.code === 0 && tracked.stdout.trim() !== "") continue;
-    found.push(folder.dir);
+    for (const entry of folder.paths ?? [folder.dir]) {
+      if (await Deno.lstat(path.join(repo.root, entry)).then(() => true, () => false)) {
+        candidates.push(entry);
+      }
+    }
   }
-  return found;
-}
-
-/**
- * A cheap manifest of dependency folders: each executable (`.bin`, `bin`)
- * with its link target and content hash; per package its metadata and entry
- * file; Python's `site-packages` listing with its start-up hooks (`.pth`,
- * `sitecustomize.py`) hashed. Caches the checks write (`.cache`,
- * `__pycache__`) are left out. No full tree hash: a large `node_modules`
- * takes tens of milliseconds.
- *
- * @param root The folder that holds them (the checkout's root).
- * @param dirs The folders, e.g. `["node_modules"]`.
- * @returns Entry path (relative to `root`) -> signature.
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { dependencyChanges, dependencyManifest } from "./dependency_folders.ts";
- *
- * const root = await Deno.makeTempDir();
- * try {
- *   await Deno.mkdir(`${root}/node_modules/.bin`, { recursive: true });
- *   const before = await dependencyManifest(root, ["node_modules"]);
- *   await Deno.writeTextFile(`${root}/node_modules/.bin/node`, "#!/bin/sh\necho ok\n");
- *   const after = await dependencyManifest(root, ["node_modules"]);
- *   assert.deepEqual(dependencyChanges(before, after), ["node_modules/.bin/node (added)"]);
- * } finally {
- *   await Deno.remove(root, { recursive: true });
- * }
- * ```
- */
-export async function dependencyManifest(
-  root: string,
-  dirs: readonly string[],
-): Promise<DependencyManifest> {
-  const manifest: DependencyManifest = new Map();
-  for (const dir of dirs) {
-    const folder = path.join(root, dir);
-    if (dir === "node_modules") await nodeModules(root, folder, manifest);
-    else if (dir === ".venv" || dir === "venv") await virtualEnv(root, folder, manifest);
-    else await topLevel(root, folder, manifest);
-  }
-  return manifest;
-}
-
-/**
- * What changed between two manifests, one line per entry.
- *
- * @param before The manifest at the start.
- * @param after The manifest now.
- * @returns Lines such as `node_modules/.bin/node (added)`, sorted.
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { dependencyChanges } from "./dependency_folders.ts";
- *
- * const before = new Map([["node_modules/a", "1"], ["node_modules/b", "2"]]);
- * const after = new Map([["node_modules/a", "9"], ["node_modules/c", "3"]]);
- * assert.deepEqual(dependencyChanges(before, after), [
- *   "node_modules/a (changed)",
- *   "node_modules/b (removed)",
- *   "node_modules/c (added)",
- * ]);
- * ```
- */
-export function dependencyChanges(
-  before: DependencyManifest,
-  after: DependencyManifest,
-): string[] {
-  const changes: string[] = [];
-  for (const [entry, signature] of after) {
-    const earlier = before.get(entry);
-    if (earlier === undefined) changes.push(`${entry} (added)`);
-    else if (earlier !== signature) changes.push(`${entry} (changed)`);
-  }
-  for (const entry of before.keys()) {
-    if (!after.has(entry)) changes.push(`${entry} (removed)`);
-  }
-  return changes.sort();
+  const others = await repo.exec([
+    "ls-files",
+    "-z",
+    "--others",
+    "--ignored",
+    "--exclude-standard",
+    "--directory",
+  ]);
+  const nested = others.stdout.split("\0").map((line) => line.replace(/\/$/, "")).filter((
+    entry,
+  ) =>
+    entry.endsWith("/node_modules") && !entry.slice(0, -"/node_modules".length).includes(
+      "node_modules",
+    )
+  );
+  candidates.push(...nested.sort());
+  if (candidates.length === 0) return [];
+  const tracked = await repo.exec([
+    "ls-tree",
+    "-r",
+    "--name-only",
+    "-z",
+    commit,
+    "--",
+    ...candidates,
+  ]);
+  const held = tracked.stdout.split("\0").filter((line) => line !== "");
+  return candidates.filter((entry) =>
+    !held.some((file) => file === entry || file.startsWith(`${entry}/`))
+  );
 }
 
 /**
@@ -217,8 +198,11 @@ export interface InstallCommand {
 
 /**
  * The install command for the `node_modules` of a checkout, from its lock
- * file: `npm ci`, `pnpm install --frozen-lockfile`, `yarn install
- * --frozen-lockfile`, or `npm install` without a lock file.
+ * file and without the network where the package manager can: `npm ci
+ * --prefer-offline` (npm's cache first), `pnpm install --frozen-lockfile
+ * --offline` (pnpm's store only), yarn berry's `yarn install --immutable`
+ * with its network off (its cache only), yarn 1's `--frozen-lockfile
+ * --offline`, or `npm install` without a lock file.
  *
  * @param root The checkout.
  * @returns The command.
@@ -230,7 +214,10 @@ export interface InstallCommand {
  * const root = await Deno.makeTempDir();
  * try {
  *   await Deno.writeTextFile(`${root}/package-lock.json`, "{}");
- *   assert.equal((await nodeInstallCommand(root)).command, "npm ci --no-audit --no-fund");
+ *   assert.equal(
+ *     (await nodeInstallCommand(root)).command,
+ *     "npm ci --prefer-offline --no-audit --no-fund",
+ *   );
  * } finally {
  *   await Deno.remove(root, { recursive: true });
  * }
@@ -239,13 +226,16 @@ export interface InstallCommand {
 export async function nodeInstallCommand(root: string): Promise<InstallCommand> {
   const has = async (file: string) => await isFile(path.join(root, file));
   if (await has("pnpm-lock.yaml")) {
-    return { command: "pnpm install --frozen-lockfile", executable: "pnpm" };
+    return { command: "pnpm install --frozen-lockfile --offline", executable: "pnpm" };
   }
   if (await has("yarn.lock")) {
-    return { command: "yarn install --frozen-lockfile", executable: "yarn" };
+    const lock = await Deno.readTextFile(path.join(root, "yarn.lock")).catch(() => "");
+    return lock.includes("__metadata:")
+      ? { command: "YARN_ENABLE_NETWORK=0 yarn install --immutable", executable: "yarn" }
+      : { command: "yarn install --frozen-lockfile --offline", executable: "yarn" };
   }
   if (await has("package-lock.json") || await has("npm-shrinkwrap.json")) {
-    return { command: "npm ci --no-audit --no-fund", executable: "npm" };
+    return { command: "npm ci --prefer-offline --no-audit --no-fund", executable: "npm" };
   }
   return { command: "npm install --no-package-lock --no-audit --no-fund", executable: "npm" };
 }
@@ -274,152 +264,6 @@ async function dependenciesDiffer(repo: GitRepo, base: string, head: string): Pr
   };
   const [before, after] = await Promise.all([read(base), read(head)]);
   return before === undefined || after === undefined || before !== after;
-}
-
-/** Top-level packages (and scoped ones) by metadata and entry file, `.bin` by target and content. */
-async function nodeModules(root: string, folder: string, manifest: DependencyManifest) {
-  const jobs: Promise<void>[] = [];
-  for (const entry of await list(folder)) {
-    const full = path.join(folder, entry.name);
-    if (entry.name === ".bin") {
-      jobs.push(executables(root, full, manifest));
-    } else if (entry.name === ".package-lock.json") {
-      jobs.push(fileEntry(root, full, manifest));
-    } else if (entry.name.startsWith(".")) {
-      // Caches the tools write while the checks run (.cache, .vite): not dependencies.
-      continue;
-    } else if (entry.name.startsWith("@") && entry.isDirectory) {
-      for (const scoped of await list(full)) {
-        jobs.push(nodePackage(root, folder, path.join(full, scoped.name), manifest));
-      }
-    } else {
-      jobs.push(nodePackage(root, folder, full, manifest));
-    }
-  }
-  await Promise.all(jobs);
-}
-
-async function nodePackage(
-  root: string,
-  folder: string,
-  dir: string,
-  manifest: DependencyManifest,
-) {
-  const key = path.relative(root, dir);
-  const info = await Deno.lstat(dir).catch(() => undefined);
-  if (!info) return;
-  let link = "";
-  if (info.isSymlink) {
-    const target = await Deno.readLink(dir).catch(() => "");
-    const resolved = path.resolve(path.dirname(dir), target);
-    // A workspace package links to the repository's own (committed) source: not a dependency.
-    // pnpm's links into node_modules/.pnpm are, and are followed.
-    if (inside(resolved, root) && !inside(resolved, folder)) return;
-    link = `link:${target} `;
-  }
-  if (!await isDirectory(dir)) {
-    manifest.set(key, `${link}${await isFile(dir) ? await hashFile(dir) : "-"}`);
-    return;
-  }
-  const metadata = await Deno.readTextFile(path.join(dir, "package.json")).catch(() => undefined);
-  let main = "index.js";
-  try {
-    const field = metadata === undefined ? undefined : JSON.parse(metadata).main;
-    if (typeof field === "string" && field !== "") main = field;
-  } catch {
-    // Unreadable metadata still has its hash below.
-  }
-  const entry = await entryFile(path.resolve(dir, main));
-  manifest.set(
-    key,
-    `${link}${metadata === undefined ? "-" : hash(metadata)} ${
-      entry ? await hashFile(entry) : "-"
-    }`,
-  );
-}
-
-function inside(file: string, folder: string): boolean {
-  return file === folder || file.startsWith(`${folder}${path.sep}`);
-}
-
-/** The file Node loads for a package's `main`: as named, with `.js`, or its folder's index.js. */
-async function entryFile(main: string): Promise<string | undefined> {
-  for (const candidate of [main, `${main}.js`, path.join(main, "index.js")]) {
-    if (await isFile(candidate)) return candidate;
-  }
-  return undefined;
-}
-
-/** `pyvenv.cfg`, `bin/`, and `site-packages`: what is installed, and the hooks Python runs at start-up. */
-async function virtualEnv(root: string, folder: string, manifest: DependencyManifest) {
-  await fileEntry(root, path.join(folder, "pyvenv.cfg"), manifest);
-  await executables(root, path.join(folder, "bin"), manifest);
-  for (const lib of ["lib", "lib64"]) {
-    for (const python of await list(path.join(folder, lib))) {
-      const site = path.join(folder, lib, python.name, "site-packages");
-      for (const entry of await list(site)) {
-        if (entry.name === "__pycache__") continue;
-        const full = path.join(site, entry.name);
-        const key = path.relative(root, full);
-        if (entry.isDirectory) {
-          // A package by its __init__.py; a dist-info by its RECORD (pip rewrites it on every install).
-          const marker = entry.name.endsWith(".dist-info") ? "RECORD" : "__init__.py";
-          const file = path.join(full, marker);
-          manifest.set(key, await isFile(file) ? await hashFile(file) : "dir");
-        } else {
-          // .pth files and sitecustomize.py run at every start of Python: hashed.
-          manifest.set(key, await hashFile(full));
-        }
-      }
-    }
-  }
-}
-
-/** Any other folder: its top-level entries, files hashed, and its `bin/` executables. */
-async function topLevel(root: string, folder: string, manifest: DependencyManifest) {
-  for (const entry of await list(folder)) {
-    const full = path.join(folder, entry.name);
-    if (entry.name === "bin" && entry.isDirectory) await executables(root, full, manifest);
-    else if (entry.isFile) await fileEntry(root, full, manifest);
-    else manifest.set(path.relative(root, full), entry.isSymlink ? "link" : "dir");
-  }
-}
-
-/** Each entry of a `bin` folder: its link target, and the content it resolves to. */
-async function executables(root: string, folder: string, manifest: DependencyManifest) {
-  await Promise.all((await list(folder)).map(async (entry) => {
-    if (entry.name === "__pycache__") return;
-    const full = path.join(folder, entry.name);
-    const target = entry.isSymlink ? await Deno.readLink(full).catch(() => "?") : undefined;
-    const content = await isFile(full) ? await hashFile(full) : "-";
-    manifest.set(path.relative(root, full), target ? `link:${target} ${content}` : content);
-  }));
-}
-
-async function fileEntry(root: string, file: string, manifest: DependencyManifest) {
-  if (await isFile(file)) manifest.set(path.relative(root, file), await hashFile(file));
-}
-
-async function list(folder: string): Promise<Deno.DirEntry[]> {
-  const entries: Deno.DirEntry[] = [];
-  try {
-    for await (const entry of Deno.readDir(folder)) entries.push(entry);
-  } catch {
-    return [];
-  }
-  return entries;
-}
-
-function hash(data: string | Uint8Array): string {
-  return createHash("sha256").update(data).digest("hex").slice(0, 16);
-}
-
-async function hashFile(file: string): Promise<string> {
-  try {
-    return hash(await Deno.readFile(file));
-  } catch {
-    return "unreadable";
-  }
 }
 
 async function isFile(file: string): Promise<boolean> {

@@ -3,7 +3,7 @@
  * (the baseline, or the agent's commit, with original test files put back
  * where asked) in a private repository of finishline's, filled by fetch from
  * the user's and checked file by file against its blobs
- * ({@linkcode ObjectCopy}), with the checkout's dependency folders linked in.
+ * ({@linkcode ObjectCopy}), with its own copy of the checkout's dependency folders.
  * The gate keeps one such copy for a whole run and moves it from commit to
  * commit; untracked and ignored files of the live checkout never reach it,
  * and nothing of it is registered in the user's repository.
@@ -19,7 +19,9 @@ import { runGit } from "../../git/run_git.ts";
 import { sha256Hex } from "../../support/errors.ts";
 import { type CheckRun, type RepoCheck, runRepoCheck } from "../run/check_run.ts";
 import { checkEnvironment } from "../run/check_env.ts";
-import { DEPENDENCY_FOLDERS, isDirectory } from "./dependency_folders.ts";
+import { DEPENDENCY_FOLDERS, dependencyEntries, folderOf } from "./dependency_folders.ts";
+import { DependencySnapshot } from "./dependency_tree.ts";
+import { DependencyCopy } from "./dependency_copy.ts";
 import { type BuildSeed, removeStaleSeeds, settleTimes } from "./build_seed.ts";
 import { ObjectCopy } from "./object_copy.ts";
 
@@ -43,7 +45,7 @@ export interface BaselineResult {
 
 /** How a dependency folder reaches a worktree. */
 export type FolderSetup =
-  | { kind: "linked" }
+  | { kind: "copied" }
   | { kind: "installed"; key: string; command: string };
 
 /**
@@ -85,6 +87,9 @@ export class CheckWorktree {
   readonly #objects: ObjectCopy;
   #commit: string;
   readonly #folders = new Map<string, FolderSetup>();
+  #dependencies: DependencyCopy | undefined;
+  /** The snapshot the worktree took itself, when it was given none: stopped at removal. */
+  #ownSnapshot: DependencySnapshot | undefined;
   #seed: BuildSeed | undefined;
   /** The listing of the seed planted ahead by {@linkcode CheckWorktree.tidy}, until a move uses it. */
   #planted: string | undefined;
@@ -100,22 +105,22 @@ export class CheckWorktree {
 
   /**
    * Copy `commit` into a new private repository (a temporary folder, never
-   * registered in `repo`) and link the checkout's dependency folders
-   * (`node_modules`, `.venv`, `venv`, `vendor`) that the commit does not
-   * track.
+   * registered in `repo`) and copy in the checkout's dependency folders
+   * (`node_modules`, `.venv`, `venv`, `vendor`, yarn's) that the commit does
+   * not track, as they were at the run's start ({@linkcode DependencyCopy}).
    *
    * @param repo The repository.
    * @param commit The commit to check out.
-   * @param options The folders to link (default: every dependency folder the
-   * checkout has), and the run that owns it: its folder is then named with
-   * the repository and the run, so that the next run can remove it once its
-   * run is dead ({@linkcode removeStaleWorktrees}).
+   * @param options The checkout's dependency folders at the run's start
+   * (default: as they are now), and the run that owns it: its folder is then
+   * named with the repository and the run, so that the next run can remove it
+   * once its run is dead ({@linkcode removeStaleWorktrees}).
    * @returns The copy, or why it could not be made (a file not its blob included).
    */
   static async create(
     repo: GitRepo,
     commit: string,
-    options: { link?: readonly string[]; owner?: string } = {},
+    options: { dependencies?: DependencySnapshot; owner?: string } = {},
   ): Promise<CheckWorktree | string> {
     // Named with the repository (and the run, when known): a dead run's copies can be found.
     const prefix = `${await copyPrefix(repo.root)}${options.owner ? `${options.owner}-` : ""}`;
@@ -127,8 +132,17 @@ export class CheckWorktree {
       return failed;
     }
     const worktree = new CheckWorktree(repo, objects, commit);
-    for (const folder of options.link ?? DEPENDENCY_FOLDERS.map((folder) => folder.dir)) {
-      if (await isDirectory(path.join(repo.root, folder))) await worktree.link(folder);
+    const start = options.dependencies ??
+      await DependencySnapshot.take(repo.root, await dependencyEntries(repo, commit));
+    worktree.#dependencies = new DependencyCopy(start, worktree.dir);
+    if (!options.dependencies) worktree.#ownSnapshot = start;
+    for (const folder of DEPENDENCY_FOLDERS) {
+      if (!start.entries.some((entry) => folderOf(entry) === folder)) continue;
+      const failed = await worktree.copyIn(folder.dir);
+      if (failed) {
+        await worktree.remove();
+        return `cannot copy the dependency folders into the worktree: ${failed}`;
+      }
     }
     return worktree;
   }
@@ -175,7 +189,7 @@ export class CheckWorktree {
   /**
    * How each dependency folder reaches the worktree.
    *
-   * @returns Folder -> linked, or installed in the worktree.
+   * @returns Folder -> copied from the checkout, or installed in the worktree.
    */
   get folders(): ReadonlyMap<string, FolderSetup> {
     return this.#folders;
@@ -184,7 +198,8 @@ export class CheckWorktree {
   /**
    * Check out `commit` (forced) and remove every untracked and ignored file,
    * the dependency folders excepted: what the last checks wrote, and any
-   * original test file put back, is gone.
+   * original test file put back, is gone; the dependency folders are put
+   * back as they were copied ({@linkcode CheckWorktree.resetDependencies}).
    *
    * @param commit The commit.
    * @returns Undefined, or why git failed.
@@ -211,7 +226,9 @@ export class CheckWorktree {
       const cleaned = await this.#clean(seed.entries);
       if (cleaned) return cleaned;
       if (await seed.intact(this.dir, planted)) {
-        if (await settleTimes(this.#objects, seed.commit, commit) === undefined) return undefined;
+        if (await settleTimes(this.#objects, seed.commit, commit) === undefined) {
+          return await this.resetDependencies();
+        }
         // Times that cannot be settled: no seed, and its copy goes.
         this.#seed = undefined;
         return await this.#clean();
@@ -220,7 +237,29 @@ export class CheckWorktree {
     const cleaned = await this.#clean();
     if (cleaned) return cleaned;
     if (this.#seed) await this.#plant(this.#seed);
-    return undefined;
+    return await this.resetDependencies();
+  }
+
+  /**
+   * Put the copied dependency folders back as they were copied: what the
+   * last checks wrote there is undone, never compared as anyone's change.
+   *
+   * @returns Undefined, or why a file could not be put back.
+   */
+  async resetDependencies(): Promise<string | undefined> {
+    return await this.#dependencies?.reset();
+  }
+
+  /**
+   * The paths the dependency folders take in the worktree.
+   *
+   * @returns Paths relative to its root.
+   */
+  get dependencyPaths(): string[] {
+    const installed = [...this.#folders].flatMap(([dir, setup]) =>
+      setup.kind === "installed" ? [dir, ...this.#startEntries(dir)] : []
+    );
+    return [...new Set([...this.#dependencies?.placed ?? [], ...installed])];
   }
 
   /**
@@ -245,7 +284,7 @@ export class CheckWorktree {
    * dependency folders and the root entries in `kept`.
    */
   async #clean(kept: readonly string[] = []): Promise<string | undefined> {
-    const except = [...this.#folders.keys(), ...kept].flatMap((entry) => ["-e", `/${entry}`]);
+    const except = [...this.dependencyPaths, ...kept].flatMap((entry) => ["-e", `/${entry}`]);
     const cleaned = await this.#git(["clean", "-ffdxq", ...except]);
     return cleaned.code === 0 ? undefined : `cannot clean the worktree: ${cleaned.stderr.trim()}`;
   }
@@ -281,26 +320,30 @@ export class CheckWorktree {
   }
 
   /**
-   * Link the checkout's dependency folder `dir` into the worktree, in place
-   * of one installed there; a folder the commit tracks is left as it is.
+   * Copy the checkout's dependency folder `dir` (each of its entries: a
+   * `node_modules` at the root and in each workspace package) into the
+   * worktree as it was at the run's start, in place of one installed there.
    *
    * @param dir The folder's name, e.g. `node_modules`.
-   * @returns Whether it is linked now.
+   * @returns Undefined once copied, or why it could not be.
    */
-  async link(dir: string): Promise<boolean> {
-    const target = path.join(this.dir, dir);
-    if (this.#folders.get(dir)?.kind === "installed") {
-      await Deno.remove(target, { recursive: true }).catch(() => {});
+  async copyIn(dir: string): Promise<string | undefined> {
+    const copy = this.#dependencies;
+    if (this.#folders.get(dir)?.kind === "installed") await this.drop(dir);
+    const entries = copy?.placed.filter((entry) => folderOf(entry)?.dir === dir) ?? [];
+    const wanted = this.#startEntries(dir);
+    if (!copy || wanted.length === 0) return undefined;
+    if (entries.length === wanted.length) return await copy.reset();
+    for (const entry of wanted) {
+      const failed = await copy.place(entry);
+      if (failed) return failed;
     }
-    try {
-      await Deno.symlink(path.join(this.#repo.root, dir), target);
-    } catch {
-      // A folder the commit tracks itself stays as it is.
-      this.#folders.delete(dir);
-      return false;
-    }
-    this.#folders.set(dir, { kind: "linked" });
-    return true;
+    this.#folders.set(dir, { kind: "copied" });
+    return undefined;
+  }
+
+  #startEntries(dir: string): string[] {
+    return this.#dependencies?.entries.filter((entry) => folderOf(entry)?.dir === dir) ?? [];
   }
 
   /**
@@ -312,6 +355,9 @@ export class CheckWorktree {
    */
   async drop(dir: string): Promise<void> {
     if (!this.#folders.delete(dir)) return;
+    for (const entry of this.#dependencies?.placed ?? []) {
+      if (folderOf(entry)?.dir === dir) await this.#dependencies?.remove(entry);
+    }
     await Deno.remove(path.join(this.dir, dir), { recursive: true }).catch(() => {});
   }
 
@@ -333,8 +379,8 @@ export class CheckWorktree {
     const current = this.#folders.get(dir);
     if (current?.kind === "installed" && current.key === options.key) return undefined;
     const target = path.join(this.dir, dir);
-    await Deno.remove(target, { recursive: true }).catch(() => {});
-    this.#folders.delete(dir);
+    this.#folders.set(dir, { kind: "copied" });
+    await this.drop(dir);
     const which = await runTool("sh", ["-c", `command -v ${command.executable}`], {
       cwd: this.dir,
       timeoutMs: 10_000,
@@ -434,6 +480,7 @@ export class CheckWorktree {
    * @returns Resolves once it is gone from `git worktree list`.
    */
   async remove(): Promise<void> {
+    await this.#ownSnapshot?.stop();
     await this.#objects.remove();
   }
 
