@@ -128,7 +128,7 @@ export async function changedProtectedFiles(
 
 /** The allowlist's verdict on content: a file named as source but not text is protected. */
 async function binary(
-  repo: GitRepo,
+  repo: GitReader,
   tree: string,
   file: string,
 ): Promise<ProtectedRole | undefined> {
