@@ -11,19 +11,20 @@
  * @module
  */
 
-import { tmpdir } from "node:os";
 import path from "node:path";
 import type { GitRepo } from "../../git/repo.ts";
 import { MISSING_CODE, runShell, runTool } from "../../support/process.ts";
-import { runGit } from "../../git/run_git.ts";
-import { sha256Hex } from "../../support/errors.ts";
 import { type CheckRun, type RepoCheck, runRepoCheck } from "../run/check_run.ts";
 import { checkEnvironment } from "../run/check_env.ts";
 import { DEPENDENCY_FOLDERS, dependencyEntries, folderOf } from "./dependency_folders.ts";
 import { DependencySnapshot } from "./dependency_tree.ts";
 import { DependencyCopy } from "./dependency_copy.ts";
-import { type BuildSeed, removeStaleSeeds, settleTimes } from "./build_seed.ts";
+import { type BuildSeed, settleTimes } from "./build_seed.ts";
 import { ObjectCopy } from "./object_copy.ts";
+import { copyPrefix } from "./stale_copies.ts";
+
+export { removeStaleWorktrees } from "./stale_copies.ts";
+export { snapshotCommit, snapshotTree } from "./snapshot.ts";
 
 /** The checks on the starting commit. */
 export interface BaselineResult {
@@ -489,67 +490,6 @@ export class CheckWorktree {
   }
 }
 
-/** The lock reason of a worktree an earlier version made for its checks, before the run's id. */
-const OWNER_REASON = "finishline run ";
-
-/** The start of the name of a repository's copy folders: its root's hash, then the run. */
-async function copyPrefix(repoRoot: string): Promise<string> {
-  return `finishline-checks-${(await sha256Hex(repoRoot)).slice(0, 12)}-`;
-}
-
-/**
- * Remove the check copies of runs that are dead: the private folders named
- * with the repository and a run ({@linkcode CheckWorktree.create}) whose run
- * `isDead` says is over, and the worktrees earlier versions registered,
- * locked as `finishline run <id>` (then `git worktree prune`). They hold only
- * finishline's copies of commits, never work of the agent's or the user's.
- * The build seeds those runs left in the temp folder go too
- * ({@linkcode removeStaleSeeds}).
- *
- * @param repo The repository.
- * @param isDead Whether a run (by id) is over and its worktrees may go.
- * @returns The folders removed.
- */
-export async function removeStaleWorktrees(
-  repo: GitRepo,
-  isDead: (runId: string) => Promise<boolean>,
-): Promise<string[]> {
-  const listed = await repo.worktree(["list", "--porcelain"]);
-  if (listed.code !== 0) return [];
-  const removed: string[] = [];
-  for (const block of listed.stdout.split("\n\n")) {
-    const dir = /^worktree (.+)$/m.exec(block)?.[1];
-    const owner = new RegExp(`^locked ${OWNER_REASON}([\\w.-]+)$`, "m").exec(block)?.[1];
-    if (!dir || !owner || !(await isDead(owner))) continue;
-    await repo.worktree(["remove", "--force", "--force", dir]);
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
-    removed.push(dir);
-  }
-  if (removed.length > 0) await repo.worktree(["prune"]);
-  const prefix = await copyPrefix(repo.root);
-  const entries: Deno.DirEntry[] = [];
-  try {
-    for await (const entry of Deno.readDir(tmpdir())) entries.push(entry);
-  } catch {
-    // No temp folder to read: nothing of ours there.
-  }
-  for (const entry of entries) {
-    if (!entry.isDirectory || !entry.name.startsWith(prefix)) continue;
-    // <prefix><run>-<random>: the run is what lies between.
-    const rest = entry.name.slice(prefix.length);
-    // A copy made for no run (no "-" before the random part) is no dead run's.
-    if (rest.lastIndexOf("-") < 0) continue;
-    const run = rest.slice(0, rest.lastIndexOf("-"));
-    if (!/^[\w.-]+$/.test(run) || !await isDead(run)) continue;
-    const dir = path.join(tmpdir(), entry.name);
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
-    removed.push(dir);
-  }
-  // Their build seeds, in the temp folder, go too (not counted: they are no worktrees).
-  await removeStaleSeeds(repo.root, isDead).catch(() => []);
-  return removed;
-}
-
 /** The check at `nice -n 10`: it yields the machine to the agent's session. */
 function lowPriority(check: RepoCheck): RepoCheck {
   const quoted = `'${check.command.replaceAll("'", "'\\''")}'`;
@@ -596,53 +536,4 @@ export async function runInWorktree(
   } finally {
     await worktree.remove();
   }
-}
-
-/**
- * The tree of the working tree as it is, uncommitted and untracked (not
- * ignored) files included, written through a temporary index so that neither
- * the files nor the real index change. Equal trees mean equal contents.
- *
- * @param repo The repository.
- * @returns The tree and the HEAD it sits on, or undefined when git failed.
- */
-export async function snapshotTree(
-  repo: GitRepo,
-): Promise<{ tree: string; head: string | undefined } | undefined> {
-  const dir = await Deno.makeTempDir({ prefix: "finishline-index-" });
-  try {
-    const env = { GIT_INDEX_FILE: path.join(dir, "index") };
-    const git = (args: string[]) => runGit(args, { cwd: repo.root, env, timeoutMs: 60_000 });
-    const head = (await git(["rev-parse", "--verify", "-q", "HEAD"])).stdout.trim() || undefined;
-    if (head) await git(["read-tree", head]);
-    if ((await git(["add", "-A"])).code !== 0) return undefined;
-    const tree = await git(["write-tree"]);
-    return tree.code === 0 ? { tree: tree.stdout.trim(), head } : undefined;
-  } finally {
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
-  }
-}
-
-/**
- * A commit of the working tree as it is (see {@linkcode snapshotTree}),
- * parented on HEAD; no branch points at it.
- *
- * @param repo The repository.
- * @returns The commit, or undefined when git failed.
- */
-export async function snapshotCommit(repo: GitRepo): Promise<string | undefined> {
-  const snapshot = await snapshotTree(repo);
-  if (!snapshot) return undefined;
-  const commit = await runGit([
-    "-c",
-    "user.name=finishline",
-    "-c",
-    "user.email=finishline@localhost",
-    "commit-tree",
-    snapshot.tree,
-    ...(snapshot.head ? ["-p", snapshot.head] : []),
-    "-m",
-    "finishline: snapshot of the working tree",
-  ], { cwd: repo.root, timeoutMs: 60_000 });
-  return commit.code === 0 ? commit.stdout.trim() : undefined;
 }
