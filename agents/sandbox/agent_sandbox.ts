@@ -50,12 +50,24 @@ export class AgentSandbox implements AsyncDisposable {
   #dirs = new Map<string, PrivateDirs>();
   /** Prepared command lines by what they depend on: later sessions in a folder start at once. */
   #prepared = new Map<string, { args: string[]; env: Record<string, string> }>();
+  #unload = () => {
+    if (!this.#root) return;
+    try {
+      Deno.removeSync(this.#root, { recursive: true });
+    } catch {
+      // already gone
+    }
+  };
 
   /** The private folders of sessions in `cwd`, made (and the home seeded) the first time. */
   #private(cwd: string): { dirs: PrivateDirs; fresh: boolean } {
     const known = this.#dirs.get(cwd);
     if (known) return { dirs: known, fresh: false };
-    this.#root ??= Deno.makeTempDirSync({ prefix: "finishline-sandbox-" });
+    if (!this.#root) {
+      this.#root = Deno.makeTempDirSync({ prefix: "finishline-sandbox-" });
+      // A backend nobody released still leaves nothing behind when the process ends.
+      globalThis.addEventListener("unload", this.#unload);
+    }
     const base = join(this.#root, String(this.#dirs.size + 1));
     const dirs = { home: join(base, "home"), tmp: join(base, "tmp") };
     Deno.mkdirSync(dirs.home, { recursive: true, mode: 0o700 });
@@ -119,6 +131,7 @@ export class AgentSandbox implements AsyncDisposable {
   async close(): Promise<void> {
     const root = this.#root;
     this.#root = undefined;
+    globalThis.removeEventListener("unload", this.#unload);
     this.#dirs.clear();
     this.#prepared.clear();
     if (root) await Deno.remove(root, { recursive: true }).catch(() => {});
