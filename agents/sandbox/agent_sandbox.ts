@@ -14,6 +14,55 @@ import type { SandboxAvailability } from "./bubblewrap.ts";
 import { sandboxEnv, seedPrivateHome } from "./private_home.ts";
 import { type PrivateDirs, sessionWorld } from "./session_world.ts";
 
+const ROOT_PREFIX = "finishline-sandbox-";
+/** The process that owns a root: its id and start time (ids are reused). */
+const OWNER_FILE = "owner";
+
+/** A process's start time in clock ticks since boot, from /proc; undefined when it is gone. */
+function processStart(pid: number): string | undefined {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Remove the private homes of finishline processes that died without
+ * removing them (killed with SIGKILL): their owner file names a process that
+ * is gone, or another one that took its id.
+ */
+function removeStaleRoots(): void {
+  let tmp: string;
+  try {
+    tmp = Deno.realPathSync(Deno.env.get("TMPDIR") || "/tmp");
+  } catch {
+    return;
+  }
+  try {
+    for (const entry of Deno.readDirSync(tmp)) {
+      if (!entry.isDirectory || !entry.name.startsWith(ROOT_PREFIX)) continue;
+      const root = join(tmp, entry.name);
+      let owner: string;
+      try {
+        owner = Deno.readTextFileSync(join(root, OWNER_FILE));
+      } catch {
+        continue;
+      }
+      const [pid, start] = owner.split(" ");
+      if (processStart(Number(pid)) === start) continue;
+      try {
+        Deno.removeSync(root, { recursive: true });
+      } catch {
+        // another user's, or removed meanwhile
+      }
+    }
+  } catch {
+    // an unreadable temp folder: nothing to tidy
+  }
+}
+
 /** A command turned into its sandboxed form. */
 export interface WrappedCommand {
   command: string;
@@ -50,12 +99,26 @@ export class AgentSandbox implements AsyncDisposable {
   #dirs = new Map<string, PrivateDirs>();
   /** Prepared command lines by what they depend on: later sessions in a folder start at once. */
   #prepared = new Map<string, { args: string[]; env: Record<string, string> }>();
+  #unload = () => {
+    if (!this.#root) return;
+    try {
+      Deno.removeSync(this.#root, { recursive: true });
+    } catch {
+      // already gone
+    }
+  };
 
   /** The private folders of sessions in `cwd`, made (and the home seeded) the first time. */
   #private(cwd: string): { dirs: PrivateDirs; fresh: boolean } {
     const known = this.#dirs.get(cwd);
     if (known) return { dirs: known, fresh: false };
-    this.#root ??= Deno.makeTempDirSync({ prefix: "finishline-sandbox-" });
+    if (!this.#root) {
+      removeStaleRoots();
+      this.#root = Deno.makeTempDirSync({ prefix: ROOT_PREFIX });
+      Deno.writeTextFileSync(join(this.#root, OWNER_FILE), `${Deno.pid} ${processStart(Deno.pid)}`);
+      // A backend nobody released still leaves nothing behind when the process ends.
+      globalThis.addEventListener("unload", this.#unload);
+    }
     const base = join(this.#root, String(this.#dirs.size + 1));
     const dirs = { home: join(base, "home"), tmp: join(base, "tmp") };
     Deno.mkdirSync(dirs.home, { recursive: true, mode: 0o700 });
@@ -119,6 +182,7 @@ export class AgentSandbox implements AsyncDisposable {
   async close(): Promise<void> {
     const root = this.#root;
     this.#root = undefined;
+    globalThis.removeEventListener("unload", this.#unload);
     this.#dirs.clear();
     this.#prepared.clear();
     if (root) await Deno.remove(root, { recursive: true }).catch(() => {});

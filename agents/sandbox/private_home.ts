@@ -61,7 +61,10 @@ function gitQuoted(value: string): string {
  * @param env The session's environment, as the user set it (its `HOME`,
  *   `CLAUDE_CONFIG_DIR`): where the user's files are read from.
  */
-export function seedPrivateHome(world: SessionWorld, env: Record<string, string | undefined>) {
+export function seedPrivateHome(
+  world: SessionWorld,
+  env: Record<string, string | undefined>,
+): void {
   const userHome = env.HOME ?? Deno.env.get("HOME") ?? "";
   const configDir = env.CLAUDE_CONFIG_DIR ?? join(userHome, ".claude");
   const inside = join(world.home, ".claude");

@@ -280,7 +280,7 @@ Deno.test("invalid definitions are rejected at the field that is wrong", async (
     );
     assertRejects(
       withBehavior({}, { verify: { mod: "all" } }),
-      `${PREFIX}"verify.mod": unknown key, expected one of "mode", "checks", "detect", "baseline", "protect", "checkTimeoutSeconds", "prChecks", "prChecksTimeoutSeconds", "reproduce", "reproduceBackend", "reproduceModel", "reproduceMaxCostUsd", "reproduceMaxTurns", "bugLabels", "reviewDeclarations", "reviewMaxCostUsd", "reviewMaxTurns"`,
+      `${PREFIX}"verify.mod": unknown key, expected one of "mode", "checks", "detect", "baseline", "protect", "checkTimeoutSeconds", "prChecks", "prChecksTimeoutSeconds", "reproduce", "reproduceBackend", "reproduceModel", "reproduceMaxCostUsd", "reproduceMaxTurns", "bugLabels", "reviewDeclarations", "reviewMaxCostUsd", "reviewMaxTurns", "sandbox"`,
     );
   });
 

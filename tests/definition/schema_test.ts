@@ -48,6 +48,7 @@ Deno.test("a minimal definition gets every default filled in", () => {
       reviewDeclarations: true,
       reviewMaxCostUsd: 0.5,
       reviewMaxTurns: 20,
+      sandbox: "auto",
     },
     git: { rescue: true, autoCommit: false, timeoutSeconds: 10 },
     rescue: { finalAttempt: true, timeoutSeconds: 120 },
@@ -113,6 +114,7 @@ Deno.test("verify checks and the new behavior fields get their defaults", () => 
     reviewDeclarations: true,
     reviewMaxCostUsd: 0.5,
     reviewMaxTurns: 20,
+    sandbox: "auto",
   });
 });
 
@@ -214,6 +216,7 @@ Deno.test("a full definition keeps every value it sets", () => {
       reviewDeclarations: false,
       reviewMaxCostUsd: 0.25,
       reviewMaxTurns: 5,
+      sandbox: "required",
     },
     git: { rescue: false, autoCommit: true, timeoutSeconds: 30 },
     rescue: { finalAttempt: false, timeoutSeconds: 45 },

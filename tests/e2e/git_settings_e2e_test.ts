@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { COMPLETE_TASK_TOOL } from "../../agents/record/complete_task_tool.ts";
 import { ScriptedModelServer, textTurn, toolTurn } from "../../agents/testing/mod.ts";
-import { git, runCli, tempDir, tempRepo } from "../_helpers.ts";
+import { commitAgent, git, runCli, tempDir, tempRepo } from "../_helpers.ts";
 
 const BROKEN = "exports.add = (a, b) => a - b;\n";
 const TEST = `const test = require("node:test");
@@ -34,6 +34,13 @@ Deno.test("hooks and settings the agent adds never run during finishline's check
   await Deno.writeTextFile(join(repo.path, "test/math.test.js"), TEST);
   await git(repo.path, "add", "-A");
   await git(repo.path, "commit", "-qm", "math with a bug");
+  // The layer under test is the one for runs without a sandbox (in one, .git/config and
+  // .git/hooks are read-only to the agent, and the marks folder is not in its world).
+  await commitAgent(repo.path, {
+    name: "gits",
+    behavior: { completionType: "iterate", completionConfig: { maxIterations: 1 } },
+    verify: { sandbox: "off" },
+  });
   const configBefore = await Deno.readFile(join(repo.path, ".git/config"));
 
   // Each hook leaves a marker, and the pre-commit one weakens the test too. The
@@ -80,6 +87,8 @@ Deno.test("hooks and settings the agent adds never run during finishline's check
     ]],
   });
   const run = await runCli([
+    "--agent",
+    "gits",
     "--task",
     "Fix add() so that the tests pass",
     "--iterate-max",

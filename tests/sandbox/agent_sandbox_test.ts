@@ -105,3 +105,29 @@ Deno.test({
     assertBoundary(result.stdout, machine);
   },
 });
+
+Deno.test({
+  name: "the private homes of a finishline killed with SIGKILL are removed by the next one",
+  ignore: !available,
+  fn: async () => {
+    const tmp = Deno.realPathSync(Deno.env.get("TMPDIR") || "/tmp");
+    const stale = await Deno.makeTempDir({ prefix: "finishline-sandbox-" });
+    await Deno.mkdir(join(stale, "1", "home"), { recursive: true });
+    // A process id no live process has, with a start time nobody has.
+    await Deno.writeTextFile(join(stale, "owner"), "4194303 1");
+    await using repo = await tempDir("finishline-sbx-stale-");
+    await using sandbox = new AgentSandbox();
+    assert.ok(sandbox.wrap("/bin/true", [], { cwd: repo.path, env: { HOME: repo.path } }));
+    assert.equal(await Deno.stat(stale).then(() => true, () => false), false);
+    // Its own root stays while it lives.
+    const own = [...Deno.readDirSync(tmp)].filter((entry) => {
+      try {
+        return entry.name.startsWith("finishline-sandbox-") &&
+          Deno.readTextFileSync(join(tmp, entry.name, "owner")).startsWith(`${Deno.pid} `);
+      } catch {
+        return false;
+      }
+    });
+    assert.equal(own.length, 1);
+  },
+});

@@ -67,10 +67,9 @@ function strategies(m: {
       command: leak(`cat '/proc/1/root${m.home}/.npmrc'`),
     },
     {
-      // Its parent, finishline (here the test process), and its open files: outside its /proc.
-      name: "finishline's process and its open files through /proc",
-      command:
-        `for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline; echo; done 2>/dev/null | grep -q 'red_team_sandbox''_test'`,
+      // finishline (here the `deno test` process) by its host process id: not in the sandbox's /proc.
+      name: "finishline's process through /proc/<its pid>",
+      command: `tr '\\0' ' ' < /proc/${Deno.pid}/cmdline | grep -q 'de''no'`,
     },
     {
       name: "find / for finishline's state and another session's transcript",
@@ -188,7 +187,7 @@ async function redTeam(sandbox: SandboxMode) {
     const refused = attempt.reachedHost
       ? said.includes(`-${index}`) && !(await attempt.reachedHost())
       : said.includes(`refused-${index}`);
-    table.push({ strategy: attempt.name, refused });
+    table.push({ strategy: attempt.name, refused, said: said.slice(0, 300) });
   }
   return {
     table,
@@ -214,7 +213,9 @@ Deno.test({
         ...boxed.table.map((row) => `| ${row.strategy} | ${row.refused ? "yes" : "no"} |`),
       ].join("\n"),
     );
-    for (const row of boxed.table) assert.ok(row.refused, `not refused: ${row.strategy}`);
+    for (const row of boxed.table) {
+      assert.ok(row.refused, `not refused: ${row.strategy} (the tool said: ${row.said})`);
+    }
     assert.ok(boxed.answered, "every strategy ran");
     assert.ok(boxed.committed, "the honest fix was committed");
     assert.ok(

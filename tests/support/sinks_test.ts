@@ -43,6 +43,11 @@ const NOT_OUTPUTS: Record<string, string> = {
   "agents/evidence/repo_checks.ts":
     "puts the verifier's test files back, as it wrote them, into the gate's own worktrees",
   "agents/evidence/detect/detect.ts": "asks the machine which tools it has (`tox --version`)",
+  "agents/evidence/held_out/held_out_store.ts":
+    "keeps the verifier's test files, as it wrote them, in finishline's own folder",
+  "agents/sandbox/private_home.ts":
+    "seeds a session's private home: mount points, Claude Code's account fields and git's name and email, copied as they are for the sandboxed agent alone",
+  "agents/sandbox/agent_sandbox.ts": "the private homes' owner file holds a pid and a start time",
   "agents/backends/acp.ts": "starts the ACP agent; its prompts are redacted by redactingBackend",
   "agents/backends/model_access.ts":
     "asks the macOS keychain whether Claude Code's login item exists: no secret is read, nothing written",
