@@ -25,7 +25,7 @@ import type {
   TestCounts,
   WorkerTestEvidence,
 } from "../record/iteration.ts";
-import { GitRepo } from "../git/repo.ts";
+import type { GitRepo } from "../git/repo.ts";
 import type { GitReader } from "../git/hardened.ts";
 import {
   binaryFinding,

@@ -49,6 +49,7 @@ export function stripControls(text: string): string {
  * colours and the default one): what finishline's own painter draws with.
  * Nothing here moves the cursor, hides text, or talks to the terminal.
  */
+// deno-lint-ignore no-control-regex
 const COLOUR = /\x1b\[(?:(?:0|1|2|22|3[0-79]|9[0-7])(?:;(?:0|1|2|22|3[0-79]|9[0-7]))*)?m/g;
 
 /**

@@ -186,7 +186,11 @@ export const PROJECTS: Project[] = [
 const all = Deno.env.get("FINISHLINE_REALWORLD") === "all";
 
 /** A repository of the project at its first commit, and the commit with the bug. */
-export async function checkout(project: Project) {
+export async function checkout(
+  project: Project,
+): Promise<
+  { dir: Awaited<ReturnType<typeof tempRepo>>; repo: GitRepo; base: string; bug: string }
+> {
   const dir = await tempRepo();
   if ("corpus" in project.files) {
     const prepared = await prepareRepo(CORPUS.find((repo) => repo.id === "cjson")!);

@@ -253,7 +253,7 @@ Deno.test("CI's cmake, ctest and bundle exec rake steps confirm the check, none 
   await using ruby = await repo({
     ...RUBY,
     ".github/workflows/ci.yml": workflow.replace(
-      /      - run: cmake[^]*$/,
+      / {6}- run: cmake[^]*$/,
       "      - run: bundle install\n      - run: bundle exec rake test\n",
     ),
   });
