@@ -60,6 +60,16 @@ const NOT_OUTPUTS: Record<string, string> = {
     "reads the log's head; writes finishline's own .gitignore lines",
   "agents/iterator/commands/init.ts": "writes the scaffold's fixed templates",
   "agents/iterator/fleet/child.ts": "starts the fleet's runs, each a CLI with its own sinks",
+  "agents/git/hardened.ts":
+    "runs git with its settings off; writes the fixed config, attributes and .git link of finishline's own repository",
+  "agents/evidence/copy/object_copy.ts":
+    "git fetch between the user's repository and finishline's private one (a method named fetch, no network)",
+  "agents/evidence/copy/dependency_copy.ts":
+    "copies dependency folders with cp into finishline's copies and puts back their files' own bytes",
+  "agents/evidence/run/canary.ts":
+    "writes finishline's own canary tests (fixed text, random names) into its clean copy",
+  "agents/evidence/judge/red_tests.ts":
+    "writes a test file with the original body of a red test spliced back, into finishline's copy",
   "agents/schemas/generate.ts": "development tool: writes the generated JSON schema",
   // Store tables: each write goes through the store's redactor (_database.ts).
   "agents/store/finish_records.ts": "a store table: values redacted with the store's redactor",
