@@ -23,7 +23,7 @@
 import type { TaskCompletionChecker } from "../checks/checker_contract.ts";
 import { GitChecker } from "../checks/git_checker.ts";
 import { RepoChecksChecker } from "../evidence/repo_checks.ts";
-import type { IterationSummary } from "../record/iteration.ts";
+import type { CheckEvidence, IterationSummary } from "../record/iteration.ts";
 import type { RunState } from "./state.ts";
 
 /** Checkers that gate a claim without being evidence of it. */
@@ -91,7 +91,7 @@ export function missingEvidence(
   if (configured.length > 0) return undefined;
   const checks = summary.checks;
   if (checks?.heldOut?.passed) return undefined;
-  if (checks?.checks.some((check) => check.now === "green")) return undefined;
+  if (checks?.checks.some(checkedTheWork)) return undefined;
   if (!sources.gate) {
     return sources.detect ? "no checks found" : 'no check is configured and "verify.detect" is off';
   }
@@ -100,6 +100,21 @@ export function missingEvidence(
     return `no check passed (${declared.join(", ")} declared out of scope)`;
   }
   return checks?.checks.length ? "no check passed" : "no check ran";
+}
+
+/**
+ * Whether a check's run on the claim is evidence: it passed, or its tests
+ * ran and passed but for the ones that were already failing at the baseline
+ * (a red check declared out of scope whose other tests, the new ones among
+ * them, passed).
+ */
+function checkedTheWork(check: CheckEvidence): boolean {
+  if (check.now === "green") return true;
+  const before = new Set(check.baselineFailing ?? []);
+  if (check.failing.length === 0 || !check.failing.every((test) => before.has(test))) return false;
+  const passed = check.counts?.passed ??
+    (check.testsRun === undefined ? 0 : check.testsRun - check.failing.length);
+  return passed > 0;
 }
 
 /**
