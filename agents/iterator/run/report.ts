@@ -156,8 +156,9 @@ export function renderReport(input: ReportInput): string {
   const lines = [
     `# ${inline(reportTitle(input), { limit: 200 })}`,
     "",
-    `${STATUS_MARK[result.status] ?? ""} **${result.status}**: ${inline(result.completionReason)}`
-      .trim(),
+    `${STATUS_MARK[result.status] ?? ""} **${result.status}**: ${
+      // An unverified reason starts with the status's own word: said once.
+      inline(result.completionReason.replace(/^unverified: /, ""))}`.trim(),
     ...unverifiedLines(result.unverified),
     ...unverifiedSection(input),
     ...evidenceSection(input),
