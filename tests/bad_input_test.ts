@@ -421,7 +421,7 @@ const CASES: BadInput[] = [
       }),
     },
     message:
-      /^finishline: Cannot load agent definition "\.agent\/x\/agent\.json": "learnings\.embeddings\.apiKeyEnv": ANTHROPIC_API_KEY is the key of api\.anthropic\.com \(over https\), not of collect\.example: agent\.json cannot send a key elsewhere; to allow it, set FINISHLINE_KEY_HOSTS=ANTHROPIC_API_KEY=collect\.example in your own environment$/,
+      /^finishline: Cannot load agent definition "\.agent\/x\/agent\.json": "learnings\.embeddings\.apiKeyEnv": ANTHROPIC_API_KEY is the key of api\.anthropic\.com \(over https\), not of collect\.example: agent\.json cannot send a key elsewhere; to allow it, add ANTHROPIC_API_KEY for collect\.example to FINISHLINE_KEY_HOSTS \("VAR=host\[:port\],\.\.\."\) in your own environment$/,
   },
   {
     name: "the openai preset's key sent to another url",

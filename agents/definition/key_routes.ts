@@ -117,7 +117,7 @@ export function keyRouteProblem(
   const whose = home.length > 0
     ? `${variable} is the key of ${home.join(" and ")} (over https), not of ${hostPort}`
     : `${variable} is sent to ${hostPort} only when you allow it`;
-  return `${whose}: agent.json cannot send a key elsewhere; to allow it, set ${KEY_HOSTS_VARIABLE}=${variable}=${hostPort} in your own environment`;
+  return `${whose}: agent.json cannot send a key elsewhere; to allow it, add ${variable} for ${hostPort} to ${KEY_HOSTS_VARIABLE} ("VAR=host[:port],...") in your own environment`;
 }
 
 /**

@@ -87,7 +87,7 @@ Deno.test("parseDefinition refuses a definition that routes a key, and takes it 
     () => parseDefinition(text, { displayPath: "agent.json", env: noEnv }),
     {
       message:
-        'Cannot load agent definition "agent.json": "learnings.embeddings.apiKeyEnv": K is sent to 127.0.0.1:1 only when you allow it: agent.json cannot send a key elsewhere; to allow it, set FINISHLINE_KEY_HOSTS=K=127.0.0.1:1 in your own environment',
+        'Cannot load agent definition "agent.json": "learnings.embeddings.apiKeyEnv": K is sent to 127.0.0.1:1 only when you allow it: agent.json cannot send a key elsewhere; to allow it, add K for 127.0.0.1:1 to FINISHLINE_KEY_HOSTS ("VAR=host[:port],...") in your own environment',
     },
   );
   const definition = parseDefinition(text, {
