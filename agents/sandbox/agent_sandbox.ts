@@ -63,6 +63,30 @@ function removeStaleRoots(): void {
   }
 }
 
+/**
+ * Claude Code's folder of a working directory's transcripts, relative to its
+ * config folder: the path with every character but letters and digits made `-`.
+ */
+function transcriptFolder(cwd: string): string {
+  return join("projects", cwd.replace(/[^a-zA-Z0-9]/g, "-"));
+}
+
+/** Copy the regular files of `from` into `to`, folders made as needed; links are not followed. */
+function copyFiles(from: string, to: string): void {
+  let entries: Deno.DirEntry[];
+  try {
+    entries = [...Deno.readDirSync(from)];
+  } catch {
+    return;
+  }
+  Deno.mkdirSync(to, { recursive: true, mode: 0o700 });
+  for (const entry of entries) {
+    if (entry.isSymlink) continue;
+    if (entry.isDirectory) copyFiles(join(from, entry.name), join(to, entry.name));
+    else if (entry.isFile) Deno.copyFileSync(join(from, entry.name), join(to, entry.name));
+  }
+}
+
 /** A command turned into its sandboxed form. */
 export interface WrappedCommand {
   command: string;
@@ -97,10 +121,13 @@ export function sandboxFor(mode: SandboxMode): SandboxAvailability | undefined {
 export class AgentSandbox implements AsyncDisposable {
   #root: string | undefined;
   #dirs = new Map<string, PrivateDirs>();
+  /** The user's Claude Code config folder of each working directory's sessions. */
+  #configs = new Map<string, string>();
   /** Prepared command lines by what they depend on: later sessions in a folder start at once. */
   #prepared = new Map<string, { args: string[]; env: Record<string, string> }>();
   #unload = () => {
     if (!this.#root) return;
+    this.#keepTranscripts();
     try {
       Deno.removeSync(this.#root, { recursive: true });
     } catch {
@@ -160,11 +187,21 @@ export class AgentSandbox implements AsyncDisposable {
     if (known) {
       return { command: "bwrap", args: [...known.args, "--", command, ...args], env: known.env };
     }
-    const { dirs } = this.#private(options.cwd);
+    const { dirs, fresh } = this.#private(options.cwd);
     const world = sessionWorld(options.cwd, { env: options.env, executable: command, dirs });
     world.readOnly.push(...(options.readOnly ?? []));
     world.writable.push(...(options.writable ?? []));
     seedPrivateHome(world, options.env);
+    if (fresh) {
+      // Its earlier transcripts of this folder, for a resumed session (`--resume`, `claude --resume`).
+      const home = options.env.HOME;
+      const config = options.env.CLAUDE_CONFIG_DIR ?? (home ? join(home, ".claude") : undefined);
+      if (config) {
+        this.#configs.set(options.cwd, config);
+        const folder = transcriptFolder(options.cwd);
+        copyFiles(join(config, folder), join(dirs.home, ".claude", folder));
+      }
+    }
     const prepared = { args: bubblewrapArgs(world), env: sandboxEnv(options.env, world) };
     this.#prepared.set(key, prepared);
     return {
@@ -183,9 +220,29 @@ export class AgentSandbox implements AsyncDisposable {
     const root = this.#root;
     this.#root = undefined;
     globalThis.removeEventListener("unload", this.#unload);
+    if (root) this.#keepTranscripts();
     this.#dirs.clear();
+    this.#configs.clear();
     this.#prepared.clear();
     if (root) await Deno.remove(root, { recursive: true }).catch(() => {});
+  }
+
+  /**
+   * The sessions' transcripts go where Claude Code keeps the user's, as an
+   * unsandboxed session's would: a run resumed later, or `claude --resume`,
+   * finds them. Only each folder's own transcript folder, regular files only.
+   */
+  #keepTranscripts(): void {
+    for (const [cwd, dirs] of this.#dirs) {
+      const config = this.#configs.get(cwd);
+      if (!config) continue;
+      const folder = transcriptFolder(cwd);
+      try {
+        copyFiles(join(dirs.home, ".claude", folder), join(config, folder));
+      } catch {
+        // a full disk or an unwritable config folder: the run's own record is kept apart
+      }
+    }
   }
 
   /** Same as {@linkcode AgentSandbox.close}. */
