@@ -519,6 +519,8 @@ function suite(backend: BackendUnderTest): void {
   function counted(harness: Harness, repo: string) {
     const { acp } = harness.backend as { acp: AcpCommand };
     const spawns = `${repo}/.git/agent-spawns`;
+    // The pids are the host's: in a sandbox `$$` would be one of its own pid namespace, so
+    // these runs count processes unsandboxed (the sandbox's processes have tests of their own).
     const wrapper = ["sh", "-c", 'echo $$ >> "$0"; exec "$@"', spawns, ...acp.command];
     const pids = async () =>
       (await Deno.readTextFile(spawns).catch(() => "")).trim().split("\n").filter(Boolean)
@@ -550,6 +552,7 @@ function suite(backend: BackendUnderTest): void {
           backend: wrapped,
         },
         probe: { enabled: false },
+        verify: { sandbox: "off" },
         // The finish's model steps would start the agent once more, after the loop's.
         finish: { maxCostUsd: 0 },
       });
@@ -599,6 +602,7 @@ function suite(backend: BackendUnderTest): void {
           backend: wrapped,
         },
         probe: { enabled: false },
+        verify: { sandbox: "off" },
         // The finish's model steps would start the agent once more, after the loop's.
         finish: { maxCostUsd: 0 },
       });
