@@ -44,6 +44,8 @@ export interface Harness extends AsyncDisposable {
   server?: ScriptedModelServer;
   /** The HOME of the runs, kept between them as on the user's machine. */
   home: string;
+  /** The user's own environment for the runs (a base URL: agent.json cannot set one). */
+  env?: Record<string, string>;
   /** Deletes the sessions the agent keeps, as a cleared history or another machine would. */
   forgetSessions(): Promise<void>;
 }
@@ -279,12 +281,15 @@ export const GEMINI: BackendUnderTest = {
     const server = await ScriptedGeminiServer.start({ scripts, roles });
     const home = await tempDir("gemini-home-");
     await writeGeminiHome(home.path);
+    const { GOOGLE_GEMINI_BASE_URL, ...agentEnv } = geminiEnv(server, home.path);
     return {
       requests: server.requests,
       home: home.path,
       // Gemini CLI keeps its chats under GEMINI_CLI_HOME/.gemini/tmp/<project>/.
       forgetSessions: () => removeAll([`${home.path}/.gemini/tmp`]),
-      backend: { acp: { command: GEMINI_ACP, env: geminiEnv(server, home.path) } },
+      // Where the agent connects is the user's own setting, never agent.json's.
+      env: { GOOGLE_GEMINI_BASE_URL },
+      backend: { acp: { command: GEMINI_ACP, env: agentEnv } },
       async [Symbol.asyncDispose]() {
         await server.close();
         await home[Symbol.asyncDispose]();

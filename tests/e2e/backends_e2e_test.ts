@@ -55,6 +55,7 @@ function run(
     server: harness.server,
     home: harness.home,
     ...options,
+    env: { ...harness.env, ...options.env },
   });
 }
 

@@ -171,7 +171,7 @@ for (const phase of PHASES) {
           assert.match(run.stderr, /the report could not be written \(/, run.stderr);
           assert.match(run.stderr, /no report was written; the log: /);
         } else {
-          assert.match(reported, /^# finishline run /);
+          assert.match(reported, /^# Write the steps$/m);
           assert.match(run.stderr, /details in the report: /);
         }
 
