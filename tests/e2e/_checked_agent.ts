@@ -24,3 +24,19 @@ export async function checkedDefaultAgent(repo: string, command: string): Promis
   definition.verify = { checks: [{ type: "command", name: "the work", command }] };
   await commitAgent(repo, definition as { name: string });
 }
+
+/**
+ * Commit `.agent/iterator/agent.json`: the built-in agent with its sessions
+ * unsandboxed, for runs whose agent calls the scripted `gh`: its GitHub is a
+ * folder of the host's, which the sandbox hides (the real gh reaches GitHub
+ * over the network).
+ *
+ * @param repo The repository.
+ */
+export async function unsandboxedDefaultAgent(repo: string): Promise<void> {
+  const builtin = new URL("../../.agent/iterator/agent.json", import.meta.url);
+  const definition = parse(await Deno.readTextFile(builtin)) as Record<string, unknown>;
+  delete definition.$schema;
+  definition.verify = { ...(definition.verify as object ?? {}), sandbox: "off" };
+  await commitAgent(repo, definition as { name: string });
+}

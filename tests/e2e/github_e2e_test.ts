@@ -12,7 +12,7 @@ import { SqliteStore } from "../../agents/store/mod.ts";
 import { pathExists } from "../../agents/support/resource.ts";
 import { runCli, tempRepo } from "../_helpers.ts";
 import { catalogueLine } from "./_fault_catalogue.ts";
-import { checkedDefaultAgent } from "./_checked_agent.ts";
+import { checkedDefaultAgent, unsandboxedDefaultAgent } from "./_checked_agent.ts";
 
 const REPO = "octo/demo";
 
@@ -29,6 +29,9 @@ async function agent(repo: string, name: string, github: Record<string, unknown>
       },
       // These runs test the agent closing the issue itself; runner closing has its own tests.
       github: { closeIssue: "agent", ...github },
+      // The agent's own `gh` is the scripted one, whose GitHub is a folder of the host's: the
+      // sandbox (rightly) hides it, where the real gh would reach GitHub over the network.
+      verify: { sandbox: "off" },
     }),
   );
 }
@@ -254,6 +257,7 @@ Deno.test("project run: phases follow the board and review actions, never free t
       [textTurn("This session must never start.")],
     ],
   });
+  await unsandboxedDefaultAgent(repo.path);
   const run = await runCli(["--project", "3", "--owner", "octo", "--json", "--iterate-max", "5"], {
     cwd: repo.path,
     server,
