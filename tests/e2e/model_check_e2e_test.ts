@@ -165,6 +165,8 @@ Deno.test("a server that goes away mid-run is named with its cause, and the fini
     },
     probe: { enabled: false },
     retry: { baseDelaySeconds: 0 },
+    // The agent's command marks the host's temp folder, which a sandbox's /tmp is not.
+    verify: { sandbox: "off" },
   });
   const mark = `${scratch.path}/working`;
   const server = await ScriptedModelServer.start({
