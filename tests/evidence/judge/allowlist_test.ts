@@ -109,7 +109,16 @@ Deno.test("the allowlist: what makes the runner load other code than the source 
     );
     const pyc = await Deno.readFile(join(scratch.path, "out.pyc"));
     await using run = await claim({ [`__pycache__/calc.${tag}.pyc`]: pyc });
-    refusedAsProtected(run, /\.pyc$/);
+    // Two layers: the checks' environment never reads the copy's bytecode (its own prefix), so
+    // the runner is not fooled; and the file is protected as not plain source all the same.
+    assert.equal(run.result.complete, false, run.result.feedback);
+    assert.equal(run.evidence?.checks[0].now, "red", "bytecode from the commit is not read");
+    assert.ok(
+      run.evidence?.testsChanged.some((entry) =>
+        /\.pyc$/.test(entry.path) && entry.why?.includes("not plain source")
+      ),
+      JSON.stringify(run.evidence?.testsChanged),
+    );
   });
 
   await t.step("a pytest plugin registered in *.dist-info/entry_points.txt", async () => {
