@@ -1,6 +1,6 @@
 /**
  * End to end: no evidence is not success. An issue run on a repository
- * where finishline finds no check (a CMake project) must not say that the
+ * where finishline finds no check (a C library built by a script of its own) must not say that the
  * checks passed, must not close the issue, and must say "unverified: no
  * checks found" in the complete_task answer, the final line, the report,
  * `--json`, the pull request body and the issue; exit 7. With a check the
@@ -22,13 +22,10 @@ const ISSUE = {
   labels: [],
 };
 
-/** A CMake project with a bug: no check finishline knows how to find. */
+/** A C library with a bug, built by a script of its own: no check finishline knows how to find. */
 async function cmakeProject(repo: string): Promise<void> {
   await Deno.mkdir(`${repo}/src`, { recursive: true });
-  await Deno.writeTextFile(
-    `${repo}/CMakeLists.txt`,
-    "cmake_minimum_required(VERSION 3.10)\nproject(adder C)\nadd_library(adder src/add.c)\n",
-  );
+  await Deno.writeTextFile(`${repo}/build.sh`, "#!/bin/sh\ncc -c src/add.c -o add.o\n");
   await Deno.writeTextFile(`${repo}/src/add.c`, "int add(int a, int b) { return a - b; }\n");
   await git(repo, "add", ".");
   await git(repo, "commit", "-qm", "feat: adder");
@@ -96,7 +93,7 @@ Deno.test("an issue run with no check found ends unverified (exit 7): nothing sa
   assert.match(run.stderr, /\[finishline\] Ended unverified: no checks found; /);
   assert.doesNotMatch(run.stderr, /Done: /);
   const report = await Deno.readTextFile(result.report);
-  assert.match(report, /❔ \*\*unverified\*\*: unverified: no checks found/);
+  assert.match(report, /❔ \*\*unverified\*\*: no checks found/);
   assert.match(report, /> \*\*unverified: no checks found\.\*\* Nothing checked this work/);
 
   // The issue is open, with a comment that says why; the pull request's body says unverified.
