@@ -9,7 +9,7 @@
  * @module
  */
 
-import type { Meaning } from "./_ci_commands.ts";
+import type { Meaning } from "./_ci_meaning.ts";
 import type { Scan } from "./_detect_scan.ts";
 
 /** A step of a build system whose check has these keys. */
