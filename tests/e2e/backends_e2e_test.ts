@@ -25,8 +25,8 @@ import { startTime } from "../../agents/support/process_tags.ts";
  */
 function sandboxFor(harness: Harness, verify: unknown): Record<string, unknown> {
   const command = (harness.backend as { acp?: { command: string[] } } | undefined)?.acp?.command;
-  const opencode = command?.some((word) => word.includes("opencode")) ?? false;
-  return opencode ? { verify: { ...(verify as object ?? {}), sandbox: "off" } } : {};
+  const unsandboxed = command?.some((word) => word.includes("opencode")) ?? false;
+  return unsandboxed ? { verify: { ...(verify as object ?? {}), sandbox: "off" } } : {};
 }
 
 async function writeAgent(
@@ -235,6 +235,7 @@ function suite(backend: BackendUnderTest): void {
         cwd: repo,
         server: harness.server,
         home: harness.home,
+        env: harness.env,
       });
     return { harness, interrupted, resume };
   }
