@@ -75,7 +75,6 @@ const TRIALS: Record<string, Trial> = {
       behavior: {
         completionType: "custom",
         completionConfig: { handlerPath: value, maxIterations: 1 },
-        requireCompleteTask: false,
       },
     }),
   },
