@@ -108,6 +108,13 @@ export function sandboxSpawner(
     child.on("error", () => {
       // reported by the SDK through the exit
     });
+    sandbox.track(
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) resolve(undefined);
+        else child.once("close", resolve);
+        child.once("error", resolve);
+      }),
+    );
     return {
       stdin: child.stdin,
       stdout: child.stdout,

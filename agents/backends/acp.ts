@@ -350,6 +350,7 @@ export class AcpBackend implements AgentBackend {
         stdout: "piped",
         stderr: "piped",
       }).spawn();
+      if (boxed) this.#sandbox.track(child.status);
     } catch (error) {
       if (
         !(error instanceof Deno.errors.NotFound || error instanceof Deno.errors.PermissionDenied)

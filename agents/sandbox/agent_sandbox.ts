@@ -125,6 +125,10 @@ export class AgentSandbox implements AsyncDisposable {
   #configs = new Map<string, string>();
   /** Prepared command lines by what they depend on: later sessions in a folder start at once. */
   #prepared = new Map<string, { args: string[]; env: Record<string, string> }>();
+  /** Processes started in it that have not exited: their folders stay until the last one is gone. */
+  #live = 0;
+  /** Closed while processes lived: the folders go when the last one exits. */
+  #closeWhenIdle = false;
   #unload = () => {
     if (!this.#root) return;
     this.#keepTranscripts();
@@ -134,6 +138,22 @@ export class AgentSandbox implements AsyncDisposable {
       // already gone
     }
   };
+
+  /**
+   * Keep the private folders while a process started in the sandbox lives: a
+   * close meanwhile (the backend released while the finish model's process,
+   * opened ahead, still answers) removes them when it exits, not under it.
+   *
+   * @param exited Settles when the process has exited.
+   */
+  track(exited: Promise<unknown>): void {
+    this.#live++;
+    const done = () => {
+      this.#live--;
+      if (this.#live === 0 && this.#closeWhenIdle) void this.close();
+    };
+    exited.then(done, done);
+  }
 
   /** The private folders of sessions in `cwd`, made (and the home seeded) the first time. */
   #private(cwd: string): { dirs: PrivateDirs; fresh: boolean } {
@@ -176,6 +196,8 @@ export class AgentSandbox implements AsyncDisposable {
     },
   ): WrappedCommand | undefined {
     if (!bubblewrapAvailability().available) return undefined;
+    // In use again: a close asked for earlier waits for this session too.
+    this.#closeWhenIdle = false;
     const key = JSON.stringify([
       options.cwd,
       command,
@@ -212,11 +234,17 @@ export class AgentSandbox implements AsyncDisposable {
   }
 
   /**
-   * Remove the private homes and /tmp folders.
+   * Remove the private homes and /tmp folders; while a tracked process still
+   * lives, they are removed when the last one exits.
    *
-   * @returns Resolves once they are gone.
+   * @returns Resolves once they are gone, or their removal is left to that exit.
    */
   async close(): Promise<void> {
+    if (this.#live > 0) {
+      this.#closeWhenIdle = true;
+      return;
+    }
+    this.#closeWhenIdle = false;
     const root = this.#root;
     this.#root = undefined;
     globalThis.removeEventListener("unload", this.#unload);

@@ -45,7 +45,7 @@ const ENCODE_CREDENTIALS = [
 ].join("; ");
 
 /** The worker's script: every source of agent-made text holds every kind. */
-function workerScript(secretsFile: string): ScriptedTurn[] {
+function workerScript(): ScriptedTurn[] {
   const report = (status: string) =>
     toolTurn(COMPLETE_TASK_TOOL, {
       status,
@@ -59,7 +59,7 @@ function workerScript(secretsFile: string): ScriptedTurn[] {
     });
   return [
     // The agent's words.
-    toolTurn("Bash", { command: `cat '${secretsFile}'` }, `I found these:\n${ALL}`),
+    toolTurn("Bash", { command: "cat secrets.txt" }, `I found these:\n${ALL}`),
     // Tool output, the runner's own environment included.
     toolTurn("Bash", {
       command: 'echo "$ANTHROPIC_API_KEY $GH_TOKEN $DATABASE_URL"',
@@ -134,6 +134,10 @@ async function runScenario(
   await git(repo.path, "remote", "add", "origin", remote.path);
   const secretsFile = `${outside.path}/secrets.txt`;
   await Deno.writeTextFile(secretsFile, `${ALL}\n`);
+  // The agent's copy is in its checkout: the sandbox shows it nothing else of the machine.
+  await Deno.writeTextFile(`${repo.path}/secrets.txt`, `${ALL}\n`);
+  await git(repo.path, "add", "secrets.txt");
+  await git(repo.path, "commit", "-qm", "the secrets the agent reads");
   await commitAgent(repo.path, {
     name: "sec",
     behavior: {
@@ -162,7 +166,7 @@ async function runScenario(
     }],
   });
   await using server = await ScriptedModelServer.start({
-    scripts: [workerScript(secretsFile)],
+    scripts: [workerScript()],
   });
   const run = await runCli(
     ["--agent", "sec", "--issue", String(ISSUE), "--worktree", "--create-pr", ...flags],
@@ -186,6 +190,12 @@ async function runScenario(
       .map((request) => JSON.stringify(request.body)).join("\n"),
     "agent prompts": finishlineTexts(server),
   };
+  // The sources held the secrets: the agent's tool output carried them back to its model.
+  const toolOutput = JSON.stringify(server.requests.filter((request) => !request.side));
+  assert.ok(
+    SECRET_KINDS.every((kind) => toolOutput.includes(JSON.stringify(kind.secret).slice(1, -1))),
+    "the agent read every secret",
+  );
   assert.ok(
     sinks["log"].length > 0 && sinks["store file"].length > 0 && sinks["report"].length > 0,
     `exit ${run.code}: ${run.stderr}`,

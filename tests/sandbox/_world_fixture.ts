@@ -8,7 +8,7 @@
  * @module
  */
 
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { git, type TempDir, tempDir, tempRepo } from "../_helpers.ts";
 
 /** The marker in every file a session must not read. */
@@ -103,7 +103,11 @@ export function answers(output: string): Record<string, string> {
   );
 }
 
-const base = (path: string) => path.split("/").at(-1)!;
+/** The name under /tmp by which a path there shows (its first folder: the test's own TMPDIR, say). */
+const underTmp = (path: string) => {
+  const real = Deno.realPathSync(path);
+  return real.startsWith("/tmp/") ? real.slice("/tmp/".length).split("/")[0] : "";
+};
 
 /** What the boundary must refuse, as shell commands that succeed only when it failed. */
 export function escapes(m: Machine): Array<[string, string]> {
@@ -127,7 +131,16 @@ export function escapes(m: Machine): Array<[string, string]> {
     // Its own checkout and home appear in /tmp when they are there on the host; nothing else does.
     [
       "list the host's /tmp",
-      `ls -A /tmp | grep -v -x -e '${base(m.repo)}' -e '${base(m.home)}' -e scratch | grep -q .`,
+      `ls -A /tmp | grep -v -x -e '${underTmp(m.repo)}' -e '${
+        underTmp(m.home)
+      }' -e scratch | grep -q .`,
+    ],
+    // The clean copy and build seed sit beside the checkout on the host; only the mounted ones show.
+    [
+      "list the checkout's parent folder",
+      `ls -A '${dirname(m.repo)}' | grep -v -x -e '${basename(m.repo)}' -e '${
+        basename(m.home)
+      }' | grep -q .`,
     ],
     ["write the repository's .git/config", `echo '[core]' >> '${m.repo}/.git/config'`],
     ["add a git hook", `echo 'echo hi' > '${m.repo}/.git/hooks/pre-commit'`],

@@ -5,7 +5,7 @@
  */
 
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { AgentSandbox } from "../../agents/sandbox/agent_sandbox.ts";
 import { bubblewrapArgs, bubblewrapAvailability } from "../../agents/sandbox/bubblewrap.ts";
 import { sandboxEnv, seedPrivateHome } from "../../agents/sandbox/private_home.ts";
@@ -64,10 +64,31 @@ Deno.test({
   },
 });
 
+/** Let others pass through TMPDIR's folders for the test's length (execute bit only), as /tmp itself lets them. */
+async function traversableTmp(): Promise<AsyncDisposable> {
+  const restore: Array<[string, number]> = [];
+  let path = Deno.realPathSync(Deno.env.get("TMPDIR") || "/tmp");
+  while (path !== "/") {
+    const mode = (await Deno.stat(path)).mode! & 0o7777;
+    if ((mode & 0o001) === 0) {
+      restore.push([path, mode]);
+      await Deno.chmod(path, mode | 0o001);
+    }
+    path = dirname(path);
+  }
+  return {
+    async [Symbol.asyncDispose]() {
+      for (const [at, mode] of restore) await Deno.chmod(at, mode);
+    },
+  };
+}
+
 Deno.test({
   name: "a sandboxed command reaches its checkout, private home and /tmp, nothing else (nobody)",
   ignore: !available || Deno.uid() !== 0,
   fn: async () => {
+    // The test's TMPDIR may be a root-only folder (CI's mktemp -d); nobody must be able to pass through it.
+    await using _traversable = await traversableTmp();
     await using machine = await makeMachine();
     await using root = await tempDir("finishline-sbx-private-");
     const dirs = { home: join(root.path, "home"), tmp: join(root.path, "tmp") };
@@ -129,5 +150,56 @@ Deno.test({
       }
     });
     assert.equal(own.length, 1);
+  },
+});
+
+Deno.test({
+  name: "a sandbox closed while a session lives keeps its /tmp until that session exits",
+  ignore: !available,
+  fn: async () => {
+    await using repo = await tempDir("finishline-sbx-live-");
+    const sandbox = new AgentSandbox();
+    const env = { HOME: repo.path, PATH: "/usr/bin:/bin" };
+    // The finish model's process, say: it writes to /tmp after the backend was released.
+    const wrapped = sandbox.wrap("/bin/sh", ["-c", "read go; mkdir /tmp/later && echo made"], {
+      cwd: repo.path,
+      env,
+    });
+    assert.ok(wrapped);
+    const child = new Deno.Command(wrapped.command, {
+      args: wrapped.args,
+      env: wrapped.env,
+      clearEnv: true,
+      cwd: repo.path,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    sandbox.track(child.status);
+    await sandbox.close();
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode("go\n"));
+    await writer.close();
+    const output = await child.output();
+    assert.equal(
+      new TextDecoder().decode(output.stdout).trim(),
+      "made",
+      new TextDecoder().decode(output.stderr),
+    );
+    // Once it exited, the folders are gone.
+    const tmp = Deno.realPathSync(Deno.env.get("TMPDIR") || "/tmp");
+    for (let i = 0; i < 250; i++) {
+      const left = [...Deno.readDirSync(tmp)].filter((entry) => {
+        try {
+          return entry.name.startsWith("finishline-sandbox-") &&
+            Deno.readTextFileSync(join(tmp, entry.name, "owner")).startsWith(`${Deno.pid} `);
+        } catch {
+          return false;
+        }
+      });
+      if (left.length === 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 40));
+    }
+    assert.fail("the sandbox's folders stayed after its last session exited");
   },
 });
