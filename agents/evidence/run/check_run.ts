@@ -62,7 +62,7 @@ const TAIL_LINES = 25;
  * Run one check and read its output for failing tests.
  *
  * @param check The check.
- * @param options Folder and timeout.
+ * @param options Folder, timeout, and variables over the check environment's.
  * @returns The run.
  * @example
  * ```ts
@@ -80,7 +80,14 @@ const TAIL_LINES = 25;
  */
 export async function runRepoCheck(
   check: RepoCheck,
-  options: { cwd: string; timeoutMs: number; signal?: AbortSignal; pycache?: string },
+  options: {
+    cwd: string;
+    timeoutMs: number;
+    signal?: AbortSignal;
+    pycache?: string;
+    /** More variables, over the check environment's (a coverage probe's). */
+    env?: Record<string, string>;
+  },
 ): Promise<CheckRun> {
   const started = performance.now();
   // A fresh home for each run: nothing one run writes there reaches the next.
@@ -89,7 +96,7 @@ export async function runRepoCheck(
     cwd: options.cwd,
     timeoutMs: options.timeoutMs,
     signal: options.signal,
-    env: environment.env,
+    env: { ...environment.env, ...options.env },
   }).finally(() => environment.dispose());
   const report = parseTestReport(result.combined, check.runner);
   // An exit code of 0 proves nothing when the runner's own summary counts

@@ -1,0 +1,349 @@
+/**
+ * Proof of the change: for the lines a claim changed in the repository's
+ * own source, which ones the tests run (the ecosystems' coverage tools, see
+ * {@linkcode openCoverageProbe}) and which small wrong versions of them the
+ * tests notice (finishline's mutator, see {@linkcode lineMutants}). Computed
+ * once, in the clean copy of the final claim, with the checks that passed
+ * there, and time-boxed: mutants are tried until their runs would pass a
+ * multiple of the suite's own time, and the rest are counted as untried.
+ *
+ * @module
+ */
+
+import * as path from "node:path";
+import type { GitReader } from "../../git/hardened.ts";
+import { type CheckRun, type RepoCheck, runRepoCheck } from "../run/check_run.ts";
+import { inertLine } from "./_coverage_formats.ts";
+import { changedLines } from "./changed_lines.ts";
+import { openCoverageProbe } from "./coverage_probe.ts";
+import { applyMutant, lineMutants, type Mutant, spreadByLine } from "./mutants.ts";
+
+/** The figures of one changed source file. */
+export interface FileProof {
+  /** Repository-relative path. */
+  path: string;
+  /** Changed lines that hold code (executable, by the coverage tool where one measured it). */
+  changed: number;
+  /** Of those, the lines the tests ran; undefined when no tool measured the file. */
+  run?: number;
+  /** Changed executable lines the tests never ran. */
+  neverRun: number[];
+  /** The runtime whose coverage measured it (`node`, `deno`, `python`, `go`), if any. */
+  measuredBy?: string;
+}
+
+/** A mutant the tests did not notice. */
+export interface SurvivingMutant {
+  path: string;
+  line: number;
+  /** What the mutant changed ("replacing `+` by `-`"). */
+  change: string;
+}
+
+/** The mutants' tally. */
+export interface MutantTally {
+  /** Mutants generated for the changed lines the tests run. */
+  generated: number;
+  /** Mutants run against the tests. */
+  tried: number;
+  /** Mutants some check failed on. */
+  killed: number;
+  /** Mutants every check passed with. */
+  survived: SurvivingMutant[];
+  /** Mutants that did not build (a compile error is not a test's verdict); not counted as tried. */
+  invalid: number;
+  /** Mutants the time box left untried. */
+  untried: number;
+}
+
+/** The proof of one change. */
+export interface ChangeProof {
+  /** The changed source files, with their figures. */
+  files: FileProof[];
+  /** Changed executable lines the tests ran, over those measured (0..1); undefined when none was measured. */
+  coverage?: number;
+  /** Killed over tried mutants (0..1); undefined when none was tried. */
+  mutationScore?: number;
+  /** The mutants' tally. */
+  mutants: MutantTally;
+  /** The runtimes that recorded coverage. */
+  measuredBy: string[];
+  /** How long the suite took once, in milliseconds (the time box's unit). */
+  suiteMs: number;
+  /** How long the proof took, in milliseconds. */
+  durationMs: number;
+}
+
+/** What {@linkcode proveChange} needs. */
+export interface ProveChangeOptions {
+  /** The clean copy of the claim's commit. */
+  root: string;
+  /** A reader of its objects (hardened git). */
+  git: GitReader;
+  /** The starting commit. */
+  base: string;
+  /** The claim's commit. */
+  head: string;
+  /** The checks to run (those that passed on the claim). */
+  checks: RepoCheck[];
+  /** Whether a changed path is the repository's own source (not a test, not configuration). */
+  isSource: (file: string) => boolean;
+  /** Each check's timeout. */
+  timeoutMs: number;
+  /** The mutants' time box, as a multiple of the suite's own time. @default 2 */
+  budgetFactor?: number;
+  /** The suite's own time (the claim's check run); by default the time of the coverage run. */
+  suiteMs?: number;
+  /** Stops the proof (what is done is reported). */
+  signal?: AbortSignal;
+}
+
+/** A Go mutant that did not compile: its tests never ran. */
+const BUILD_FAILED = /\[build failed\]|\[setup failed\]|^# \S+\n.*\.go:\d+:\d+: /m;
+
+async function runChecks(
+  checks: RepoCheck[],
+  options: { cwd: string; timeoutMs: number; env?: Record<string, string>; signal?: AbortSignal },
+  stopAtFailure: boolean,
+): Promise<CheckRun[]> {
+  const runs: CheckRun[] = [];
+  for (const check of checks) {
+    if (options.signal?.aborted) break;
+    const run = await runRepoCheck(check, options);
+    runs.push(run);
+    if (stopAtFailure && !run.green) break;
+  }
+  return runs;
+}
+
+/**
+ * Compute the proof of a claim's change in its clean copy.
+ *
+ * @param options The copy, the commits, the checks and the time box.
+ * @returns The figures, or undefined when the change touches no source file.
+ */
+export async function proveChange(options: ProveChangeOptions): Promise<ChangeProof | undefined> {
+  const started = performance.now();
+  const { root, checks, timeoutMs, signal } = options;
+  const changed = (await changedLines(options.git, options.base, options.head) ?? [])
+    .filter((file) => options.isSource(file.path));
+  if (changed.length === 0 || checks.length === 0) return undefined;
+  const sources = new Map<string, string>();
+  for (const file of changed) {
+    const text = await Deno.readTextFile(path.join(root, file.path)).catch(() => undefined);
+    if (text !== undefined) sources.set(path.join(root, file.path), text);
+  }
+  // One run of the suite with every runtime recording what ran.
+  const probe = await openCoverageProbe(root);
+  let suiteMs: number;
+  let measured: Awaited<ReturnType<typeof probe.collect>>;
+  try {
+    const suiteStarted = performance.now();
+    await runChecks(checks, { cwd: root, timeoutMs, env: probe.env, signal }, false);
+    suiteMs = options.suiteMs ?? Math.round(performance.now() - suiteStarted);
+    measured = await probe.collect(sources);
+  } finally {
+    await probe.dispose();
+  }
+  const files: FileProof[] = [];
+  const toMutate: Mutant[] = [];
+  for (const file of changed) {
+    const absolute = path.join(root, file.path);
+    const source = sources.get(absolute);
+    if (source === undefined) continue;
+    const lines = source.split("\n");
+    const code = file.lines.filter((line) => !inertLine(lines[line - 1] ?? ""));
+    const coverage = measured.coverage.get(absolute);
+    if (!coverage) {
+      files.push({ path: file.path, changed: code.length, neverRun: [] });
+      // Not measured: its code lines are mutated, whether the tests run them or not.
+      toMutate.push(...lineMutants(file.path, source, code));
+      continue;
+    }
+    const executable = code.filter((line) => coverage.executable.has(line));
+    const ran = executable.filter((line) => coverage.run.has(line));
+    files.push({
+      path: file.path,
+      changed: executable.length,
+      run: ran.length,
+      neverRun: executable.filter((line) => !coverage.run.has(line)),
+      measuredBy: measured.recorded.find((runtime) => runtimeOf(file.path) === runtime) ??
+        measured.recorded[0],
+    });
+    toMutate.push(...lineMutants(file.path, source, ran));
+  }
+  const mutants = await tryMutants(spreadByLine(toMutate), {
+    root,
+    checks,
+    timeoutMs: Math.min(timeoutMs, Math.max(30_000, suiteMs * 3)),
+    budgetMs: suiteMs * (options.budgetFactor ?? 2),
+    signal,
+  });
+  const measuredFiles = files.filter((file) => file.run !== undefined);
+  const executable = measuredFiles.reduce((sum, file) => sum + file.changed, 0);
+  const ran = measuredFiles.reduce((sum, file) => sum + (file.run ?? 0), 0);
+  return {
+    files,
+    ...(executable > 0 ? { coverage: ran / executable } : {}),
+    ...(mutants.tried > 0 ? { mutationScore: mutants.killed / mutants.tried } : {}),
+    mutants,
+    measuredBy: measured.recorded,
+    suiteMs,
+    durationMs: Math.round(performance.now() - started),
+  };
+}
+
+/** The runtime that measures a file, by its extension. */
+function runtimeOf(file: string): string | undefined {
+  if (/\.py$/.test(file)) return "python";
+  if (/\.go$/.test(file)) return "go";
+  if (/\.[cm]?[jt]sx?$/.test(file)) return "node";
+  return undefined;
+}
+
+async function tryMutants(
+  mutants: Mutant[],
+  options: {
+    root: string;
+    checks: RepoCheck[];
+    timeoutMs: number;
+    budgetMs: number;
+    signal?: AbortSignal;
+  },
+): Promise<MutantTally> {
+  const tally: MutantTally = {
+    generated: mutants.length,
+    tried: 0,
+    killed: 0,
+    survived: [],
+    invalid: 0,
+    untried: 0,
+  };
+  const started = performance.now();
+  let longest = 0;
+  for (let index = 0; index < mutants.length; index++) {
+    const elapsed = performance.now() - started;
+    // The next mutant must fit in the box (at the pace of the slowest so far); the first always runs.
+    if (options.signal?.aborted || (index > 0 && elapsed + longest > options.budgetMs)) {
+      tally.untried = mutants.length - index;
+      break;
+    }
+    const mutant = mutants[index];
+    const file = path.join(options.root, mutant.path);
+    const original = await Deno.readTextFile(file);
+    const runStarted = performance.now();
+    let runs: CheckRun[];
+    try {
+      await Deno.writeTextFile(file, applyMutant(original, mutant));
+      runs = await runChecks(options.checks, {
+        cwd: options.root,
+        timeoutMs: options.timeoutMs,
+        signal: options.signal,
+      }, true);
+    } finally {
+      await Deno.writeTextFile(file, original);
+    }
+    longest = Math.max(longest, performance.now() - runStarted);
+    if (options.signal?.aborted) {
+      tally.untried = mutants.length - index;
+      break;
+    }
+    const failed = runs.find((run) => !run.green);
+    if (failed && BUILD_FAILED.test(failed.tail)) {
+      tally.invalid++;
+      continue;
+    }
+    tally.tried++;
+    if (failed) tally.killed++;
+    else tally.survived.push({ path: mutant.path, line: mutant.line, change: mutant.description });
+  }
+  return tally;
+}
+
+/**
+ * The proof as lines of feedback: changed lines no test runs, and the
+ * mutants every test passed with.
+ *
+ * @param proof The proof.
+ * @param most Most lines of each kind. @default 10
+ * @returns The lines (none when the tests ran every changed line and noticed every mutant).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { proofFindings } from "./change_proof.ts";
+ *
+ * const lines = proofFindings({
+ *   files: [{ path: "calc.js", changed: 3, run: 2, neverRun: [14], measuredBy: "node" }],
+ *   coverage: 2 / 3,
+ *   mutationScore: 0.5,
+ *   mutants: {
+ *     generated: 2, tried: 2, killed: 1, invalid: 0, untried: 0,
+ *     survived: [{ path: "calc.js", line: 12, change: "replacing `+` by `-`" }],
+ *   },
+ *   measuredBy: ["node"], suiteMs: 100, durationMs: 400,
+ * });
+ * assert.deepEqual(lines, [
+ *   "line 14 of calc.js: no test runs it",
+ *   "line 12 of calc.js: replacing `+` by `-` leaves every test passing",
+ * ]);
+ * ```
+ */
+export function proofFindings(proof: ChangeProof, most = 10): string[] {
+  const unrun = proof.files.flatMap((file) =>
+    file.neverRun.map((line) => `line ${line} of ${file.path}: no test runs it`)
+  );
+  const survivors = proof.mutants.survived.map((mutant) =>
+    `line ${mutant.line} of ${mutant.path}: ${mutant.change} leaves every test passing`
+  );
+  const clip = (lines: string[]) =>
+    lines.length > most ? [...lines.slice(0, most), `… and ${lines.length - most} more`] : lines;
+  return [...clip(unrun), ...clip(survivors)];
+}
+
+/**
+ * The proof's figures in one line, for the report and the final line.
+ *
+ * @param proof The proof.
+ * @returns Such as `changed lines run by the tests: 5 of 6 (83%); mutants killed: 4 of 5 (80%), 2 untried`.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { proofSummary } from "./change_proof.ts";
+ *
+ * assert.equal(
+ *   proofSummary({
+ *     files: [{ path: "a.py", changed: 6, run: 5, neverRun: [3], measuredBy: "python" }],
+ *     coverage: 5 / 6, mutationScore: 0.8,
+ *     mutants: { generated: 7, tried: 5, killed: 4, survived: [], invalid: 0, untried: 2 },
+ *     measuredBy: ["python"], suiteMs: 10, durationMs: 50,
+ *   }),
+ *   "changed lines run by the tests: 5 of 6 (83%); mutants killed: 4 of 5 (80%), 2 untried",
+ * );
+ * ```
+ */
+export function proofSummary(proof: ChangeProof): string {
+  const measured = proof.files.filter((file) => file.run !== undefined);
+  const changed = measured.reduce((sum, file) => sum + file.changed, 0);
+  const run = measured.reduce((sum, file) => sum + (file.run ?? 0), 0);
+  const percent = (value: number) => `${Math.round(value * 100)}%`;
+  const parts = [
+    measured.length === 0
+      ? "changed lines: not measured (no coverage tool recorded the changed files)"
+      : `changed lines run by the tests: ${run} of ${changed}${
+        changed > 0 ? ` (${percent(run / changed)})` : ""
+      }`,
+  ];
+  const { tried, killed, untried } = proof.mutants;
+  parts.push(
+    tried === 0
+      ? `mutants: none tried${untried > 0 ? `, ${untried} untried` : ""}`
+      : `mutants killed: ${killed} of ${tried} (${percent(killed / tried)})${
+        untried > 0 ? `, ${untried} untried` : ""
+      }`,
+  );
+  const unmeasured = proof.files.filter((file) => file.run === undefined).map((file) => file.path);
+  if (measured.length > 0 && unmeasured.length > 0) {
+    parts.push(`not measured: ${unmeasured.join(", ")}`);
+  }
+  return parts.join("; ");
+}
