@@ -234,8 +234,22 @@ export interface VerifyConfig {
   reviewMaxCostUsd: number;
   /** Turn cap of one reviewer session. @default 20 */
   reviewMaxTurns: number;
+  /** Changed-line coverage and mutants of the changed lines, at the claim that completes. */
+  changedLines: ChangedLinesConfig;
   /** Run agent sessions in an OS sandbox: when one can be had, always, or never. @default "auto" */
   sandbox: SandboxMode;
+}
+
+/** `verify.changedLines`: proof of the change, measured and optionally gated. */
+export interface ChangedLinesConfig {
+  /** Measure the figures at the claim that completes. @default true */
+  measure: boolean;
+  /** The share of changed executable lines the tests must run (0..1); unset: reported only. */
+  coverage?: number;
+  /** The share of tried mutants the tests must kill (0..1); unset: reported only. */
+  mutants?: number;
+  /** The mutants' time box, as a multiple of the suite's own time. @default 2 */
+  budget: number;
 }
 
 /**

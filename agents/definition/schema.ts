@@ -124,6 +124,22 @@ const verifySchema = strictObject({
     "Cost cap of one reviewer session in USD.",
   ),
   reviewMaxTurns: positiveInt().default(20).describe("Turn cap of one reviewer session."),
+  changedLines: strictObject({
+    measure: z.boolean().default(true).describe(
+      "At the claim that completes, measure which changed lines of the repository's own source the tests run (each runtime's coverage tool) and which mutants of them they kill (finishline's mutator), in the clean copy; the figures go to the report, the pull request, `--json` and the worker.",
+    ),
+    coverage: z.number().min(0).max(1).optional().describe(
+      "A floor that gates completion: the share of changed executable lines the tests must run (0..1). Unset: the figure is reported, not gated.",
+    ),
+    mutants: z.number().min(0).max(1).optional().describe(
+      "A floor that gates completion: the share of tried mutants of the changed lines the tests must kill (0..1). Unset: the figure is reported, not gated.",
+    ),
+    budget: positiveNumber().default(2).describe(
+      "The mutants' time box, as a multiple of the suite's own time at that claim; mutants past it are counted as untried.",
+    ),
+  }).prefault({}).describe(
+    "Proof of the change: changed-line coverage and mutants of the changed lines.",
+  ),
   sandbox: z.enum(["auto", "required", "off"]).default("auto").describe(
     "Run every agent session (worker, verifier, reviewer) in an OS sandbox (bubblewrap) whose world is its own checkout, a private home and a private /tmp: finishline's state, the other sessions' folders, the clean copies and the user's dotfiles and global git config are not there. `auto`: when one can be had (else one line at the start and in the report), `required`: refuse to run without one (exit 2), `off`: never.",
   ),

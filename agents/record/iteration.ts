@@ -167,6 +167,8 @@ export interface ChecksEvidence {
     /** A reviewer accepted the dispute: the failing held-out test does not count. */
     overruled?: boolean;
   };
+  /** Which changed lines the tests run and which of their mutants the tests kill (at the claim that completes). */
+  changeProof?: ChangeProof;
   /** Added conditions that compare against values found together on one test line. */
   specialCases?: Array<{ file: string; line: number; text: string; test: string }>;
   /** The worker's own fail-to-pass test, when the run needs one (`verify.reproduce`). */
@@ -192,6 +194,68 @@ export interface ChecksEvidence {
     why?: string;
     durationMs?: number;
   }>;
+}
+
+/** The figures of one changed source file (see {@linkcode ChangeProof}). */
+export interface FileProof {
+  /** Repository-relative path. */
+  path: string;
+  /** Changed lines that hold code (executable, by the coverage tool where one measured it). */
+  changed: number;
+  /** Of those, the lines the tests ran; absent when no tool measured the file. */
+  run?: number;
+  /** Changed executable lines the tests never ran. */
+  neverRun: number[];
+  /** The runtime whose coverage measured it (`node`, `deno`, `python`, `go`), if any. */
+  measuredBy?: string;
+}
+
+/** A mutant of a changed line that every check passed with. */
+export interface SurvivingMutant {
+  /** Repository-relative path. */
+  path: string;
+  /** Line number, from 1. */
+  line: number;
+  /** What the mutant changed ("replacing `+` by `-`"). */
+  change: string;
+}
+
+/** The mutants' tally. */
+export interface MutantTally {
+  /** Mutants generated for the changed lines the tests run (all code lines of an unmeasured file). */
+  generated: number;
+  /** Mutants run against the tests. */
+  tried: number;
+  /** Mutants some check failed on. */
+  killed: number;
+  /** Mutants every check passed with. */
+  survived: SurvivingMutant[];
+  /** Mutants that did not build (a compile error is not a test's verdict); not counted as tried. */
+  invalid: number;
+  /** Mutants the time box left untried. */
+  untried: number;
+}
+
+/**
+ * Proof of the change: for the lines the claim changed in the repository's
+ * own source, which ones the tests run and which wrong versions of them the
+ * tests notice. Computed once, at the claim that completes.
+ */
+export interface ChangeProof {
+  /** The changed source files, with their figures. */
+  files: FileProof[];
+  /** Changed executable lines the tests ran over those measured (0..1); absent when none was measured. */
+  coverage?: number;
+  /** Killed over tried mutants (0..1); absent when none was tried. */
+  mutationScore?: number;
+  /** The mutants' tally. */
+  mutants: MutantTally;
+  /** The runtimes that recorded coverage. */
+  measuredBy: string[];
+  /** How long the suite took once, in milliseconds (the time box's unit). */
+  suiteMs: number;
+  /** How long the proof took, in milliseconds. */
+  durationMs: number;
 }
 
 /** The worker's own test of a bug fix: new or changed tests that fail on the starting commit and pass at the end. */

@@ -48,6 +48,7 @@ Deno.test("a minimal definition gets every default filled in", () => {
       reviewDeclarations: true,
       reviewMaxCostUsd: 0.5,
       reviewMaxTurns: 20,
+      changedLines: { measure: true, budget: 2 },
       sandbox: "auto",
     },
     git: { rescue: true, autoCommit: false, timeoutSeconds: 10 },
@@ -114,6 +115,7 @@ Deno.test("verify checks and the new behavior fields get their defaults", () => 
     reviewDeclarations: true,
     reviewMaxCostUsd: 0.5,
     reviewMaxTurns: 20,
+    changedLines: { measure: true, budget: 2 },
     sandbox: "auto",
   });
 });
@@ -216,6 +218,7 @@ Deno.test("a full definition keeps every value it sets", () => {
       reviewDeclarations: false,
       reviewMaxCostUsd: 0.25,
       reviewMaxTurns: 5,
+      changedLines: { measure: false, coverage: 0.8, mutants: 0.6, budget: 3 },
       sandbox: "required",
     },
     git: { rescue: false, autoCommit: true, timeoutSeconds: 30 },

@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { CheckEvidence, IterationSummary } from "../../record/iteration.ts";
+import type { ChangeProof, CheckEvidence, IterationSummary } from "../../record/iteration.ts";
 import type { RunSegment, StoredIteration, StoredRun } from "../../store/mod.ts";
 
 /** One repository check at both ends of a run. */
@@ -31,6 +31,29 @@ export interface EvidenceRecord {
   checks: CheckRecord[];
   /** The verifier's held-out tests, when they ran. */
   heldOut?: { tests: string[]; passed: boolean };
+  /** Proof of the change, when it was measured (at the claim that completes). */
+  changeProof?: ChangeProofRecord;
+}
+
+/** Proof of the change, as `--json` prints it. */
+export interface ChangeProofRecord {
+  /** Changed executable lines the tests ran, over those measured (0..1); null when none was measured. */
+  coverage: number | null;
+  /** Killed over tried mutants (0..1); null when none was tried. */
+  mutationScore: number | null;
+  /** Each changed source file: changed executable lines, lines run (null: not measured), lines never run. */
+  files: Array<{ path: string; changedLines: number; linesRun: number | null; neverRun: number[] }>;
+  /** Mutants tried, killed, left untried by the time box, and those that survived. */
+  mutants: {
+    tried: number;
+    killed: number;
+    untried: number;
+    survived: Array<{ path: string; line: number; change: string }>;
+  };
+  /** The runtimes whose coverage measured the files. */
+  measuredBy: string[];
+  /** How long the proof took, in milliseconds. */
+  durationMs: number;
 }
 
 /** A run, as `runs --json` and `runs show --json` print it. */
@@ -150,6 +173,28 @@ export function evidenceRecord(summaries: IterationSummary[]): EvidenceRecord {
     ...(last.heldOut
       ? { heldOut: { tests: last.heldOut.tests, passed: last.heldOut.passed } }
       : {}),
+    ...(last.changeProof ? { changeProof: changeProofRecord(last.changeProof) } : {}),
+  };
+}
+
+function changeProofRecord(proof: ChangeProof): ChangeProofRecord {
+  return {
+    coverage: proof.coverage ?? null,
+    mutationScore: proof.mutationScore ?? null,
+    files: proof.files.map((file) => ({
+      path: file.path,
+      changedLines: file.changed,
+      linesRun: file.run ?? null,
+      neverRun: file.neverRun,
+    })),
+    mutants: {
+      tried: proof.mutants.tried,
+      killed: proof.mutants.killed,
+      untried: proof.mutants.untried,
+      survived: proof.mutants.survived,
+    },
+    measuredBy: proof.measuredBy,
+    durationMs: proof.durationMs,
   };
 }
 

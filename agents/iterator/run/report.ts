@@ -17,6 +17,7 @@
 import { basename, dirname, relative } from "node:path";
 import type { CheckRun } from "../../evidence/run/check_run.ts";
 import { describeDeclaration } from "../../evidence/judge/declarations.ts";
+import { proofFindings, proofSummary } from "../../evidence/proof/proof_text.ts";
 import type {
   CheckEvidence,
   IterationSummary,
@@ -702,8 +703,22 @@ export function evidenceMarkdown(
     lines.push("", `**Declarations, reviewed independently** (${REVIEWER_SAW}):`);
     lines.push(...evidence.declarations.map(declarationLine));
   }
-  lines.push(...cleanCopyLines(evidence), ...canaryLines(evidence));
+  lines.push(...cleanCopyLines(evidence), ...canaryLines(evidence), ...proofLines(evidence));
   return lines;
+}
+
+/** Proof of the change: its figures, the changed lines no test runs and the surviving mutants. */
+function proofLines(evidence: NonNullable<IterationSummary["checks"]>): string[] {
+  const proof = evidence.changeProof;
+  if (!proof) return [];
+  const findings = proofFindings(proof);
+  return [
+    "",
+    `**Proof of the change** (finishline's measure of the final claim, in ${
+      seconds(proof.durationMs)
+    }): ${inline(proofSummary(proof))}`,
+    ...findings.map((line) => `- ${inline(line)}`),
+  ];
 }
 
 /** finishline's canary per runner: whether the runner failed what must fail. */

@@ -9,7 +9,8 @@
 
 import assert from "node:assert/strict";
 import { GitRepo } from "../../../agents/git/repo.ts";
-import { proofFindings, proveChange } from "../../../agents/evidence/proof/change_proof.ts";
+import { proveChange } from "../../../agents/evidence/proof/change_proof.ts";
+import { proofFindings } from "../../../agents/evidence/proof/proof_text.ts";
 import type { RepoCheck } from "../../../agents/evidence/run/check_run.ts";
 import { git, tempRepo } from "../../_helpers.ts";
 
