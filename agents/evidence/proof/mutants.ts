@@ -150,6 +150,8 @@ interface Rule {
   pattern: RegExp;
   to: (match: string) => string | undefined;
   languages?: MutantLanguage[];
+  /** The match is a whole statement, strings and all: removed, it leaves an empty statement. */
+  statement?: boolean;
 }
 
 const flip = (pairs: Record<string, string>) => (match: string) => pairs[match.trim()];
@@ -198,6 +200,11 @@ const RULES: Rule[] = [
   // A negation removed.
   { pattern: /!(?=[\w(])/g, to: () => "", languages: ["js", "go", "c"] },
   { pattern: /\bnot /g, to: () => "", languages: ["python"] },
+  // A hexadecimal constant moved by one.
+  {
+    pattern: /(?<![\w.])0[xX][0-9a-fA-F]+(?![\w.])/g,
+    to: (match) => `0x${(BigInt(match) + 1n).toString(16)}`,
+  },
   // A constant moved by one.
   {
     pattern: /(?<![\w.])\d+(?![\w.])/g,
@@ -210,6 +217,13 @@ const RULES: Rule[] = [
     languages: ["js"],
   },
   { pattern: /\breturn (?!None\b)[^#]*[^#\s]/g, to: () => "return None", languages: ["python"] },
+  // A statement removed: an assignment to what exists already, or a call, alone on its line.
+  {
+    pattern:
+      /^\s*(?!(?:const|let|var|return|throw|yield|await|if|for|while|else|case|import|export|def|class|func|go|defer|package|type)\b)[\w$.[\]"'()]+\s*(?:[-+*/%|&]?=(?!=)|\()[^{}:]*?;?\s*$/g,
+    to: () => "",
+    statement: true,
+  },
 ];
 
 const DESCRIBE = (from: string, to: string) =>
@@ -255,11 +269,27 @@ export function lineMutants(path: string, source: string, lines: number[], perLi
       if (rule.languages && !rule.languages.includes(language)) continue;
       for (const match of text.matchAll(rule.pattern)) {
         const column = match.index!;
+        const first = match[0].search(/\S/);
+        if (mask[start + column + first] !== 1) continue;
+        if (rule.statement) {
+          // Its indentation kept, an empty statement in its place (`pass` in Python).
+          const from = match[0].slice(first).trimEnd();
+          const to = language === "python" ? "pass" : ";";
+          found.push({
+            path,
+            line,
+            column: column + first,
+            from,
+            to,
+            description: `removing \`${from}\``,
+          });
+          break;
+        }
         // Every character of the match must be code.
         const inCode = [...match[0]].every((_, k) =>
           mask[start + column + k] === 1 || match[0][k] === " "
         );
-        if (!inCode || mask[start + column + match[0].search(/\S/)] !== 1) continue;
+        if (!inCode) continue;
         const to = rule.to(match[0]);
         if (to === undefined || to === match[0]) continue;
         found.push({ path, line, column, from: match[0], to, description: DESCRIBE(match[0], to) });
@@ -286,6 +316,10 @@ export function lineMutants(path: string, source: string, lines: number[], perLi
  * const source = "x = 1\nif a > b:\n    y = 2\n";
  * const [mutant] = lineMutants("m.py", source, [2]);
  * assert.equal(applyMutant(source, mutant), "x = 1\nif a >= b:\n    y = 2\n");
+ * const js = 'const h = [0xc1059ed8];\nresult._ = result._.concat(argv.slice(i));\nlog("a + b");\n';
+ * const lines = lineMutants("h.js", js, [1, 2, 3])
+ *   .map((mutant) => applyMutant(js, mutant).split("\n")[mutant.line - 1]);
+ * assert.deepEqual(lines, ["const h = [0xc1059ed9];", ";", ";"]);
  * ```
  */
 export function applyMutant(source: string, mutant: Mutant): string {
