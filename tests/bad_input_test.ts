@@ -160,7 +160,7 @@ const CASES: BadInput[] = [
     args: ["--agent", "x"],
     files: { ".agent/x/agent.json": agent({ behavior: { completionType: "vibes" } }) },
     message:
-      /"behavior\.completionType": expected one of "issue", "project", "iterate", "manual", "custom"/,
+      /"behavior\.completionType": expected one of "issue", "project", "iterate", "manual", "custom", "task"/,
   },
   {
     name: "iterate without maxIterations",

@@ -28,7 +28,7 @@ export type CompletionType =
  * import { COMPLETION_TYPES } from "./mod.ts";
  *
  * assert.ok(COMPLETION_TYPES.includes("manual"));
- * assert.equal(COMPLETION_TYPES.length, 5);
+ * assert.equal(COMPLETION_TYPES.length, 6);
  * ```
  */
 export const COMPLETION_TYPES: readonly CompletionType[] = [
@@ -37,6 +37,7 @@ export const COMPLETION_TYPES: readonly CompletionType[] = [
   "iterate",
   "manual",
   "custom",
+  "task",
 ];
 
 /**

@@ -183,7 +183,7 @@ Deno.test("factory refuses handlers it cannot build", async (t) => {
       await usageErrorOf(() =>
         createCompletionHandler(withType("iterat"), {}, { agentDir: NOWHERE })
       ),
-      'Unknown completion type "iterat" in "behavior.completionType": expected one of "issue", "project", "iterate", "manual", "custom"',
+      'Unknown completion type "iterat" in "behavior.completionType": expected one of "issue", "project", "iterate", "manual", "custom", "task"',
     );
   });
 
@@ -193,7 +193,7 @@ Deno.test("factory refuses handlers it cannot build", async (t) => {
       const message = await usageErrorOf(() =>
         createCompletionHandler(withType("review"), {}, { agentDir: NOWHERE })
       );
-      assert.match(message, /"manual", "custom", "review-bot"$/);
+      assert.match(message, /"manual", "custom", "task", "review-bot"$/);
     } finally {
       unregisterCompletionHandler("review-bot");
     }
@@ -338,7 +338,7 @@ Deno.test("iterationCap is the definition's maxIterations, else the default", ()
 });
 
 Deno.test("completion handler registry", async (t) => {
-  for (const type of ["issue", "project", "iterate", "manual", "custom"]) {
+  for (const type of ["issue", "project", "iterate", "manual", "custom", "task"]) {
     await t.step(`refuses the built-in name "${type}"`, () => {
       assert.throws(
         () => registerCompletionHandler(type, () => countingHandler(1)),

@@ -254,7 +254,7 @@ Deno.test("listAgents lists local and built-in agents, broken ones with their er
           completionType: "",
           path: path.join(".agent", "broken", "agent.json"),
           error:
-            `Cannot load agent definition ".agent/broken/agent.json": "behavior.completionType": expected one of "issue", "project", "iterate", "manual", "custom"`,
+            `Cannot load agent definition ".agent/broken/agent.json": "behavior.completionType": expected one of "issue", "project", "iterate", "manual", "custom", "task"`,
         },
         {
           name: "iterator",

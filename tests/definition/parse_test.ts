@@ -82,14 +82,14 @@ Deno.test("invalid definitions are rejected at the field that is wrong", async (
   await t.step("unknown completionType", () => {
     assertRejects(
       withBehavior({ completionType: "done" }),
-      `${PREFIX}"behavior.completionType": expected one of "issue", "project", "iterate", "manual", "custom"`,
+      `${PREFIX}"behavior.completionType": expected one of "issue", "project", "iterate", "manual", "custom", "task"`,
     );
   });
 
   await t.step("a completionType that is not a string", () => {
     assertRejects(
       withBehavior({ completionType: 5 }),
-      `${PREFIX}"behavior.completionType": expected one of "issue", "project", "iterate", "manual", "custom"`,
+      `${PREFIX}"behavior.completionType": expected one of "issue", "project", "iterate", "manual", "custom", "task"`,
     );
   });
 
@@ -100,7 +100,7 @@ Deno.test("invalid definitions are rejected at the field that is wrong", async (
     try {
       assertRejects(
         withBehavior({ completionType: "done" }),
-        `${PREFIX}"behavior.completionType": expected one of "issue", "project", "iterate", "manual", "custom", "review-bot"`,
+        `${PREFIX}"behavior.completionType": expected one of "issue", "project", "iterate", "manual", "custom", "task", "review-bot"`,
       );
     } finally {
       unregisterCompletionHandler("review-bot");
@@ -280,7 +280,7 @@ Deno.test("invalid definitions are rejected at the field that is wrong", async (
     );
     assertRejects(
       withBehavior({}, { verify: { mod: "all" } }),
-      `${PREFIX}"verify.mod": unknown key, expected one of "mode", "checks", "detect", "baseline", "protect", "checkTimeoutSeconds", "prChecks", "prChecksTimeoutSeconds", "reproduce", "reproduceBackend", "reproduceModel", "reproduceMaxCostUsd", "reproduceMaxTurns", "bugLabels", "reviewDeclarations", "reviewMaxCostUsd", "reviewMaxTurns", "sandbox"`,
+      `${PREFIX}"verify.mod": unknown key, expected one of "mode", "checks", "detect", "baseline", "protect", "checkTimeoutSeconds", "prChecks", "prChecksTimeoutSeconds", "reproduce", "reproduceBackend", "reproduceModel", "reproduceMaxCostUsd", "reproduceMaxTurns", "bugLabels", "reviewDeclarations", "reviewMaxCostUsd", "reviewMaxTurns", "changedLines", "sandbox"`,
     );
   });
 
@@ -426,7 +426,7 @@ Deno.test("a completion type registered in code is a valid completionType", asyn
   await t.step("and no longer once it is unregistered", () => {
     assertRejects(
       text,
-      `${PREFIX}"behavior.completionType": expected one of "issue", "project", "iterate", "manual", "custom"`,
+      `${PREFIX}"behavior.completionType": expected one of "issue", "project", "iterate", "manual", "custom", "task"`,
     );
   });
 });

@@ -283,7 +283,7 @@ Deno.test("the generated JSON Schema describes the file as written", () => {
   );
   // Editors offer the built-in types and accept names registered in code.
   assert.deepEqual(schema.properties.behavior.properties.completionType.anyOf, [
-    { enum: ["issue", "project", "iterate", "manual", "custom"] },
+    { enum: ["issue", "project", "iterate", "manual", "custom", "task"] },
     {
       pattern: "^[a-z][a-z0-9-]*$",
       description: "A type registered in code with registerCompletionHandler.",

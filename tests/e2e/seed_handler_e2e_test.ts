@@ -200,7 +200,7 @@ Deno.test("the same agent.json without the registration is refused with the buil
   assert.equal(run.code, 2, run.stderr);
   assert.equal(
     run.stderr.trim(),
-    'finishline: Cannot load agent definition ".agent/seeded/agent.json": "behavior.completionType": expected one of "issue", "project", "iterate", "manual", "custom"',
+    'finishline: Cannot load agent definition ".agent/seeded/agent.json": "behavior.completionType": expected one of "issue", "project", "iterate", "manual", "custom", "task"',
   );
   assert.equal(server.sessionIds().length, 0);
   assert.deepEqual(
