@@ -33,6 +33,7 @@ export const HARDENED_ENV: Readonly<Record<string, string>> = {
   GIT_CONFIG_NOSYSTEM: "1",
   GIT_NO_REPLACE_OBJECTS: "1",
   GIT_ATTR_NOSYSTEM: "1",
+  GIT_OPTIONAL_LOCKS: "0",
   GIT_PAGER: "cat",
   GIT_EDITOR: ":",
   GIT_SEQUENCE_EDITOR: ":",

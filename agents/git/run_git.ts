@@ -66,6 +66,10 @@ const FIXED_ENV: Readonly<Record<string, string>> = {
   GIT_PAGER: "cat",
   GIT_EDITOR: ":",
   GIT_SEQUENCE_EDITOR: ":",
+  // finishline reads the agent's repository while the agent works in it: a `git status`
+  // that refreshed the index would hold `index.lock`, and the agent's own `git commit`
+  // at that moment would fail ("Another git process seems to be running").
+  GIT_OPTIONAL_LOCKS: "0",
 };
 
 /**

@@ -155,6 +155,16 @@ export class AgentSandbox implements AsyncDisposable {
     exited.then(done, done);
   }
 
+  /**
+   * The folder that holds its sessions' private homes and /tmp folders, once
+   * a session was wrapped and until it is closed.
+   *
+   * @returns The folder, or undefined.
+   */
+  get folder(): string | undefined {
+    return this.#root;
+  }
+
   /** The private folders of sessions in `cwd`, made (and the home seeded) the first time. */
   #private(cwd: string): { dirs: PrivateDirs; fresh: boolean } {
     const known = this.#dirs.get(cwd);

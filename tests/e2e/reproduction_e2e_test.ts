@@ -303,6 +303,11 @@ Deno.test("a run interrupted and resumed writes its held-out test again, and it 
     server,
     onSpawn: async (child) => {
       await interrupted;
+      // The verifier runs beside the worker: on a loaded machine it may not have asked yet.
+      for (let waited = 0; waited < 240; waited++) {
+        if (server.requests.some((request) => request.role === "verifier")) break;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
       child.kill("SIGINT");
     },
   });

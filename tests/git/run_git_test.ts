@@ -227,7 +227,12 @@ Deno.test("hardenedGitArgs overrides only what the repository's config adds", as
       "protocol.ext.allow=never",
     ]);
     assert.deepEqual(args.slice(-5), ["-c", "user.name=x", "commit", "-m", "m"]);
-    assert.deepEqual(env, { GIT_PAGER: "cat", GIT_EDITOR: ":", GIT_SEQUENCE_EDITOR: ":" });
+    assert.deepEqual(env, {
+      GIT_PAGER: "cat",
+      GIT_EDITOR: ":",
+      GIT_SEQUENCE_EDITOR: ":",
+      GIT_OPTIONAL_LOCKS: "0",
+    });
   });
 
   await t.step("diff, log and show run no external diff, textconv or colour", () => {
@@ -329,4 +334,22 @@ Deno.test("runGit refuses to run git when the config cannot be read", async () =
   const result = await runGit(["status"], { cwd: repo.path, timeoutMs: 10_000 });
   assert.notEqual(result.code, 0);
   assert.match(result.stderr, /cannot read the git config/);
+});
+
+Deno.test("finishline's git status never writes the index: an agent's commit at that moment finds no index.lock", async () => {
+  await using repo = await tempRepo();
+  await Deno.writeTextFile(`${repo.path}/a.txt`, "a\n");
+  await git(repo.path, "add", "a.txt");
+  await git(repo.path, "commit", "-qm", "a");
+  // The file's times move: a status that refreshes the index would write it (taking index.lock).
+  const later = new Date(Date.now() + 5_000);
+  await Deno.utime(`${repo.path}/a.txt`, later, later);
+  const before = (await Deno.stat(`${repo.path}/.git/index`)).mtime!.getTime();
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const status = await runGit(["status", "--porcelain"], { cwd: repo.path, timeoutMs: 30_000 });
+  assert.equal(status.code, 0, status.stderr);
+  assert.equal((await Deno.stat(`${repo.path}/.git/index`)).mtime!.getTime(), before);
+  // Plain git does write it: the test would see a refresh.
+  await git(repo.path, "status", "--porcelain");
+  assert.notEqual((await Deno.stat(`${repo.path}/.git/index`)).mtime!.getTime(), before);
 });

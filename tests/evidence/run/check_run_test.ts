@@ -72,7 +72,11 @@ Deno.test("the checks command names the variables finishline sets", async () => 
   let printed = "";
   const code = await listAndRunChecks(repo.path, definitionOf(), (text) => printed += text);
   assert.equal(code, 0, printed);
-  assert.ok(printed.includes(`\n${describeCheckEnvironment()}\n`), printed);
+  // The toolchains' caches are listed where they exist, and a test running beside this one
+  // may create one (Go's build cache) meanwhile: the rest is printed as described.
+  const fixed = (text: string) =>
+    text.split("\n").filter((line) => !/the user's real one/.test(line)).join("\n");
+  assert.ok(fixed(printed).includes(`\n${fixed(describeCheckEnvironment())}\n`), printed);
   assert.match(printed, /^Environment: yours, with these set for every check/m);
   for (
     const name of ["CI", "HOME", "PYTHONNOUSERSITE", "PYTHONPYCACHEPREFIX", "GIT_CONFIG_GLOBAL"]
