@@ -42,13 +42,17 @@ export type {
   RunOutcome,
 } from "./completion/handler_contract.ts";
 export type {
+  ChangeProof,
   CheckEvidence,
   ChecksEvidence,
   Declaration,
   DetectedAction,
+  FileProof,
   GitEvidence,
   IterationSummary,
+  MutantTally,
   ReviewedDeclaration,
+  SurvivingMutant,
   TestCounts,
   TokenUsage,
   ToolCall,

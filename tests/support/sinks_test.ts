@@ -68,6 +68,10 @@ const NOT_OUTPUTS: Record<string, string> = {
     "copies dependency folders with cp into finishline's copies and puts back their files' own bytes",
   "agents/evidence/run/canary.ts":
     "writes finishline's own canary tests (fixed text, random names) into its clean copy",
+  "agents/evidence/proof/coverage_probe.ts":
+    "the coverage probe's own folder (fixed sitecustomize and rc file) and the runtimes' coverage reports, read back; nothing printed",
+  "agents/evidence/proof/change_proof.ts":
+    "writes a mutant of a changed line into finishline's clean copy, and its own bytes back",
   "agents/evidence/judge/red_tests.ts":
     "writes a test file with the original body of a red test spliced back, into finishline's copy",
   "agents/schemas/generate.ts": "development tool: writes the generated JSON schema",
