@@ -31,13 +31,7 @@ import {
   OBJECT_FINDING,
   objectFinding,
 } from "./copy/object_findings.ts";
-import {
-  type CheckRun,
-  describeRun,
-  nameList,
-  type RepoCheck,
-  runRepoCheck,
-} from "./run/check_run.ts";
+import { type CheckRun, describeRun, nameList, type RepoCheck } from "./run/check_run.ts";
 import {
   changedOnPurpose,
   DEPENDENCY_FOLDERS,
@@ -86,6 +80,7 @@ import {
   stillFailing,
 } from "./_rules.ts";
 import { listChanges, listPaths, passedText, STOPPED } from "./_feedback.ts";
+import { type Claim, type FolderPlan, GateState, type RunStart } from "./_gate_state.ts";
 
 /** Options of {@linkcode RepoChecksChecker}. */
 export interface RepoChecksOptions {
@@ -109,36 +104,6 @@ export interface RepoChecksOptions {
    * claim that does not reach them never waits for it. @default []
    */
   finalChecks?: string[];
-}
-
-/** The repository as the run found it. */
-interface RunStart {
-  /** Uncommitted files already there, with their signatures: not the agent's. */
-  dirt: Map<string, string>;
-  /** The dependency folders copied into worktrees, every file listed and hashed. */
-  dependencies: DependencySnapshot;
-}
-
-/** How one dependency folder reaches the clean copy of a commit. */
-interface FolderPlan {
-  dir: string;
-  /** Install from the commit's manifest and lock files, else link the folder found at the start. */
-  install: boolean;
-  /** The manifest or lock files the agent changed on purpose. */
-  changedFiles: string[];
-  /** What the agent changed in the linked folder. */
-  changes: string[];
-  /** Names what would be installed. */
-  key: string;
-}
-
-/** A claim ready to be checked on a clean copy. */
-interface Claim {
-  repo: GitRepo;
-  head: string;
-  plans: FolderPlan[];
-  /** The run's starting commit, as the loop knows it. */
-  base?: string;
 }
 
 /**
@@ -165,58 +130,10 @@ interface Claim {
 export class RepoChecksChecker implements TaskCompletionChecker {
   /** The checker's name in feedback. */
   readonly name: string = "checks";
-  readonly #checks: RepoCheck[];
-  readonly #timeoutMs: number;
-  readonly #protect: string[];
-  readonly #configFiles: string[];
-  #owner: string | undefined;
-  #start: Promise<RunStart> | undefined;
-  #baseline: Promise<BaselineResult> | undefined;
-  /** The baseline of the per-claim checks: resolves before the final checks' baseline runs. */
-  #claimBaseline: Promise<BaselineResult> | undefined;
-  /** Names of the checks that run once, before the run ends. */
-  #final: Set<string>;
-  /** The baseline's worktree, kept until its red checks ran a second time. */
-  #baselineWorktree: CheckWorktree | undefined;
-  #confirmation: Promise<void> | undefined;
-  #confirmed = false;
-  #stopBaseline = new AbortController();
-  /** The one clean copy of a run, moved from commit to commit. */
-  #copy: CheckWorktree | undefined;
-  /** The clean copy made ready for the next claim, after the last one's checks. */
-  #tidying: Promise<void> | undefined;
-  /** The commit the baseline checks run at, once started. */
-  #baselineCommit: string | undefined;
-  /**
-   * A green baseline's worktree, kept to become the clean copy at the first
-   * claim: at the path the baseline built in, a compiler's incremental cache
-   * (rustc's names the source files by their full path) serves the claims.
-   */
-  #baselineCopy: CheckWorktree | undefined;
-  /** What the baseline built (Cargo's `target`), the clean copy's start at every move. */
-  #seed: BuildSeed | undefined;
-  /** The held-out test's files, kept with their hashes since the verifier stopped. */
-  #heldOutStore: HeldOutStore | undefined;
+  readonly #state: GateState;
   /** Checks run one at a time: they share the clean copy. */
   #queue: Promise<unknown> = Promise.resolve();
-  /** Who is told which check of the current claim runs (its context's `onCheck`). */
-  #onCheck: ((name: string, running: boolean) => void) | undefined;
-  #evidence: ChecksEvidence | undefined;
   #last: { key: string; result: TaskCompletionResult; evidence: ChecksEvidence } | undefined;
-  /** The verifier's reproduction test, once judged. */
-  #reproduction: Promise<Reproduction> | undefined;
-  /** Why the worker's own fail-to-pass test is required, when it is. */
-  #workerTestWhy: string | undefined;
-  /** The checks on the starting commit with each set of the worker's test files. */
-  #workerTests = new Map<string, CheckRun[]>();
-  /** Reviews declarations; without one they stand as declared. */
-  #reviewer: DeclarationReviewer | undefined;
-  /** The reviews already had, by commit and declarations. */
-  #reviews = new Map<string, ReviewedDeclaration[]>();
-  /** Every review of the run, in order, for the report. */
-  #reviewLog: Array<{ commit: string; declarations: ReviewedDeclaration[] }> = [];
-  /** The failing tests of the last claim the full suite ran on, by check: re-run first at the next. */
-  #failedLast = new Map<string, string[]>();
 
   /**
    * Create the gate.
@@ -224,12 +141,14 @@ export class RepoChecksChecker implements TaskCompletionChecker {
    * @param options The checks, their timeout and the protected files.
    */
   constructor(options: RepoChecksOptions) {
-    this.#checks = options.checks;
-    this.#timeoutMs = options.timeoutMs ?? 600_000;
-    this.#protect = options.protect ?? [];
-    this.#configFiles = options.configFiles ?? [];
-    this.#owner = options.owner;
-    this.#final = new Set(options.finalChecks ?? []);
+    this.#state = new GateState({
+      checks: options.checks,
+      timeoutMs: options.timeoutMs ?? 600_000,
+      protect: options.protect ?? [],
+      configFiles: options.configFiles ?? [],
+      owner: options.owner,
+      final: new Set(options.finalChecks ?? []),
+    });
   }
 
   /**
@@ -238,7 +157,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
    * @returns A copy of the list.
    */
   get checks(): RepoCheck[] {
-    return [...this.#checks];
+    return [...this.#state.checks];
   }
 
   /**
@@ -247,7 +166,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
    * @returns The evidence, or undefined before the first check.
    */
   get evidence(): ChecksEvidence | undefined {
-    return this.#evidence;
+    return this.#state.evidence;
   }
 
   /**
@@ -261,7 +180,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
    * @returns Resolves once recorded.
    */
   async recordStart(repo: GitRepo, options: { exclude?: string[] } = {}): Promise<void> {
-    this.#start ??= (async () => {
+    this.#state.start ??= (async () => {
       const [dirt, head] = await Promise.all([repo.snapshot(options.exclude), repo.head()]);
       const entries = head ? await dependencyEntries(repo, head) : [];
       return {
@@ -269,7 +188,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
         dependencies: await DependencySnapshot.take(repo.root, entries),
       };
     })();
-    await this.#start;
+    await this.#state.start;
   }
 
   /**
@@ -283,11 +202,11 @@ export class RepoChecksChecker implements TaskCompletionChecker {
    * @returns The baseline's promise.
    */
   startBaseline(repo: GitRepo, commit: string): Promise<BaselineResult> {
-    const signal = this.#stopBaseline.signal;
-    this.#baselineCommit = commit;
+    const signal = this.#state.stopBaseline.signal;
+    this.#state.baselineCommit = commit;
     let claimDone: (result: BaselineResult) => void = () => {};
     const claimEarly = new Promise<BaselineResult>((resolve) => claimDone = resolve);
-    this.#baseline = (async (): Promise<BaselineResult> => {
+    this.#state.baseline = (async (): Promise<BaselineResult> => {
       await this.recordStart(repo);
       const started = performance.now();
       const finished = (runs: CheckRun[], error?: string): BaselineResult => ({
@@ -297,8 +216,8 @@ export class RepoChecksChecker implements TaskCompletionChecker {
         ...(error ? { error } : {}),
       });
       const worktree = await CheckWorktree.create(repo, commit, {
-        dependencies: (await this.#start!).dependencies,
-        owner: this.#owner,
+        dependencies: (await this.#state.start!).dependencies,
+        owner: this.#state.owner,
       });
       if (typeof worktree === "string") return finished([], worktree);
       // Cargo's build output becomes the clean copy's seed: the times it is built against first.
@@ -306,35 +225,39 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       if (seeds.length > 0 && await settleTimes(worktree.objects, undefined, commit)) {
         seeds.length = 0;
       }
-      const tiers = splitTiers(this.#checks, this.#final);
-      const runs = await worktree.run(tiers.perClaim, { timeoutMs: this.#timeoutMs, signal });
+      const tiers = splitTiers(this.#state.checks, this.#state.final);
+      const runs = await worktree.run(tiers.perClaim, { timeoutMs: this.#state.timeoutMs, signal });
       if (tiers.final.length > 0 && !signal.aborted) {
         // One object for both: what the final checks add (and a second run's retries) reach both.
         const result = finished(runs);
         claimDone(result);
         runs.push(
-          ...await worktree.run(tiers.final, { timeoutMs: this.#timeoutMs, signal, nice: true }),
+          ...await worktree.run(tiers.final, {
+            timeoutMs: this.#state.timeoutMs,
+            signal,
+            nice: true,
+          }),
         );
         result.durationMs = Math.round(performance.now() - started);
       }
       if (seeds.length > 0 && !signal.aborted && runs.length > 0) {
-        this.#seed = await BuildSeed.take(worktree.dir, commit, seeds, {
-          owner: this.#owner ? { repo: repo.root, run: this.#owner } : undefined,
+        this.#state.seed = await BuildSeed.take(worktree.dir, commit, seeds, {
+          owner: this.#state.owner ? { repo: repo.root, run: this.#state.owner } : undefined,
         });
       }
       if (signal.aborted) {
         await worktree.remove();
       } else if (runs.every((run) => run.green)) {
-        this.#baselineCopy = worktree;
+        this.#state.baselineCopy = worktree;
       } else {
-        this.#baselineWorktree = worktree;
+        this.#state.baselineWorktree = worktree;
       }
       return signal.aborted ? finished(runs, "stopped before it finished") : finished(runs);
     })();
     // Without final checks, or when the baseline ends early, the whole baseline answers.
-    this.#claimBaseline = Promise.race([claimEarly, this.#baseline]);
-    this.#claimBaseline.catch(() => {});
-    return this.#baseline;
+    this.#state.claimBaseline = Promise.race([claimEarly, this.#state.baseline]);
+    this.#state.claimBaseline.catch(() => {});
+    return this.#state.baseline;
   }
 
   /**
@@ -344,7 +267,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
    * @returns True once they ran (or there was nothing to run again).
    */
   get baselineConfirmed(): boolean {
-    return this.#confirmed;
+    return this.#state.confirmed;
   }
 
   /**
@@ -358,27 +281,31 @@ export class RepoChecksChecker implements TaskCompletionChecker {
    * @returns Resolves once they ran (at once when there is nothing to run).
    */
   confirmBaseline(): Promise<void> {
-    if (!this.#baseline) return Promise.resolve();
-    this.#confirmation ??= this.#confirm(this.#baseline);
-    return this.#confirmation;
+    if (!this.#state.baseline) return Promise.resolve();
+    this.#state.confirmation ??= this.#confirm(this.#state.baseline);
+    return this.#state.confirmation;
   }
 
   async #confirm(pending: Promise<BaselineResult>): Promise<void> {
     const baseline = await pending;
-    const worktree = this.#baselineWorktree;
-    this.#baselineWorktree = undefined;
+    const worktree = this.#state.baselineWorktree;
+    this.#state.baselineWorktree = undefined;
     try {
-      const signal = this.#stopBaseline.signal;
+      const signal = this.#state.stopBaseline.signal;
       if (!worktree || baseline.error || signal.aborted) return;
-      const red = this.#checks.filter((check) =>
+      const red = this.#state.checks.filter((check) =>
         baseline.runs.some((run) => run.name === check.name && !run.green)
       );
       // A clean start, as the first run had.
       if (await worktree.moveTo(baseline.commit)) return;
-      const retries = await worktree.run(red, { timeoutMs: this.#timeoutMs, signal, nice: true });
+      const retries = await worktree.run(red, {
+        timeoutMs: this.#state.timeoutMs,
+        signal,
+        nice: true,
+      });
       if (!signal.aborted) baseline.retries = retries;
     } finally {
-      this.#confirmed = true;
+      this.#state.confirmed = true;
       await worktree?.remove();
     }
   }
@@ -390,13 +317,13 @@ export class RepoChecksChecker implements TaskCompletionChecker {
    * @returns Resolves once it has stopped.
    */
   async stopBaseline(): Promise<void> {
-    this.#stopBaseline.abort();
-    await this.#baseline;
-    await this.#confirmation;
-    await this.#baselineWorktree?.remove();
-    this.#baselineWorktree = undefined;
-    await this.#baselineCopy?.remove();
-    this.#baselineCopy = undefined;
+    this.#state.stopBaseline.abort();
+    await this.#state.baseline;
+    await this.#state.confirmation;
+    await this.#state.baselineWorktree?.remove();
+    this.#state.baselineWorktree = undefined;
+    await this.#state.baselineCopy?.remove();
+    this.#state.baselineCopy = undefined;
   }
 
   /**
@@ -418,13 +345,13 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     commit: string,
     write: (dir: string) => Promise<string | undefined>,
   ): Promise<Reproduction> {
-    const signal = this.#stopBaseline.signal;
-    this.#reproduction = (async (): Promise<Reproduction> => {
+    const signal = this.#state.stopBaseline.signal;
+    this.#state.reproduction = (async (): Promise<Reproduction> => {
       await this.recordStart(repo);
-      const start = await this.#start!;
+      const start = await this.#state.start!;
       const worktree = await CheckWorktree.create(repo, commit, {
         dependencies: start.dependencies,
-        owner: this.#owner,
+        owner: this.#state.owner,
       });
       if (typeof worktree === "string") return { kept: false, why: worktree, notes: [] };
       try {
@@ -434,7 +361,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
         });
         if (typeof workspace === "string") return { kept: false, why: workspace, notes: [] };
         const isTest = (file: string) =>
-          protectedRole(file, { protect: this.#protect, configFiles: [] }) === "test file";
+          protectedRole(file, { protect: this.#state.protect, configFiles: [] }) === "test file";
         let failed: string | undefined;
         let written: Awaited<ReturnType<VerifierWorkspace["written"]>>;
         try {
@@ -452,16 +379,19 @@ export class RepoChecksChecker implements TaskCompletionChecker {
           return { kept: false, why: failed ?? "the verifier wrote no test file", notes };
         }
         // Copied into finishline's keeping the moment it stopped; claims run that copy.
-        await this.#heldOutStore?.remove();
-        this.#heldOutStore = await HeldOutStore.save(written.files);
+        await this.#state.heldOutStore?.remove();
+        this.#state.heldOutStore = await HeldOutStore.save(written.files);
         const files: HeldOutTest["files"] = written.files;
         // Only its tests, on the starting commit: a clean checkout, the files written back.
         const moved = await worktree.moveTo(commit);
         if (moved) return { kept: false, why: moved, notes };
         await writeFiles(worktree.dir, files);
-        const runs = await worktree.run(this.#checks, { timeoutMs: this.#timeoutMs, signal });
+        const runs = await worktree.run(this.#state.checks, {
+          timeoutMs: this.#state.timeoutMs,
+          signal,
+        });
         if (signal.aborted) return { kept: false, why: "stopped before it finished", notes };
-        const baseline = await this.#baseline;
+        const baseline = await this.#state.baseline;
         const judged = judgeReproduction(runs, baseline?.error ? [] : baseline?.runs ?? []);
         if ("why" in judged) return { kept: false, why: judged.why, notes };
         return { kept: true, test: { files, ...judged }, notes };
@@ -469,7 +399,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
         await worktree.remove();
       }
     })();
-    return this.#reproduction;
+    return this.#state.reproduction;
   }
 
   /**
@@ -478,7 +408,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
    * @returns It, or undefined when none was started.
    */
   async reproduction(): Promise<Reproduction | undefined> {
-    return await this.#reproduction;
+    return await this.#state.reproduction;
   }
 
   /**
@@ -488,7 +418,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
    * @param runId The run.
    */
   ownedBy(runId: string): void {
-    this.#owner = runId;
+    this.#state.owner = runId;
   }
 
   /**
@@ -500,7 +430,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
    * @param why Why the run needs one, as the feedback and the report say it.
    */
   requireWorkerTest(why: string): void {
-    this.#workerTestWhy = why;
+    this.#state.workerTestWhy = why;
   }
 
   /**
@@ -512,7 +442,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
    * @param reviewer Reviews a claim's declarations, or undefined for none.
    */
   setReviewer(reviewer: DeclarationReviewer | undefined): void {
-    this.#reviewer = reviewer;
+    this.#state.reviewer = reviewer;
   }
 
   /**
@@ -522,7 +452,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
    * @returns The commit each review was of, and the declarations with their verdicts.
    */
   get reviews(): Array<{ commit: string; declarations: ReviewedDeclaration[] }> {
-    return structuredClone(this.#reviewLog);
+    return structuredClone(this.#state.reviewLog);
   }
 
   /**
@@ -533,7 +463,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
    */
   async ready(): Promise<void> {
     await this.#queue;
-    await this.#tidying;
+    await this.#state.tidying;
   }
 
   /**
@@ -544,21 +474,21 @@ export class RepoChecksChecker implements TaskCompletionChecker {
    */
   async close(): Promise<void> {
     await this.stopBaseline();
-    await this.#reproduction?.catch(() => undefined);
+    await this.#state.reproduction?.catch(() => undefined);
     await this.#queue;
-    await this.#tidying;
-    this.#tidying = undefined;
-    const copy = this.#copy;
-    this.#copy = undefined;
+    await this.#state.tidying;
+    this.#state.tidying = undefined;
+    const copy = this.#state.copy;
+    this.#state.copy = undefined;
     await copy?.remove();
-    const seed = this.#seed;
-    this.#seed = undefined;
+    const seed = this.#state.seed;
+    this.#state.seed = undefined;
     await seed?.remove();
-    const heldOut = this.#heldOutStore;
-    this.#heldOutStore = undefined;
+    const heldOut = this.#state.heldOutStore;
+    this.#state.heldOutStore = undefined;
     await heldOut?.remove();
     // The dependency folders' hashing (seconds after the start at most) reads no file after the end.
-    await this.#start?.then((start) => start.dependencies.hashed(), () => {});
+    await this.#state.start?.then((start) => start.dependencies.hashed(), () => {});
   }
 
   /**
@@ -576,7 +506,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
    * @returns Its result, or undefined when none was started.
    */
   async baseline(): Promise<BaselineResult | undefined> {
-    return await this.#baseline;
+    return await this.#state.baseline;
   }
 
   /**
@@ -589,11 +519,11 @@ export class RepoChecksChecker implements TaskCompletionChecker {
    */
   check(context: TaskCompletionContext): Promise<TaskCompletionResult> {
     const result = this.#queue.then(async () => {
-      this.#onCheck = context.onCheck;
+      this.#state.onCheck = context.onCheck;
       try {
         return await this.#claim(context);
       } finally {
-        this.#onCheck = undefined;
+        this.#state.onCheck = undefined;
       }
     });
     this.#queue = result.catch(() => {});
@@ -605,10 +535,13 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     if (!git) return await this.#check(context, undefined);
     const repo = git.repo;
     await this.recordStart(repo);
-    const start = (await this.#start)!;
+    const start = (await this.#state.start)!;
     const head = await repo.head();
     if (!head) {
-      return this.#refuse({}, "Nothing is committed yet: commit your work, then claim it done");
+      return this.#state.refuse(
+        {},
+        "Nothing is committed yet: commit your work, then claim it done",
+      );
     }
     const base = git.baseline ?? undefined;
     // Both read the agent's checkout only: side by side.
@@ -617,7 +550,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       this.#planFolders(repo, start, base, head),
     ]);
     if (uncommitted.length > 0) {
-      return this.#refuse(
+      return this.#state.refuse(
         { commit: head, uncommitted },
         `Your work is not committed: ${listPaths(uncommitted)} ${
           uncommitted.length === 1 ? "is" : "are"
@@ -628,7 +561,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     }
     const tampered = plans.filter((plan) => !plan.install).flatMap((plan) => plan.changes);
     if (tampered.length > 0) {
-      return this.#refuse(
+      return this.#state.refuse(
         {
           commit: head,
           dependencyChanges: tampered.slice(0, 100),
@@ -649,30 +582,24 @@ export class RepoChecksChecker implements TaskCompletionChecker {
         context.completeTask?.held_out_wrong ?? null,
         git.baseline ?? null,
         plans.map((plan) => [plan.dir, plan.install, plan.key]),
-        this.#confirmed,
+        this.#state.confirmed,
       ]);
     if (this.#last?.key === key()) {
-      this.#evidence = structuredClone(this.#last.evidence);
+      this.#state.evidence = structuredClone(this.#last.evidence);
       return this.#last.result;
     }
     const result = await this.#check(context, { repo, head, plans, base });
     // What the checks wrote goes, and the build seed is copied in, while the agent works.
-    const copy = this.#copy;
-    if (copy && !context.signal?.aborted) this.#tidying = copy.tidy();
+    const copy = this.#state.copy;
+    if (copy && !context.signal?.aborted) this.#state.tidying = copy.tidy();
     // A review that could not be had is asked again at the next claim.
-    const unreviewed = this.#evidence?.declarations?.some((entry) =>
+    const unreviewed = this.#state.evidence?.declarations?.some((entry) =>
       entry.verdict === "unreviewed"
     );
-    if (this.#evidence && !context.signal?.aborted && !unreviewed) {
-      this.#last = { key: key(), result, evidence: structuredClone(this.#evidence) };
+    if (this.#state.evidence && !context.signal?.aborted && !unreviewed) {
+      this.#last = { key: key(), result, evidence: structuredClone(this.#state.evidence) };
     }
     return result;
-  }
-
-  /** A claim refused before any check ran. */
-  #refuse(facts: Partial<ChecksEvidence>, feedback: string): TaskCompletionResult {
-    this.#evidence = { passed: false, checks: [], outOfScope: [], testsChanged: [], ...facts };
-    return incomplete(feedback);
   }
 
   /** How each dependency folder reaches the clean copy of `head`, and what the agent changed in it. */
@@ -713,16 +640,16 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   async #cleanCopy(
     claim: Claim,
   ): Promise<{ copy?: CheckWorktree; notes: string[]; problem?: string; changes?: string[] }> {
-    const start = (await this.#start)!;
-    await this.#tidying;
-    this.#tidying = undefined;
+    const start = (await this.#state.start)!;
+    await this.#state.tidying;
+    this.#state.tidying = undefined;
     // The first claim moves the green baseline's worktree (moveTo cleans it as any move does).
-    let copy = this.#copy ?? this.#baselineCopy;
-    this.#baselineCopy = undefined;
+    let copy = this.#state.copy ?? this.#state.baselineCopy;
+    this.#state.baselineCopy = undefined;
     const seeded = copy?.seeded ?? false;
     if (copy && await copy.moveTo(claim.head)) {
       if (copy.finding) {
-        this.#copy = copy;
+        this.#state.copy = copy;
         return { notes: [], problem: objectFinding(copy.finding) };
       }
       // Something broke the copy (its folder removed, say): a new one.
@@ -732,10 +659,10 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     if (!copy) {
       const made = await CheckWorktree.create(claim.repo, claim.head, {
         dependencies: start.dependencies,
-        owner: this.#owner,
+        owner: this.#state.owner,
       });
       if (typeof made === "string") {
-        this.#copy = undefined;
+        this.#state.copy = undefined;
         return {
           notes: [],
           problem: OBJECT_FINDING.test(made)
@@ -745,19 +672,19 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       }
       copy = made;
     }
-    this.#copy = copy;
+    this.#state.copy = copy;
     // The diffs read the starting commit from the copy's repository too.
-    const base = this.#baselineCommit ?? claim.base;
+    const base = this.#state.baselineCommit ?? claim.base;
     const fetched = base ? await copy.objects.fetch([base]) : undefined;
     if (fetched) return { copy, notes: [], problem: `finishline could not copy ${fetched}` };
     const binary = base ? await binarySources(copy.objects, base, claim.head) : [];
     if (binary.length > 0) return { copy, notes: [], problem: binaryFinding(binary) };
     const notes: string[] = [];
     const planted = copy.seeded ||
-      (this.#seed?.usable === true && await copy.seedWith(this.#seed));
-    if (!planted && (seeded || this.#seed)) {
-      await this.#seed?.remove();
-      this.#seed = undefined;
+      (this.#state.seed?.usable === true && await copy.seedWith(this.#state.seed));
+    if (!planted && (seeded || this.#state.seed)) {
+      await this.#state.seed?.remove();
+      this.#state.seed = undefined;
       notes.push(
         "finishline's copy of what the baseline built (target) changed after it was taken, or could not be copied: the checks built from nothing",
       );
@@ -779,7 +706,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       const command = await nodeInstallCommand(copy.dir);
       const failed = await copy.install(plan.dir, command, {
         key: plan.key,
-        timeoutMs: this.#timeoutMs,
+        timeoutMs: this.#state.timeoutMs,
       });
       if (!failed) {
         notes.push(
@@ -830,39 +757,42 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       ...(notes.length > 0 ? { dependencyNotes: notes } : {}),
     };
     if (prepared.changes) {
-      return this.#refuse(
+      return this.#state.refuse(
         { ...facts, dependencyChanges: prepared.changes },
         dependencyFeedback(prepared.changes, claim!.plans),
       );
     }
-    if (prepared.problem) return this.#refuse(facts, prepared.problem);
+    if (prepared.problem) return this.#state.refuse(facts, prepared.problem);
     // Outside a repository there is no commit to copy: the working directory, as it is.
     const copy = prepared.copy;
     const cwd = copy?.dir ?? context.cwd;
     // The run's signal stops the checks: an interrupted run does not wait for its suite.
     const signal = context.signal;
     // What failed at the last claim runs first, alone: the agent hears at once when it still fails.
-    const rerun = this.#failedLast.size > 0
+    const rerun = this.#state.failedLast.size > 0
       ? await this.#rerunFailed(cwd, declared, facts, signal)
       : undefined;
     if (rerun?.result) return rerun.result;
     // The protected files the claim changed are read from the agent's checkout while the
     // checks run in the clean copy (against the baseline's commit, as after them).
-    const early = this.#baselineCommit ?? context.git?.baseline ?? undefined;
+    const early = this.#state.baselineCommit ?? context.git?.baseline ?? undefined;
     const changedEarly = this.#changedTests(context, early, claim?.head);
     // The final state runs while a baseline still running finishes; the comparison waits for both.
     const runs: CheckRun[] = [];
-    const tiers = splitTiers(this.#checks, this.#final);
-    for (const check of tiers.perClaim) runs.push(await this.#runOne(check, cwd, signal));
+    const tiers = splitTiers(this.#state.checks, this.#state.final);
+    for (const check of tiers.perClaim) runs.push(await this.#state.runOne(check, cwd, signal));
     // The slow checks run once the others leave nothing to refuse: at the claim that completes.
     const due = tiers.final.length > 0 && finalDue(runs, declared);
-    for (const check of due ? tiers.final : []) runs.push(await this.#runOne(check, cwd, signal));
+    for (const check of due ? tiers.final : []) {
+      runs.push(await this.#state.runOne(check, cwd, signal));
+    }
     const ran = due ? [...tiers.perClaim, ...tiers.final] : tiers.perClaim;
     if (signal?.aborted) {
       await changedEarly.catch(() => undefined);
-      return this.#refuse(facts, STOPPED);
+      return this.#state.refuse(facts, STOPPED);
     }
-    const started = await (due ? this.#baseline : this.#claimBaseline ?? this.#baseline);
+    const started =
+      await (due ? this.#state.baseline : this.#state.claimBaseline ?? this.#state.baseline);
     // A baseline that could not run compares as none.
     const baseline = started?.error ? undefined : started;
     const base = baseline?.commit ?? context.git?.baseline ?? undefined;
@@ -881,14 +811,14 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       settled.push(await this.#settle(check, runs[index], views.get(check.name), cwd, signal));
     }
     if (!signal?.aborted) {
-      this.#failedLast = new Map(
+      this.#state.failedLast = new Map(
         settled.flatMap(({ run }) =>
           run.green || run.failing.length === 0 ? [] : [[run.name, run.failing]]
         ),
       );
     }
     // The agent's tests ran: what they wrote into the copy's dependency folders is undone.
-    const planted = claim && await this.#undoWrites(facts);
+    const planted = claim && await this.#state.undoWrites(facts);
     if (planted) return planted;
     const judged = judgeAll(settled, views, declared, {
       undeclared,
@@ -907,10 +837,10 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     const git = context.git;
     if (problems.length === 0 && git && base && claim) {
       const isTest = (file: string) =>
-        protectedRole(file, { protect: this.#protect, configFiles: [] }) === "test file";
-      const held = await this.#reproduction?.catch(() => undefined);
+        protectedRole(file, { protect: this.#state.protect, configFiles: [] }) === "test file";
+      const held = await this.#state.reproduction?.catch(() => undefined);
       const cases = await findSpecialCases(
-        this.#copy?.objects ?? git.repo,
+        this.#state.copy?.objects ?? git.repo,
         base,
         claim.head,
         isTest,
@@ -929,21 +859,21 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     }
     // finishline's own tests, that must fail, in each runner: a runner that passes them was tampered with.
     if (problems.length === 0 && claim && copy) {
-      evidence.canary = await runCanaries(copy.dir, this.#checks, {
-        timeoutMs: this.#timeoutMs,
+      evidence.canary = await runCanaries(copy.dir, this.#state.checks, {
+        timeoutMs: this.#state.timeoutMs,
         signal,
       });
       const tampered = canaryProblem(evidence.canary);
       if (tampered) problems.push(tampered);
     }
     const reproduction = problems.length === 0 && claim
-      ? await this.#reproduction?.catch(() => undefined)
+      ? await this.#state.reproduction?.catch(() => undefined)
       : undefined;
     let heldOutFailure: string | undefined;
     let dispute: Declaration | undefined;
-    if (reproduction?.kept && claim && this.#copy) {
+    if (reproduction?.kept && claim && this.#state.copy) {
       const heldOut = await this.#heldOut(reproduction.test, claim, signal);
-      const planted = await this.#undoWrites(facts);
+      const planted = await this.#state.undoWrites(facts);
       if (planted) return planted;
       evidence.heldOut = { tests: reproduction.test.tests, passed: heldOut.length === 0 };
       const disputed = context.completeTask?.held_out_wrong?.trim() || undefined;
@@ -952,11 +882,11 @@ export class RepoChecksChecker implements TaskCompletionChecker {
           `A held-out acceptance test, written from the task before you started and never shown to you, fails against your code: ${
             heldOut.join("; ")
           }. It checks the behaviour the task asks for: change the code so that it does what the task says, for every input, not only the ones your own tests use${
-            this.#reviewer
+            this.#state.reviewer
               ? ". If you are sure the test contradicts the task, say why in complete_task held_out_wrong: a reviewer who sees the test decides"
               : ""
           }`;
-        if (disputed && this.#reviewer) {
+        if (disputed && this.#state.reviewer) {
           evidence.heldOut.disputed = disputed;
           dispute = heldOutDispute(reproduction.test, heldOut, disputed);
         } else {
@@ -975,7 +905,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       });
       evidence.originalsPass = originals.passed;
       original = originals.runs;
-      const planted = await this.#undoWrites(facts);
+      const planted = await this.#state.undoWrites(facts);
       if (planted) return planted;
       const unfixed = stillFailing(originals.runs, views);
       if (unfixed.length > 0) {
@@ -995,11 +925,11 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       }
     }
     const noTest = context.completeTask?.no_test?.trim() || undefined;
-    if (problems.length === 0 && base && claim && this.#workerTestWhy) {
+    if (problems.length === 0 && base && claim && this.#state.workerTestWhy) {
       const worker = await this.#workerTest(claim, base, testsChanged, settled, noTest, signal, {
         redFixed: fixedRedTests([...views.values()], original),
       });
-      const planted = await this.#undoWrites(facts);
+      const planted = await this.#state.undoWrites(facts);
       if (planted) return planted;
       evidence.workerTest = worker.evidence;
       if (worker.problem) problems.push(worker.problem);
@@ -1009,11 +939,12 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       ? await runnerSignals(
         claim.repo,
         { base, head: claim.head },
-        (file) => protectedRole(file, { protect: this.#protect, configFiles: [] }) === "test file",
+        (file) =>
+          protectedRole(file, { protect: this.#state.protect, configFiles: [] }) === "test file",
       )
       : [];
     if (signals.length > 0) evidence.runnerSignals = signals;
-    if (problems.length === 0 && base && claim && this.#reviewer && !signal?.aborted) {
+    if (problems.length === 0 && base && claim && this.#state.reviewer && !signal?.aborted) {
       const declarations = [
         ...(dispute ? [dispute] : []),
         ...signals.map(signalFinding),
@@ -1050,12 +981,12 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     } else if (dispute) {
       problems.push(heldOutFailure!);
     }
-    if (signal?.aborted) return this.#refuse(facts, STOPPED);
+    if (signal?.aborted) return this.#state.refuse(facts, STOPPED);
     // Sent back to work: a red baseline runs again meanwhile, for the next claim to compare with.
     // A confirmation that fails (its worktree gone with the run) leaves the first baseline.
     if (problems.length > 0) this.confirmBaseline().catch(() => undefined);
     evidence.passed = problems.length === 0;
-    this.#evidence = evidence;
+    this.#state.evidence = evidence;
     const noted = notes.length > 0 ? `\n\n${notes.join("\n")}` : "";
     return problems.length > 0
       ? incomplete(`${problems.join("\n\n")}${noted}`)
@@ -1079,12 +1010,12 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     signal: AbortSignal | undefined,
   ): Promise<{ result?: TaskCompletionResult; evidence: NonNullable<ChecksEvidence["rerun"]> }> {
     const evidence: NonNullable<ChecksEvidence["rerun"]> = [];
-    const started = await this.#baseline;
+    const started = await this.#state.baseline;
     // Never waits for the baseline's second run: the views it has so far.
     const views = await this.#views(started?.error ? undefined : started, []);
     const read = (file: string) => Deno.readTextFile(`${cwd}/${file}`).catch(() => undefined);
-    for (const check of this.#checks) {
-      const tests = this.#failedLast.get(check.name);
+    for (const check of this.#state.checks) {
+      const tests = this.#state.failedLast.get(check.name);
       if (!tests) continue;
       if (declared.has(check.name)) {
         evidence.push({
@@ -1102,17 +1033,17 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       }
       const narrowed = { ...check, command: filtered.command };
       const before = views.get(check.name);
-      let run = await this.#runOne(narrowed, cwd, signal);
+      let run = await this.#state.runOne(narrowed, cwd, signal);
       let still = run.failing.filter((name) => tests.includes(name));
       const flakyBefore = new Set(before?.flakyTests ?? []);
       if (
         still.length > 0 && !signal?.aborted &&
         (before?.run.green || still.every((name) => flakyBefore.has(name)))
       ) {
-        run = await this.#runOne(narrowed, cwd, signal);
+        run = await this.#state.runOne(narrowed, cwd, signal);
         still = run.failing.filter((name) => tests.includes(name));
       }
-      if (signal?.aborted) return { result: this.#refuse(facts, STOPPED), evidence };
+      if (signal?.aborted) return { result: this.#state.refuse(facts, STOPPED), evidence };
       evidence.push({
         check: check.name,
         tests,
@@ -1122,7 +1053,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
         durationMs: run.durationMs,
       });
       if (still.length === 0) continue;
-      const result = this.#refuse(
+      const result = this.#state.refuse(
         { ...facts, checks: [checkEvidence(run, before?.run, false)], rerun: evidence },
         `"${check.name}" still fails in ${
           nameList(still)
@@ -1176,11 +1107,11 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   ): Promise<ChecksEvidence["testsChanged"]> {
     if (!context.git || !base) return [];
     // The claim's commit, read by hash in the clean copy's repository: no attribute hides a diff.
-    const reader = head && this.#copy ? this.#copy.objects : context.git.repo;
-    if (reader !== context.git.repo && await this.#copy!.objects.fetch([base])) return [];
+    const reader = head && this.#state.copy ? this.#state.copy.objects : context.git.repo;
+    if (reader !== context.git.repo && await this.#state.copy!.objects.fetch([base])) return [];
     const changed = await changedProtectedFiles(reader, base, {
-      protect: this.#protect,
-      configFiles: this.#configFiles,
+      protect: this.#state.protect,
+      configFiles: this.#state.configFiles,
       ...(reader !== context.git.repo ? { head } : {}),
     });
     const reasons = new Map(
@@ -1210,20 +1141,8 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     const flakyBefore = new Set(before.flakyTests ?? []);
     const onlyFlaky = run.failing.length > 0 && run.failing.every((test) => flakyBefore.has(test));
     if (!before.run.green && !onlyFlaky) return { run, flaky: false };
-    const again = await this.#runOne(check, cwd, signal);
+    const again = await this.#state.runOne(check, cwd, signal);
     return { run: again, flaky: again.green };
-  }
-
-  /** One check of the current claim, its start and end told to the claim's `onCheck`. */
-  async #runOne(check: RepoCheck, cwd: string, signal: AbortSignal | undefined): Promise<CheckRun> {
-    this.#onCheck?.(check.name, true);
-    try {
-      // In the clean copy, Python's bytecode goes to finishline's folder beside it.
-      const pycache = this.#copy?.dir === cwd ? this.#copy.pycache : undefined;
-      return await runRepoCheck(check, { cwd, timeoutMs: this.#timeoutMs, signal, pycache });
-    } finally {
-      this.#onCheck?.(check.name, false);
-    }
   }
 
   /** Run the checks on the clean copy with the original test files put back. */
@@ -1237,17 +1156,17 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     claim: Claim,
     signal: AbortSignal | undefined,
   ): Promise<string[]> {
-    const copy = this.#copy!;
-    const kept = await this.#heldOutStore?.load() ?? test.files;
+    const copy = this.#state.copy!;
+    const kept = await this.#state.heldOutStore?.load() ?? test.files;
     if (typeof kept === "string") return [`it could not be run: ${kept}`];
     const moved = await copy.moveTo(claim.head);
     if (moved) return [`it could not be added to a copy of your commit (${moved})`];
     await writeFiles(copy.dir, kept);
-    const checks = this.#checks.filter((check) => test.checks.includes(check.name));
+    const checks = this.#state.checks.filter((check) => test.checks.includes(check.name));
     const runs = await copy.run(checks, {
-      timeoutMs: this.#timeoutMs,
+      timeoutMs: this.#state.timeoutMs,
       signal,
-      onCheck: this.#onCheck,
+      onCheck: this.#state.onCheck,
     });
     const failing: string[] = [];
     for (const run of runs) {
@@ -1265,21 +1184,6 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   }
 
   /**
-   * Put the clean copy's dependency folders back as they were copied, before
-   * the next run of checks there: a test that wrote a shim into them (or
-   * pnpm relinking `.bin`) reaches no later run. A claim is refused only when
-   * that cannot be done.
-   */
-  async #undoWrites(facts: Partial<ChecksEvidence>): Promise<TaskCompletionResult | undefined> {
-    const failed = await this.#copy?.resetDependencies();
-    if (!failed) return undefined;
-    return this.#refuse(
-      facts,
-      `finishline could not put the dependency folders of its clean copy back as they were before the next run of checks: ${failed}. Reinstall the dependencies as they were when the run started`,
-    );
-  }
-
-  /**
    * The worker's own fail-to-pass test: its new or changed test files on a
    * clean copy of the starting commit, the checks run there, and the tests
    * that fail there and pass on the claim. Remembered by the files' content.
@@ -1293,7 +1197,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     signal: AbortSignal | undefined,
     known: { redFixed: string[] },
   ): Promise<{ evidence: WorkerTestEvidence; problem?: string }> {
-    const required = this.#workerTestWhy!;
+    const required = this.#state.workerTestWhy!;
     const files = workerTestFiles(changes);
     const evidence: WorkerTestEvidence = { required, files, tests: [], passed: false };
     // The repository's own tests, red at the baseline and passing unchanged: the fix's evidence.
@@ -1318,16 +1222,16 @@ export class RepoChecksChecker implements TaskCompletionChecker {
           `This run needs a test of the fix (${required}), and your commits add or change no test file: ${ask}. If no test can show the bug, say why in complete_task no_test; a reviewer decides whether the reason stands`,
       };
     }
-    const listed = await this.#copy!.objects.exec(["ls-tree", claim.head, "--", ...files]);
+    const listed = await this.#state.copy!.objects.exec(["ls-tree", claim.head, "--", ...files]);
     const key = `${base}\n${listed.stdout}`;
-    let atStart = this.#workerTests.get(key);
+    let atStart = this.#state.workerTests.get(key);
     if (!atStart) {
       const ran = await this.#atStart(claim, base, files, signal);
       if (typeof ran === "string") {
         return { evidence, problem: `Your tests could not be run on the starting commit: ${ran}` };
       }
       atStart = ran;
-      if (!signal?.aborted) this.#workerTests.set(key, atStart);
+      if (!signal?.aborted) this.#state.workerTests.set(key, atStart);
     }
     // Against this claim's runs: another commit with the same test files may pass other tests.
     evidence.tests = flippedTests(atStart, settled.map((entry) => entry.run));
@@ -1360,14 +1264,14 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     files: string[],
     signal: AbortSignal | undefined,
   ): Promise<CheckRun[] | string> {
-    const copy = this.#copy!;
+    const copy = this.#state.copy!;
     try {
       const error = await copy.moveTo(base) ?? await copy.restore(claim.head, files);
       if (error) return error;
-      return await copy.run(this.#checks, {
-        timeoutMs: this.#timeoutMs,
+      return await copy.run(this.#state.checks, {
+        timeoutMs: this.#state.timeoutMs,
         signal,
-        onCheck: this.#onCheck,
+        onCheck: this.#state.onCheck,
       });
     } finally {
       await copy.moveTo(claim.head);
@@ -1387,15 +1291,15 @@ export class RepoChecksChecker implements TaskCompletionChecker {
   ): Promise<ReviewedDeclaration[]> {
     const { signal } = options;
     const key = JSON.stringify([claim.head, declarations]);
-    const known = this.#reviews.get(key);
+    const known = this.#state.reviews.get(key);
     if (known) return structuredClone(known);
-    const copy = this.#copy!;
+    const copy = this.#state.copy!;
     const diff = await reviewDiff(copy.objects, claim, base, options.focus);
     let reviewed: ReviewedDeclaration[];
     try {
       const moved = await copy.moveTo(claim.head);
       const answer = moved ? { failed: `no clean copy to review in (${moved})` } : await this
-        .#reviewer!({
+        .#state.reviewer!({
           dir: copy.dir,
           base,
           head: claim.head,
@@ -1408,9 +1312,9 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       await copy.moveTo(claim.head);
     }
     if (reviewed.every((entry) => entry.verdict !== "unreviewed")) {
-      this.#reviews.set(key, structuredClone(reviewed));
+      this.#state.reviews.set(key, structuredClone(reviewed));
     }
-    this.#reviewLog.push({ commit: claim.head, declarations: structuredClone(reviewed) });
+    this.#state.reviewLog.push({ commit: claim.head, declarations: structuredClone(reviewed) });
     return reviewed;
   }
 
@@ -1422,7 +1326,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     options: { signal: AbortSignal | undefined; splices: RedTestChange[] },
   ): Promise<{ passed: boolean; detail: string; runs: CheckRun[] }> {
     const { signal, splices } = options;
-    const copy = this.#copy!;
+    const copy = this.#state.copy!;
     // An inline red test is put back alone, its file's other changes (the fix) kept.
     const spliced = new Map(
       splices.flatMap((edit) => edit.spliced === undefined ? [] : [[edit.change.path, edit]]),
@@ -1437,10 +1341,10 @@ export class RepoChecksChecker implements TaskCompletionChecker {
         ),
       ) ?? await writeSplices(copy.dir, [...spliced.values()]);
     if (error) return { passed: false, detail: ` (${error})`, runs: [] };
-    const runs = await copy.run(this.#checks.filter((check) => !outOfScope.has(check.name)), {
-      timeoutMs: this.#timeoutMs,
+    const runs = await copy.run(this.#state.checks.filter((check) => !outOfScope.has(check.name)), {
+      timeoutMs: this.#state.timeoutMs,
       signal,
-      onCheck: this.#onCheck,
+      onCheck: this.#state.onCheck,
     });
     const failed = runs.find((run) => !run.green);
     return failed
