@@ -32,14 +32,7 @@ import {
   objectFinding,
 } from "./copy/object_findings.ts";
 import { type CheckRun, describeRun, nameList, type RepoCheck } from "./run/check_run.ts";
-import {
-  changedOnPurpose,
-  DEPENDENCY_FOLDERS,
-  dependencyEntries,
-  folderOf,
-  nodeInstallCommand,
-} from "./copy/dependency_folders.ts";
-import { DependencySnapshot } from "./copy/dependency_tree.ts";
+import { folderOf, nodeInstallCommand } from "./copy/dependency_folders.ts";
 import {
   applyVerdicts,
   cutDiff,
@@ -80,7 +73,14 @@ import {
   stillFailing,
 } from "./_rules.ts";
 import { listChanges, listPaths, passedText, STOPPED } from "./_feedback.ts";
-import { type Claim, type FolderPlan, GateState, type RunStart } from "./_gate_state.ts";
+import { type Claim, GateState } from "./_gate_state.ts";
+import {
+  dependencyFeedback,
+  planFolders,
+  pythonNote,
+  recordStart,
+  uncommittedChanges,
+} from "./_run_start.ts";
 
 /** Options of {@linkcode RepoChecksChecker}. */
 export interface RepoChecksOptions {
@@ -180,15 +180,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
    * @returns Resolves once recorded.
    */
   async recordStart(repo: GitRepo, options: { exclude?: string[] } = {}): Promise<void> {
-    this.#state.start ??= (async () => {
-      const [dirt, head] = await Promise.all([repo.snapshot(options.exclude), repo.head()]);
-      const entries = head ? await dependencyEntries(repo, head) : [];
-      return {
-        dirt: dirt ?? new Map(),
-        dependencies: await DependencySnapshot.take(repo.root, entries),
-      };
-    })();
-    await this.#state.start;
+    await recordStart(this.#state, repo, options);
   }
 
   /**
@@ -547,7 +539,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     // Both read the agent's checkout only: side by side.
     const [uncommitted, plans] = await Promise.all([
       uncommittedChanges(repo, start.dirt),
-      this.#planFolders(repo, start, base, head),
+      planFolders(repo, start, base, head),
     ]);
     if (uncommitted.length > 0) {
       return this.#state.refuse(
@@ -600,37 +592,6 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       this.#last = { key: key(), result, evidence: structuredClone(this.#state.evidence) };
     }
     return result;
-  }
-
-  /** How each dependency folder reaches the clean copy of `head`, and what the agent changed in it. */
-  async #planFolders(
-    repo: GitRepo,
-    start: RunStart,
-    base: string | undefined,
-    head: string,
-  ): Promise<FolderPlan[]> {
-    const onPurpose = base ? await changedOnPurpose(repo, base, head) : new Map();
-    const changes = await start.dependencies.changes(repo.root);
-    const plans: FolderPlan[] = [];
-    for (const folder of DEPENDENCY_FOLDERS) {
-      const entries = start.dependencies.entries.filter((entry) => folderOf(entry) === folder);
-      const linked = entries.length > 0;
-      const changedFiles: string[] = onPurpose.get(folder.dir) ?? [];
-      const install = folder.installable && changedFiles.length > 0 &&
-        (linked || folder.dir === "node_modules");
-      if (!linked && !install) continue;
-      const within = (line: string) =>
-        entries.some((entry) => line.startsWith(`${entry}/`) || line.startsWith(`${entry} (`));
-      const listed = await repo.exec(["ls-tree", head, "--", ...folder.manifests]);
-      plans.push({
-        dir: folder.dir,
-        install,
-        changedFiles,
-        changes: changes.filter(within),
-        key: listed.stdout,
-      });
-    }
-    return plans;
   }
 
   /**
@@ -1468,13 +1429,6 @@ async function writeFiles(root: string, files: Array<{ path: string; content: st
   }
 }
 
-/** Files the agent changed and did not commit: uncommitted now, and not as they were at the start. */
-async function uncommittedChanges(repo: GitRepo, dirt: Map<string, string>): Promise<string[]> {
-  const now = await repo.snapshot();
-  if (!now) return [];
-  return [...now].filter(([file, signature]) => dirt.get(file) !== signature).map(([file]) => file);
-}
-
 /**
  * The diff a reviewer reads: its summary, then the test and runner files
  * the claim changed, then the rest, so that padding the change cannot push
@@ -1505,24 +1459,6 @@ async function reviewDiff(
     ]),
   );
   return parts.filter((part) => part.trim() !== "").join("\n");
-}
-
-/** What the feedback says when the agent changed a file of a dependency folder. */
-function dependencyFeedback(changes: string[], plans: FolderPlan[]): string {
-  const shown = changes.slice(0, 10).join(", ");
-  const more = changes.length > 10 ? ` and ${changes.length - 10} more` : "";
-  const notes = plans.flatMap((plan) => pythonNote(plan) ?? []);
-  return `You changed ${shown}${more}; dependency folders are not yours to change. finishline compares every file of the ones it found at the start with how they were then, and its clean copy has them as they were then, so the checks did not run. Undo the changes (reinstall the dependencies as they were), or, to change the dependencies on purpose, commit the change to the manifest and lock file (package.json and package-lock.json, for example): finishline then installs from them${
-    notes.length > 0 ? `\n\n${notes.join("\n")}` : ""
-  }`;
-}
-
-/** The note for a Python or vendor folder whose requirements changed: it cannot be installed here. */
-function pythonNote(plan: FolderPlan): string | undefined {
-  if (plan.install || plan.changedFiles.length === 0) return undefined;
-  return `You changed ${
-    listPaths(plan.changedFiles)
-  }, but finishline cannot install ${plan.dir} offline: the checks run with the ${plan.dir} found at the start`;
 }
 
 /** Where a passing gate ran, for the agent. */
