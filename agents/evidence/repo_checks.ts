@@ -58,7 +58,6 @@ import {
   type TaskCompletionResult,
 } from "../checks/checker_contract.ts";
 import { type BaselineResult, CheckWorktree } from "./copy/worktree_run.ts";
-import { BuildSeed, seedEntries, settleTimes } from "./copy/build_seed.ts";
 import { fixedRedTests, flippedTests, workerTestFiles } from "./judge/fail_to_pass.ts";
 import { canaryProblem, runCanaries } from "./run/canary.ts";
 import { runnerSignals, signalFinding } from "./judge/runner_signals.ts";
@@ -81,6 +80,7 @@ import {
   recordStart,
   uncommittedChanges,
 } from "./_run_start.ts";
+import { baselineViews, confirmBaseline, startBaseline, stopBaseline } from "./_baseline.ts";
 
 /** Options of {@linkcode RepoChecksChecker}. */
 export interface RepoChecksOptions {
@@ -194,62 +194,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
    * @returns The baseline's promise.
    */
   startBaseline(repo: GitRepo, commit: string): Promise<BaselineResult> {
-    const signal = this.#state.stopBaseline.signal;
-    this.#state.baselineCommit = commit;
-    let claimDone: (result: BaselineResult) => void = () => {};
-    const claimEarly = new Promise<BaselineResult>((resolve) => claimDone = resolve);
-    this.#state.baseline = (async (): Promise<BaselineResult> => {
-      await this.recordStart(repo);
-      const started = performance.now();
-      const finished = (runs: CheckRun[], error?: string): BaselineResult => ({
-        commit,
-        runs,
-        durationMs: Math.round(performance.now() - started),
-        ...(error ? { error } : {}),
-      });
-      const worktree = await CheckWorktree.create(repo, commit, {
-        dependencies: (await this.#state.start!).dependencies,
-        owner: this.#state.owner,
-      });
-      if (typeof worktree === "string") return finished([], worktree);
-      // Cargo's build output becomes the clean copy's seed: the times it is built against first.
-      const seeds = await seedEntries(worktree.objects, commit);
-      if (seeds.length > 0 && await settleTimes(worktree.objects, undefined, commit)) {
-        seeds.length = 0;
-      }
-      const tiers = splitTiers(this.#state.checks, this.#state.final);
-      const runs = await worktree.run(tiers.perClaim, { timeoutMs: this.#state.timeoutMs, signal });
-      if (tiers.final.length > 0 && !signal.aborted) {
-        // One object for both: what the final checks add (and a second run's retries) reach both.
-        const result = finished(runs);
-        claimDone(result);
-        runs.push(
-          ...await worktree.run(tiers.final, {
-            timeoutMs: this.#state.timeoutMs,
-            signal,
-            nice: true,
-          }),
-        );
-        result.durationMs = Math.round(performance.now() - started);
-      }
-      if (seeds.length > 0 && !signal.aborted && runs.length > 0) {
-        this.#state.seed = await BuildSeed.take(worktree.dir, commit, seeds, {
-          owner: this.#state.owner ? { repo: repo.root, run: this.#state.owner } : undefined,
-        });
-      }
-      if (signal.aborted) {
-        await worktree.remove();
-      } else if (runs.every((run) => run.green)) {
-        this.#state.baselineCopy = worktree;
-      } else {
-        this.#state.baselineWorktree = worktree;
-      }
-      return signal.aborted ? finished(runs, "stopped before it finished") : finished(runs);
-    })();
-    // Without final checks, or when the baseline ends early, the whole baseline answers.
-    this.#state.claimBaseline = Promise.race([claimEarly, this.#state.baseline]);
-    this.#state.claimBaseline.catch(() => {});
-    return this.#state.baseline;
+    return startBaseline(this.#state, repo, commit);
   }
 
   /**
@@ -273,33 +218,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
    * @returns Resolves once they ran (at once when there is nothing to run).
    */
   confirmBaseline(): Promise<void> {
-    if (!this.#state.baseline) return Promise.resolve();
-    this.#state.confirmation ??= this.#confirm(this.#state.baseline);
-    return this.#state.confirmation;
-  }
-
-  async #confirm(pending: Promise<BaselineResult>): Promise<void> {
-    const baseline = await pending;
-    const worktree = this.#state.baselineWorktree;
-    this.#state.baselineWorktree = undefined;
-    try {
-      const signal = this.#state.stopBaseline.signal;
-      if (!worktree || baseline.error || signal.aborted) return;
-      const red = this.#state.checks.filter((check) =>
-        baseline.runs.some((run) => run.name === check.name && !run.green)
-      );
-      // A clean start, as the first run had.
-      if (await worktree.moveTo(baseline.commit)) return;
-      const retries = await worktree.run(red, {
-        timeoutMs: this.#state.timeoutMs,
-        signal,
-        nice: true,
-      });
-      if (!signal.aborted) baseline.retries = retries;
-    } finally {
-      this.#state.confirmed = true;
-      await worktree?.remove();
-    }
+    return confirmBaseline(this.#state);
   }
 
   /**
@@ -309,13 +228,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
    * @returns Resolves once it has stopped.
    */
   async stopBaseline(): Promise<void> {
-    this.#state.stopBaseline.abort();
-    await this.#state.baseline;
-    await this.#state.confirmation;
-    await this.#state.baselineWorktree?.remove();
-    this.#state.baselineWorktree = undefined;
-    await this.#state.baselineCopy?.remove();
-    this.#state.baselineCopy = undefined;
+    await stopBaseline(this.#state);
   }
 
   /**
@@ -757,7 +670,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     // A baseline that could not run compares as none.
     const baseline = started?.error ? undefined : started;
     const base = baseline?.commit ?? context.git?.baseline ?? undefined;
-    const views = await this.#views(baseline, runs);
+    const views = await baselineViews(this.#state, baseline, runs);
     let testsChanged = await changedEarly.catch(() => undefined);
     // The baseline could not run: its commit is not the base any more.
     if (base !== early || !testsChanged) {
@@ -973,7 +886,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     const evidence: NonNullable<ChecksEvidence["rerun"]> = [];
     const started = await this.#state.baseline;
     // Never waits for the baseline's second run: the views it has so far.
-    const views = await this.#views(started?.error ? undefined : started, []);
+    const views = await baselineViews(this.#state, started?.error ? undefined : started, []);
     const read = (file: string) => Deno.readTextFile(`${cwd}/${file}`).catch(() => undefined);
     for (const check of this.#state.checks) {
       const tests = this.#state.failedLast.get(check.name);
@@ -1025,39 +938,6 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       return { result, evidence };
     }
     return { evidence };
-  }
-
-  /**
-   * The baseline runs to compare with. A check red at the baseline and red
-   * now makes the verdict depend on that red: the baseline's second run is
-   * waited for. Otherwise it is used once it has run, and never waited for:
-   * a passing claim is not held up to annotate its evidence.
-   */
-  async #views(
-    baseline: BaselineResult | undefined,
-    runs: CheckRun[],
-  ): Promise<Map<string, BaselineView>> {
-    const redAgain = runs.some((run) =>
-      !run.green && baseline?.runs.some((before) => before.name === run.name && !before.green)
-    );
-    if (redAgain) await this.confirmBaseline();
-    const views = new Map<string, BaselineView>();
-    for (const first of baseline?.runs ?? []) {
-      const second = baseline?.retries?.find((run) => run.name === first.name);
-      if (!second) {
-        views.set(first.name, { run: first });
-        continue;
-      }
-      const again = new Set(second.failing);
-      const flakyTests = first.failing.filter((test) => !again.has(test));
-      // Red twice: every test that failed at either run was failing at the start.
-      const failing = [...new Set([...first.failing, ...second.failing])];
-      views.set(first.name, {
-        run: second.green ? second : { ...second, failing },
-        ...(second.green || flakyTests.length > 0 ? { flakyTests } : {}),
-      });
-    }
-    return views;
   }
 
   /** Protected files the agent changed since `base`, with the reasons it declared. */
