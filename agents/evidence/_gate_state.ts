@@ -15,6 +15,7 @@ import { incomplete, type TaskCompletionResult } from "../checks/checker_contrac
 import { type CheckRun, type RepoCheck, runRepoCheck } from "./run/check_run.ts";
 import type { DependencySnapshot } from "./copy/dependency_tree.ts";
 import type { DeclarationReviewer } from "./judge/declarations.ts";
+import { protectedRole } from "./judge/protected_files.ts";
 import type { HeldOutStore } from "./held_out/held_out_store.ts";
 import type { Reproduction } from "./held_out/reproduction.ts";
 import type { BaselineResult, CheckWorktree } from "./copy/worktree_run.ts";
@@ -141,6 +142,17 @@ export class GateState {
     this.configFiles = settings.configFiles;
     this.owner = settings.owner;
     this.final = settings.final;
+  }
+
+  /**
+   * Whether `file` is a test file by the protected files' rules (the
+   * configuration files aside).
+   *
+   * @param file A path in the repository.
+   * @returns True for a test file.
+   */
+  isTest(file: string): boolean {
+    return protectedRole(file, { protect: this.protect, configFiles: [] }) === "test file";
   }
 
   /** A claim refused before any check ran. */

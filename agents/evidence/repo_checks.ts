@@ -39,7 +39,7 @@ import {
   type DeclarationReviewer,
   reviewFeedback,
 } from "./judge/declarations.ts";
-import { changedProtectedFiles, protectedRole } from "./judge/protected_files.ts";
+import { changedProtectedFiles } from "./judge/protected_files.ts";
 import { findSpecialCases } from "./judge/special_cases.ts";
 import { heldOutFailures } from "./held_out/held_out_feedback.ts";
 import { HeldOutStore } from "./held_out/held_out_store.ts";
@@ -265,8 +265,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
           link: worktree.dependencyPaths,
         });
         if (typeof workspace === "string") return { kept: false, why: workspace, notes: [] };
-        const isTest = (file: string) =>
-          protectedRole(file, { protect: this.#state.protect, configFiles: [] }) === "test file";
+        const isTest = (file: string) => this.#state.isTest(file);
         let failed: string | undefined;
         let written: Awaited<ReturnType<VerifierWorkspace["written"]>>;
         try {
@@ -710,8 +709,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     const problems = judged.problems;
     const git = context.git;
     if (problems.length === 0 && git && base && claim) {
-      const isTest = (file: string) =>
-        protectedRole(file, { protect: this.#state.protect, configFiles: [] }) === "test file";
+      const isTest = (file: string) => this.#state.isTest(file);
       const held = await this.#state.reproduction?.catch(() => undefined);
       const cases = await findSpecialCases(
         this.#state.copy?.objects ?? git.repo,
@@ -813,8 +811,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       ? await runnerSignals(
         claim.repo,
         { base, head: claim.head },
-        (file) =>
-          protectedRole(file, { protect: this.#state.protect, configFiles: [] }) === "test file",
+        (file) => this.#state.isTest(file),
       )
       : [];
     if (signals.length > 0) evidence.runnerSignals = signals;
