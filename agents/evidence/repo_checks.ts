@@ -41,15 +41,7 @@ import {
 } from "./judge/declarations.ts";
 import { changedProtectedFiles } from "./judge/protected_files.ts";
 import { findSpecialCases } from "./judge/special_cases.ts";
-import { heldOutFailures } from "./held_out/held_out_feedback.ts";
-import { HeldOutStore } from "./held_out/held_out_store.ts";
-import { VerifierWorkspace } from "./held_out/verifier_workspace.ts";
-import {
-  assertionLines,
-  type HeldOutTest,
-  judgeReproduction,
-  type Reproduction,
-} from "./held_out/reproduction.ts";
+import { assertionLines, type Reproduction } from "./held_out/reproduction.ts";
 import {
   incomplete,
   ok,
@@ -81,6 +73,7 @@ import {
   uncommittedChanges,
 } from "./_run_start.ts";
 import { baselineViews, confirmBaseline, startBaseline, stopBaseline } from "./_baseline.ts";
+import { heldOutDispute, runHeldOut, startReproduction } from "./_held_out.ts";
 
 /** Options of {@linkcode RepoChecksChecker}. */
 export interface RepoChecksOptions {
@@ -250,60 +243,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     commit: string,
     write: (dir: string) => Promise<string | undefined>,
   ): Promise<Reproduction> {
-    const signal = this.#state.stopBaseline.signal;
-    this.#state.reproduction = (async (): Promise<Reproduction> => {
-      await this.recordStart(repo);
-      const start = await this.#state.start!;
-      const worktree = await CheckWorktree.create(repo, commit, {
-        dependencies: start.dependencies,
-        owner: this.#state.owner,
-      });
-      if (typeof worktree === "string") return { kept: false, why: worktree, notes: [] };
-      try {
-        // The verifier writes in a repository of its own, which the worker's cannot name.
-        const workspace = await VerifierWorkspace.create(repo, commit, {
-          link: worktree.dependencyPaths,
-        });
-        if (typeof workspace === "string") return { kept: false, why: workspace, notes: [] };
-        const isTest = (file: string) => this.#state.isTest(file);
-        let failed: string | undefined;
-        let written: Awaited<ReturnType<VerifierWorkspace["written"]>>;
-        try {
-          failed = await write(workspace.dir);
-          written = await workspace.written(isTest);
-        } finally {
-          await workspace.remove();
-        }
-        const notes: string[] = [];
-        if (failed) notes.push(failed);
-        if (written.others.length > 0) {
-          notes.push(`dropped what it changed outside test files: ${listPaths(written.others)}`);
-        }
-        if (written.files.length === 0) {
-          return { kept: false, why: failed ?? "the verifier wrote no test file", notes };
-        }
-        // Copied into finishline's keeping the moment it stopped; claims run that copy.
-        await this.#state.heldOutStore?.remove();
-        this.#state.heldOutStore = await HeldOutStore.save(written.files);
-        const files: HeldOutTest["files"] = written.files;
-        // Only its tests, on the starting commit: a clean checkout, the files written back.
-        const moved = await worktree.moveTo(commit);
-        if (moved) return { kept: false, why: moved, notes };
-        await writeFiles(worktree.dir, files);
-        const runs = await worktree.run(this.#state.checks, {
-          timeoutMs: this.#state.timeoutMs,
-          signal,
-        });
-        if (signal.aborted) return { kept: false, why: "stopped before it finished", notes };
-        const baseline = await this.#state.baseline;
-        const judged = judgeReproduction(runs, baseline?.error ? [] : baseline?.runs ?? []);
-        if ("why" in judged) return { kept: false, why: judged.why, notes };
-        return { kept: true, test: { files, ...judged }, notes };
-      } finally {
-        await worktree.remove();
-      }
-    })();
-    return this.#state.reproduction;
+    return startReproduction(this.#state, repo, commit, write);
   }
 
   /**
@@ -744,7 +684,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     let heldOutFailure: string | undefined;
     let dispute: Declaration | undefined;
     if (reproduction?.kept && claim && this.#state.copy) {
-      const heldOut = await this.#heldOut(reproduction.test, claim, signal);
+      const heldOut = await runHeldOut(this.#state, reproduction.test, claim, signal);
       const planted = await this.#state.undoWrites(facts);
       if (planted) return planted;
       evidence.heldOut = { tests: reproduction.test.tests, passed: heldOut.length === 0 };
@@ -983,44 +923,6 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     return { run: again, flaky: again.green };
   }
 
-  /** Run the checks on the clean copy with the original test files put back. */
-  /**
-   * The held-out tests on the clean copy of the claim: its files added, the
-   * checks that ran them run again. Returns the held-out tests that fail,
-   * each with what its assertion said (never its code).
-   */
-  async #heldOut(
-    test: HeldOutTest,
-    claim: Claim,
-    signal: AbortSignal | undefined,
-  ): Promise<string[]> {
-    const copy = this.#state.copy!;
-    const kept = await this.#state.heldOutStore?.load() ?? test.files;
-    if (typeof kept === "string") return [`it could not be run: ${kept}`];
-    const moved = await copy.moveTo(claim.head);
-    if (moved) return [`it could not be added to a copy of your commit (${moved})`];
-    await writeFiles(copy.dir, kept);
-    const checks = this.#state.checks.filter((check) => test.checks.includes(check.name));
-    const runs = await copy.run(checks, {
-      timeoutMs: this.#state.timeoutMs,
-      signal,
-      onCheck: this.#state.onCheck,
-    });
-    const failing: string[] = [];
-    for (const run of runs) {
-      if (run.green) continue;
-      const named = run.failing.filter((name) => test.tests.includes(name));
-      // A red run that names no test of its own may still be ours: the held-out names decide.
-      const ours = named.length > 0 ? named : run.failing.length === 0 ? test.tests : [];
-      if (ours.length === 0) continue;
-      // Its name and the behaviour, never what its assertion printed: that would be an oracle.
-      failing.push(heldOutFailures(ours));
-    }
-    // Held out again: the copy, which git worktree list shows, does not keep them.
-    await copy.moveTo(claim.head);
-    return failing;
-  }
-
   /**
    * The worker's own fail-to-pass test: its new or changed test files on a
    * clean copy of the starting commit, the checks run there, and the tests
@@ -1156,6 +1058,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     return reviewed;
   }
 
+  /** Run the checks on the clean copy with the original test files put back. */
   async #originals(
     claim: Claim,
     base: string,
@@ -1189,25 +1092,6 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       ? { passed: false, detail: `: "${failed.name}"${describeRun(failed)}`, runs }
       : { passed: true, detail: "", runs };
   }
-}
-
-/**
- * The worker's dispute of a failing held-out test, for the reviewer: the
- * tests, what they asserted, and their code (the worker never sees it; the
- * reviewer must, to judge the test against the task).
- */
-function heldOutDispute(test: HeldOutTest, failing: string[], reason: string): Declaration {
-  const code = test.files.map((file) => `--- ${file.path}\n${file.content.slice(0, 4000)}`)
-    .join("\n");
-  return {
-    kind: "held_out_wrong",
-    subject: test.tests.join(", "),
-    reason,
-    facts:
-      `a held-out acceptance test, written by a verifier from the task before the work began, fails against the new code: ${
-        failing.join("; ")
-      }. Its code (never shown to the worker):\n${code}`,
-  };
 }
 
 /**
@@ -1295,15 +1179,6 @@ function reliedOn(
     });
   }
   return declarations;
-}
-
-/** Writes files under `root`, making their folders. */
-async function writeFiles(root: string, files: Array<{ path: string; content: string }>) {
-  for (const file of files) {
-    const target = `${root}/${file.path}`;
-    await Deno.mkdir(target.replace(/\/[^/]+$/, ""), { recursive: true });
-    await Deno.writeTextFile(target, file.content);
-  }
 }
 
 /**
