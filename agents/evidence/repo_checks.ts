@@ -25,14 +25,7 @@ import type {
 } from "../record/iteration.ts";
 import type { GitRepo } from "../git/repo.ts";
 import type { GitReader } from "../git/hardened.ts";
-import {
-  binaryFinding,
-  binarySources,
-  OBJECT_FINDING,
-  objectFinding,
-} from "./copy/object_findings.ts";
 import { type CheckRun, describeRun, nameList, type RepoCheck } from "./run/check_run.ts";
-import { folderOf, nodeInstallCommand } from "./copy/dependency_folders.ts";
 import {
   applyVerdicts,
   cutDiff,
@@ -49,7 +42,7 @@ import {
   type TaskCompletionContext,
   type TaskCompletionResult,
 } from "../checks/checker_contract.ts";
-import { type BaselineResult, CheckWorktree } from "./copy/worktree_run.ts";
+import type { BaselineResult } from "./copy/worktree_run.ts";
 import { fixedRedTests, flippedTests, workerTestFiles } from "./judge/fail_to_pass.ts";
 import { canaryProblem, runCanaries } from "./run/canary.ts";
 import { runnerSignals, signalFinding } from "./judge/runner_signals.ts";
@@ -74,6 +67,7 @@ import {
 } from "./_run_start.ts";
 import { baselineViews, confirmBaseline, startBaseline, stopBaseline } from "./_baseline.ts";
 import { heldOutDispute, runHeldOut, startReproduction } from "./_held_out.ts";
+import { cleanCopy } from "./_clean_copy.ts";
 
 /** Options of {@linkcode RepoChecksChecker}. */
 export interface RepoChecksOptions {
@@ -446,123 +440,13 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     return result;
   }
 
-  /**
-   * The clean copy at `head`: made on the first claim, moved on later ones;
-   * each dependency folder linked, or installed from the commit's lock file.
-   */
-  async #cleanCopy(
-    claim: Claim,
-  ): Promise<{ copy?: CheckWorktree; notes: string[]; problem?: string; changes?: string[] }> {
-    const start = (await this.#state.start)!;
-    await this.#state.tidying;
-    this.#state.tidying = undefined;
-    // The first claim moves the green baseline's worktree (moveTo cleans it as any move does).
-    let copy = this.#state.copy ?? this.#state.baselineCopy;
-    this.#state.baselineCopy = undefined;
-    const seeded = copy?.seeded ?? false;
-    if (copy && await copy.moveTo(claim.head)) {
-      if (copy.finding) {
-        this.#state.copy = copy;
-        return { notes: [], problem: objectFinding(copy.finding) };
-      }
-      // Something broke the copy (its folder removed, say): a new one.
-      await copy.remove();
-      copy = undefined;
-    }
-    if (!copy) {
-      const made = await CheckWorktree.create(claim.repo, claim.head, {
-        dependencies: start.dependencies,
-        owner: this.#state.owner,
-      });
-      if (typeof made === "string") {
-        this.#state.copy = undefined;
-        return {
-          notes: [],
-          problem: OBJECT_FINDING.test(made)
-            ? objectFinding(made)
-            : `finishline could not make its clean copy: ${made}`,
-        };
-      }
-      copy = made;
-    }
-    this.#state.copy = copy;
-    // The diffs read the starting commit from the copy's repository too.
-    const base = this.#state.baselineCommit ?? claim.base;
-    const fetched = base ? await copy.objects.fetch([base]) : undefined;
-    if (fetched) return { copy, notes: [], problem: `finishline could not copy ${fetched}` };
-    const binary = base ? await binarySources(copy.objects, base, claim.head) : [];
-    if (binary.length > 0) return { copy, notes: [], problem: binaryFinding(binary) };
-    const notes: string[] = [];
-    const planted = copy.seeded ||
-      (this.#state.seed?.usable === true && await copy.seedWith(this.#state.seed));
-    if (!planted && (seeded || this.#state.seed)) {
-      await this.#state.seed?.remove();
-      this.#state.seed = undefined;
-      notes.push(
-        "finishline's copy of what the baseline built (target) changed after it was taken, or could not be copied: the checks built from nothing",
-      );
-    }
-    // A folder installed for an earlier commit whose dependency change is gone since.
-    for (const dir of [...copy.folders.keys()]) {
-      if (!claim.plans.some((plan) => plan.dir === dir)) await copy.drop(dir);
-    }
-    for (const plan of claim.plans) {
-      const note = pythonNote(plan);
-      if (note) notes.push(note);
-      if (!plan.install) {
-        const failed = await copy.copyIn(plan.dir);
-        if (failed) {
-          return { copy, notes, problem: `finishline could not copy ${plan.dir}: ${failed}` };
-        }
-        continue;
-      }
-      const command = await nodeInstallCommand(copy.dir);
-      const failed = await copy.install(plan.dir, command, {
-        key: plan.key,
-        timeoutMs: this.#state.timeoutMs,
-      });
-      if (!failed) {
-        notes.push(
-          `You changed ${
-            listPaths(plan.changedFiles)
-          }: the clean copy installed ${plan.dir} with \`${command.command}\` instead of linking the one found at the start`,
-        );
-        continue;
-      }
-      if (!failed.missing) {
-        return {
-          copy,
-          notes,
-          problem: `You changed ${
-            listPaths(plan.changedFiles)
-          }, so finishline installs ${plan.dir} from them in its clean copy of ${
-            claim.head.slice(0, 12)
-          }, and that failed: ${failed.detail}. Fix the dependency manifest and lock file, and commit them`,
-        };
-      }
-      const linked = start.dependencies.entries.some((entry) =>
-        folderOf(entry)?.dir === plan.dir
-      ) &&
-        await copy.copyIn(plan.dir) === undefined;
-      notes.push(
-        `You changed ${
-          listPaths(plan.changedFiles)
-        }, but finishline cannot install ${plan.dir} (${failed.detail}): the checks ran with ${
-          linked ? `the ${plan.dir} found at the start` : `no ${plan.dir}`
-        }`,
-      );
-      if (linked && plan.changes.length > 0) return { copy, notes, changes: plan.changes };
-    }
-    return { copy, notes };
-  }
-
   async #check(
     context: TaskCompletionContext,
     claim: Claim | undefined,
   ): Promise<TaskCompletionResult> {
     const declared = declaredOutOfScope(context.completeTask);
     const setupStarted = performance.now();
-    const prepared = claim ? await this.#cleanCopy(claim) : { notes: [] };
+    const prepared = claim ? await cleanCopy(this.#state, claim) : { notes: [] };
     const setupMs = Math.round(performance.now() - setupStarted);
     const notes = prepared.notes;
     const facts: Partial<ChecksEvidence> = {

@@ -42,6 +42,8 @@ const NOT_OUTPUTS: Record<string, string> = {
     "runs touch and cp on finishline's own worktrees: file times and a copy of a build, no text",
   "agents/evidence/repo_checks.ts":
     "fetches the starting commit into the clean copy's private repository (a method named fetch, no network)",
+  "agents/evidence/_clean_copy.ts":
+    "fetches the starting commit into the clean copy's private repository (a method named fetch, no network)",
   "agents/evidence/_held_out.ts":
     "puts the verifier's test files back, as it wrote them, into the gate's own worktrees",
   "agents/evidence/detect/detect.ts": "asks the machine which tools it has (`tox --version`)",
