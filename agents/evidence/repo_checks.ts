@@ -47,15 +47,8 @@ import { fixedRedTests, flippedTests, workerTestFiles } from "./judge/fail_to_pa
 import { canaryProblem, runCanaries } from "./run/canary.ts";
 import { runnerSignals, signalFinding } from "./judge/runner_signals.ts";
 import { type RedTestChange, redTestChanges, writeSplices } from "./judge/red_tests.ts";
-import { filteredCommand } from "./run/test_filter.ts";
 import { finalDue, splitTiers } from "./detect/check_tier.ts";
-import {
-  type BaselineView,
-  checkEvidence,
-  declaredOutOfScope,
-  judgeAll,
-  stillFailing,
-} from "./_rules.ts";
+import { type BaselineView, declaredOutOfScope, judgeAll, stillFailing } from "./_rules.ts";
 import { listChanges, listPaths, passedText, STOPPED } from "./_feedback.ts";
 import { type Claim, GateState } from "./_gate_state.ts";
 import {
@@ -68,6 +61,7 @@ import {
 import { baselineViews, confirmBaseline, startBaseline, stopBaseline } from "./_baseline.ts";
 import { heldOutDispute, runHeldOut, startReproduction } from "./_held_out.ts";
 import { cleanCopy } from "./_clean_copy.ts";
+import { rerunFailed } from "./_rerun.ts";
 
 /** Options of {@linkcode RepoChecksChecker}. */
 export interface RepoChecksOptions {
@@ -467,7 +461,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     const signal = context.signal;
     // What failed at the last claim runs first, alone: the agent hears at once when it still fails.
     const rerun = this.#state.failedLast.size > 0
-      ? await this.#rerunFailed(cwd, declared, facts, signal)
+      ? await rerunFailed(this.#state, cwd, declared, facts, signal)
       : undefined;
     if (rerun?.result) return rerun.result;
     // The protected files the claim changed are read from the agent's checkout while the
@@ -686,79 +680,6 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     return problems.length > 0
       ? incomplete(`${problems.join("\n\n")}${noted}`)
       : ok(`${passedText(evidence)}${checkedOn(claim)}${noted}`);
-  }
-
-  /**
-   * The tests that failed at the last claim the full suite ran on, re-run
-   * alone ({@linkcode filteredCommand}) on the clean copy, check by check.
-   * One that fails again, by name, answers the claim: the full suite would
-   * reject it too, since its check is red and not declared out of scope. A
-   * check green at the baseline asks a failing test twice, as the full run
-   * does. Anything else (they pass, the filter ran no test, the run names
-   * none of them, the check cannot be narrowed) leaves the verdict to the
-   * full suite: a narrowed run never passes a claim.
-   */
-  async #rerunFailed(
-    cwd: string,
-    declared: Map<string, string>,
-    facts: Partial<ChecksEvidence>,
-    signal: AbortSignal | undefined,
-  ): Promise<{ result?: TaskCompletionResult; evidence: NonNullable<ChecksEvidence["rerun"]> }> {
-    const evidence: NonNullable<ChecksEvidence["rerun"]> = [];
-    const started = await this.#state.baseline;
-    // Never waits for the baseline's second run: the views it has so far.
-    const views = await baselineViews(this.#state, started?.error ? undefined : started, []);
-    const read = (file: string) => Deno.readTextFile(`${cwd}/${file}`).catch(() => undefined);
-    for (const check of this.#state.checks) {
-      const tests = this.#state.failedLast.get(check.name);
-      if (!tests) continue;
-      if (declared.has(check.name)) {
-        evidence.push({
-          check: check.name,
-          tests,
-          outcome: "not run",
-          why: "declared out of scope",
-        });
-        continue;
-      }
-      const filtered = await filteredCommand(check, tests, { read });
-      if ("why" in filtered) {
-        evidence.push({ check: check.name, tests, outcome: "not run", why: filtered.why });
-        continue;
-      }
-      const narrowed = { ...check, command: filtered.command };
-      const before = views.get(check.name);
-      let run = await this.#state.runOne(narrowed, cwd, signal);
-      let still = run.failing.filter((name) => tests.includes(name));
-      const flakyBefore = new Set(before?.flakyTests ?? []);
-      if (
-        still.length > 0 && !signal?.aborted &&
-        (before?.run.green || still.every((name) => flakyBefore.has(name)))
-      ) {
-        run = await this.#state.runOne(narrowed, cwd, signal);
-        still = run.failing.filter((name) => tests.includes(name));
-      }
-      if (signal?.aborted) return { result: this.#state.refuse(facts, STOPPED), evidence };
-      evidence.push({
-        check: check.name,
-        tests,
-        outcome: rerunOutcome(run, still),
-        command: filtered.command,
-        ...(still.length > 0 ? { stillFailing: still } : {}),
-        durationMs: run.durationMs,
-      });
-      if (still.length === 0) continue;
-      const result = this.#state.refuse(
-        { ...facts, checks: [checkEvidence(run, before?.run, false)], rerun: evidence },
-        `"${check.name}" still fails in ${
-          nameList(still)
-        }: finishline re-ran first only the tests that failed at your last claim (\`${filtered.command}\`) and answers as soon as one still fails; the full suite runs once they pass${
-          describeRun(run, before?.run)
-        }`,
-      );
-      return { result, evidence };
-    }
-    return { evidence };
   }
 
   /** Protected files the agent changed since `base`, with the reasons it declared. */
@@ -1100,17 +1021,4 @@ async function reviewDiff(
 /** Where a passing gate ran, for the agent. */
 function checkedOn(claim: Claim | undefined): string {
   return claim ? ` (on a clean copy of ${claim.head.slice(0, 12)})` : "";
-}
-
-/** What a narrowed run of the last claim's failing tests says. */
-function rerunOutcome(
-  run: CheckRun,
-  still: string[],
-): NonNullable<ChecksEvidence["rerun"]>[number]["outcome"] {
-  if (still.length > 0) return "still failing";
-  const counts = run.counts;
-  const ran = counts?.run ?? (counts?.passed ?? 0) + (counts?.failed ?? 0);
-  if (counts === undefined) return "no verdict";
-  if (ran === 0) return "matched none";
-  return run.green ? "passed" : "no verdict";
 }
