@@ -17,12 +17,7 @@
  */
 
 import type { CompleteTaskCall } from "../completion/handler_contract.ts";
-import type {
-  ChecksEvidence,
-  Declaration,
-  ReviewedDeclaration,
-  WorkerTestEvidence,
-} from "../record/iteration.ts";
+import type { ChecksEvidence, Declaration, ReviewedDeclaration } from "../record/iteration.ts";
 import type { GitRepo } from "../git/repo.ts";
 import type { GitReader } from "../git/hardened.ts";
 import { type CheckRun, describeRun, nameList, type RepoCheck } from "./run/check_run.ts";
@@ -34,7 +29,7 @@ import {
 } from "./judge/declarations.ts";
 import { changedProtectedFiles } from "./judge/protected_files.ts";
 import { findSpecialCases } from "./judge/special_cases.ts";
-import { assertionLines, type Reproduction } from "./held_out/reproduction.ts";
+import type { Reproduction } from "./held_out/reproduction.ts";
 import {
   incomplete,
   ok,
@@ -43,7 +38,7 @@ import {
   type TaskCompletionResult,
 } from "../checks/checker_contract.ts";
 import type { BaselineResult } from "./copy/worktree_run.ts";
-import { fixedRedTests, flippedTests, workerTestFiles } from "./judge/fail_to_pass.ts";
+import { fixedRedTests } from "./judge/fail_to_pass.ts";
 import { canaryProblem, runCanaries } from "./run/canary.ts";
 import { runnerSignals, signalFinding } from "./judge/runner_signals.ts";
 import { type RedTestChange, redTestChanges, writeSplices } from "./judge/red_tests.ts";
@@ -62,6 +57,7 @@ import { baselineViews, confirmBaseline, startBaseline, stopBaseline } from "./_
 import { heldOutDispute, runHeldOut, startReproduction } from "./_held_out.ts";
 import { cleanCopy } from "./_clean_copy.ts";
 import { rerunFailed } from "./_rerun.ts";
+import { workerTest } from "./_worker_test.ts";
 
 /** Options of {@linkcode RepoChecksChecker}. */
 export interface RepoChecksOptions {
@@ -616,9 +612,18 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     }
     const noTest = context.completeTask?.no_test?.trim() || undefined;
     if (problems.length === 0 && base && claim && this.#state.workerTestWhy) {
-      const worker = await this.#workerTest(claim, base, testsChanged, settled, noTest, signal, {
-        redFixed: fixedRedTests([...views.values()], original),
-      });
+      const worker = await workerTest(
+        this.#state,
+        claim,
+        base,
+        testsChanged,
+        settled,
+        noTest,
+        signal,
+        {
+          redFixed: fixedRedTests([...views.values()], original),
+        },
+      );
       const planted = await this.#state.undoWrites(facts);
       if (planted) return planted;
       evidence.workerTest = worker.evidence;
@@ -726,101 +731,6 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     if (!before.run.green && !onlyFlaky) return { run, flaky: false };
     const again = await this.#state.runOne(check, cwd, signal);
     return { run: again, flaky: again.green };
-  }
-
-  /**
-   * The worker's own fail-to-pass test: its new or changed test files on a
-   * clean copy of the starting commit, the checks run there, and the tests
-   * that fail there and pass on the claim. Remembered by the files' content.
-   */
-  async #workerTest(
-    claim: Claim,
-    base: string,
-    changes: ChecksEvidence["testsChanged"],
-    settled: Array<{ run: CheckRun }>,
-    noTest: string | undefined,
-    signal: AbortSignal | undefined,
-    known: { redFixed: string[] },
-  ): Promise<{ evidence: WorkerTestEvidence; problem?: string }> {
-    const required = this.#state.workerTestWhy!;
-    const files = workerTestFiles(changes);
-    const evidence: WorkerTestEvidence = { required, files, tests: [], passed: false };
-    // The repository's own tests, red at the baseline and passing unchanged: the fix's evidence.
-    const existing = () => ({
-      evidence: { required, files: [], tests: known.redFixed, passed: true },
-    });
-    const ask = `add or change a test that fails on the starting commit (${
-      base.slice(0, 12)
-    }) and passes with your fix, and commit it`;
-    const waived = () => {
-      // The reviewer decides whether the reason stands.
-      evidence.noTest = noTest;
-      evidence.passed = true;
-      return { evidence };
-    };
-    if (files.length === 0) {
-      if (known.redFixed.length > 0) return existing();
-      if (noTest) return waived();
-      return {
-        evidence,
-        problem:
-          `This run needs a test of the fix (${required}), and your commits add or change no test file: ${ask}. If no test can show the bug, say why in complete_task no_test; a reviewer decides whether the reason stands`,
-      };
-    }
-    const listed = await this.#state.copy!.objects.exec(["ls-tree", claim.head, "--", ...files]);
-    const key = `${base}\n${listed.stdout}`;
-    let atStart = this.#state.workerTests.get(key);
-    if (!atStart) {
-      const ran = await this.#atStart(claim, base, files, signal);
-      if (typeof ran === "string") {
-        return { evidence, problem: `Your tests could not be run on the starting commit: ${ran}` };
-      }
-      atStart = ran;
-      if (!signal?.aborted) this.#state.workerTests.set(key, atStart);
-    }
-    // Against this claim's runs: another commit with the same test files may pass other tests.
-    evidence.tests = flippedTests(atStart, settled.map((entry) => entry.run));
-    if (evidence.tests.length > 0) {
-      // The reviewer decides whether what failed at the start is the bug.
-      const said = atStart.flatMap((run) => run.green ? [] : assertionLines(run.tail, 3));
-      if (said.length > 0) evidence.failedWith = said;
-      evidence.passed = true;
-      return { evidence };
-    }
-    if (known.redFixed.length > 0) return existing();
-    if (noTest) return waived();
-    return {
-      evidence,
-      problem:
-        `This run needs a test of the fix (${required}). finishline ran your new or changed test files (${
-          files.slice(0, 5).map((file) => `"${file}"`).join(", ")
-        }) on the starting commit, without the rest of your change, and none of their tests failed there: they do not show the bug. ${
-          ask[0].toUpperCase()
-        }${
-          ask.slice(1)
-        }. If no test can show the bug, say why in complete_task no_test; a reviewer decides whether the reason stands`,
-    };
-  }
-
-  /** The checks on a clean copy of `base` with the claim's versions of `files`; the copy goes back to the claim after. */
-  async #atStart(
-    claim: Claim,
-    base: string,
-    files: string[],
-    signal: AbortSignal | undefined,
-  ): Promise<CheckRun[] | string> {
-    const copy = this.#state.copy!;
-    try {
-      const error = await copy.moveTo(base) ?? await copy.restore(claim.head, files);
-      if (error) return error;
-      return await copy.run(this.#state.checks, {
-        timeoutMs: this.#state.timeoutMs,
-        signal,
-        onCheck: this.#state.onCheck,
-      });
-    } finally {
-      await copy.moveTo(claim.head);
-    }
   }
 
   /**
