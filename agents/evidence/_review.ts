@@ -2,7 +2,8 @@
  * The review of a claim's declarations: the ones a passing verdict relies
  * on (checks out of scope, test changes, the worker's test or its
  * `no_test`, a dispute of the held-out test, runner signals) go to the
- * run's reviewer with the diff, in the clean copy of the claim.
+ * run's reviewer with the diff, in the clean copy of the claim, and its
+ * verdicts decide whether they stand.
  *
  * @module
  */
@@ -11,8 +12,69 @@ import type { CompleteTaskCall } from "../completion/handler_contract.ts";
 import type { ChecksEvidence, Declaration, ReviewedDeclaration } from "../record/iteration.ts";
 import type { GitReader } from "../git/hardened.ts";
 import { nameList } from "./run/check_run.ts";
-import { applyVerdicts, cutDiff } from "./judge/declarations.ts";
+import { applyVerdicts, cutDiff, reviewFeedback } from "./judge/declarations.ts";
 import type { Claim, GateState } from "./_gate_state.ts";
+import { signalFinding } from "./judge/runner_signals.ts";
+import { judgeAll } from "./_rules.ts";
+import type { ClaimRun } from "./_claim_run.ts";
+import type { Findings } from "./_findings.ts";
+
+/**
+ * Have the declarations a passing verdict relies on reviewed, when the run
+ * has a reviewer and nothing else is refused: the reviewer's verdicts join
+ * the evidence, and a refused declaration or an upheld held-out test joins
+ * the problems. A dispute of the held-out test that no review takes up does
+ * not stand.
+ */
+export async function reviewDeclarations(
+  state: GateState,
+  run: ClaimRun,
+  found: Findings,
+): Promise<void> {
+  const { context, claim, signal, base, views, declared, testsChanged, settled } = run;
+  const { evidence, problems } = run;
+  const { heldOutFailure, dispute, signals } = found;
+  if (problems.length === 0 && base && claim && state.reviewer && !signal?.aborted) {
+    const declarations = [
+      ...(dispute ? [dispute] : []),
+      ...signals.map(signalFinding),
+      ...reliedOn(evidence, {
+        // The verdict without the test changes declared: does it need them?
+        without: judgeAll(settled, views, declared, {
+          undeclared: testsChanged,
+          changedCount: testsChanged.length,
+        }).problems.length > 0,
+        declared: context.completeTask?.tests_changed ?? [],
+        summary: context.completeTask?.summary ?? "",
+      }),
+    ];
+    if (declarations.length > 0) {
+      const focus = [
+        ...testsChanged.flatMap((entry) => entry.from ? [entry.from, entry.path] : [entry.path]),
+        ...(evidence.workerTest?.files ?? []),
+      ];
+      const reviewed = await reviewClaim(state, claim, base, declarations, {
+        focus,
+        signal,
+      });
+      evidence.declarations = reviewed;
+      const accepted = (kind: Declaration["kind"]) =>
+        reviewed.some((entry) => entry.kind === kind && entry.verdict === "accepted");
+      if (dispute && evidence.heldOut) {
+        evidence.heldOut.overruled = accepted("held_out_wrong");
+        if (!evidence.heldOut.overruled) problems.push(heldOutFailure!);
+      }
+      const refused = reviewFeedback(reviewed);
+      if (refused) problems.push(refused);
+      if (evidence.workerTest?.noTest) evidence.workerTest.passed = accepted("no_test");
+      else if (evidence.workerTest?.tests.length && evidence.workerTest.files.length) {
+        evidence.workerTest.passed = accepted("worker_test");
+      }
+    }
+  } else if (dispute) {
+    problems.push(heldOutFailure!);
+  }
+}
 
 /**
  * The declarations reviewed by the run's reviewer in the clean copy of the

@@ -10,18 +10,25 @@
  * the run found them (each clean copy has its own copy of them, put back
  * before every run of checks: what the checks write there is never the
  * agent's change). After a failed claim, the tests that
- * failed run first, alone ({@linkcode filteredCommand}): one that fails
+ * failed run first, alone (`run/test_filter.ts`): one that fails
  * again answers the claim at once; the full suite decides every pass.
+ *
+ * The checker queues the claims and answers a repeated one from its last
+ * verdict; its phases are private modules beside it, sharing one
+ * `GateState` (`_gate_state.ts`): the start record (`_run_start.ts`), the
+ * baseline (`_baseline.ts`), the held-out test (`_held_out.ts`), a claim's
+ * clean copy (`_clean_copy.ts`) and its run of the checks (`_claim_run.ts`,
+ * with `_rerun.ts` and the rules of `_rules.ts`), what the checks alone do
+ * not show (`_findings.ts`, with `_worker_test.ts`), and the review of the
+ * declarations (`_review.ts`).
  *
  * @module
  */
 
-import type { ChecksEvidence, Declaration, ReviewedDeclaration } from "../record/iteration.ts";
+import type { ChecksEvidence, ReviewedDeclaration } from "../record/iteration.ts";
 import type { GitRepo } from "../git/repo.ts";
-import { type CheckRun, describeRun, type RepoCheck } from "./run/check_run.ts";
-import { type DeclarationReviewer, reviewFeedback } from "./judge/declarations.ts";
-import { changedProtectedFiles } from "./judge/protected_files.ts";
-import { findSpecialCases } from "./judge/special_cases.ts";
+import type { RepoCheck } from "./run/check_run.ts";
+import type { DeclarationReviewer } from "./judge/declarations.ts";
 import type { Reproduction } from "./held_out/reproduction.ts";
 import {
   incomplete,
@@ -31,13 +38,7 @@ import {
   type TaskCompletionResult,
 } from "../checks/checker_contract.ts";
 import type { BaselineResult } from "./copy/worktree_run.ts";
-import { fixedRedTests } from "./judge/fail_to_pass.ts";
-import { canaryProblem, runCanaries } from "./run/canary.ts";
-import { runnerSignals, signalFinding } from "./judge/runner_signals.ts";
-import { type RedTestChange, redTestChanges, writeSplices } from "./judge/red_tests.ts";
-import { finalDue, splitTiers } from "./detect/check_tier.ts";
-import { type BaselineView, declaredOutOfScope, judgeAll, stillFailing } from "./_rules.ts";
-import { listChanges, listPaths, passedText, STOPPED } from "./_feedback.ts";
+import { listPaths, passedText, STOPPED } from "./_feedback.ts";
 import { type Claim, GateState } from "./_gate_state.ts";
 import {
   dependencyFeedback,
@@ -46,12 +47,11 @@ import {
   recordStart,
   uncommittedChanges,
 } from "./_run_start.ts";
-import { baselineViews, confirmBaseline, startBaseline, stopBaseline } from "./_baseline.ts";
-import { heldOutDispute, runHeldOut, startReproduction } from "./_held_out.ts";
-import { cleanCopy } from "./_clean_copy.ts";
-import { rerunFailed } from "./_rerun.ts";
-import { workerTest } from "./_worker_test.ts";
-import { reliedOn, reviewClaim } from "./_review.ts";
+import { confirmBaseline, startBaseline, stopBaseline } from "./_baseline.ts";
+import { startReproduction } from "./_held_out.ts";
+import { reviewDeclarations } from "./_review.ts";
+import { runClaim } from "./_claim_run.ts";
+import { findings } from "./_findings.ts";
 
 /** Options of {@linkcode RepoChecksChecker}. */
 export interface RepoChecksOptions {
@@ -428,341 +428,23 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     context: TaskCompletionContext,
     claim: Claim | undefined,
   ): Promise<TaskCompletionResult> {
-    const declared = declaredOutOfScope(context.completeTask);
-    const setupStarted = performance.now();
-    const prepared = claim ? await cleanCopy(this.#state, claim) : { notes: [] };
-    const setupMs = Math.round(performance.now() - setupStarted);
-    const notes = prepared.notes;
-    const facts: Partial<ChecksEvidence> = {
-      ...(claim ? { commit: claim.head, setupMs } : {}),
-      ...(notes.length > 0 ? { dependencyNotes: notes } : {}),
-    };
-    if (prepared.changes) {
-      return this.#state.refuse(
-        { ...facts, dependencyChanges: prepared.changes },
-        dependencyFeedback(prepared.changes, claim!.plans),
-      );
-    }
-    if (prepared.problem) return this.#state.refuse(facts, prepared.problem);
-    // Outside a repository there is no commit to copy: the working directory, as it is.
-    const copy = prepared.copy;
-    const cwd = copy?.dir ?? context.cwd;
-    // The run's signal stops the checks: an interrupted run does not wait for its suite.
-    const signal = context.signal;
-    // What failed at the last claim runs first, alone: the agent hears at once when it still fails.
-    const rerun = this.#state.failedLast.size > 0
-      ? await rerunFailed(this.#state, cwd, declared, facts, signal)
-      : undefined;
-    if (rerun?.result) return rerun.result;
-    // The protected files the claim changed are read from the agent's checkout while the
-    // checks run in the clean copy (against the baseline's commit, as after them).
-    const early = this.#state.baselineCommit ?? context.git?.baseline ?? undefined;
-    const changedEarly = this.#changedTests(context, early, claim?.head);
-    // The final state runs while a baseline still running finishes; the comparison waits for both.
-    const runs: CheckRun[] = [];
-    const tiers = splitTiers(this.#state.checks, this.#state.final);
-    for (const check of tiers.perClaim) runs.push(await this.#state.runOne(check, cwd, signal));
-    // The slow checks run once the others leave nothing to refuse: at the claim that completes.
-    const due = tiers.final.length > 0 && finalDue(runs, declared);
-    for (const check of due ? tiers.final : []) {
-      runs.push(await this.#state.runOne(check, cwd, signal));
-    }
-    const ran = due ? [...tiers.perClaim, ...tiers.final] : tiers.perClaim;
-    if (signal?.aborted) {
-      await changedEarly.catch(() => undefined);
-      return this.#state.refuse(facts, STOPPED);
-    }
-    const started =
-      await (due ? this.#state.baseline : this.#state.claimBaseline ?? this.#state.baseline);
-    // A baseline that could not run compares as none.
-    const baseline = started?.error ? undefined : started;
-    const base = baseline?.commit ?? context.git?.baseline ?? undefined;
-    const views = await baselineViews(this.#state, baseline, runs);
-    let testsChanged = await changedEarly.catch(() => undefined);
-    // The baseline could not run: its commit is not the base any more.
-    if (base !== early || !testsChanged) {
-      testsChanged = await this.#changedTests(context, base, claim?.head);
-    }
-    // Red tests found by name wherever they live: an inline one whose body changed is protected too.
-    const splices = claim && base ? await redTestChanges(claim, base, views, testsChanged) : [];
-    testsChanged = [...testsChanged, ...splices.map((edit) => edit.change)];
-    const undeclared = testsChanged.filter((entry) => !entry.reason);
-    const settled: Array<{ run: CheckRun; flaky: boolean }> = [];
-    for (const [index, check] of ran.entries()) {
-      settled.push(await this.#settle(check, runs[index], views.get(check.name), cwd, signal));
-    }
-    if (!signal?.aborted) {
-      this.#state.failedLast = new Map(
-        settled.flatMap(({ run }) =>
-          run.green || run.failing.length === 0 ? [] : [[run.name, run.failing]]
-        ),
-      );
-    }
-    // The agent's tests ran: what they wrote into the copy's dependency folders is undone.
-    const planted = claim && await this.#state.undoWrites(facts);
-    if (planted) return planted;
-    const judged = judgeAll(settled, views, declared, {
-      undeclared,
-      changedCount: testsChanged.length,
-      declarations: context.completeTask?.tests_changed,
-    });
-    const evidence: ChecksEvidence = {
-      passed: false,
-      checks: judged.checks,
-      outOfScope: judged.outOfScope,
-      testsChanged,
-      ...facts,
-      ...(rerun ? { rerun: rerun.evidence } : {}),
-    };
-    const problems = judged.problems;
-    const git = context.git;
-    if (problems.length === 0 && git && base && claim) {
-      const isTest = (file: string) => this.#state.isTest(file);
-      const held = await this.#state.reproduction?.catch(() => undefined);
-      const cases = await findSpecialCases(
-        this.#state.copy?.objects ?? git.repo,
-        base,
-        claim.head,
-        isTest,
-        held?.kept ? held.test.files : [],
-      );
-      if (cases.length > 0) {
-        evidence.specialCases = cases;
-        problems.push(
-          `Your code special-cases the values the tests use: ${
-            cases.slice(0, 5).map((found) =>
-              `${found.file}:${found.line} \`${found.text}\` compares against values that appear together in ${found.test}`
-            ).join("; ")
-          }. Tests check examples of the behaviour; write the general logic, not the tested cases`,
-        );
-      }
-    }
-    // finishline's own tests, that must fail, in each runner: a runner that passes them was tampered with.
-    if (problems.length === 0 && claim && copy) {
-      evidence.canary = await runCanaries(copy.dir, this.#state.checks, {
-        timeoutMs: this.#state.timeoutMs,
-        signal,
-      });
-      const tampered = canaryProblem(evidence.canary);
-      if (tampered) problems.push(tampered);
-    }
-    const reproduction = problems.length === 0 && claim
-      ? await this.#state.reproduction?.catch(() => undefined)
-      : undefined;
-    let heldOutFailure: string | undefined;
-    let dispute: Declaration | undefined;
-    if (reproduction?.kept && claim && this.#state.copy) {
-      const heldOut = await runHeldOut(this.#state, reproduction.test, claim, signal);
-      const planted = await this.#state.undoWrites(facts);
-      if (planted) return planted;
-      evidence.heldOut = { tests: reproduction.test.tests, passed: heldOut.length === 0 };
-      const disputed = context.completeTask?.held_out_wrong?.trim() || undefined;
-      if (heldOut.length > 0) {
-        heldOutFailure =
-          `A held-out acceptance test, written from the task before you started and never shown to you, fails against your code: ${
-            heldOut.join("; ")
-          }. It checks the behaviour the task asks for: change the code so that it does what the task says, for every input, not only the ones your own tests use${
-            this.#state.reviewer
-              ? ". If you are sure the test contradicts the task, say why in complete_task held_out_wrong: a reviewer who sees the test decides"
-              : ""
-          }`;
-        if (disputed && this.#state.reviewer) {
-          evidence.heldOut.disputed = disputed;
-          dispute = heldOutDispute(reproduction.test, heldOut, disputed);
-        } else {
-          problems.push(heldOutFailure);
-        }
-      }
-    }
-    // The claim's code with the tests in their original form: its own runs unless it changed some.
-    let original: CheckRun[] = settled.map((entry) => entry.run);
-    if (problems.length === 0 && git && base && claim && testsChanged.length > 0) {
-      // Only the checks accepted as out of scope are left out: a declaration on a green check is not.
-      const excused = new Map(judged.outOfScope.map((entry) => [entry.check, entry.reason]));
-      const originals = await this.#originals(claim, base, testsChanged, excused, {
-        signal,
-        splices,
-      });
-      evidence.originalsPass = originals.passed;
-      original = originals.runs;
-      const planted = await this.#state.undoWrites(facts);
-      if (planted) return planted;
-      const unfixed = stillFailing(originals.runs, views);
-      if (unfixed.length > 0) {
-        problems.push(
-          `${
-            unfixed.join("; ")
-          }: in their original versions, against your code, tests that failed before your changes still fail. You changed ${
-            listChanges(testsChanged)
-          }; deleting, skipping, loosening or renaming a failing test does not fix it, declared or not: restore the test and fix the code`,
-        );
-      } else if (!originals.passed && undeclared.length > 0) {
-        problems.push(
-          `You changed ${
-            listChanges(undeclared)
-          }, which define when the task is done, and the original versions fail against your code${originals.detail}. Restore them and fix the code, or declare each change in complete_task tests_changed with a reason`,
-        );
-      }
-    }
-    const noTest = context.completeTask?.no_test?.trim() || undefined;
-    if (problems.length === 0 && base && claim && this.#state.workerTestWhy) {
-      const worker = await workerTest(
-        this.#state,
-        claim,
-        base,
-        testsChanged,
-        settled,
-        noTest,
-        signal,
-        {
-          redFixed: fixedRedTests([...views.values()], original),
-        },
-      );
-      const planted = await this.#state.undoWrites(facts);
-      if (planted) return planted;
-      evidence.workerTest = worker.evidence;
-      if (worker.problem) problems.push(worker.problem);
-    }
-    // Code that reads a test runner's signals behaves differently under test: the reviewer sees it.
-    const signals = problems.length === 0 && base && claim
-      ? await runnerSignals(
-        claim.repo,
-        { base, head: claim.head },
-        (file) => this.#state.isTest(file),
-      )
-      : [];
-    if (signals.length > 0) evidence.runnerSignals = signals;
-    if (problems.length === 0 && base && claim && this.#state.reviewer && !signal?.aborted) {
-      const declarations = [
-        ...(dispute ? [dispute] : []),
-        ...signals.map(signalFinding),
-        ...reliedOn(evidence, {
-          // The verdict without the test changes declared: does it need them?
-          without: judgeAll(settled, views, declared, {
-            undeclared: testsChanged,
-            changedCount: testsChanged.length,
-          }).problems.length > 0,
-          declared: context.completeTask?.tests_changed ?? [],
-          summary: context.completeTask?.summary ?? "",
-        }),
-      ];
-      if (declarations.length > 0) {
-        const focus = [
-          ...testsChanged.flatMap((entry) => entry.from ? [entry.from, entry.path] : [entry.path]),
-          ...(evidence.workerTest?.files ?? []),
-        ];
-        const reviewed = await reviewClaim(this.#state, claim, base, declarations, {
-          focus,
-          signal,
-        });
-        evidence.declarations = reviewed;
-        const accepted = (kind: Declaration["kind"]) =>
-          reviewed.some((entry) => entry.kind === kind && entry.verdict === "accepted");
-        if (dispute && evidence.heldOut) {
-          evidence.heldOut.overruled = accepted("held_out_wrong");
-          if (!evidence.heldOut.overruled) problems.push(heldOutFailure!);
-        }
-        const refused = reviewFeedback(reviewed);
-        if (refused) problems.push(refused);
-        if (evidence.workerTest?.noTest) evidence.workerTest.passed = accepted("no_test");
-        else if (evidence.workerTest?.tests.length && evidence.workerTest.files.length) {
-          evidence.workerTest.passed = accepted("worker_test");
-        }
-      }
-    } else if (dispute) {
-      problems.push(heldOutFailure!);
-    }
-    if (signal?.aborted) return this.#state.refuse(facts, STOPPED);
+    const state = this.#state;
+    const run = await runClaim(state, context, claim);
+    if ("refused" in run) return run.refused;
+    const found = await findings(state, run);
+    if ("refused" in found) return found.refused;
+    await reviewDeclarations(state, run, found);
+    const { evidence, facts, notes, problems, signal } = run;
+    if (signal?.aborted) return state.refuse(facts, STOPPED);
     // Sent back to work: a red baseline runs again meanwhile, for the next claim to compare with.
     // A confirmation that fails (its worktree gone with the run) leaves the first baseline.
     if (problems.length > 0) this.confirmBaseline().catch(() => undefined);
     evidence.passed = problems.length === 0;
-    this.#state.evidence = evidence;
+    state.evidence = evidence;
     const noted = notes.length > 0 ? `\n\n${notes.join("\n")}` : "";
     return problems.length > 0
       ? incomplete(`${problems.join("\n\n")}${noted}`)
       : ok(`${passedText(evidence)}${checkedOn(claim)}${noted}`);
-  }
-
-  /** Protected files the agent changed since `base`, with the reasons it declared. */
-  async #changedTests(
-    context: TaskCompletionContext,
-    base: string | undefined,
-    head: string | undefined,
-  ): Promise<ChecksEvidence["testsChanged"]> {
-    if (!context.git || !base) return [];
-    // The claim's commit, read by hash in the clean copy's repository: no attribute hides a diff.
-    const reader = head && this.#state.copy ? this.#state.copy.objects : context.git.repo;
-    if (reader !== context.git.repo && await this.#state.copy!.objects.fetch([base])) return [];
-    const changed = await changedProtectedFiles(reader, base, {
-      protect: this.#state.protect,
-      configFiles: this.#state.configFiles,
-      ...(reader !== context.git.repo ? { head } : {}),
-    });
-    const reasons = new Map(
-      (context.completeTask?.tests_changed ?? []).map((
-        entry,
-      ) => [entry.path, entry.reason?.trim()]),
-    );
-    return changed.map((entry) => {
-      const reason = reasons.get(entry.path);
-      return reason ? { ...entry, reason } : entry;
-    });
-  }
-
-  /**
-   * A check that passed before the run and fails once may be flaky: it is
-   * asked again. So is one that fails only in tests that were flaky at the
-   * baseline.
-   */
-  async #settle(
-    check: RepoCheck,
-    run: CheckRun,
-    before: BaselineView | undefined,
-    cwd: string,
-    signal: AbortSignal | undefined,
-  ): Promise<{ run: CheckRun; flaky: boolean }> {
-    if (run.green || run.timedOut || !before) return { run, flaky: false };
-    const flakyBefore = new Set(before.flakyTests ?? []);
-    const onlyFlaky = run.failing.length > 0 && run.failing.every((test) => flakyBefore.has(test));
-    if (!before.run.green && !onlyFlaky) return { run, flaky: false };
-    const again = await this.#state.runOne(check, cwd, signal);
-    return { run: again, flaky: again.green };
-  }
-
-  /** Run the checks on the clean copy with the original test files put back. */
-  async #originals(
-    claim: Claim,
-    base: string,
-    changed: Array<{ path: string; from?: string }>,
-    outOfScope: Map<string, string>,
-    options: { signal: AbortSignal | undefined; splices: RedTestChange[] },
-  ): Promise<{ passed: boolean; detail: string; runs: CheckRun[] }> {
-    const { signal, splices } = options;
-    const copy = this.#state.copy!;
-    // An inline red test is put back alone, its file's other changes (the fix) kept.
-    const spliced = new Map(
-      splices.flatMap((edit) => edit.spliced === undefined ? [] : [[edit.change.path, edit]]),
-    );
-    // A fresh copy of the commit: what the first runs wrote is gone.
-    const error = await copy.moveTo(claim.head) ??
-      // A rename is undone by putting back the old path and removing the new one.
-      await copy.restore(
-        base,
-        changed.flatMap((entry) =>
-          entry.from ? [entry.from, entry.path] : spliced.has(entry.path) ? [] : [entry.path]
-        ),
-      ) ?? await writeSplices(copy.dir, [...spliced.values()]);
-    if (error) return { passed: false, detail: ` (${error})`, runs: [] };
-    const runs = await copy.run(this.#state.checks.filter((check) => !outOfScope.has(check.name)), {
-      timeoutMs: this.#state.timeoutMs,
-      signal,
-      onCheck: this.#state.onCheck,
-    });
-    const failed = runs.find((run) => !run.green);
-    return failed
-      ? { passed: false, detail: `: "${failed.name}"${describeRun(failed)}`, runs }
-      : { passed: true, detail: "", runs };
   }
 }
 

@@ -40,7 +40,7 @@ const NOT_OUTPUTS: Record<string, string> = {
   "agents/evidence/copy/worktree_run.ts": "runs git to set up worktrees",
   "agents/evidence/copy/build_seed.ts":
     "runs touch and cp on finishline's own worktrees: file times and a copy of a build, no text",
-  "agents/evidence/repo_checks.ts":
+  "agents/evidence/_claim_run.ts":
     "fetches the starting commit into the clean copy's private repository (a method named fetch, no network)",
   "agents/evidence/_clean_copy.ts":
     "fetches the starting commit into the clean copy's private repository (a method named fetch, no network)",
