@@ -1,5 +1,6 @@
 /**
- * What one command of CI means locally (see `_ci_commands.ts`): the types,
+ * What one command of CI means locally (see `_ci_commands.ts`): the types
+ * (a command's meaning, and the sequences of commands of a job or a guide),
  * and the few helpers every command reader uses to say it (a check, setup,
  * an excerpt of a script, a package manager's option).
  *
@@ -40,6 +41,29 @@ export type Meaning =
   | { type: "same"; keys: string[]; why: string }
   | { type: "skip"; why: string }
   | { type: "unknown"; why: string };
+
+/** One command of a sequence, with where it was written and what it means. */
+export interface Item {
+  /** For skipped entries and new checks' sources: `file job "x" step "y"` or `CONTRIBUTING.md line 3`. */
+  source: string;
+  /** For why: `.github/workflows/ci.yml, job "x"` or `CONTRIBUTING.md`. */
+  place: string;
+  /** The step's name (for hints). */
+  step: string;
+  /** The command as written. */
+  text: string;
+  /** The folder it runs in, repository-relative. */
+  dir: string;
+  meaning: Meaning;
+}
+
+/** The commands of one job, or of one guide, in order. */
+export interface Sequence {
+  file: string;
+  job: string;
+  guide: boolean;
+  items: Item[];
+}
 
 /** Why a command that installs or prepares is not a check. */
 export const SETUP_WHY: string = "is setup (it installs or prepares), not a check";
