@@ -7,16 +7,8 @@
  * @module
  */
 
-import {
-  expandScript,
-  isPlaceholder,
-  kindOf,
-  loadPackage,
-  type PackageJson,
-  scriptTrouble,
-  workspacePackage,
-  workspacesOf,
-} from "./_detect_node.ts";
+import { expandScript, isPlaceholder, kindOf, scriptTrouble } from "./_detect_node.ts";
+import { loadPackage, type PackageJson, workspacePackage, workspacesOf } from "./_node_package.ts";
 import {
   commandTrouble,
   inFolder,
