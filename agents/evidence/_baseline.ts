@@ -10,7 +10,8 @@
 
 import type { GitRepo } from "../git/repo.ts";
 import type { CheckRun } from "./run/check_run.ts";
-import { type BaselineResult, CheckWorktree } from "./copy/worktree_run.ts";
+import { CheckWorktree } from "./copy/worktree_run.ts";
+import { type BaselineResult, baselineTimer } from "./run/baseline_result.ts";
 import { BuildSeed, seedEntries, settleTimes } from "./copy/build_seed.ts";
 import { splitTiers } from "./detect/check_tier.ts";
 import type { BaselineView } from "./_rules.ts";
@@ -29,13 +30,7 @@ export function startBaseline(
   const claimEarly = new Promise<BaselineResult>((resolve) => claimDone = resolve);
   state.baseline = (async (): Promise<BaselineResult> => {
     await recordStart(state, repo);
-    const started = performance.now();
-    const finished = (runs: CheckRun[], error?: string): BaselineResult => ({
-      commit,
-      runs,
-      durationMs: Math.round(performance.now() - started),
-      ...(error ? { error } : {}),
-    });
+    const finished = baselineTimer(commit);
     const worktree = await CheckWorktree.create(repo, commit, {
       dependencies: (await state.start!).dependencies,
       owner: state.owner,
@@ -59,7 +54,7 @@ export function startBaseline(
           nice: true,
         }),
       );
-      result.durationMs = Math.round(performance.now() - started);
+      result.durationMs = finished(runs).durationMs;
     }
     if (seeds.length > 0 && !signal.aborted && runs.length > 0) {
       state.seed = await BuildSeed.take(worktree.dir, commit, seeds, {

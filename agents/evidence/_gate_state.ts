@@ -18,7 +18,8 @@ import type { DeclarationReviewer } from "./judge/declarations.ts";
 import { protectedRole } from "./judge/protected_files.ts";
 import type { HeldOutStore } from "./held_out/held_out_store.ts";
 import type { Reproduction } from "./held_out/reproduction.ts";
-import type { BaselineResult, CheckWorktree } from "./copy/worktree_run.ts";
+import type { CheckWorktree } from "./copy/worktree_run.ts";
+import type { BaselineResult } from "./run/baseline_result.ts";
 import type { BuildSeed } from "./copy/build_seed.ts";
 
 /** The repository as the run found it. */

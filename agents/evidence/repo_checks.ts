@@ -37,7 +37,7 @@ import {
   type TaskCompletionContext,
   type TaskCompletionResult,
 } from "../checks/checker_contract.ts";
-import type { BaselineResult } from "./copy/worktree_run.ts";
+import type { BaselineResult } from "./run/baseline_result.ts";
 import { listPaths, passedText, STOPPED } from "./_feedback.ts";
 import { type Claim, GateState } from "./_gate_state.ts";
 import {

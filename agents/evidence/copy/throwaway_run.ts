@@ -7,8 +7,9 @@
  */
 
 import type { GitRepo } from "../../git/repo.ts";
-import type { CheckRun, RepoCheck } from "../run/check_run.ts";
-import { type BaselineResult, CheckWorktree } from "./worktree_run.ts";
+import type { RepoCheck } from "../run/check_run.ts";
+import { type BaselineResult, baselineTimer } from "../run/baseline_result.ts";
+import { CheckWorktree } from "./worktree_run.ts";
 
 /**
  * Run checks in a detached worktree of `commit`, with the checkout's
@@ -30,13 +31,7 @@ export async function runInWorktree(
     signal?: AbortSignal;
   },
 ): Promise<BaselineResult> {
-  const started = performance.now();
-  const finished = (runs: CheckRun[], error?: string): BaselineResult => ({
-    commit,
-    runs,
-    durationMs: Math.round(performance.now() - started),
-    ...(error ? { error } : {}),
-  });
+  const finished = baselineTimer(commit);
   const worktree = await CheckWorktree.create(repo, commit);
   if (typeof worktree === "string") return finished([], worktree);
   try {

@@ -26,24 +26,6 @@ import { copyPrefix } from "./stale_copies.ts";
 export { removeStaleWorktrees } from "./stale_copies.ts";
 export { snapshotCommit, snapshotTree } from "./snapshot.ts";
 
-/** The checks on the starting commit. */
-export interface BaselineResult {
-  /** The commit they ran on. */
-  commit: string;
-  /** Each check's run, in order. */
-  runs: CheckRun[];
-  /** Wall time of the whole baseline in milliseconds, worktree included. */
-  durationMs: number;
-  /** Why the baseline could not run, when it could not. */
-  error?: string;
-  /**
-   * The second run of each check red at the first, at low priority once the
-   * first session has started (a red baseline may come from contention with
-   * it); filled in when that run is over.
-   */
-  retries?: CheckRun[];
-}
-
 /** How a dependency folder reaches a worktree. */
 export type FolderSetup =
   | { kind: "copied" }
