@@ -101,9 +101,11 @@ export interface RepoChecksOptions {
 export class RepoChecksChecker implements TaskCompletionChecker {
   /** The checker's name in feedback. */
   readonly name: string = "checks";
+  /** What the gate's phases share. */
   readonly #state: GateState;
   /** Checks run one at a time: they share the clean copy. */
   #queue: Promise<unknown> = Promise.resolve();
+  /** The last claim's verdict, with what decided it: the same claim again gets it at once. */
   #last: { key: string; result: TaskCompletionResult; evidence: ChecksEvidence } | undefined;
 
   /**
