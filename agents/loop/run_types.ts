@@ -14,7 +14,7 @@ import type {
 } from "../backends/port.ts";
 import type { CompositeChecker } from "../checks/composite.ts";
 import type { RepoChecksChecker } from "../evidence/repo_checks.ts";
-import type { BaselineResult } from "../evidence/copy/worktree_run.ts";
+import type { BaselineResult } from "../evidence/run/baseline_result.ts";
 import type { ReproductionRecord } from "./reproduction_plan.ts";
 import type { IndependentCost } from "./independent_cost.ts";
 import type { VerificationRecord } from "../checks/checker_contract.ts";

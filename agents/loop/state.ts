@@ -16,7 +16,7 @@ import {
   type ReproductionRecord,
 } from "./reproduction_plan.ts";
 import { type IndependentCost, noCost } from "./independent_cost.ts";
-import type { BaselineResult } from "../evidence/copy/worktree_run.ts";
+import type { BaselineResult } from "../evidence/run/baseline_result.ts";
 import type { RunGitEvidence, TaskCompletionContext } from "../checks/checker_contract.ts";
 import { checkerContext } from "../checks/context.ts";
 import type { CompleteTaskCall } from "../record/complete_task_tool.ts";

@@ -40,7 +40,11 @@ const NOT_OUTPUTS: Record<string, string> = {
   "agents/evidence/copy/worktree_run.ts": "runs git to set up worktrees",
   "agents/evidence/copy/build_seed.ts":
     "runs touch and cp on finishline's own worktrees: file times and a copy of a build, no text",
-  "agents/evidence/repo_checks.ts":
+  "agents/evidence/_claim_run.ts":
+    "fetches the starting commit into the clean copy's private repository (a method named fetch, no network)",
+  "agents/evidence/_clean_copy.ts":
+    "fetches the starting commit into the clean copy's private repository (a method named fetch, no network)",
+  "agents/evidence/_held_out.ts":
     "puts the verifier's test files back, as it wrote them, into the gate's own worktrees",
   "agents/evidence/detect/detect.ts": "asks the machine which tools it has (`tox --version`)",
   "agents/evidence/held_out/held_out_store.ts":

@@ -26,24 +26,6 @@ import { copyPrefix } from "./stale_copies.ts";
 export { removeStaleWorktrees } from "./stale_copies.ts";
 export { snapshotCommit, snapshotTree } from "./snapshot.ts";
 
-/** The checks on the starting commit. */
-export interface BaselineResult {
-  /** The commit they ran on. */
-  commit: string;
-  /** Each check's run, in order. */
-  runs: CheckRun[];
-  /** Wall time of the whole baseline in milliseconds, worktree included. */
-  durationMs: number;
-  /** Why the baseline could not run, when it could not. */
-  error?: string;
-  /**
-   * The second run of each check red at the first, at low priority once the
-   * first session has started (a red baseline may come from contention with
-   * it); filled in when that run is over.
-   */
-  retries?: CheckRun[];
-}
-
 /** How a dependency folder reaches a worktree. */
 export type FolderSetup =
   | { kind: "copied" }
@@ -494,46 +476,4 @@ export class CheckWorktree {
 function lowPriority(check: RepoCheck): RepoCheck {
   const quoted = `'${check.command.replaceAll("'", "'\\''")}'`;
   return { ...check, command: `exec nice -n 10 sh -c ${quoted}` };
-}
-
-/**
- * Run checks in a detached worktree of `commit`, with the checkout's
- * dependency folders (`node_modules`, `.venv`, ...) linked in, then remove it.
- * Never throws: a failure to make the worktree is the result's `error`.
- *
- * @param repo The repository.
- * @param commit The commit to check out.
- * @param options The checks, the timeout of each, and files to restore from `restoreFrom`.
- * @returns Each check's run.
- */
-export async function runInWorktree(
-  repo: GitRepo,
-  commit: string,
-  options: {
-    checks: RepoCheck[];
-    timeoutMs: number;
-    restore?: { from: string; paths: string[] };
-    signal?: AbortSignal;
-  },
-): Promise<BaselineResult> {
-  const started = performance.now();
-  const finished = (runs: CheckRun[], error?: string): BaselineResult => ({
-    commit,
-    runs,
-    durationMs: Math.round(performance.now() - started),
-    ...(error ? { error } : {}),
-  });
-  const worktree = await CheckWorktree.create(repo, commit);
-  if (typeof worktree === "string") return finished([], worktree);
-  try {
-    if (options.restore) {
-      const error = await worktree.restore(options.restore.from, options.restore.paths);
-      if (error) return finished([], error);
-    }
-    const runs = await worktree.run(options.checks, options);
-    if (options.signal?.aborted) return finished(runs, "stopped before it finished");
-    return finished(runs);
-  } finally {
-    await worktree.remove();
-  }
 }
