@@ -15,6 +15,7 @@ import { incomplete, type TaskCompletionResult } from "../checks/checker_contrac
 import { type CheckRun, type RepoCheck, runRepoCheck } from "./run/check_run.ts";
 import type { DependencySnapshot } from "./copy/dependency_tree.ts";
 import type { DeclarationReviewer } from "./judge/declarations.ts";
+import type { ChangedLinesConfig } from "../definition/definition_types.ts";
 import { protectedRole } from "./judge/protected_files.ts";
 import type { HeldOutStore } from "./held_out/held_out_store.ts";
 import type { Reproduction } from "./held_out/reproduction.ts";
@@ -66,6 +67,8 @@ export interface GateSettings {
   owner: string | undefined;
   /** Names of the checks that run once, before the run ends. */
   final: Set<string>;
+  /** Proof of the change at the claim that completes, when measured. */
+  changedLines?: ChangedLinesConfig;
 }
 
 /** The state of one gate, shared by its phases. */
@@ -88,6 +91,8 @@ export class GateState {
   claimBaseline: Promise<BaselineResult> | undefined;
   /** Names of the checks that run once, before the run ends. */
   readonly final: Set<string>;
+  /** Proof of the change (`verify.changedLines`), when measured. */
+  readonly changedLines: ChangedLinesConfig | undefined;
   /** The baseline's worktree, kept until its red checks ran a second time. */
   baselineWorktree: CheckWorktree | undefined;
   /** The second run of the baseline's red checks, once started. */
@@ -143,6 +148,7 @@ export class GateState {
     this.configFiles = settings.configFiles;
     this.owner = settings.owner;
     this.final = settings.final;
+    this.changedLines = settings.changedLines;
   }
 
   /**

@@ -14,6 +14,7 @@ import type { GitReader } from "../git/hardened.ts";
 import { nameList } from "./run/check_run.ts";
 import { applyVerdicts, cutDiff, reviewFeedback } from "./judge/declarations.ts";
 import type { Claim, GateState } from "./_gate_state.ts";
+import { proofNote } from "./_proof.ts";
 import { signalFinding } from "./judge/runner_signals.ts";
 import { judgeAll } from "./_rules.ts";
 import type { ClaimRun } from "./_claim_run.ts";
@@ -48,6 +49,16 @@ export async function reviewDeclarations(
         summary: context.completeTask?.summary ?? "",
       }),
     ];
+    // The reviewer weighs test changes knowing what the tests leave unchecked.
+    const proof = evidence.changeProof ? proofNote(evidence).trim() : "";
+    if (proof) {
+      for (const [index, declaration] of declarations.entries()) {
+        declarations[index] = {
+          ...declaration,
+          facts: `${declaration.facts}\n\nfinishline measured: ${proof}`,
+        };
+      }
+    }
     if (declarations.length > 0) {
       const focus = [
         ...testsChanged.flatMap((entry) => entry.from ? [entry.from, entry.path] : [entry.path]),

@@ -27,6 +27,7 @@
 
 import type { ChecksEvidence, ReviewedDeclaration } from "../record/iteration.ts";
 import type { GitRepo } from "../git/repo.ts";
+import type { ChangedLinesConfig } from "../definition/definition_types.ts";
 import type { RepoCheck } from "./run/check_run.ts";
 import type { DeclarationReviewer } from "./judge/declarations.ts";
 import type { Reproduction } from "./held_out/reproduction.ts";
@@ -39,6 +40,7 @@ import {
 } from "../checks/checker_contract.ts";
 import type { BaselineResult } from "./run/baseline_result.ts";
 import { listPaths, passedText, STOPPED } from "./_feedback.ts";
+import { proofNote, proveClaim } from "./_proof.ts";
 import { type Claim, GateState } from "./_gate_state.ts";
 import {
   dependencyFeedback,
@@ -75,6 +77,11 @@ export interface RepoChecksOptions {
    * claim that does not reach them never waits for it. @default []
    */
   finalChecks?: string[];
+  /**
+   * Proof of the change at the claim that completes (`verify.changedLines`):
+   * changed-line coverage and mutants, with optional floors. @default off
+   */
+  changedLines?: ChangedLinesConfig;
 }
 
 /**
@@ -121,6 +128,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
       configFiles: options.configFiles ?? [],
       owner: options.owner,
       final: new Set(options.finalChecks ?? []),
+      changedLines: options.changedLines,
     });
   }
 
@@ -435,6 +443,8 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     if ("refused" in run) return run.refused;
     const found = await findings(state, run);
     if ("refused" in found) return found.refused;
+    const proved = await proveClaim(state, run);
+    if (proved) return proved;
     await reviewDeclarations(state, run, found);
     const { evidence, facts, notes, problems, signal } = run;
     if (signal?.aborted) return state.refuse(facts, STOPPED);
@@ -446,7 +456,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     const noted = notes.length > 0 ? `\n\n${notes.join("\n")}` : "";
     return problems.length > 0
       ? incomplete(`${problems.join("\n\n")}${noted}`)
-      : ok(`${passedText(evidence)}${checkedOn(claim)}${noted}`);
+      : ok(`${passedText(evidence)}${checkedOn(claim)}${proofNote(evidence)}${noted}`);
   }
 }
 

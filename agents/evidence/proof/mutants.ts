@@ -158,6 +158,14 @@ const flip = (pairs: Record<string, string>) => (match: string) => pairs[match.t
 
 /** The rules, in the order their mutants are tried on a line. */
 const RULES: Rule[] = [
+  // A compound condition's other connective first: the part of a condition tests most often
+  // leave unchecked (a special case `a === 2 && b === 2` passes its one test as `||`).
+  {
+    pattern: / (?:&&|\|\|) /g,
+    to: flip({ "&&": " || ", "||": " && " }),
+    languages: ["js", "go", "c"],
+  },
+  { pattern: /\b(?:and|or)\b/g, to: flip({ and: "or", or: "and" }), languages: ["python"] },
   // Comparisons, spaced so that generics (`Array<T>`), arrows and shifts are left alone.
   {
     pattern: / (?:===|!==|==|!=|<=|>=|<|>) /g,
@@ -181,12 +189,6 @@ const RULES: Rule[] = [
     pattern: /(?<=[\w)\]] ?)[+\-*/%](?![+\-*/=>])(?= ?[\w(\[.])/g,
     to: flip({ "+": "-", "-": "+", "*": "/", "/": "*", "%": "*" }),
   },
-  {
-    pattern: / (?:&&|\|\|) /g,
-    to: flip({ "&&": " || ", "||": " && " }),
-    languages: ["js", "go", "c"],
-  },
-  { pattern: /\b(?:and|or)\b/g, to: flip({ and: "or", or: "and" }), languages: ["python"] },
   {
     pattern: /\b(?:true|false)\b/g,
     to: flip({ true: "false", false: "true" }),
@@ -231,8 +233,8 @@ const DESCRIBE = (from: string, to: string) =>
 
 /**
  * The mutants of some lines of a source file, at most `perLine` per line,
- * in rule order (comparisons, arithmetic, conditions, constants, returned
- * values, negations).
+ * in rule order (a condition's connective, comparisons, arithmetic,
+ * booleans, negations, constants, returned values, statements).
  *
  * @param path The file's path (for the mutants, and its language).
  * @param source Its content.

@@ -55,6 +55,7 @@ export async function prepareChecks(
     finalChecks: detection.checks.filter((check) => check.tier === "final").map((check) =>
       check.name
     ),
+    changedLines: verify.changedLines,
   });
   return { detection, gate };
 }
