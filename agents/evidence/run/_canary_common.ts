@@ -180,6 +180,8 @@ export interface RunnerOptions {
 export interface RunnerLine {
   /** `NAME=value` words before the command. */
   env: string[];
+  /** The program as the check names it (`node`, `tsx`, `./node_modules/.bin/jest`). */
+  program: string;
   /** The options kept, in order (test selections and file arguments left out). */
   options: string[];
 }
@@ -254,7 +256,7 @@ function lineOf(
     else if (words[at] !== "npx" && words[at] !== "cross-env") break;
   }
   // The program, then its subcommands (`deno test`, `cargo +nightly test`, `vitest run`).
-  at++;
+  const program = words[at++] ?? "";
   const subcommand = SUBCOMMANDS[runner];
   while (subcommand && at < words.length && subcommand.test(words[at])) at++;
   const options: string[] = [];
@@ -275,7 +277,7 @@ function lineOf(
     options.push(word);
     if (value !== undefined) options.push(value);
   }
-  return { env, options };
+  return { env, program, options };
 }
 
 /**

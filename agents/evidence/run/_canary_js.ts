@@ -498,9 +498,11 @@ export async function placeNode(context: PlaceContext): Promise<Placement> {
   await context.write(file, lines.join("\n"));
   const line = await runnerLine(context, "node", NODE_OPTIONS);
   const options = line?.options ?? ["--test"];
+  // tsx when the check runs its tests with tsx: the modules the canary imports may be TypeScript.
+  const program = line?.program.split("/").pop() === "tsx" ? line.program : "node";
   return [{
     canary,
-    command: commandLine(line?.env ?? [], ["node", ...options, path.basename(file)]),
+    command: commandLine(line?.env ?? [], [program, ...options, path.basename(file)]),
     cwd: context.dir,
   }];
 }

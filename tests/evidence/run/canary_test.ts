@@ -227,6 +227,7 @@ Deno.test("the canary runs under the check's options for its runner, less what s
   await t.step("through the package script: names, paths and --bail left out", async () => {
     assert.deepEqual(await runnerLine(context("npm test", "jest"), "jest", jest), {
       env: ["NODE_ENV=test"],
+      program: "jest",
       options: ["--ci", "--config", "jest.config.js", "--setupFiles", "./setup.js"],
     });
   });
@@ -238,7 +239,7 @@ Deno.test("the canary runs under the check's options for its runner, less what s
         "go",
         go,
       ),
-      { env: [], options: ["-tags", "integration", "-exec", "wrap"] },
+      { env: [], program: "go", options: ["-tags", "integration", "-exec", "wrap"] },
     );
   });
   await t.step("a check that runs several commands gives no line", async () => {
