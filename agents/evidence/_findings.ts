@@ -68,9 +68,15 @@ export async function findings(
   }
   // finishline's own tests, that must fail, in each runner: a runner that passes them was tampered with.
   if (problems.length === 0 && claim && copy) {
+    // The canary goes where the claim's changes are: their folder's conftest, Go package, jest project.
+    const diff = base
+      ? await copy.objects.exec(["diff", "--name-only", "--no-renames", "-z", base, claim.head])
+      : undefined;
+    const changed = diff?.code === 0 ? diff.stdout.split("\0").filter((file) => file !== "") : [];
     evidence.canary = await runCanaries(copy.dir, state.checks, {
       timeoutMs: state.timeoutMs,
       signal,
+      changed,
     });
     const tampered = canaryProblem(evidence.canary);
     if (tampered) problems.push(tampered);

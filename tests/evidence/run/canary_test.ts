@@ -4,7 +4,8 @@
  * --test and real pytest in temp folders: an honest project holds, a module
  * that turns node:assert into no-ops when imported and a pytest plugin that
  * turns failures into passes are caught; a runner without a canary file is
- * listed as not canaried.
+ * listed as not canaried. The other runners' canaries are tested in
+ * canary_js_test.ts (deno, jest, vitest, mocha) and canary_go_rust_test.ts.
  */
 
 import assert from "node:assert/strict";
@@ -121,17 +122,20 @@ Deno.test("pytest: the canary holds on honest code and catches a plugin that pas
   });
 });
 
-Deno.test("runners finishline cannot place a canary for are listed as not canaried", async () => {
+Deno.test("runners without a canary are listed as not canaried, with why", async () => {
   await using dir = await tempDir("finishline-canary-");
   const results = await runCanaries(dir.path, [
+    { name: "ctest", command: "ctest --test-dir build", runner: "ctest" },
+    // jest is canaried, but this project has no jest test file to put one beside.
     { name: "jest", command: "npx jest", runner: "jest" },
     { name: "make", command: "make test" },
   ], OPTIONS);
-  assert.deepEqual(results, [{
-    runner: "jest",
-    outcome: "not canaried",
-    why: "finishline cannot place a test file for this runner",
-  }]);
+  assert.deepEqual(results.map((result) => [result.runner, result.outcome]), [
+    ["ctest", "not canaried"],
+    ["jest", "not canaried"],
+  ]);
+  assert.match(results[0].why!, /^ctest runs the programs a CMake build makes/);
+  assert.equal(results[1].why, "no jest test file was found");
 });
 
 Deno.test("canary names and values are new at every run", () => {
@@ -193,4 +197,79 @@ Deno.test("a canary file the runner could not load is not canaried; fewer tests 
   assert.equal(judgeCanary(canary, run(0, [], 0)).outcome, "tampered");
   // Some canary tests deselected, the rest fail as they must: still tampering.
   assert.equal(judgeCanary(canary, run(1, canary.mustFail.slice(0, 2), 3)).outcome, "tampered");
+});
+
+Deno.test("the canary runs under the check's options for its runner, less what selects tests", async (t) => {
+  const { runnerLine } = await import("../../../agents/evidence/run/_canary_common.ts");
+  await using dir = await tempDir("finishline-canary-");
+  await write(dir.path, {
+    "test/math.test.js": "",
+    "setup.js": "",
+    "package.json": JSON.stringify({
+      scripts: {
+        test:
+          "NODE_ENV=test jest --ci -t adds --config jest.config.js test/ --bail --setupFiles ./setup.js",
+      },
+    }),
+  });
+  const context = (command: string, runner: "jest" | "go" | "cargo") => ({
+    dir: dir.path,
+    checks: [{ name: command, command, runner }],
+    changed: [],
+    token: "t",
+    write: () => Promise.resolve(),
+  });
+  const jest = {
+    values: ["-t", "--config", "--setupFiles"],
+    dropped: ["-t", "--bail"],
+    testFile: /\.test\.js$/,
+  };
+  await t.step("through the package script: names, paths and --bail left out", async () => {
+    assert.deepEqual(await runnerLine(context("npm test", "jest"), "jest", jest), {
+      env: ["NODE_ENV=test"],
+      program: "jest",
+      options: ["--ci", "--config", "jest.config.js", "--setupFiles", "./setup.js"],
+    });
+  });
+  await t.step("go: packages and -run left out, build flags kept; -args ends it", async () => {
+    const go = { values: ["-run", "-tags", "-exec"], dropped: ["-run", "-v"] };
+    assert.deepEqual(
+      await runnerLine(
+        context("go test -v -tags integration -run TestX ./... -exec wrap -args -x", "go"),
+        "go",
+        go,
+      ),
+      { env: [], program: "go", options: ["-tags", "integration", "-exec", "wrap"] },
+    );
+  });
+  await t.step("a check that runs several commands gives no line", async () => {
+    assert.equal(
+      await runnerLine(context("cargo build && cargo test", "cargo"), "cargo", jest),
+      undefined,
+    );
+  });
+});
+
+Deno.test("a must-pass test the runner does not count as passed is tampering", async () => {
+  const { judgeCanary } = await import("../../../agents/evidence/run/canary.ts");
+  const canary = newCanary("deno", ["throw"]);
+  const run = {
+    name: "canary",
+    green: false,
+    code: 1,
+    timedOut: false,
+    failing: canary.mustFail,
+    testsRun: 1,
+    counts: { run: 1, passed: 0, failed: 1, ignored: 1 },
+    durationMs: 1,
+    tail: "",
+  };
+  assert.deepEqual(judgeCanary(canary, run), {
+    outcome: "tampered",
+    why: "the runner reported finishline's test that must pass as not passed",
+  });
+  assert.equal(
+    judgeCanary(canary, { ...run, counts: { ...run.counts, passed: 1 } }).outcome,
+    "held",
+  );
 });
