@@ -1,6 +1,7 @@
 /**
  * The kit for writing completion handlers and checkers: the contracts as
- * types, the checker result helpers and an in-memory filesystem for tests.
+ * types, the handler registry, the checker result helpers and an in-memory
+ * filesystem for tests.
  *
  * It imports no npm package, so a project that only writes a handler or a
  * checker downloads finishline's own source for it (about 210 KB), not the
@@ -55,6 +56,11 @@ export type {
   WorkerTestEvidence,
 } from "./record/iteration.ts";
 export type { CustomHandlerContext } from "./completion/custom.ts";
+export {
+  getRegisteredHandler,
+  registerCompletionHandler,
+  unregisterCompletionHandler,
+} from "./completion/registry.ts";
 export { COMPLETE_TASK_TOOL } from "./record/complete_task_call.ts";
 export {
   incomplete,

@@ -44,7 +44,11 @@ export type {
 export { type AgentMessage, emptySummary, type IterationSummary } from "./record/iteration.ts";
 export { COMPLETE_TASK_TOOL, type CompleteTaskCall } from "./record/complete_task_call.ts";
 export { createCompletionHandler, type CreateHandlerOptions } from "./completion/factory.ts";
-export { registerCompletionHandler, unregisterCompletionHandler } from "./completion/registry.ts";
+export {
+  getRegisteredHandler,
+  registerCompletionHandler,
+  unregisterCompletionHandler,
+} from "./completion/registry.ts";
 export { IterateCompletionHandler } from "./completion/iterate.ts";
 export { ManualCompletionHandler } from "./completion/manual.ts";
 export { BaseHandler, type HandlerContext } from "./completion/base_handler.ts";

@@ -36,6 +36,7 @@ const CONTRACT = [
   "ManualCompletionHandler",
   "RunOutcome",
   "createCompletionHandler",
+  "getRegisteredHandler",
   "registerCompletionHandler",
   "unregisterCompletionHandler",
   // The iteration record.
