@@ -82,7 +82,7 @@ export type {
 export { type Filesystem, OutsideRepositoryError } from "./checks/filesystem.ts";
 export { InMemoryFilesystem } from "./testing/in_memory_filesystem.ts";
 export { toolResults } from "./checks/context.ts";
-export { latestPlan, type PlanItem } from "./checks/plan.ts";
+export { latestPlan, PlanChecker, type PlanItem, type PlanType } from "./checks/plan.ts";
 export { CompositeChecker, type CompositeResult } from "./checks/composite.ts";
 export { parseTestReport, type TestReport, type TestRunner } from "./evidence/run/test_report.ts";
 export type { GitRepo, RepoState, TreeStatus } from "./git/repo.ts";

@@ -65,7 +65,7 @@ export {
 } from "./checks/checker_contract.ts";
 export { type Filesystem, OutsideRepositoryError } from "./checks/filesystem.ts";
 export { toolResults } from "./checks/context.ts";
-export { latestPlan } from "./checks/plan.ts";
+export { latestPlan, PlanChecker } from "./checks/plan.ts";
 export { CompositeChecker } from "./checks/composite.ts";
 export { parseTestReport } from "./evidence/run/test_report.ts";
 export {
