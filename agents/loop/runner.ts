@@ -318,7 +318,6 @@ class Run {
     // Ask, don't guess: probe when the evidence is unclear; git is asked again before each probe.
     const probe = await probeIfUnclear(state, this.#sessions, builder, {
       backgroundTasks: outcome.guard.backgroundTasks,
-      filesChanged: repo.fingerprintBefore !== repo.after?.fingerprint,
       newCommits: async () => {
         await repo.refresh();
         return summary.git?.newCommits ?? null;
