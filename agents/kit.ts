@@ -39,6 +39,7 @@ export type {
   CompletionHandler,
   CompletionHandlerFactory,
   CompletionType,
+  HandlerFactory,
   HandlerFactoryContext,
   RunOutcome,
 } from "./completion/handler_contract.ts";

@@ -38,6 +38,7 @@ export type {
   CompletionCriteria,
   CompletionHandler,
   CompletionHandlerFactory,
+  HandlerFactory,
   HandlerFactoryContext,
   RunOutcome,
 } from "./completion/handler_contract.ts";

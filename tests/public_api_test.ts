@@ -31,6 +31,7 @@ const CONTRACT = [
   "CompletionHandlerFactory",
   "CreateHandlerOptions",
   "HandlerContext",
+  "HandlerFactory",
   "HandlerFactoryContext",
   "IterateCompletionHandler",
   "ManualCompletionHandler",

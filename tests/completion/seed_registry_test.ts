@@ -19,7 +19,8 @@ Deno.test("the design's registry: a registered factory is handed back by getRegi
       assert.equal(registry.getRegisteredHandler("facilitator"), undefined);
       registry.registerCompletionHandler("facilitator", createHandler);
       try {
-        const factory: main.CompletionHandlerFactory | undefined = registry.getRegisteredHandler(
+        // The registry's type under the design's name.
+        const factory: main.HandlerFactory | undefined = registry.getRegisteredHandler(
           "facilitator",
         );
         assert.equal(factory, createHandler);
