@@ -1,6 +1,7 @@
 /**
  * The kit for writing completion handlers and checkers: the contracts as
- * types, the checker result helpers and an in-memory filesystem for tests.
+ * types, the handler registry, the checker result helpers and an in-memory
+ * filesystem for tests.
  *
  * It imports no npm package, so a project that only writes a handler or a
  * checker downloads finishline's own source for it (about 210 KB), not the
@@ -38,6 +39,7 @@ export type {
   CompletionHandler,
   CompletionHandlerFactory,
   CompletionType,
+  HandlerFactory,
   HandlerFactoryContext,
   RunOutcome,
 } from "./completion/handler_contract.ts";
@@ -59,6 +61,11 @@ export type {
   WorkerTestEvidence,
 } from "./record/iteration.ts";
 export type { CustomHandlerContext } from "./completion/custom.ts";
+export {
+  getRegisteredHandler,
+  registerCompletionHandler,
+  unregisterCompletionHandler,
+} from "./completion/registry.ts";
 export { COMPLETE_TASK_TOOL } from "./record/complete_task_call.ts";
 export {
   incomplete,
@@ -80,7 +87,7 @@ export type {
 export { type Filesystem, OutsideRepositoryError } from "./checks/filesystem.ts";
 export { InMemoryFilesystem } from "./testing/in_memory_filesystem.ts";
 export { toolResults } from "./checks/context.ts";
-export { latestPlan, type PlanItem } from "./checks/plan.ts";
+export { latestPlan, PlanChecker, type PlanItem, type PlanType } from "./checks/plan.ts";
 export { CompositeChecker, type CompositeResult } from "./checks/composite.ts";
 export { parseTestReport, type TestReport, type TestRunner } from "./evidence/run/test_report.ts";
 export type { GitRepo, RepoState, TreeStatus } from "./git/repo.ts";

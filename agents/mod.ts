@@ -38,13 +38,18 @@ export type {
   CompletionCriteria,
   CompletionHandler,
   CompletionHandlerFactory,
+  HandlerFactory,
   HandlerFactoryContext,
   RunOutcome,
 } from "./completion/handler_contract.ts";
 export { type AgentMessage, emptySummary, type IterationSummary } from "./record/iteration.ts";
 export { COMPLETE_TASK_TOOL, type CompleteTaskCall } from "./record/complete_task_call.ts";
 export { createCompletionHandler, type CreateHandlerOptions } from "./completion/factory.ts";
-export { registerCompletionHandler, unregisterCompletionHandler } from "./completion/registry.ts";
+export {
+  getRegisteredHandler,
+  registerCompletionHandler,
+  unregisterCompletionHandler,
+} from "./completion/registry.ts";
 export { IterateCompletionHandler } from "./completion/iterate.ts";
 export { ManualCompletionHandler } from "./completion/manual.ts";
 export { BaseHandler, type HandlerContext } from "./completion/base_handler.ts";
@@ -61,7 +66,7 @@ export {
 } from "./checks/checker_contract.ts";
 export { type Filesystem, OutsideRepositoryError } from "./checks/filesystem.ts";
 export { toolResults } from "./checks/context.ts";
-export { latestPlan } from "./checks/plan.ts";
+export { latestPlan, PlanChecker } from "./checks/plan.ts";
 export { CompositeChecker } from "./checks/composite.ts";
 export { parseTestReport } from "./evidence/run/test_report.ts";
 export {

@@ -48,7 +48,7 @@ Deno.test("the demo shows a failing check fed back and fixed, and keeps its repo
   // The failing check, as the agent read it, and then the same check green on the final state.
   assert.match(
     report,
-    /^- Iteration 1, checks \(at complete_task; fixed in the same iteration\):\n\n`{3,}\n\[checks\] "deno task test" fails[^]*?failing tests: "greet says hello with a comma"/m,
+    /^- Iteration 1, checks \(at complete_task; fixed in the same iteration\):\n\n`{3,}\n"deno task test" fails[^]*?failing tests: "greet says hello with a comma"/m,
   );
   assert.match(report, /^\| `deno task test` \| red \| green \|/m);
 

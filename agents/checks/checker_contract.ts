@@ -78,7 +78,7 @@ export interface TaskCompletionResult {
 }
 
 /**
- * A complete result.
+ * A complete result, frozen (the design's results are immutable).
  *
  * @param feedback Optional note.
  * @returns The result.
@@ -89,14 +89,15 @@ export interface TaskCompletionResult {
  *
  * assert.deepEqual(ok(), { complete: true });
  * assert.deepEqual(ok("3 tests pass"), { complete: true, feedback: "3 tests pass" });
+ * assert.equal(Object.isFrozen(ok()), true);
  * ```
  */
 export function ok(feedback?: string): TaskCompletionResult {
-  return feedback === undefined ? { complete: true } : { complete: true, feedback };
+  return Object.freeze(feedback === undefined ? { complete: true } : { complete: true, feedback });
 }
 
 /**
- * An incomplete result.
+ * An incomplete result, frozen (the design's results are immutable).
  *
  * @param feedback What is missing, for the agent.
  * @returns The result.
@@ -105,11 +106,15 @@ export function ok(feedback?: string): TaskCompletionResult {
  * import assert from "node:assert/strict";
  * import { incomplete } from "@finishline/agents";
  *
- * assert.deepEqual(incomplete("tests fail"), { complete: false, feedback: "tests fail" });
+ * const result = incomplete("tests fail");
+ * assert.deepEqual(result, { complete: false, feedback: "tests fail" });
+ * assert.throws(() => {
+ *   (result as { complete: boolean }).complete = true;
+ * }, TypeError);
  * ```
  */
 export function incomplete(feedback: string): TaskCompletionResult {
-  return { complete: false, feedback };
+  return Object.freeze({ complete: false, feedback });
 }
 
 /**

@@ -23,9 +23,11 @@ export interface CompositeResult extends TaskCompletionResult {
 
 /**
  * Runs several checkers. With `allMustPass` (the default) it stops at the
- * first failure and returns it; when all pass it combines their feedback.
- * Otherwise it stops at the first success; when all fail it combines their
- * feedback.
+ * first failure and returns that checker's own result, its name in
+ * `decidedBy`; when all pass it combines their feedback. Otherwise it stops
+ * at the first success and returns it the same way; when all fail it
+ * combines their feedback. Combined feedback labels each part with its
+ * checker's name (`[tests] 2 tests fail`). Results are frozen.
  *
  * @example
  * ```ts
@@ -80,8 +82,12 @@ export class CompositeChecker implements TaskCompletionChecker {
    *   { name: "docs", check: () => incomplete("README is missing") },
    * ]);
    * const result = await checker.check({} as never);
-   * assert.equal(result.decidedBy, "docs");
-   * assert.equal(result.feedback, "[docs] README is missing");
+   * // The failing checker's own result, and its name.
+   * assert.deepEqual(result, {
+   *   complete: false,
+   *   feedback: "README is missing",
+   *   decidedBy: "docs",
+   * });
    * ```
    */
   async check(context: TaskCompletionContext): Promise<CompositeResult> {
@@ -101,27 +107,16 @@ export class CompositeChecker implements TaskCompletionChecker {
         );
       }
       if (this.allMustPass && !result.complete) {
-        return {
-          ...result,
-          feedback: labelled(name, result.feedback),
-          decidedBy: name,
-          ...(faulted ? { faulted } : {}),
-        };
+        return decided(result, name, faulted);
       }
-      if (!this.allMustPass && result.complete) {
-        return { ...result, decidedBy: name };
-      }
+      if (!this.allMustPass && result.complete) return decided(result, name, false);
       if (result.feedback) notes.push(labelled(name, result.feedback));
     }
     if (this.allMustPass) {
-      return { ...ok(notes.length > 0 ? notes.join("\n") : undefined), decidedBy: "composite" };
+      return decided(ok(notes.length > 0 ? notes.join("\n") : undefined), "composite", false);
     }
-    if (this.checkers.length === 0) return { ...ok(), decidedBy: "composite" };
-    return {
-      ...incomplete(notes.join("\n") || "No checker passed"),
-      decidedBy: "composite",
-      ...(faulted ? { faulted } : {}),
-    };
+    if (this.checkers.length === 0) return decided(ok(), "composite", false);
+    return decided(incomplete(notes.join("\n") || "No checker passed"), "composite", faulted);
   }
 }
 
@@ -153,6 +148,20 @@ export function checkerName(checker: TaskCompletionChecker, index: number): stri
   const type = (checker as { constructor?: { name?: unknown } }).constructor?.name;
   if (typeof type === "string" && type !== "" && type !== "Object") return type;
   return `checker ${index + 1}`;
+}
+
+/**
+ * A checker's own result as the composite's, with the checker that decided
+ * it (a nested composite's result keeps the name of the checker that decided
+ * inside it); frozen.
+ */
+function decided(
+  result: TaskCompletionResult & { decidedBy?: unknown },
+  name: string,
+  faulted: boolean,
+): CompositeResult {
+  const decidedBy = typeof result.decidedBy === "string" ? result.decidedBy : name;
+  return Object.freeze({ ...result, decidedBy, ...(faulted ? { faulted } : {}) });
 }
 
 function labelled(name: string, feedback: string | undefined): string {

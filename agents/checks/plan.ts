@@ -1,5 +1,7 @@
 /**
- * The `plan` checker: the agent's own todo list, from its TodoWrite calls.
+ * The `plan` checker (the task completion checking design's
+ * `PlanBasedChecker`): the agent's own todo list, from its TodoWrite calls,
+ * or a plan of your own.
  *
  * @module
  */
@@ -67,45 +69,73 @@ export function latestPlan(summaries: IterationSummary[]): PlanItem[] | undefine
 }
 
 /**
- * Passes when the agent has no plan, or every todo in its latest plan is
- * completed. The feedback names how many are not, and up to three of them.
+ * Which plan a {@linkcode PlanChecker} holds the agent to (the design's
+ * `plan_type`): `"TodoWrite"`, the agent's latest TodoWrite list, or a
+ * function that reads a plan of your own from the evidence (undefined when
+ * there is none). A step is done when its status is `completed` (TodoWrite's
+ * word) or `done` (the design's).
+ */
+export type PlanType =
+  | "TodoWrite"
+  | ((context: TaskCompletionContext) => readonly PlanItem[] | undefined);
+
+/**
+ * The task completion checking design's `PlanBasedChecker`: passes when
+ * there is no plan, or every step of the latest plan is done; otherwise the
+ * feedback names how many steps are open, and up to three of them. Without
+ * a plan type (`planType`, or the design's spelling `plan_type`) it is a
+ * no-op that always passes, as in the design; `{ "type": "plan" }` in
+ * agent.json checks the TodoWrite plan.
  *
- * @example
+ * @example The design's `PlanBasedChecker(plan_type=Plan)`
  * ```ts
  * import assert from "node:assert/strict";
- * import { emptySummary } from "@finishline/agents";
- * import { PlanChecker } from "./plan.ts";
+ * import { emptySummary, PlanChecker } from "@finishline/agents";
  *
- * const checker = new PlanChecker();
+ * const checker = new PlanChecker({ plan_type: "TodoWrite" });
  * assert.equal(checker.name, "plan");
  * // No TodoWrite call in the run: there is no plan to hold the agent to.
  * const result = checker.check({ summary: emptySummary(1), previous: [] } as never);
  * assert.deepEqual(result, { complete: true, feedback: "No plan to check" });
+ * // Without a plan type it checks nothing.
+ * assert.deepEqual(new PlanChecker().check({} as never), { complete: true });
  * ```
  */
 export class PlanChecker implements TaskCompletionChecker {
   /** The checker's name. */
   readonly name: string;
+  /** The plan it reads; undefined makes it a no-op. */
+  readonly planType: PlanType | undefined;
 
   /**
    * Create the checker.
    *
-   * @param name Name in feedback.
+   * @param options The plan type (`planType`, or `plan_type` as the design
+   *   spells it; none: a no-op) and the name in feedback (default `plan`).
    */
-  constructor(name = "plan") {
-    this.name = name;
+  constructor(
+    options: {
+      /** The plan to check; without one the checker always passes. */
+      planType?: PlanType;
+      /** The design's spelling of `planType`. */
+      plan_type?: PlanType;
+      /** Name in logs and feedback. @default "plan" */
+      name?: string;
+    } = {},
+  ) {
+    this.planType = options.planType ?? options.plan_type;
+    this.name = options.name ?? "plan";
   }
 
   /**
    * Read the latest plan.
    *
-   * @param context Summaries of the run.
-   * @returns Incomplete while todos are open.
+   * @param context The evidence: the run's summaries for a TodoWrite plan.
+   * @returns Incomplete while steps are open.
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { emptySummary } from "@finishline/agents";
-   * import { PlanChecker } from "./plan.ts";
+   * import { emptySummary, PlanChecker } from "@finishline/agents";
    *
    * const summary = {
    *   ...emptySummary(1),
@@ -119,21 +149,27 @@ export class PlanChecker implements TaskCompletionChecker {
    *     },
    *   }],
    * };
-   * // The plan checker only reads the summaries from the context.
-   * const result = new PlanChecker().check({ summary, previous: [] } as never);
+   * // The TodoWrite plan is read from the context's summaries only.
+   * const result = new PlanChecker({ planType: "TodoWrite" }).check(
+   *   { summary, previous: [] } as never,
+   * );
    * assert.equal(result.complete, false);
    * assert.match(result.feedback ?? "", /1 incomplete task\(s\) out of 2/);
    * ```
    */
   check(context: TaskCompletionContext): TaskCompletionResult {
-    const plan = latestPlan([...context.previous, context.summary]);
+    const planType = this.planType;
+    if (planType === undefined) return ok();
+    const plan = planType === "TodoWrite"
+      ? latestPlan([...context.previous, context.summary])
+      : planType(context);
     if (!plan || plan.length === 0) return ok("No plan to check");
-    const open = plan.filter((item) => item.status !== "completed");
+    const open = plan.filter((item) => item.status !== "completed" && item.status !== "done");
     if (open.length === 0) return ok(`All ${plan.length} planned tasks are completed`);
     const titles = open.slice(0, 3).map((item) => item.content).join(", ") +
       (open.length > 3 ? "..." : "");
     return incomplete(
-      `You have ${open.length} incomplete task(s) out of ${plan.length}. Please either complete all remaining tasks or update the plan to remove tasks that are no longer needed: ${titles}`,
+      `You have ${open.length} incomplete task(s) out of ${plan.length}. Please either complete all remaining tasks or update the plan to remove tasks that are no longer needed before producing output: ${titles}`,
     );
   }
 }

@@ -79,7 +79,7 @@ export async function buildVerifier(
         checkers.push(new FilesChecker(check.paths, check.name));
         break;
       case "plan":
-        checkers.push(new PlanChecker(check.name));
+        checkers.push(new PlanChecker({ planType: "TodoWrite", name: check.name }));
         break;
       case "judge":
         checkers.push(
@@ -129,7 +129,7 @@ export async function buildVerifier(
  * assert.deepEqual(record, {
  *   passed: false,
  *   checker: "tests",
- *   feedback: "[tests] 2 tests fail",
+ *   feedback: "2 tests fail",
  *   trigger: "complete_task",
  * });
  * ```

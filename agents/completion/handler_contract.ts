@@ -92,3 +92,10 @@ export type CompletionHandlerFactory = (
   args: Record<string, unknown>,
   context: HandlerFactoryContext,
 ) => CompletionHandler | Promise<CompletionHandler>;
+
+/**
+ * The completion handlers design's name for {@linkcode CompletionHandlerFactory}:
+ * what its registry keeps (`registerCompletionHandler(type, factory)`,
+ * `getRegisteredHandler(type)`).
+ */
+export type HandlerFactory = CompletionHandlerFactory;

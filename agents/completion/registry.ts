@@ -22,8 +22,12 @@ const registered = new Map<string, CompletionHandlerFactory>();
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { type CompletionHandlerFactory, registerCompletionHandler, unregisterCompletionHandler } from "@finishline/agents";
- * import { getRegisteredHandler } from "./registry.ts";
+ * import {
+ *   type CompletionHandlerFactory,
+ *   getRegisteredHandler,
+ *   registerCompletionHandler,
+ *   unregisterCompletionHandler,
+ * } from "@finishline/agents";
  *
  * // A handler that completes once an iteration commits something.
  * const commits: CompletionHandlerFactory = () => ({
@@ -84,15 +88,19 @@ export function unregisterCompletionHandler(type: string): boolean {
 }
 
 /**
- * The factory registered for a type.
+ * The factory registered for a type, as the completion handlers design's
+ * registry answers it.
  *
  * @param type The type name.
  * @returns The factory, or `undefined`.
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { registerCompletionHandler, unregisterCompletionHandler } from "@finishline/agents";
- * import { getRegisteredHandler } from "./registry.ts";
+ * import {
+ *   getRegisteredHandler,
+ *   registerCompletionHandler,
+ *   unregisterCompletionHandler,
+ * } from "@finishline/agents/kit";
  *
  * assert.equal(getRegisteredHandler("review-bot"), undefined);
  * const factory = () => {

@@ -426,7 +426,8 @@ export interface RescueConfig {
 export interface CircuitBreakerConfig {
   /**
    * Iterations in a row without commits or file changes, whose agent was not active (no probe
-   * answer said waiting, working or agents_active; no background task at its stop). @default 3
+   * answer said waiting, working or agents_active; no background task at its stop), or whose
+   * probes ran out on waiting after two such rounds in a row. @default 3
    */
   noProgressThreshold: number;
   /** Iterations in a row that end with the same error. @default 5 */

@@ -166,7 +166,7 @@ const rescueSchema = strictObject({
 
 const circuitBreakerSchema = strictObject({
   noProgressThreshold: positiveInt().default(3).describe(
-    "Iterations in a row without progress that end the run stalled: no commits, no file changes, and the agent not active (no probe answer said waiting, working or agents_active, no background task ran at its stop). Probes that timed out or gave no parseable answer count; so does a claim of done without a commit or a change.",
+    "Iterations in a row without progress that end the run stalled: no commits, no file changes, and the agent not active (no probe answer said waiting, working or agents_active, no background task ran at its stop). Probes that timed out or gave no parseable answer count; so does a claim of done without a commit or a change, and, after two such rounds in a row, a round of probes that ran out on waiting.",
   ),
   sameErrorThreshold: positiveInt().default(5).describe(
     "Iterations in a row ending with the same error that end the run stalled.",

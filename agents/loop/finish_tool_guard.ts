@@ -6,6 +6,16 @@
  * `finishTool` and the agent reads the design's response. A failed check
  * answers `status: "failed"` with what to fix, and the iteration goes on.
  *
+ * A verified `success` does not end the run by itself: as for a
+ * complete_task `success`, the completion handler decides at the
+ * iteration's end. The answer says what the run will do: `completed` only
+ * when the handler will be satisfied as far as the runner can tell
+ * ({@linkcode handlerOutlook}); otherwise `continuing`, with "The run
+ * continues: <criteria>" first in `next_actions` (or, in the last
+ * iteration, `failed`: the run ends at its cap, not completed, unless the
+ * criteria are met in this session), and no workflow step runs: the run's
+ * end runs them for its real outcome.
+ *
  * @module
  */
 
@@ -18,6 +28,7 @@ import {
 } from "../record/finish_call.ts";
 import { firstLine } from "../support/errors.ts";
 import type { CompletionGuard } from "./complete_task_guard.ts";
+import { handlerOutlook } from "./run_outlook.ts";
 import type { RunState } from "./state.ts";
 import type { SummaryBuilder } from "./summary_builder.ts";
 
@@ -70,6 +81,15 @@ async function answerFinish(
     emit("finish_answer", { answer });
     return answer;
   }
+  if (call.success) {
+    const pending = { ...builder.current, completeTask: claim, verification };
+    const agrees = await handlerOutlook(state.handler, state.definition, pending);
+    if (agrees !== true) {
+      const answer = goesOn(state, call, { sessionId, always, iteration, agrees });
+      emit("finish_answer", { answer, handlerOutlook: agrees ?? "unknown" });
+      return answer;
+    }
+  }
   const outcome = call.success
     ? { status: "completed", reason: `The agent called finish: ${call.summary}` }
     : {
@@ -113,6 +133,35 @@ function claimOf(call: FinishToolCall): CompleteTaskCall {
     ...(call.new_skills_needed ? { new_skills_needed: call.new_skills_needed } : {}),
     ...(call.files_modified ? { files_modified: call.files_modified } : {}),
     ...(call.next_steps ? { next_steps: call.next_steps } : {}),
+  };
+}
+
+/**
+ * The answer to a `success` the handler will not (or may not) accept with
+ * this iteration: the run goes on, or ends at its cap, and says what it
+ * waits for. No workflow step runs; the run's end runs them.
+ */
+function goesOn(
+  state: RunState,
+  call: FinishToolCall,
+  facts: { sessionId: string; always: string[]; iteration: number; agrees: false | undefined },
+): FinishToolAnswer {
+  const criteria = state.criteria();
+  const cap = state.options.maxIterations;
+  const last = facts.iteration >= cap;
+  const first = last
+    ? `This is the last iteration (${facts.iteration} of ${cap}): the run ends after this session, not completed, unless: ${criteria}`
+    : facts.agrees === false
+    ? `The run continues: ${criteria}`
+    : `The run continues unless the completion handler is satisfied when this session ends: ${criteria}`;
+  const followUp = call.next_steps?.trim() ? [`Follow up: ${call.next_steps.trim()}`] : [];
+  return {
+    session_id: facts.sessionId,
+    status: state.signal.aborted ? "cancelled" : last ? "failed" : "continuing",
+    summary_updated: false,
+    skills_updated: false,
+    history_saved: false,
+    next_actions: withAlwaysActions([first, ...followUp], facts.always),
   };
 }
 

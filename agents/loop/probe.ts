@@ -1,9 +1,10 @@
 /**
  * The probe phase: ask, don't guess. When a session ends with background
- * work running, or with neither progress nor a complete_task call, the agent
- * is asked for its status, again while it says waiting or working. Git stays
- * the source of truth: before every probe after the first, the commits are
- * counted again, and new ones end the probing.
+ * work running, or with neither a commit nor a complete_task call (files it
+ * changed and did not commit included: done and forgot to commit, or still
+ * at it?), the agent is asked for its status, again while it says waiting or
+ * working. Git stays the source of truth: before every probe after the
+ * first, the commits are counted again, and new ones end the probing.
  *
  * @module
  */
@@ -71,8 +72,8 @@ export function activeAnswer(answer: ProbeStatus): boolean {
  * @param state The run.
  * @param sessions The run's agent sessions.
  * @param builder The iteration's summary builder.
- * @param evidence Background tasks left running, whether files changed, and
- *   how to count the iteration's new commits again (null when unknown).
+ * @param evidence Background tasks left running, and how to count the
+ *   iteration's new commits again (null when unknown).
  * @returns What the probe found.
  */
 export async function probeIfUnclear(
@@ -81,7 +82,6 @@ export async function probeIfUnclear(
   builder: SummaryBuilder,
   evidence: {
     backgroundTasks: number;
-    filesChanged: boolean;
     newCommits?: () => Promise<number | null>;
   },
 ): Promise<ProbeOutcome> {
@@ -89,9 +89,10 @@ export async function probeIfUnclear(
   const summary = builder.current;
   const iteration = summary.iteration;
   if (!settings.enabled || !summary.sessionId || state.signal.aborted) return NOT_PROBED;
-  const progressed = (summary.git?.newCommits ?? 0) > 0 ||
-    (state.options.git !== undefined && evidence.filesChanged);
-  if (evidence.backgroundTasks === 0 && (progressed || summary.completeTask)) return NOT_PROBED;
+  // Changed files without a commit or a claim are unclear: the answer decides whether they are
+  // finished work to rescue (whatever requireCompleteTask is) or work still going on.
+  const hasCommits = (summary.git?.newCommits ?? 0) > 0;
+  if (evidence.backgroundTasks === 0 && (hasCommits || summary.completeTask)) return NOT_PROBED;
   const answers: ProbeStatus[] = [];
   let exhausted = false;
   let committed = false;

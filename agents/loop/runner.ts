@@ -318,7 +318,6 @@ class Run {
     // Ask, don't guess: probe when the evidence is unclear; git is asked again before each probe.
     const probe = await probeIfUnclear(state, this.#sessions, builder, {
       backgroundTasks: outcome.guard.backgroundTasks,
-      filesChanged: repo.fingerprintBefore !== repo.after?.fingerprint,
       newCommits: async () => {
         await repo.refresh();
         return summary.git?.newCommits ?? null;
@@ -363,6 +362,8 @@ class Run {
       handlerFault: handler.fault,
       // Waiting, working or agents active in any answer, or background tasks at the stop.
       active: probe.answers.some(activeAnswer) || outcome.guard.backgroundTasks > 0,
+      // The seed's timeout: every probe asked, and the last one still said waiting.
+      waitedOut: probe.exhausted && probe.last?.status === "waiting",
     });
   }
 
@@ -409,7 +410,7 @@ class Run {
   async #progress(
     summary: IterationSummary,
     repo: IterationRepo,
-    facts: { label: string; handlerFault?: string; active: boolean },
+    facts: { label: string; handlerFault?: string; active: boolean; waitedOut: boolean },
   ): Promise<Verdict> {
     const faulted = facts.handlerFault !== undefined || summary.verification?.faulted === true;
     this.#verdictFaults = faulted ? this.#verdictFaults + 1 : 0;
@@ -430,9 +431,12 @@ class Run {
       newCommits: summary.git?.newCommits ?? null,
       filesChanged: repo.filesChanged(),
       active: facts.active,
+      waitedOut: facts.waitedOut,
       error: summary.errors.at(-1),
     });
     this.#stall(summary, summary.stall?.probe ?? "not_probed", this.#breaker.counted);
+    const waitingRounds = this.#breaker.waitingRounds;
+    if (waitingRounds > 0) summary.stall = { ...summary.stall!, waitingRounds };
     return stalled ? endRun("stalled", stalled) : carryOn(facts.label);
   }
 

@@ -76,11 +76,15 @@ export function toVariableName(name: string): string {
 }
 
 /**
- * Turn run arguments into template variables (`uv-<snake_name>`). Arrays are
- * joined with ", "; objects, `undefined` and `null` are left out.
+ * Turn run arguments into template variables: each argument under its own
+ * name (`uv-targetDecisions`, as the completion handlers design's templates
+ * write it) and in snake case (`uv-target_decisions`); a name with dashes,
+ * which a placeholder cannot hold, only in snake case. An argument whose own
+ * name is another's snake case keeps that name. Arrays are joined with ", ";
+ * objects, `undefined` and `null` are left out.
  *
  * @param args The run's arguments, keyed by flag or parameter name.
- * @returns Variables keyed `uv-<snake_name>`.
+ * @returns Variables keyed `uv-<name>` and `uv-<snake_name>`.
  * @example
  * ```ts
  * import assert from "node:assert/strict";
@@ -90,25 +94,30 @@ export function toVariableName(name: string): string {
  *   argsToVariables({ iterateMax: 3, topic: "x", tags: ["a", "b"], skip: undefined }),
  *   {
  *     "uv-iterate_max": "3",
+ *     "uv-iterateMax": "3",
  *     "uv-topic": "x",
  *     "uv-tags": "a, b",
  *   },
  * );
+ * assert.deepEqual(argsToVariables({ "--dry-run": true }), { "uv-dry_run": "true" });
  * ```
  */
 export function argsToVariables(
   args: Record<string, unknown>,
 ): Record<string, string> {
-  const vars: Record<string, string> = {};
+  const snake: Record<string, string> = {};
+  const own: Record<string, string> = {};
   for (const [key, value] of Object.entries(args)) {
     if (value === undefined || value === null) continue;
-    if (Array.isArray(value)) {
-      vars[`uv-${toVariableName(key)}`] = value.map(String).join(", ");
-    } else if (typeof value !== "object" && typeof value !== "function") {
-      vars[`uv-${toVariableName(key)}`] = String(value);
-    }
+    let text: string;
+    if (Array.isArray(value)) text = value.map(String).join(", ");
+    else if (typeof value !== "object" && typeof value !== "function") text = String(value);
+    else continue;
+    snake[`uv-${toVariableName(key)}`] = text;
+    const name = key.replace(/^-+/, "");
+    if (/^[A-Za-z0-9_]+$/.test(name)) own[`uv-${name}`] = text;
   }
-  return vars;
+  return { ...snake, ...own };
 }
 
 /**

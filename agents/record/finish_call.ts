@@ -39,8 +39,13 @@ export interface FinishToolCall {
 export interface FinishToolAnswer {
   /** The agent session the answer is about. */
   session_id: string;
-  /** completed, failed (checks failed, or `success: false`), or cancelled (interrupted). */
-  status: "completed" | "cancelled" | "failed";
+  /**
+   * completed (the run ends completed with this iteration, as far as the runner can tell),
+   * continuing (the checks passed but the completion handler is not satisfied: the run goes
+   * on, `next_actions` says until what), failed (checks failed, `success: false`, or the last
+   * iteration ends the run not completed), or cancelled (interrupted).
+   */
+  status: "completed" | "continuing" | "cancelled" | "failed";
   /** Whether the run summary was written to the history. */
   summary_updated: boolean;
   /** Whether at least one skill record was stored. */

@@ -23,9 +23,10 @@ export {
 export const FINISH_DESCRIPTION =
   "Finish the task: records the outcome like complete_task and runs the finish workflow (summary, learnings, skills, " +
   "next actions) at once. success true: every part of the request is done and committed; finishline verifies it " +
-  "first, and a failed check answers status failed with what to fix. success false: you are blocked; say why in " +
-  "summary, and the run ends. The answer is JSON: session_id, status, summary_updated, skills_updated, history_saved, " +
-  "next_actions.";
+  "first, and a failed check answers status failed with what to fix. The run ends only when its completion criteria " +
+  "are met too: otherwise status is continuing and next_actions says what the run waits for. success false: you are " +
+  "blocked; say why in summary, and the run ends. The answer is JSON: session_id, status, summary_updated, " +
+  "skills_updated, history_saved, next_actions.";
 
 /** The tool's input schema, field by field ({@linkcode FinishToolCall}). */
 export const FINISH_SHAPE: z.ZodRawShape = {

@@ -421,6 +421,11 @@ export interface IterationSummary {
     streak: number;
     /** What the iteration's probes came to. */
     probe: "not_probed" | "progress" | "complete" | "active" | "timeout" | "blocked";
+    /**
+     * Rounds of probes in a row, this one included, that ran out on `waiting` with nothing
+     * moved (absent when this one did not); past 2 such rounds, each counts.
+     */
+    waitingRounds?: number;
   };
   /** The commit rescue, when work was left uncommitted. */
   rescue?: {

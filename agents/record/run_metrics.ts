@@ -93,7 +93,10 @@ type Rescue = { by: string; commit?: string | null; clean?: boolean };
  * A false abort is a run that ended `stalled` while its last iteration was
  * active: its stall record says the probes found the agent active, or a probe
  * answered `waiting` or `working`, or said `agents_active: true`. Background
- * tasks at the session's stop are seen through the probe they trigger.
+ * tasks at the session's stop are seen through the probe they trigger. A
+ * last iteration the breaker counted although the agent said `waiting` (its
+ * probes ran out on waiting, past the free rounds) is the design's genuine
+ * timeout, not a false abort.
  *
  * A rescue counts when it was attempted (`by` is `agent` or `runner`); it
  * created a commit when its `commit` is set, or, in records without that
@@ -135,6 +138,7 @@ export function runMetrics(run: MetricsSource): RunMetrics {
 
 /** Whether the agent said it was still at work in this iteration. */
 function wasActive(summary: IterationSummary): boolean {
+  if (summary.stall?.counted && (summary.stall.waitingRounds ?? 0) > 0) return false;
   if (summary.stall?.probe === "active") return true;
   return (summary.probes ?? []).some((probe) =>
     ACTIVE.has(probe.status) || probe.agentsActive === true

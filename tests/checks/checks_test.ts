@@ -41,8 +41,9 @@ Deno.test("composite with allMustPass runs checkers until the first failure", as
     const later = counting("later", ok("fine too"));
     const result = await new CompositeChecker([first, broken, later]).check(contextOf());
     assert.equal(result.complete, false);
-    assert.equal(result.decidedBy, "broken");
-    assert.equal(result.feedback, "[broken] tests fail");
+    // The failing checker's own result, its name in a field.
+    assert.deepEqual(result, { complete: false, feedback: "tests fail", decidedBy: "broken" });
+    assert.equal(Object.isFrozen(result), true);
     assert.deepEqual([first.calls, broken.calls, later.calls], [1, 1, 0]);
   });
 
@@ -65,7 +66,8 @@ Deno.test("composite with allMustPass runs checkers until the first failure", as
       const result = await new CompositeChecker([boom, later]).check(contextOf());
       assert.equal(result.complete, false);
       assert.equal(result.decidedBy, "boom");
-      assert.equal(result.feedback, "[boom] the checker failed: disk on fire");
+      assert.equal(result.feedback, "the checker failed: disk on fire");
+      assert.equal(result.faulted, true);
       assert.equal(later.calls, 0);
     },
   );
@@ -79,7 +81,8 @@ Deno.test("composite with allMustPass runs checkers until the first failure", as
       };
       const result = await new CompositeChecker([rejecting]).check(contextOf());
       assert.equal(result.complete, false);
-      assert.equal(result.feedback, "[rejecting] the checker failed: network down");
+      assert.equal(result.decidedBy, "rejecting");
+      assert.equal(result.feedback, "the checker failed: network down");
     },
   );
 
@@ -90,8 +93,17 @@ Deno.test("composite with allMustPass runs checkers until the first failure", as
     };
     const result = await new CompositeChecker([slow]).check(contextOf());
     assert.equal(result.complete, false);
-    assert.equal(result.feedback, "[slow] not yet");
+    assert.equal(result.feedback, "not yet");
   });
+
+  await t.step(
+    "a nested composite's failure keeps the name of the checker that decided inside it",
+    async () => {
+      const inner = new CompositeChecker([counting("tests", incomplete("2 tests fail"))]);
+      const result = await new CompositeChecker([counting("plan", ok()), inner]).check(contextOf());
+      assert.deepEqual(result, { complete: false, feedback: "2 tests fail", decidedBy: "tests" });
+    },
+  );
 
   await t.step("an empty composite passes without feedback", async () => {
     const result = await new CompositeChecker([]).check(contextOf());
@@ -267,7 +279,7 @@ Deno.test("latestPlan finds the agent's latest TodoWrite list", async (t) => {
 });
 
 Deno.test("plan checker passes when the latest plan has no open todo", async (t) => {
-  const checker = new PlanChecker();
+  const checker = new PlanChecker({ planType: "TodoWrite" });
 
   await t.step("no plan at all passes", async () => {
     const result = await checker.check(contextOf());
@@ -449,7 +461,7 @@ Deno.test("verify returns the verification record of a run of the checkers", asy
     assert.deepEqual(await verify(verifier, context, "complete_task"), {
       passed: false,
       checker: "changelog",
-      feedback: "[changelog] Missing required files: CHANGELOG.md",
+      feedback: "Missing required files: CHANGELOG.md",
       trigger: "complete_task",
     });
   });

@@ -206,7 +206,7 @@ Deno.test("checkers without a name are labelled by their class, else by their pl
   assert.deepEqual(composite.names, ["checker 1", "FileExistsChecker"]);
   const record = await verify(composite, contextOf(), "handler");
   assert.equal(record.checker, "FileExistsChecker");
-  assert.equal(record.feedback, "[FileExistsChecker] Missing required files: output.txt");
+  assert.equal(record.feedback, "Missing required files: output.txt");
   const any = new CompositeChecker([{ check: () => incomplete("no") }], { allMustPass: false });
   assert.equal((await any.check(contextOf())).feedback, "[checker 1] no");
 });

@@ -5,13 +5,19 @@
  */
 
 import assert from "node:assert/strict";
-import { type ModelAdapter, TaskCompletionResult } from "../../agents/mod.ts";
+import {
+  CompositeChecker,
+  incomplete,
+  type ModelAdapter,
+  ok,
+  PlanChecker,
+  TaskCompletionResult,
+} from "@finishline/agents";
 import type { AgentMessage } from "../../agents/record/iteration.ts";
 import { emptySummary } from "../../agents/record/iteration.ts";
 import { checkerTestContext, InMemoryFilesystem } from "../../agents/testing/mod.ts";
 import FileExistsChecker from "../fixtures/seed_checkers/file_exists.ts";
 import TestPassingChecker from "../fixtures/seed_checkers/test_passing.ts";
-import PlanBasedChecker from "../fixtures/seed_checkers/plan_based.ts";
 import combined from "../fixtures/seed_checkers/combined.ts";
 import LLMJudgeChecker from "../fixtures/seed_checkers/llm_judge.ts";
 
@@ -140,19 +146,40 @@ Deno.test("TestPassingChecker reads the latest test run from the session", async
   });
 });
 
-Deno.test("PlanBasedChecker enforces the agent's TodoWrite plan", async (t) => {
-  const checker = new PlanBasedChecker({ planType: "TodoWrite" });
+Deno.test("the design's results are immutable: ok() and incomplete() are frozen", () => {
+  for (
+    const result of [
+      TaskCompletionResult.ok(),
+      TaskCompletionResult.ok("All 3 tests passing."),
+      TaskCompletionResult.incomplete("Missing required files: output.txt"),
+    ]
+  ) {
+    assert.equal(Object.isFrozen(result), true);
+    assert.throws(() => {
+      (result as { feedback?: string }).feedback = "changed";
+    }, TypeError);
+  }
+});
+
+Deno.test("PlanBasedChecker(plan_type=Plan) is the package's PlanChecker, on the agent's TodoWrite plan", async (t) => {
+  const checker = new PlanChecker({ plan_type: "TodoWrite" });
 
   await t.step("without a plan type it is a no-op", () => {
     const context = checkerTestContext({ summary: planned(1, [["Write tests", "pending"]]) });
-    assert.deepEqual(new PlanBasedChecker().check(context), TaskCompletionResult.ok());
+    assert.deepEqual(new PlanChecker().check(context), TaskCompletionResult.ok());
+    assert.equal(new PlanChecker().planType, undefined);
   });
 
   await t.step("no plan created, nothing to enforce", () => {
-    assert.deepEqual(checker.check(checkerTestContext()), TaskCompletionResult.ok());
+    assert.equal(checker.check(checkerTestContext()).complete, true);
   });
 
-  await t.step("open steps: how many, and up to three titles", () => {
+  await t.step("every step done passes", () => {
+    const summary = planned(1, [["Write tests", "completed"]]);
+    assert.equal(checker.check(checkerTestContext({ summary })).complete, true);
+  });
+
+  await t.step("open steps: how many, up to three titles, in the design's words", () => {
     const summary = planned(1, [
       ["Design the API", "completed"],
       ["Implement feature", "in_progress"],
@@ -160,14 +187,16 @@ Deno.test("PlanBasedChecker enforces the agent's TodoWrite plan", async (t) => {
       ["Update docs", "pending"],
       ["Release", "pending"],
     ]);
+    const result = checker.check(checkerTestContext({ summary }));
     assert.deepEqual(
-      checker.check(checkerTestContext({ summary })),
+      result,
       TaskCompletionResult.incomplete(
         "You have 4 incomplete task(s) out of 5. Please either complete all remaining tasks or " +
           "update the plan to remove tasks that are no longer needed before producing output: " +
           "Implement feature, Write tests, Update docs...",
       ),
     );
+    assert.equal(Object.isFrozen(result), true);
   });
 
   await t.step("the latest plan counts, from an earlier iteration too", () => {
@@ -176,7 +205,53 @@ Deno.test("PlanBasedChecker enforces the agent's TodoWrite plan", async (t) => {
       planned(2, [["Write tests", "completed"]]),
     ];
     const context = checkerTestContext({ summary: emptySummary(3), previous });
-    assert.deepEqual(checker.check(context), TaskCompletionResult.ok());
+    assert.equal(checker.check(context).complete, true);
+  });
+
+  await t.step("a custom plan type: a plan of your own, whose steps are done", () => {
+    // The design's PlanBasedChecker(plan_type=MyCustomPlan), steps with status "done".
+    const steps = [
+      { content: "Migrate users", status: "done" },
+      { content: "Migrate orders", status: "todo" },
+    ];
+    const custom = new PlanChecker({ plan_type: () => steps });
+    assert.deepEqual(
+      custom.check(checkerTestContext()),
+      TaskCompletionResult.incomplete(
+        "You have 1 incomplete task(s) out of 2. Please either complete all remaining tasks or " +
+          "update the plan to remove tasks that are no longer needed before producing output: " +
+          "Migrate orders",
+      ),
+    );
+    // `planType` is the same option in finishline's own spelling.
+    assert.equal(new PlanChecker({ planType: () => undefined }).check({} as never).complete, true);
+  });
+});
+
+Deno.test("CompositeChecker: all_must_pass returns the first failing checker's own result, its name in decidedBy", async (t) => {
+  const failing = TaskCompletionResult.incomplete("2 tests failing. Fix before completing.");
+  const composite = new CompositeChecker([
+    { name: "plan", check: () => ok() },
+    { name: "tests", check: () => failing },
+    { name: "never", check: () => incomplete("not asked") },
+  ]);
+
+  await t.step("the failure as the checker returned it, not relabelled", async () => {
+    const result = await composite.check(checkerTestContext());
+    assert.deepEqual(result, { ...failing, decidedBy: "tests" });
+    assert.equal(Object.isFrozen(result), true);
+  });
+
+  await t.step("any: short-circuits on the first success, returning it", async () => {
+    const any = new CompositeChecker([
+      { name: "plan", check: () => incomplete("2 open steps") },
+      { name: "files", check: () => ok("All required files exist.") },
+    ], { allMustPass: false });
+    assert.deepEqual(await any.check(checkerTestContext()), {
+      complete: true,
+      feedback: "All required files exist.",
+      decidedBy: "files",
+    });
   });
 });
 
@@ -184,8 +259,8 @@ Deno.test("the combined checker (Story 3) needs the plan and the tests", async (
   const open = checkerTestContext({ summary: planned(1, [["Write tests", "pending"]]) });
   const planFirst = await combined.check(open);
   assert.equal(planFirst.complete, false);
-  assert.equal(planFirst.decidedBy, "PlanBasedChecker");
-  assert.match(planFirst.feedback ?? "", /^\[PlanBasedChecker\] You have 1 incomplete task/);
+  assert.equal(planFirst.decidedBy, "plan");
+  assert.match(planFirst.feedback ?? "", /^You have 1 incomplete task/);
 
   const done = withMessages(bash("t1", "deno test", DENO_FAILED));
   const plannedDone = {
@@ -193,7 +268,10 @@ Deno.test("the combined checker (Story 3) needs the plan and the tests", async (
     session: { ...done.session, summary: planned(1, [["Write tests", "completed"]]) },
   };
   const testsNext = await combined.check(plannedDone);
-  assert.equal(testsNext.feedback, "[TestPassingChecker] 2 tests failing. Fix before completing.");
+  assert.deepEqual(testsNext, {
+    ...TaskCompletionResult.incomplete("2 tests failing. Fix before completing."),
+    decidedBy: "TestPassingChecker",
+  });
 
   const passing = withMessages(bash("t1", "deno test", DENO_PASSED));
   assert.equal((await combined.check(passing)).complete, true);

@@ -393,3 +393,22 @@ Deno.test("completion handler registry", async (t) => {
     }
   });
 });
+
+Deno.test("the package's createCompletionHandler takes the handlers seed's two arguments: the agent folder is .agent/<name>/ of the working directory", async () => {
+  await withTempDir(async (dir) => {
+    await write(dir, ".agent/docs/prompts/initial_manual.md", "Say {uv-completion_keyword}.");
+    const definition = definitionOf({
+      name: "docs",
+      behavior: { completionType: "manual", completionConfig: { completionKeyword: "DONE" } },
+    });
+    const cwd = Deno.cwd();
+    Deno.chdir(dir);
+    try {
+      const handler = await createCompletionHandler(definition, {});
+      assert.equal(handler.type, "manual");
+      assert.equal(await handler.buildInitialPrompt({}), "Say DONE.");
+    } finally {
+      Deno.chdir(cwd);
+    }
+  });
+});

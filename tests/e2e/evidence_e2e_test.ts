@@ -363,7 +363,7 @@ Deno.test("the Stop hook runs the checks (complete_task not required): their fee
   await using server = await ScriptedModelServer.start({
     scripts: [[
       textTurn("All done. SHIPPED"),
-      expecting("[status]", COMMIT_FIXED),
+      expecting("The checks did not pass (status)", COMMIT_FIXED),
       textTurn("Now it is done. SHIPPED"),
     ]],
   });
@@ -393,7 +393,10 @@ Deno.test("the Stop hook checks again when the tree changed after a passing comp
       completeTask("success", "Fixed the status file"),
       expecting("the checks passed", toolTurn("Bash", { command: "echo broken > status.txt" })),
       textTurn("Tidied up. SHIPPED"),
-      expecting("[status]", toolTurn("Bash", { command: "git checkout -- status.txt" })),
+      expecting(
+        "The checks did not pass (status)",
+        toolTurn("Bash", { command: "git checkout -- status.txt" }),
+      ),
       textTurn("Restored it. SHIPPED"),
     ]],
   });

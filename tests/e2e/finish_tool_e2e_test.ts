@@ -207,6 +207,91 @@ Deno.test("a finish call whose check fails answers failed with what to fix; the 
   });
 });
 
+/** A manual agent whose keyword is SHIPPED, with a check that passes once tz.txt is committed. */
+async function manualAgent(root: string): Promise<void> {
+  await writeAgent(root, {
+    behavior: {
+      completionType: "manual",
+      completionConfig: { completionKeyword: "SHIPPED" },
+      allowedTools: ["Bash"],
+    },
+    verify: { checks: [{ type: "command", command: "git cat-file -e HEAD:tz.txt", name: "tz" }] },
+  });
+}
+
+const PIN_TZ = toolTurn("Bash", {
+  command: "printf 'a\\n' > tz.txt && git add tz.txt && git commit -qm 'fix: pin TZ'",
+});
+
+Deno.test("a verified finish the handler does not accept yet answers continuing, with what the run waits for; the agent meets it and the run completes", async () => {
+  await using repo = await tempRepo();
+  await manualAgent(repo.path);
+  const answers: string[] = [];
+  await using server = await ScriptedModelServer.start({
+    scripts: [[
+      PIN_TZ,
+      toolTurn(FINISH_TOOL, { success: true, summary: "Pinned TZ", next_steps: "Watch CI" }),
+      // The keyword was never said: the manual handler is not satisfied, whatever the checks say.
+      reading(answers, textTurn("Pinned TZ. SHIPPED")),
+    ]],
+    sideReply: NO_JSON,
+  });
+  const run = await runCli(["--agent", "fixer", "--iterate-max", "3", "--json"], {
+    cwd: repo.path,
+    server,
+  });
+  assert.equal(run.code, 0, run.stderr);
+  const result = JSON.parse(run.stdout);
+  assert.equal(result.status, "completed");
+  assert.equal(result.iterations, 1, "the keyword said after the answer completes this iteration");
+  const answer = JSON.parse(answers[0]);
+  assert.deepEqual(Object.keys(answer), RESPONSE_KEYS);
+  assert.equal(answer.status, "continuing");
+  assert.deepEqual(answer.next_actions.slice(0, 2), [
+    'The run continues: say "SHIPPED" when done',
+    "Follow up: Watch CI",
+  ]);
+  assert.deepEqual([answer.summary_updated, answer.skills_updated, answer.history_saved], [
+    false,
+    false,
+    false,
+  ]);
+  // No step ran at the call: the run's end ran the workflow once, for its real outcome.
+  assert.deepEqual(finishQuestions(server), [["summary", "learnings", "skills", "next_actions"]]);
+  assert.deepEqual(await events(result.logFile, "finish_redo"), []);
+  withStore(repo.path, (store) => {
+    assert.equal(store.getFinish(result.runId).summary?.outcome, "completed");
+  });
+});
+
+Deno.test("a verified finish in the last iteration without the keyword answers failed: the run ends at its cap, not completed (exit 3)", async () => {
+  await using repo = await tempRepo();
+  await manualAgent(repo.path);
+  const answers: string[] = [];
+  await using server = await ScriptedModelServer.start({
+    scripts: [
+      [PIN_TZ, toolTurn(FINISH_TOOL, { success: true, summary: "Pinned TZ" }), textTurn("Done.")],
+      [
+        toolTurn(FINISH_TOOL, { success: true, summary: "Pinned TZ" }),
+        reading(answers, textTurn("Done.")),
+      ],
+    ],
+    sideReply: NO_JSON,
+  });
+  const run = await runCli(["--agent", "fixer", "--iterate-max", "2", "--json"], {
+    cwd: repo.path,
+    server,
+  });
+  assert.equal(run.code, 3, run.stderr);
+  assert.equal(JSON.parse(run.stdout).status, "max_iterations");
+  const answer = JSON.parse(answers[0]);
+  assert.equal(answer.status, "failed");
+  assert.equal(
+    answer.next_actions[0],
+    'This is the last iteration (2 of 2): the run ends after this session, not completed, unless: say "SHIPPED" when done',
+  );
+});
+
 Deno.test("finish with success false ends the run blocked, like a blocked complete_task, and answers failed", async () => {
   await using repo = await tempRepo();
   await writeAgent(repo.path, {

@@ -45,7 +45,14 @@ Deno.test("runs stats sums the seed's metrics over the runs of a repository", as
     "a stall: three iterations whose probes got no answer, then a rescue that commits",
     async () => {
       const stalled = await run(["--task", "Draft the notes", "--iterate-max", "6"], [
-        [toolTurn("Bash", { command: "printf 'draft' > notes.txt" }), textTurn("Drafted notes.")],
+        // Changed files without a commit or a claim: probed, and the agent is still at it.
+        [
+          toolTurn("Bash", { command: "printf 'draft' > notes.txt" }),
+          textTurn("Drafted notes."),
+          probeReply(textTurn(JSON.stringify({ status: "working", message: "a first draft" }))),
+          // Asked again while it works: no answer ends the probing.
+          unanswered(),
+        ],
         [textTurn("Thinking."), unanswered()],
         [textTurn("Still thinking."), unanswered()],
         [
@@ -61,8 +68,8 @@ Deno.test("runs stats sums the seed's metrics over the runs of a repository", as
       assert.equal(await git(repo.path, "show", "HEAD:notes.txt"), "draft");
       assert.deepEqual(stalled.json.metrics, {
         iterations: 4,
-        probedIterations: 3,
-        probes: 3,
+        probedIterations: 4,
+        probes: 5,
         probeTimeouts: 3,
         rescues: 1,
         rescuesCommitted: 1,
@@ -78,6 +85,7 @@ Deno.test("runs stats sums the seed's metrics over the runs of a repository", as
       [
         toolTurn("Bash", { command: "printf 'ready' > report.txt" }),
         textTurn("The report is written."),
+        probeReply(textTurn(JSON.stringify({ status: "complete", message: "report.txt" }))),
         rescueReply(
           toolTurn("Bash", { command: "git add report.txt && git commit -qm 'docs: report'" }),
         ),
@@ -91,8 +99,8 @@ Deno.test("runs stats sums the seed's metrics over the runs of a repository", as
     );
     assert.deepEqual(worktree.json.metrics, {
       iterations: 1,
-      probedIterations: 0,
-      probes: 0,
+      probedIterations: 1,
+      probes: 1,
       probeTimeouts: 0,
       rescues: 1,
       rescuesCommitted: 1,
@@ -131,8 +139,8 @@ Deno.test("runs stats sums the seed's metrics over the runs of a repository", as
   const expected = {
     runs: 3,
     iterations: 6,
-    probedIterations: 4,
-    probes: 5,
+    probedIterations: 6,
+    probes: 8,
     probeTimeouts: 3,
     rescues: 2,
     rescuesCommitted: 2,
@@ -140,8 +148,8 @@ Deno.test("runs stats sums the seed's metrics over the runs of a repository", as
     falseAborts: 0,
     falseAbortRate: 0,
     rescueSuccessRate: 1,
-    probesPerIteration: 0.8333,
-    probesPerProbedIteration: 1.25,
+    probesPerIteration: 1.3333,
+    probesPerProbedIteration: 1.3333,
     timeoutRate: 0.5,
     fromIterations: 0,
     target: { falseAbortRate: 0.05 },
@@ -166,7 +174,7 @@ Deno.test("runs stats sums the seed's metrics over the runs of a repository", as
         stored.status,
         stored.metrics.probes,
       ]),
-      [["completed", 2], ["completed", 0], ["stalled", 3]],
+      [["completed", 2], ["completed", 1], ["stalled", 5]],
     );
   });
 
@@ -189,7 +197,7 @@ Deno.test("runs stats sums the seed's metrics over the runs of a repository", as
         "  Runs:               3 runs, 6 iterations",
         "  False aborts:       0 of 1 abort (0 %), target < 5 %",
         "  Rescue success:     2 of 2 rescues created a commit (100 %)",
-        "  Probes/iteration:   0.83 over all 6 iterations; 1.25 over the 4 probed (5 probes)",
+        "  Probes/iteration:   1.33 over all 6 iterations; 1.33 over the 6 probed (8 probes)",
         "  Probe timeouts:     3 of 6 iterations (50 %) had probes that ran out with no answer",
         "",
       ].join("\n"),
@@ -230,7 +238,7 @@ Deno.test("runs stats sums the seed's metrics over the runs of a repository", as
       const all = await stats();
       assert.deepEqual(
         [all.runs, all.iterations, all.probes, all.probeTimeouts, all.fromIterations],
-        [4, 7, 6, 4, 1],
+        [4, 7, 9, 4, 1],
       );
       // The latest three are the finished runs; the killed one started first.
       const latest = await stats("--limit", "3");

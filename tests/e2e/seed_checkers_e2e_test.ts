@@ -96,7 +96,7 @@ Deno.test("the design's FileExistsChecker, a class, is instantiated with its opt
     scripts: [[
       completeTask("Computed the answer"),
       expecting(
-        "[file_exists] Missing required files: output.txt",
+        "did NOT pass (file_exists):\nMissing required files: output.txt",
         toolTurn("Bash", {
           command:
             "printf '42\\n' > output.txt && git add output.txt && git commit -qm 'feat: the answer'",
@@ -148,7 +148,7 @@ Deno.test("the design's plan, test and LLM judge checkers read the session, the 
       expecting("You have 1 incomplete task(s) out of 2", todos("completed")),
       completeTask("Wrote sum and finished the plan"),
       expecting(
-        "[TestPassingChecker] 1 tests failing. Fix before completing.",
+        "did NOT pass (TestPassingChecker):\n1 tests failing. Fix before completing.",
         toolTurn("Bash", {
           command:
             "sed -i 's/a - b/a + b/' sum.ts && git commit -qam 'fix: sum adds' && deno test sum_test.ts 2>&1",
@@ -156,7 +156,7 @@ Deno.test("the design's plan, test and LLM judge checkers read the session, the 
       ),
       completeTask("sum adds, and its test passes"),
       expecting(
-        "[llm_judge] the README does not document sum",
+        "did NOT pass (llm_judge):\nthe README does not document sum",
         toolTurn("Bash", {
           command:
             "printf '\\n## sum\\n\\nsum(a, b) adds two numbers.\\n' >> README.md && git commit -qam 'docs: sum'",
@@ -179,8 +179,9 @@ Deno.test("the design's plan, test and LLM judge checkers read the session, the 
   const result = JSON.parse(run.stdout);
   assert.equal(result.iterations, 1);
   assert.deepEqual(await verifications(result.logFile), [
-    "complete_task: failed (composite)",
-    "complete_task: failed (composite)",
+    // The design's composite returns its failing checker's own result, and names it.
+    "complete_task: failed (plan)",
+    "complete_task: failed (TestPassingChecker)",
     "complete_task: failed (llm_judge)",
     "complete_task: passed",
     "handler: passed",

@@ -175,3 +175,41 @@ Deno.test("any active probe answer keeps an iteration from counting, not only th
     { counted: true, streak: 3, probe: "timeout" },
   ]);
 });
+
+Deno.test("rounds of probes that run out on waiting count after two in a row: an agent that always waits stalls the run", async () => {
+  const waiting = '{"status": "waiting", "message": "the migration runs"}';
+  const backend = new IdleBackend(Array.from({ length: 5 }, () => ({ answers: [waiting] })));
+  const run = await runIdle(backend, { maxProbes: 1, probeIntervalSeconds: 0 });
+  assert.equal(run.status, "stalled");
+  assert.deepEqual(run.stall, [
+    { counted: false, streak: 0, probe: "active", waitingRounds: 1 },
+    { counted: false, streak: 0, probe: "active", waitingRounds: 2 },
+    { counted: true, streak: 1, probe: "active", waitingRounds: 3 },
+    { counted: true, streak: 2, probe: "active", waitingRounds: 4 },
+    { counted: true, streak: 3, probe: "active", waitingRounds: 5 },
+  ]);
+});
+
+Deno.test("a waiting round that did not run out, or a working one, or one where files moved, starts the count again", () => {
+  const breaker = new CircuitBreaker({ noProgressThreshold: 3, sameErrorThreshold: 5 });
+  const waitedOut = { newCommits: 0, filesChanged: false, active: true, waitedOut: true };
+  breaker.record(waitedOut);
+  breaker.record(waitedOut);
+  assert.equal(breaker.waitingRounds, 2);
+  // Still working when the probes ran out: active, and no waiting round.
+  breaker.record({ ...waitedOut, waitedOut: false });
+  assert.deepEqual([breaker.waitingRounds, breaker.counted], [0, false]);
+  breaker.record(waitedOut);
+  breaker.record(waitedOut);
+  // The background work changed files: progress, whatever the agent said.
+  breaker.record({ ...waitedOut, filesChanged: true });
+  assert.deepEqual([breaker.waitingRounds, breaker.counted], [0, false]);
+  breaker.record(waitedOut);
+  breaker.record(waitedOut);
+  breaker.record(waitedOut);
+  assert.deepEqual([breaker.waitingRounds, breaker.counted, breaker.noProgressStreak], [
+    3,
+    true,
+    1,
+  ]);
+});

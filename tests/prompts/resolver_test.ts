@@ -543,21 +543,33 @@ Deno.test("toVariableName maps flag and parameter names to snake case", async (t
 });
 
 Deno.test("argsToVariables turns run arguments into uv- variables", async (t) => {
-  await t.step("kebab and camel names become snake case", () => {
-    assert.deepEqual(
-      argsToVariables({
-        "iterate-max": 3,
-        targetDecisions: 2,
-        topic: "pricing",
-        dryRun: false,
-      }),
-      {
-        "uv-iterate_max": "3",
-        "uv-target_decisions": "2",
-        "uv-topic": "pricing",
-        "uv-dry_run": "false",
-      },
-    );
+  await t.step(
+    "each argument under its own name and in snake case; kebab names in snake case only",
+    () => {
+      assert.deepEqual(
+        argsToVariables({
+          "iterate-max": 3,
+          targetDecisions: 2,
+          topic: "pricing",
+          dryRun: false,
+        }),
+        {
+          "uv-iterate_max": "3",
+          "uv-target_decisions": "2",
+          "uv-targetDecisions": "2",
+          "uv-topic": "pricing",
+          "uv-dry_run": "false",
+          "uv-dryRun": "false",
+        },
+      );
+    },
+  );
+
+  await t.step("an argument named in snake case keeps its own value", () => {
+    assert.deepEqual(argsToVariables({ target_decisions: 5, targetDecisions: 2 }), {
+      "uv-target_decisions": "5",
+      "uv-targetDecisions": "2",
+    });
   });
 
   await t.step("arrays are joined with a comma and a space", () => {
@@ -580,11 +592,11 @@ Deno.test("argsToVariables turns run arguments into uv- variables", async (t) =>
     );
   });
 
-  await t.step("the result fills a template", () => {
+  await t.step("the result fills a template, in either spelling", () => {
     const vars = argsToVariables({ targetDecisions: 4, topic: "{uv-x}" });
-    assert.equal(
-      fillTemplate("{uv-topic}: {uv-target_decisions}", vars).text,
-      "{uv-x}: 4",
+    assert.deepEqual(
+      fillTemplate("{uv-topic}: {uv-target_decisions} = {uv-targetDecisions}", vars),
+      { text: "{uv-x}: 4 = 4", missing: [] },
     );
   });
 });

@@ -37,6 +37,10 @@ Deno.test("complete_task has one name, one input schema and one prompt text", as
   await t.step("the system prompt tells the agent to call it, unless it is not required", () => {
     const required = definitionOf({ name: "x", behavior: MANUAL });
     assert.match(completeTaskInstructions(required), /always call the `complete_task` tool/);
+    // The seed's statuses, each explained.
+    for (const status of ["success", "blocked", "partial"]) {
+      assert.match(completeTaskInstructions(required), new RegExp(`\`${status}\` when`));
+    }
     const optional = definitionOf({
       name: "x",
       behavior: { ...MANUAL, requireCompleteTask: false },
