@@ -221,6 +221,29 @@ Deno.test("a Rakefile's test task runs with minitest or test-unit, the failing t
     assert.equal(checks[0].command, "rake test");
     assert.match(checks[0].why, /not all installed/);
   });
+  await t.step(
+    "a test task in rakelib/*.rake counts: rake loads it with the Rakefile",
+    async () => {
+      // Builder 3.2.4: the Rakefile defines test_units; rakelib/testing.rake defines test.
+      await using dir = await repo({
+        Rakefile: 'require "rake/testtask"\nRake::TestTask.new("test_units") do |t|\nend\n',
+        "rakelib/testing.rake": RUBY.Rakefile,
+        "rakelib/publish.rake": "task :publish\n",
+        "test/helper.rb": 'require "minitest/autorun"\n',
+      });
+      const detection = await detectChecks(dir.path);
+      assert.deepEqual(
+        detection.checks.map((check) => [check.command, check.source, check.runner]),
+        [["rake test", "rakelib/testing.rake task test", "minitest"]],
+      );
+      assert.match(detection.checks[0].why, /rake loads rakelib\/\*\.rake with Rakefile/);
+      assert.deepEqual(detection.configFiles, [
+        "Rakefile",
+        "rakelib/publish.rake",
+        "rakelib/testing.rake",
+      ]);
+    },
+  );
   await t.step("a Rakefile without a test task is skipped with why", async () => {
     await using dir = await repo({ Rakefile: 'task :build do\n  sh "true"\nend\n' });
     const detection = await detectChecks(dir.path);
