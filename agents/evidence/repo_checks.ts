@@ -975,10 +975,17 @@ export class RepoChecksChecker implements TaskCompletionChecker {
         splices,
       });
       evidence.originalsPass = originals.passed;
-      original = originals.runs;
+      original = originals.runs.filter((run) => !excused.has(run.name));
       const planted = await this.#undoWrites(facts);
       if (planted) return planted;
-      const unfixed = stillFailing(originals.runs, views);
+      const unfixed = [
+        ...stillFailing(original, views),
+        ...greenedByTests(
+          originals.runs.filter((run) => excused.has(run.name)),
+          settled.map((entry) => entry.run),
+          views,
+        ),
+      ];
       if (unfixed.length > 0) {
         problems.push(
           `${
@@ -1438,12 +1445,14 @@ export class RepoChecksChecker implements TaskCompletionChecker {
         ),
       ) ?? await writeSplices(copy.dir, [...spliced.values()]);
     if (error) return { passed: false, detail: ` (${error})`, runs: [] };
-    const runs = await copy.run(this.#checks.filter((check) => !outOfScope.has(check.name)), {
+    // The checks declared out of scope run too: their failures there are excused, but a test
+    // the claim's own test changes turned from red to green is not (greenedByTests).
+    const runs = await copy.run(this.#checks, {
       timeoutMs: this.#timeoutMs,
       signal,
       onCheck: this.#onCheck,
     });
-    const failed = runs.find((run) => !run.green);
+    const failed = runs.find((run) => !run.green && !outOfScope.has(run.name));
     return failed
       ? { passed: false, detail: `: "${failed.name}"${describeRun(failed)}`, runs }
       : { passed: true, detail: "", runs };
@@ -1607,6 +1616,37 @@ function stillFailing(originals: CheckRun[], views: Map<string, BaselineView>): 
     const earlier = new Set(before.failing);
     const still = run.failing.filter((name) => earlier.has(name));
     if (still.length > 0) found.push(`"${run.name}": ${nameList(still)}`);
+  }
+  return found;
+}
+
+/**
+ * In the checks declared out of scope (red at the baseline, and excused for
+ * the failures that were there), the tests that failed at the baseline,
+ * pass in the claim, and fail again in their original versions against the
+ * claim's code: the claim's test changes, not its code, turned them green.
+ * The declaration excuses tests left failing, never tests made to pass by
+ * weakening them. A check whose runner does not name its tests counts when
+ * it is green in the claim and red in the original versions.
+ */
+function greenedByTests(
+  originals: CheckRun[],
+  claimed: CheckRun[],
+  views: Map<string, BaselineView>,
+): string[] {
+  const found: string[] = [];
+  for (const run of originals) {
+    const before = views.get(run.name)?.run;
+    const now = claimed.find((entry) => entry.name === run.name);
+    if (run.green || !before || before.green || !now) continue;
+    if (before.failing.length === 0 || run.failing.length === 0) {
+      if (now.green) found.push(`"${run.name}" failed before your changes and still fails`);
+      continue;
+    }
+    const earlier = new Set(before.failing);
+    const failingNow = new Set(now.failing);
+    const greened = run.failing.filter((name) => earlier.has(name) && !failingNow.has(name));
+    if (greened.length > 0) found.push(`"${run.name}": ${nameList(greened)}`);
   }
   return found;
 }
