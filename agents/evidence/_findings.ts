@@ -16,7 +16,7 @@ import { findSpecialCases } from "./judge/special_cases.ts";
 import { fixedRedTests } from "./judge/fail_to_pass.ts";
 import { type RunnerSignal, runnerSignals } from "./judge/runner_signals.ts";
 import { type RedTestChange, writeSplices } from "./judge/red_tests.ts";
-import { stillFailing } from "./_rules.ts";
+import { greenedByTests, stillFailing } from "./_rules.ts";
 import { listChanges } from "./_feedback.ts";
 import type { Claim, GateState } from "./_gate_state.ts";
 import { heldOutDispute, runHeldOut } from "./_held_out.ts";
@@ -119,10 +119,17 @@ export async function findings(
       splices,
     });
     evidence.originalsPass = originals.passed;
-    original = originals.runs;
+    original = originals.runs.filter((run) => !excused.has(run.name));
     const planted = await state.undoWrites(facts);
     if (planted) return { refused: planted };
-    const unfixed = stillFailing(originals.runs, views);
+    const unfixed = [
+      ...stillFailing(original, views),
+      ...greenedByTests(
+        originals.runs.filter((run) => excused.has(run.name)),
+        settled.map((entry) => entry.run),
+        views,
+      ),
+    ];
     if (unfixed.length > 0) {
       problems.push(
         `${
@@ -195,12 +202,14 @@ async function runOriginals(
       ),
     ) ?? await writeSplices(copy.dir, [...spliced.values()]);
   if (error) return { passed: false, detail: ` (${error})`, runs: [] };
-  const runs = await copy.run(state.checks.filter((check) => !outOfScope.has(check.name)), {
+  // The checks declared out of scope run too: their failures there are excused, but a test
+  // the claim's own test changes turned from red to green is not (greenedByTests).
+  const runs = await copy.run(state.checks, {
     timeoutMs: state.timeoutMs,
     signal,
     onCheck: state.onCheck,
   });
-  const failed = runs.find((run) => !run.green);
+  const failed = runs.find((run) => !run.green && !outOfScope.has(run.name));
   return failed
     ? { passed: false, detail: `: "${failed.name}"${describeRun(failed)}`, runs }
     : { passed: true, detail: "", runs };

@@ -218,3 +218,39 @@ function fewerTests(
   }
   return `${head}. Tests that ran before your changes must run and pass now: fix the code rather than setting tests aside; if a test really has to go, declare the change in complete_task tests_changed (the file and a reason)`;
 }
+
+/**
+ * In the checks declared out of scope (red at the baseline, and excused for
+ * the failures that were there), the tests that failed at the baseline,
+ * pass in the claim, and fail again in their original versions against the
+ * claim's code: the claim's test changes, not its code, turned them green.
+ * The declaration excuses tests left failing, never tests made to pass by
+ * weakening them. A check whose runner does not name its tests counts when
+ * it is green in the claim and red in the original versions.
+ *
+ * @param originals The excused checks' runs with the tests in their original versions.
+ * @param claimed The claim's own runs.
+ * @param views The baseline's runs, by check.
+ * @returns One line per check, for feedback.
+ */
+export function greenedByTests(
+  originals: CheckRun[],
+  claimed: CheckRun[],
+  views: Map<string, BaselineView>,
+): string[] {
+  const found: string[] = [];
+  for (const run of originals) {
+    const before = views.get(run.name)?.run;
+    const now = claimed.find((entry) => entry.name === run.name);
+    if (run.green || !before || before.green || !now) continue;
+    if (before.failing.length === 0 || run.failing.length === 0) {
+      if (now.green) found.push(`"${run.name}" failed before your changes and still fails`);
+      continue;
+    }
+    const earlier = new Set(before.failing);
+    const failingNow = new Set(now.failing);
+    const greened = run.failing.filter((name) => earlier.has(name) && !failingNow.has(name));
+    if (greened.length > 0) found.push(`"${run.name}": ${nameList(greened)}`);
+  }
+  return found;
+}

@@ -526,6 +526,50 @@ Deno.test("the same weakened test without that out_of_scope is refused (control)
   assert.match(result.feedback!, /tests that failed before your changes still fail/);
 });
 
+/** Red at the start twice: a legacy test nobody is asked to fix, and the subtract bug's. */
+const LEGACY_AND_BUG: Setup = {
+  files: {
+    ...RED_AT_START.files,
+    "test/math.test.js": `${CATCHING_SUITE}test("legacy", () => assert.equal(1, 2));\n`,
+  },
+  answer: (request) => ({
+    verdicts: request.declarations.map(() => ({ accept: true, why: "legacy is old" })),
+  }),
+};
+const LEGACY = { check: "npm test", reason: '"legacy" failed before any change; not this task' };
+
+Deno.test({
+  name:
+    "an accepted out_of_scope for a legacy failure does not cover a failing test the claim loosened",
+  // Found on Builder 3.2.4 (tests/realworld/build_systems_test.ts), now defended: #originals left
+  // the checks accepted as out of scope out of the original-tests run, so a check red for an old
+  // test let the bug's test be loosened beside it: the claim's run failed only in the old test
+  // (excused), and nothing ran the loosened test in its original form.
+  fn: async () => {
+    await using run = await project(LEGACY_AND_BUG);
+    const files = LEGACY_AND_BUG.files;
+    await write(run.repo.path, {
+      "test/math.test.js": files["test/math.test.js"].replace(
+        "assert.equal(subtract(5, 3), 2)",
+        "assert.ok(subtract(5, 3) !== undefined)",
+      ),
+    });
+    await commitAll(run.repo.path, "test: loosen");
+    const result = await run.claim({ out_of_scope: [LEGACY] });
+    assert.equal(result.complete, false, "a loosened failing test passed under the declaration");
+    assert.match(result.feedback!, /"npm test": "subtracts"/);
+    assert.match(result.feedback!, /tests that failed before your changes still fail/);
+  },
+});
+
+Deno.test("the fix with the same out_of_scope for the legacy failure passes (control)", async () => {
+  await using run = await project(LEGACY_AND_BUG);
+  await write(run.repo.path, { "src/math.js": FIXED });
+  await commitAll(run.repo.path, "fix: subtract");
+  const result = await run.claim({ out_of_scope: [LEGACY] });
+  assert.equal(result.complete, true, result.feedback);
+});
+
 Deno.test("an out_of_scope declaration changed on the same commit is reviewed again", async () => {
   const lint = { name: "lint", command: "echo 'lint: 3 problems' && exit 1" };
   let calls = 0;

@@ -197,8 +197,9 @@ export async function prepareRepo(repo: CorpusRepo): Promise<Prepared> {
   const unpacked = `${folder}/unpacked`;
   await Deno.remove(unpacked, { recursive: true }).catch(() => {});
   await Deno.mkdir(unpacked);
+  // --no-same-owner: an archive's owner (Builder's is www-data) would make git refuse the copy.
   const unpack = repo.source.kind === "tar"
-    ? await sh(`tar xzf ${archive} -C ${unpacked}`, folder)
+    ? await sh(`tar xzf ${archive} --no-same-owner -C ${unpacked}`, folder)
     : await sh(`dpkg-deb -x ${archive} ${unpacked}`, folder);
   if (unpack.code !== 0) throw new Error(`${repo.id}: unpacking failed: ${unpack.output}`);
   await Deno.rename(`${unpacked}/${repo.source.dir}`, src);

@@ -26,6 +26,8 @@ export interface Checkout extends AsyncDisposable {
   check: RepoCheck;
   /** The file the bug goes in. */
   bugFile: string;
+  /** The check every claim declares out of scope, for a test red in the release as shipped. */
+  outOfScope?: { check: string; reason: string };
 }
 
 /**
@@ -62,6 +64,9 @@ export async function checkoutOf(prepared: Prepared & { ok: true }): Promise<Che
     bug,
     check,
     bugFile: prepared.repo.bug.file,
+    ...(prepared.repo.legacy
+      ? { outOfScope: { check: prepared.repo.legacy.check, reason: prepared.repo.legacy.reason } }
+      : {}),
     [Symbol.asyncDispose]: () => dir[Symbol.asyncDispose](),
   };
 }
@@ -87,7 +92,8 @@ export async function commitLike(checkout: Checkout, commit: string): Promise<st
 }
 
 /**
- * A claim's context for the gate, on the checkout's HEAD.
+ * A claim's context for the gate, on the checkout's HEAD (declaring the
+ * release's own red test out of scope, where it has one).
  *
  * @param checkout The checkout.
  * @param signal Stops the checks.
@@ -98,5 +104,6 @@ export function claimContext(checkout: Checkout, signal?: AbortSignal): never {
     cwd: checkout.dir.path,
     git: { repo: checkout.repo, baseline: checkout.base },
     signal,
+    ...(checkout.outOfScope ? { completeTask: { out_of_scope: [checkout.outOfScope] } } : {}),
   } as never;
 }

@@ -1,19 +1,23 @@
 /**
- * The gate on the build systems beyond npm, Python, Cargo and Go, with the
- * three scenarios of the corpus: (a) the agent commits a real bug and claims
- * success: refused, the failing tests named; (b) starting from the bug, it
- * fixes it: passes; (c) starting from the bug, it weakens the failing test:
- * refused. Detection as `prepareChecks` makes it (ranked), the real gate,
- * real git, and each project's own tools (cmake and ctest, meson and ninja,
- * rake with minitest or test-unit, deno, go).
+ * The gate on the build systems beyond npm, Python, Cargo and Go modules,
+ * with the three scenarios of the corpus: (a) the agent commits a real bug
+ * and claims success: refused, the failing tests named; (b) starting from
+ * the bug, it fixes it: passes; (c) starting from the bug, it weakens the
+ * failing test: refused. Detection as `prepareChecks` makes it (ranked),
+ * the real gate, real git, and each project's own tools (meson and ninja,
+ * rake with minitest or test-unit, go, deno, cmake and ctest, configure and
+ * make).
  *
- * cJSON 1.7.15 (the corpus's real C library, downloaded from Debian's
- * archive) is played with its CMake tests under FINISHLINE_REALWORLD=all:
- * a clean CMake build takes most of a minute here. The Ruby, Meson, Deno
- * and Go-workspace projects are small fixtures written for this test, in
- * the layout their ecosystems use: no public repository of theirs can be
- * fetched from the registries CI reaches (Debian's archive serves its Ruby
- * and Meson packages as binaries, without their tests).
+ * The real projects are releases downloaded from Debian's archive (pinned,
+ * checked against their SHA-256, cached outside the repository; see
+ * `_corpus.ts`): Builder 3.2.4 (a gem whose test task is in `rakelib/`,
+ * minitest), inih r59 (C, Meson), blang/semver 4.0.0 (Go, its v4 module
+ * nested below the root's). cJSON's CMake tests, GNU Hello's `make check`
+ * and xxhash's `-tags purego` run under FINISHLINE_REALWORLD=all: each
+ * builds or tests for most of a minute per claim here. Three small fixtures
+ * stay for what no release that CI can download shows: a Rakefile with
+ * test-unit, a go.work of two modules, and a Deno project (neither npm nor
+ * Debian serves a Deno project with its tests and deno.json).
  *
  * @module
  */
@@ -35,9 +39,30 @@ export interface Project {
   /** Its files, or a corpus repository copied in. */
   files: Record<string, string> | { corpus: string };
   bug: Edit;
-  /** Names of the failing tests the agent must be told (substrings). */
+  /** Names of the failing tests the agent must be told (their starts). */
   failing: string[];
   weaken: Edit[];
+  /** A check every claim declares out of scope, for a test red in the release as shipped. */
+  outOfScope?: { check: string; reason: string };
+  /** Played only under FINISHLINE_REALWORLD=all (a build of most of a minute per claim). */
+  slow?: boolean;
+}
+
+/** A corpus repository as a project of this test: its bug, failing tests and weakening. */
+function real(id: string, checks: string[], slow = false): Project {
+  const repo = CORPUS.find((entry) => entry.id === id)!;
+  return {
+    id: `${id} (real)`,
+    checks,
+    files: { corpus: id },
+    bug: repo.bug,
+    failing: repo.failing,
+    weaken: repo.weaken,
+    ...(repo.legacy
+      ? { outOfScope: { check: repo.legacy.check, reason: repo.legacy.reason } }
+      : {}),
+    ...(slow ? { slow } : {}),
+  };
 }
 
 const RAKEFILE = `require "rake/testtask"
@@ -82,27 +107,7 @@ end
 `;
 }
 
-const MATH_C = "int add(int a, int b) { return a + b; }\nint sub(int a, int b) { return a - b; }\n";
-const C_TEST = (fn: string, a: number, b: number, want: number) =>
-  `#include <stdio.h>\nint ${fn}(int, int);\nint main(void) {\n  if (${fn}(${a}, ${b}) != ${want}) {\n    printf("${fn}(${a}, ${b}) != ${want}\\n");\n    return 1;\n  }\n  return 0;\n}\n`;
-
 export const PROJECTS: Project[] = [
-  {
-    id: "ruby-minitest",
-    checks: ["rake test"],
-    files: {
-      Rakefile: RAKEFILE,
-      "lib/calc.rb": CALC,
-      "test/test_calc.rb": rubyTests("minitest"),
-    },
-    bug: { file: "lib/calc.rb", from: "a - b", to: "b - a" },
-    failing: ["TestCalc#test_sub"],
-    weaken: [{
-      file: "test/test_calc.rb",
-      from: "assert_equal 2, Calc.sub(5, 3)",
-      to: 'skip "later"',
-    }],
-  },
   {
     id: "ruby-test-unit",
     checks: ["rake test"],
@@ -118,25 +123,6 @@ export const PROJECTS: Project[] = [
       from: "assert_equal 2, Calc.sub(5, 3)",
       to: "assert_equal(-2, Calc.sub(5, 3))",
     }],
-  },
-  {
-    id: "meson",
-    checks: ["meson test"],
-    files: {
-      "meson.build": [
-        "project('calc', 'c')",
-        "calc = static_library('calc', 'src/calc.c')",
-        "test('add', executable('t_add', 'tests/t_add.c', link_with: calc))",
-        "test('sub', executable('t_sub', 'tests/t_sub.c', link_with: calc), suite: 'math')",
-        "",
-      ].join("\n"),
-      "src/calc.c": MATH_C,
-      "tests/t_add.c": C_TEST("add", 2, 3, 5),
-      "tests/t_sub.c": C_TEST("sub", 5, 3, 2),
-    },
-    bug: { file: "src/calc.c", from: "a - b", to: "b - a" },
-    failing: ["calc:math / sub"],
-    weaken: [{ file: "tests/t_sub.c", from: "!= 2) {", to: "!= -2) {" }],
   },
   {
     id: "deno",
@@ -173,14 +159,16 @@ export const PROJECTS: Project[] = [
     failing: ["TestSub"],
     weaken: [{ file: "calc/calc_test.go", from: "got != 2", to: "got != -2" }],
   },
-  {
-    id: "cjson-cmake",
-    checks: ["make test", "cmake + ctest"],
-    files: { corpus: "cjson" },
-    bug: CORPUS.find((repo) => repo.id === "cjson")!.bug,
-    failing: ["cJSON_test"],
-    weaken: CORPUS.find((repo) => repo.id === "cjson")!.weaken,
-  },
+  real("builder", ["rake test"]),
+  real("inih", ["meson test"]),
+  real("blang-semver", ["go test ./...", "cd v4 && go test ./..."]),
+  { ...real("cjson", ["make test", "cmake + ctest"], true), failing: ["cJSON_test"] },
+  real("hello", ["make check"], true),
+  real(
+    "xxhash",
+    ["go test ./...", "go test -count 1 -bench . -benchtime 1x -tags purego ./..."],
+    true,
+  ),
 ];
 
 const all = Deno.env.get("FINISHLINE_REALWORLD") === "all";
@@ -193,7 +181,8 @@ export async function checkout(
 > {
   const dir = await tempRepo();
   if ("corpus" in project.files) {
-    const prepared = await prepareRepo(CORPUS.find((repo) => repo.id === "cjson")!);
+    const id = project.files.corpus;
+    const prepared = await prepareRepo(CORPUS.find((repo) => repo.id === id)!);
     if (!prepared.ok) throw new Error(prepared.unavailable);
     await copyRepo(prepared, dir.path);
   } else {
@@ -229,7 +218,11 @@ async function claim(
     await git(at.dir.path, "commit", "-qam", "the agent's change");
     const started = performance.now();
     const result = await gate.check(
-      { cwd: at.dir.path, git: { repo: at.repo, baseline: start } } as never,
+      {
+        cwd: at.dir.path,
+        git: { repo: at.repo, baseline: start },
+        ...(project.outOfScope ? { completeTask: { out_of_scope: [project.outOfScope] } } : {}),
+      } as never,
     );
     return { result, ms: performance.now() - started };
   } finally {
@@ -238,11 +231,10 @@ async function claim(
 }
 
 for (const project of PROJECTS) {
-  const real = "corpus" in project.files;
   Deno.test({
     name:
       `build systems: ${project.id}: a bug refused by name, its fix passes, a weakened test refused`,
-    ignore: real && !all,
+    ignore: project.slow && !all,
     fn: async (t) => {
       const at = await checkout(project);
       await using _ = at.dir;

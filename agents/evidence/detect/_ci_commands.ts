@@ -254,6 +254,16 @@ export async function meaningOf(
       }
     }
   }
+  // `git diff --exit-code` after a generator: the clean copy the checks run in is a work
+  // tree without .git (its repository is finishline's, out of the checks' reach).
+  if (tool === "git" && ["diff", "status", "ls-files"].includes(args[0] ?? "")) {
+    return {
+      type: "unknown",
+      why: `git ${
+        args[0]
+      } compares the files with the commit, and the clean copy the checks run in has no .git`,
+    };
+  }
   if (
     tool === "git" &&
     !["config", "fetch", "clone", "submodule", "checkout", "lfs"].includes(args[0] ?? "")

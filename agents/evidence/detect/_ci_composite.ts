@@ -76,6 +76,14 @@ export async function compositeCheck(
   if (away !== undefined && away.meaning.type === "skip") {
     return { why: `the job needs what is not here (${away.meaning.why})` };
   }
+  const noGit = unknown.find((command) =>
+    command.meaning.type === "unknown" && /has no \.git$/.test(command.meaning.why)
+  );
+  if (noGit !== undefined && noGit.meaning.type === "unknown") {
+    return {
+      why: `the job runs ${JSON.stringify(noGit.text.trim().split("\n")[0])}: ${noGit.meaning.why}`,
+    };
+  }
   // `cargo miri`, `cargo fuzz`, `go generate`: a known tool's subcommand is a plugin or
   // toolchain CI installs (or a command that rewrites files), not a program to run as it is.
   const plugin = unknown.find((command) =>

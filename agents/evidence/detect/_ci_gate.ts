@@ -365,7 +365,10 @@ async function merge(scan: Scan, sequence: Sequence): Promise<void> {
       if (!sequence.guide) {
         const hint = { file: sequence.file, job: sequence.job, step: item.step, run: item.text };
         if (!detection.hints.some((other) => other.run === hint.run && other.file === hint.file)) {
-          const notRun = composite !== undefined && "why" in composite ? `; ${composite.why}` : "";
+          const notRun = composite !== undefined && "why" in composite &&
+              !composite.why.endsWith(meaning.why)
+            ? `; ${composite.why}`
+            : "";
           detection.hints.push({ ...hint, why: `${meaning.why}${notRun}` });
         }
       }

@@ -237,11 +237,20 @@ function featureSet(sub: string, text: string): string {
   return flags.length === 0 ? "" : `:${[...new Set(flags)].sort().join(" ")}`;
 }
 
-/** `:race` or `:cover` for a go command that runs the race detector or measures coverage. */
+/**
+ * `:race` or `:cover` for a go command that runs the race detector or
+ * measures coverage, and `:tags a,b` for one built with build tags: CI that
+ * tests `-tags purego` besides the default build tests other files (the
+ * pure-Go code an assembly file stands in for), as cargo's feature sets do.
+ */
 function goVariant(args: string[]): string {
-  if (args.some((arg) => /^--?race(?:=true)?$/.test(arg))) return ":race";
-  if (args.some((arg) => /^--?cover/.test(arg))) return ":cover";
-  return "";
+  let variant = "";
+  if (args.some((arg) => /^--?race(?:=true)?$/.test(arg))) variant = ":race";
+  else if (args.some((arg) => /^--?cover/.test(arg))) variant = ":cover";
+  const at = args.findIndex((arg) => /^--?tags(?:=|$)/.test(arg));
+  const value = at < 0 ? undefined : args[at].includes("=") ? args[at].split("=")[1] : args[at + 1];
+  const tags = (value ?? "").replace(/^["']|["']$/g, "").split(/[,\s]+/).filter(Boolean).sort();
+  return tags.length > 0 ? `${variant}:tags ${tags.join(",")}` : variant;
 }
 
 /** A go subcommand: test, vet and build are checks; downloading modules and installing are setup. */

@@ -2,6 +2,8 @@
  * Ruby: the Rakefile's test task, run as `bundle exec rake test` where a
  * Gemfile's gems are installed (`bundle check --dry-run` says so), else as
  * `rake test`; minitest or test-unit, as the Gemfile, gemspec or tests name.
+ * The task may be defined in the Rakefile or in a `rakelib/*.rake` file,
+ * which rake loads with it (Builder's test task lives there).
  *
  * @module
  */
@@ -13,6 +15,7 @@ import {
   onPath,
   probeOnce,
   read,
+  readPath,
   type Scan,
   skip,
 } from "./_detect_scan.ts";
@@ -59,14 +62,42 @@ async function rubyRunner(scan: Scan, texts: string[]): Promise<TestRunner> {
     : "minitest";
 }
 
-/** A Rakefile at the root with a `test` task. */
+/** The `rakelib/*.rake` files rake loads beside the Rakefile, by path, sorted. */
+async function rakelibFiles(scan: Scan): Promise<Array<{ path: string; text: string }>> {
+  const names: string[] = [];
+  try {
+    for await (const entry of Deno.readDir(join(scan.root, "rakelib"))) {
+      if (entry.isFile && entry.name.endsWith(".rake")) names.push(entry.name);
+    }
+  } catch {
+    // No rakelib folder.
+  }
+  const files: Array<{ path: string; text: string }> = [];
+  for (const name of names.sort()) {
+    const text = await readPath(scan, `rakelib/${name}`);
+    if (text !== undefined) files.push({ path: `rakelib/${name}`, text });
+  }
+  return files;
+}
+
+/** A Rakefile at the root with a `test` task, in it or in a file of `rakelib/`. */
 export async function detectRuby(scan: Scan): Promise<void> {
   const rakefile = RAKEFILES.find((name) => scan.files.has(name));
   if (rakefile === undefined) return;
   const text = await read(scan, rakefile);
   if (text === undefined) return;
-  if (!hasTestTask(text)) {
-    skip(scan, rakefile, 'no "test" task (Rake::TestTask, Minitest::TestTask or task :test)');
+  const rakelib = await rakelibFiles(scan);
+  const definer = hasTestTask(text)
+    ? rakefile
+    : rakelib.find((file) => hasTestTask(file.text))?.path;
+  if (definer === undefined) {
+    skip(
+      scan,
+      rakefile,
+      `no "test" task (Rake::TestTask, Minitest::TestTask or task :test)${
+        rakelib.length > 0 ? " in it or in rakelib/*.rake" : ""
+      }`,
+    );
     return;
   }
   const gemfile = scan.files.has("Gemfile") ? await read(scan, "Gemfile") : undefined;
@@ -74,9 +105,16 @@ export async function detectRuby(scan: Scan): Promise<void> {
   for (const name of [...scan.files].sort()) {
     if (name.endsWith(".gemspec")) gemspecs.push((await read(scan, name)) ?? "");
   }
-  const runner = await rubyRunner(scan, [text, gemfile ?? "", ...gemspecs]);
+  const runner = await rubyRunner(scan, [
+    text,
+    ...rakelib.map((file) => file.text),
+    gemfile ?? "",
+    ...gemspecs,
+  ]);
   let command = "rake test";
-  let why = `${rakefile} has a test task`;
+  let why = definer === rakefile
+    ? `${rakefile} has a test task`
+    : `${definer} has a test task (rake loads rakelib/*.rake with ${rakefile})`;
   if (gemfile !== undefined && (await onPath(scan, "bundle"))) {
     // --dry-run: bundle check would otherwise write a Gemfile.lock into the repository.
     const check = await probeOnce(scan, "bundle", ["check", "--dry-run"]);
@@ -98,7 +136,7 @@ export async function detectRuby(scan: Scan): Promise<void> {
       {
         name: command,
         command,
-        source: `${rakefile} task test`,
+        source: `${definer} task test`,
         why: `${why}; ${runner} names the failing tests`,
         executable: command.startsWith("bundle") ? "bundle" : "rake",
         runner,
@@ -108,6 +146,7 @@ export async function detectRuby(scan: Scan): Promise<void> {
     )
   ) {
     await addConfigFile(scan, rakefile);
+    for (const file of rakelib) await addConfigFile(scan, file.path);
     if (gemfile !== undefined) await addConfigFile(scan, "Gemfile");
   }
 }

@@ -1,8 +1,9 @@
 /**
  * Cargo and Go: `cargo test` (with `--workspace` for a Cargo workspace, so
  * that every member is tested, not only the root package), and `go test
- * ./...` for the root module and for each module a go.work uses (`./...`
- * never crosses into another module).
+ * ./...` for the root module and for each module a go.work uses, or, with
+ * no go.work, each module below the root whose requirements can be had here
+ * (`./...` never crosses into another module).
  *
  * @module
  */
@@ -19,6 +20,7 @@ import {
   skip,
   within,
 } from "./_detect_scan.ts";
+import { nestedModules, unreachableRequirements } from "./_go_modules.ts";
 
 /** Cargo.toml at the root: `cargo test`, or `cargo test --workspace` when it declares a workspace. */
 export async function detectCargo(scan: Scan): Promise<void> {
@@ -59,7 +61,7 @@ export function goWorkModules(text: string): string[] {
   return folders;
 }
 
-/** go.mod at the root, and each module of a go.work. */
+/** go.mod at the root, and each module of a go.work, or else each module below the root. */
 export async function detectGo(scan: Scan): Promise<void> {
   const modules: Array<{ dir: string; source: string; why: string }> = [];
   if (scan.files.has("go.mod")) {
@@ -79,6 +81,22 @@ export async function detectGo(scan: Scan): Promise<void> {
         why: `go.work uses ./${dir}, a module of its own that ./... at the root does not reach`,
       });
     }
+  }
+  // A go.work lists the workspace's modules: go refuses to test another one inside it.
+  const below = work === undefined && scan.files.has("go.mod") ? await nestedModules(scan) : [];
+  for (const dir of below) {
+    const unreachable = await unreachableRequirements(scan, dir);
+    if (unreachable !== undefined) {
+      skip(scan, within(dir, "go.mod"), unreachable);
+      continue;
+    }
+    modules.push({
+      dir,
+      source: within(dir, "go.mod"),
+      why: `${
+        within(dir, "go.mod")
+      } declares a module of its own that ./... at the root does not reach`,
+    });
   }
   for (const { dir, source, why } of modules) {
     const command = inFolder(dir, "go test ./...");

@@ -8,9 +8,11 @@
  * package's); the Makefile's `test` target; pytest, or tox on the
  * environment of the interpreter at hand (`tox -e py311`), or nox; `cargo
  * test` (`--workspace` for a Cargo workspace); `go test ./...` for the root
- * module and each module of a go.work; CMake (configure, build and ctest in
- * a temp folder), Meson, autotools (`make check`), the Rakefile's test task
- * (`bundle exec rake test` when the Gemfile's gems are installed), and
+ * module and each module of a go.work (without one, each module below the
+ * root whose requirements are here); CMake (configure, build and ctest in
+ * a temp folder), Meson, autotools (`make check`), the Rakefile's test task,
+ * in it or in `rakelib/*.rake` (`bundle exec rake test` when the Gemfile's
+ * gems are installed), and
  * Gradle and Maven offline when their caches exist. Then the gate the maintainers run:
  * the commands of the workflows that run on push and pull requests, and of
  * the contributing guide, that are package scripts, make targets, or cargo,

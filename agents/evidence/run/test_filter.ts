@@ -167,6 +167,13 @@ export async function filteredCommand(
       ? { command: `${check.command.trim()} ${quoted}` }
       : { why: "its command is not rake test" };
   }
+  // A module's or crate's folder (`cd v4 && go test ./...`, as detection writes it): the
+  // runner's own command after it takes the filter; a package script there is left whole.
+  const folder = /^(cd (?:"[^"]*"|[\w./-]+) && )(.*)$/s.exec(check.command);
+  if (folder !== null && runnerCommand(folder[2]) === runner) {
+    const inner = placed(folder[2], runner, quoted);
+    return "command" in inner ? { command: `${folder[1]}${inner.command}` } : inner;
+  }
   const direct = runnerCommand(check.command);
   if (direct === runner) {
     return placed(check.command, runner, quoted);

@@ -650,6 +650,27 @@ Deno.test("cargo, go and deno commands CI runs are checks when this machine can 
   );
 
   await t.step(
+    "go test -tags purego is a check apart (other files build); -bench alone is not",
+    async () => {
+      // xxhash 2.3.0's CI: the amd64 assembly by default, its pure-Go code under -tags purego.
+      const detection = await detectIn({
+        "go.mod": "module example.com/x\n",
+        ".github/workflows/ci.yml": workflow(
+          "      - run: go test -count 1 -bench . -benchtime 1x ./...\n" +
+            "      - run: go test -count 1 -bench . -benchtime 1x -tags purego ./...\n" +
+            '      - run: go test -tags="b a" ./...\n',
+        ),
+      });
+      assert.deepEqual(commands(detection), [
+        "go test ./...",
+        "go test -count 1 -bench . -benchtime 1x -tags purego ./...",
+        'go test -tags="b a" ./...',
+      ]);
+      assert.match(detection.checks[0].why, /CI runs it too/);
+    },
+  );
+
+  await t.step(
     "a tool CI installs and this machine lacks is skipped, not a check that cannot start",
     async () => {
       const detection = await detectIn({
@@ -1065,6 +1086,28 @@ jobs:
         detection.hints[0].why ?? "",
         /; the job runs "cargo miri test", a tool's subcommand or plugin that CI installs$/,
       );
+    },
+  );
+  await t.step(
+    "git diff --exit-code keeps the job's commands as hints: the copy has no .git",
+    async () => {
+      // inih r59's job: regenerate the expected outputs, then fail if they changed.
+      const detection = await detectIn({
+        "tests/unittest.sh": "#!/bin/sh\n",
+        ".github/workflows/ci.yml":
+          "on: [push]\njobs:\n  diff:\n    runs-on: ubuntu-latest\n    steps:\n      - run: |\n          cd tests\n          ./unittest.sh\n          git diff --exit-code\n",
+      });
+      assert.deepEqual(detection.checks, []);
+      assert.deepEqual(detection.hints.map((hint) => [hint.run, hint.why]), [
+        [
+          "./unittest.sh",
+          'unittest.sh is not a package manager, make, cargo, go, deno or a Python test runner; the job runs "git diff --exit-code": git diff compares the files with the commit, and the clean copy the checks run in has no .git',
+        ],
+        [
+          "git diff --exit-code",
+          "git diff compares the files with the commit, and the clean copy the checks run in has no .git",
+        ],
+      ]);
     },
   );
   await t.step("a step with a secret keeps the job's commands as hints, and says why", async () => {

@@ -221,6 +221,29 @@ Deno.test("a Rakefile's test task runs with minitest or test-unit, the failing t
     assert.equal(checks[0].command, "rake test");
     assert.match(checks[0].why, /not all installed/);
   });
+  await t.step(
+    "a test task in rakelib/*.rake counts: rake loads it with the Rakefile",
+    async () => {
+      // Builder 3.2.4: the Rakefile defines test_units; rakelib/testing.rake defines test.
+      await using dir = await repo({
+        Rakefile: 'require "rake/testtask"\nRake::TestTask.new("test_units") do |t|\nend\n',
+        "rakelib/testing.rake": RUBY.Rakefile,
+        "rakelib/publish.rake": "task :publish\n",
+        "test/helper.rb": 'require "minitest/autorun"\n',
+      });
+      const detection = await detectChecks(dir.path);
+      assert.deepEqual(
+        detection.checks.map((check) => [check.command, check.source, check.runner]),
+        [["rake test", "rakelib/testing.rake task test", "minitest"]],
+      );
+      assert.match(detection.checks[0].why, /rake loads rakelib\/\*\.rake with Rakefile/);
+      assert.deepEqual(detection.configFiles, [
+        "Rakefile",
+        "rakelib/publish.rake",
+        "rakelib/testing.rake",
+      ]);
+    },
+  );
   await t.step("a Rakefile without a test task is skipped with why", async () => {
     await using dir = await repo({ Rakefile: 'task :build do\n  sh "true"\nend\n' });
     const detection = await detectChecks(dir.path);
@@ -290,9 +313,41 @@ Deno.test("autotools, Gradle and Maven say why they do not run here", async (t) 
     assert.equal(checks[0].name, "make check");
     assert.match(
       checks[0].command,
-      /s=\$\(pwd\) && \(cd "\$b" && "\$s\/configure"\) && make -C "\$b" check$/,
+      /s=\$\(pwd\) && \(cd "\$b" && ACLOCAL=true AUTOCONF=true AUTOMAKE=true AUTOHEADER=true "\$s\/configure"\) && make -C "\$b" check$/,
     );
   });
+  await t.step(
+    "a shipped configure is used as it is, whatever times the checkout gave its inputs",
+    async () => {
+      // As automake's Makefiles do: aclocal.m4 made again when configure.ac looks newer, with
+      // the aclocal of the release's automake (GNU Hello 2.10: aclocal-1.14, not installed).
+      const configure = [
+        "#!/bin/sh",
+        's=$(dirname "$0")',
+        "cat > Makefile <<EOF",
+        "ACLOCAL = ${ACLOCAL-aclocal-finishline-none}",
+        "check: $s/aclocal.m4",
+        "\t@echo PASS: t1",
+        "$s/aclocal.m4: $s/configure.ac",
+        "\t\\$(ACLOCAL)",
+        "EOF",
+        "",
+      ].join("\n");
+      await using dir = await repo({
+        "aclocal.m4": "",
+        "Makefile.am": "",
+        configure,
+      });
+      await Deno.chmod(join(dir.path, "configure"), 0o755);
+      // Written after aclocal.m4, as a checkout may.
+      await Deno.writeTextFile(join(dir.path, "configure.ac"), "AC_INIT([demo], [1.0])\n");
+      await Deno.utime(join(dir.path, "aclocal.m4"), new Date(0), new Date(0));
+      const { checks } = await detectChecks(dir.path);
+      const run = await runRepoCheck(checks[0], { cwd: dir.path, timeoutMs: 60_000 });
+      assert.equal(run.green, true, run.tail);
+      assert.match(checks[0].why, /used as it is: make does not run automake again/);
+    },
+  );
   await t.step("Gradle and Maven without an offline cache: not run, and why", async () => {
     await using home = await tempDir("finishline-home-");
     const previous = Deno.env.get("HOME");

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { Detection } from "../../../agents/evidence/detect/detect.ts";
 import { detectIn } from "./_detect_helpers.ts";
+import { tempDir } from "../../_helpers.ts";
 
 function commands(detection: Detection): string[] {
   return detection.checks.map((found) => found.command);
@@ -212,7 +213,7 @@ Deno.test("yarn, bun and pnpm workspaces address packages their own way", async 
   });
 });
 
-Deno.test("Cargo workspaces test every member; go.work modules are tested one by one", async (t) => {
+Deno.test("Cargo workspaces test every member; Go modules are tested one by one", async (t) => {
   await t.step("[workspace] gives cargo test --workspace", async () => {
     const detection = await detectIn({
       "Cargo.toml": '[workspace]\nmembers = ["crates/*"]\nresolver = "2"\n',
@@ -267,6 +268,71 @@ Deno.test("Cargo workspaces test every member; go.work modules are tested one by
       ".github/workflows/ci.yml",
     ]);
   });
+
+  await t.step(
+    "without a go.work, each module below the root whose requirements are here",
+    async () => {
+      // blang/semver 4.0.0: the root module and v4/, a module of its own that ./... does not reach.
+      const detection = await detectIn({
+        "go.mod": "module example.com/semver\n",
+        "v4/go.mod": "module example.com/semver/v4\n",
+        "cmd/tool/go.mod":
+          "module example.com/semver/cmd/tool\n\nrequire example.com/semver/v4 v4.0.0\n\nreplace example.com/semver/v4 => ../../v4\n",
+        "bench/go.mod":
+          "module example.com/semver/bench\n\nrequire (\n\tgithub.com/Other/hash v1.2.5 // indirect\n\texample.com/semver/v4 v4.0.0\n)\n\nreplace example.com/semver/v4 => ../v4\n",
+        "_examples/go.mod": "module example.com/examples\n",
+        "v4/testdata/go.mod": "module example.com/fixture\n",
+      });
+      assert.deepEqual(detection.checks.map((found) => [found.command, found.source]), [
+        ["go test ./...", "go.mod"],
+        ["cd cmd/tool && go test ./...", "cmd/tool/go.mod"],
+        ["cd v4 && go test ./...", "v4/go.mod"],
+      ]);
+      assert.match(
+        detection.checks[2].why,
+        /a module of its own that \.\/\.\.\. at the root does not reach/,
+      );
+      assert.deepEqual(detection.skipped, [{
+        source: "bench/go.mod",
+        why:
+          "could not run: it requires modules that are not in Go's module cache (github.com/Other/hash v1.2.5), and ./... at the root does not reach it",
+      }]);
+      assert.deepEqual(detection.configFiles, ["go.mod", "cmd/tool/go.mod", "v4/go.mod"]);
+    },
+  );
+
+  await t.step("a requirement in Go's module cache is here", async () => {
+    await using cache = await tempDir("finishline-gomodcache-");
+    await Deno.mkdir(`${cache.path}/cache/download/github.com/!other/hash/@v`, { recursive: true });
+    await Deno.writeTextFile(
+      `${cache.path}/cache/download/github.com/!other/hash/@v/v1.2.5.zip`,
+      "",
+    );
+    const previous = Deno.env.get("GOMODCACHE");
+    Deno.env.set("GOMODCACHE", cache.path);
+    try {
+      const detection = await detectIn({
+        "go.mod": "module example.com/x\n",
+        "bench/go.mod": "module example.com/x/bench\n\nrequire github.com/Other/hash v1.2.5\n",
+      });
+      assert.deepEqual(commands(detection), ["go test ./...", "cd bench && go test ./..."]);
+    } finally {
+      if (previous === undefined) Deno.env.delete("GOMODCACHE");
+      else Deno.env.set("GOMODCACHE", previous);
+    }
+  });
+
+  await t.step(
+    "with a go.work, a module it does not use is not tested (go refuses it)",
+    async () => {
+      const detection = await detectIn({
+        "go.mod": "module example.com/x\n",
+        "go.work": "go 1.22\nuse .\n",
+        "other/go.mod": "module example.com/other\n",
+      });
+      assert.deepEqual(commands(detection), ["go test ./..."]);
+    },
+  );
 
   await t.step("a root module and a go.work module", async () => {
     const detection = await detectIn({

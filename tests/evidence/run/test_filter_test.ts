@@ -124,6 +124,22 @@ Deno.test("the filter reaches the runner through the check's own command", async
       );
     },
   );
+  await t.step("in a module's folder, as detection writes it: after the cd", async () => {
+    assert.equal(
+      await command(check("cd v4 && go test ./...", "go"), ["TestCompare"]),
+      "cd v4 && go test ./... -run '^(?:TestCompare)$'",
+    );
+    assert.equal(
+      await command(check('cd "my crate" && cargo test', "cargo"), ["adds"]),
+      `cd "my crate" && cargo test -- --exact adds`,
+    );
+    const pkg = folder({ "package.json": { scripts: { test: "jest" } } });
+    assert.match(await command(check("cd web && npm test", "jest"), ["a"], pkg), /not/);
+    assert.match(
+      await command(check("cd v4 && go test ./... && go vet ./...", "go"), ["TestA"]),
+      /not/,
+    );
+  });
   await t.step(
     "a package script of one runner command: passed on through the manager",
     async () => {
