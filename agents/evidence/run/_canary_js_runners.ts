@@ -1,0 +1,258 @@
+/**
+ * What the canaries of the JavaScript runners know of each runner: the
+ * names of its test files, and how its command line reads (the options that
+ * select tests, dropped for the canary's run; those that load code, kept).
+ *
+ * @module
+ */
+
+import type { RunnerOptions } from "./_canary_common.ts";
+
+/** node --test's test files. */
+export const NODE_TESTS = /(^|\/)(test\/.*|[^/]*[.\-_]test|test-[^/]*|test)\.[cm]?js$/;
+/** jest's default test files (`__tests__/`, `.test.`, `.spec.`). */
+export const JEST_TESTS = /(^|\/)(__tests__\/.+|[^/]+[._-](?:test|spec))\.[cm]?[jt]sx?$/;
+/** vitest's default test files. */
+export const VITEST_TESTS = /(^|\/)[^/]+[._-](?:test|spec)\.[cm]?[jt]sx?$/;
+/** mocha's test files: under `test/` (its default), or named `.test.` or `.spec.`. */
+export const MOCHA_TESTS = /(^|\/)(?:tests?\/.+|[^/]+[._-](?:test|spec))\.[cm]?[jt]sx?$/;
+/** deno test's default test files. */
+export const DENO_TESTS = /(^|\/)(?:[^/]*[._])?test\.(?:ts|tsx|mts|js|mjs|jsx)$/;
+
+/** Assertion libraries among the specifiers the tests import, by name. */
+export const ASSERTION_LIBRARY = /assert|expect|chai|should/i;
+/** How many assertion libraries the canary asserts through. */
+export const LIBRARIES = 4;
+
+export const NODE_OPTIONS: RunnerOptions = {
+  values: [
+    "-r",
+    "--require",
+    "--import",
+    "--loader",
+    "--experimental-loader",
+    "--test-reporter",
+    "--test-reporter-destination",
+    "--test-name-pattern",
+    "--test-skip-pattern",
+    "--test-concurrency",
+    "--test-shard",
+    "--test-timeout",
+    "-C",
+    "--conditions",
+    "--input-type",
+    "--watch-path",
+  ],
+  dropped: [
+    "--test-name-pattern",
+    "--test-skip-pattern",
+    "--test-only",
+    "--test-shard",
+    "--test-reporter-destination",
+    "--watch",
+    "--watch-path",
+  ],
+  testFile: NODE_TESTS,
+};
+
+export const JEST_OPTIONS: RunnerOptions = {
+  values: [
+    "-c",
+    "--config",
+    "-t",
+    "--testNamePattern",
+    "--testPathPattern",
+    "--testPathPatterns",
+    "--testPathIgnorePatterns",
+    "--selectProjects",
+    "--ignoreProjects",
+    "--changedSince",
+    "--shard",
+    "--outputFile",
+    "--reporters",
+    "--coverageDirectory",
+    "--coverageProvider",
+    "--collectCoverageFrom",
+    "-w",
+    "--maxWorkers",
+    "--rootDir",
+    "--roots",
+    "--setupFiles",
+    "--setupFilesAfterEnv",
+    "--testEnvironment",
+    "--testRunner",
+    "--testSequencer",
+    "--testTimeout",
+    "--testMatch",
+    "--testRegex",
+    "--preset",
+    "--projects",
+    "--resolver",
+    "--globalSetup",
+    "--globalTeardown",
+    "--seed",
+    "--cacheDirectory",
+    "--filter",
+    "--testFailureExitCode",
+  ],
+  dropped: [
+    "-t",
+    "--testNamePattern",
+    "--testPathPattern",
+    "--testPathPatterns",
+    "--testPathIgnorePatterns",
+    "--selectProjects",
+    "--ignoreProjects",
+    "--findRelatedTests",
+    "-o",
+    "--onlyChanged",
+    "--changedSince",
+    "--lastCommit",
+    "-f",
+    "--onlyFailures",
+    "--shard",
+    "--listTests",
+    "--watch",
+    "--watchAll",
+    "-b",
+    "--bail",
+    "--runTestsByPath",
+    "--passWithNoTests",
+    "--testMatch",
+    "--testRegex",
+    "--filter",
+    "--json",
+    "--outputFile",
+    "--coverage",
+    "--collectCoverage",
+  ],
+  testFile: JEST_TESTS,
+};
+
+export const VITEST_OPTIONS: RunnerOptions = {
+  values: [
+    "-c",
+    "--config",
+    "-r",
+    "--root",
+    "--dir",
+    "-t",
+    "--testNamePattern",
+    "--project",
+    "--shard",
+    "--reporter",
+    "--outputFile",
+    "--environment",
+    "--pool",
+    "--maxWorkers",
+    "--minWorkers",
+    "--testTimeout",
+    "--hookTimeout",
+    "--bail",
+    "--retry",
+    "--exclude",
+    "--mode",
+    "--related",
+  ],
+  dropped: [
+    "-t",
+    "--testNamePattern",
+    "--project",
+    "--shard",
+    "--dir",
+    "--exclude",
+    "--changed",
+    "--related",
+    "--bail",
+    "-w",
+    "--watch",
+    "--passWithNoTests",
+    "--outputFile",
+    "--coverage",
+  ],
+  testFile: VITEST_TESTS,
+};
+
+export const MOCHA_OPTIONS: RunnerOptions = {
+  values: [
+    "-r",
+    "--require",
+    "--file",
+    "--config",
+    "--package",
+    "-R",
+    "--reporter",
+    "-O",
+    "--reporter-option",
+    "--reporter-options",
+    "-u",
+    "--ui",
+    "-t",
+    "--timeout",
+    "-s",
+    "--slow",
+    "-g",
+    "--grep",
+    "-f",
+    "--fgrep",
+    "--ignore",
+    "--exclude",
+    "--extension",
+    "--spec",
+    "--retries",
+    "-j",
+    "--jobs",
+    "-n",
+    "--node-option",
+    "--watch-files",
+    "--watch-ignore",
+  ],
+  dropped: [
+    "-g",
+    "--grep",
+    "-f",
+    "--fgrep",
+    "-i",
+    "--invert",
+    "--spec",
+    "--ignore",
+    "--exclude",
+    "-b",
+    "--bail",
+    "-w",
+    "--watch",
+    "--watch-files",
+    "--watch-ignore",
+    "--dry-run",
+  ],
+  testFile: MOCHA_TESTS,
+};
+
+export const DENO_OPTIONS: RunnerOptions = {
+  values: [
+    "-c",
+    "--config",
+    "--import-map",
+    "--lock",
+    "--cert",
+    "--location",
+    "--seed",
+    "--reporter",
+    "--junit-path",
+    "--filter",
+    "--ext",
+    "--preload",
+  ],
+  dropped: [
+    "--filter",
+    "--ignore",
+    "--fail-fast",
+    "--watch",
+    "--permit-no-files",
+    "--reporter",
+    "--junit-path",
+    "--coverage",
+    "--shuffle",
+  ],
+  testFile: DENO_TESTS,
+};
