@@ -12,6 +12,7 @@ import assert from "node:assert/strict";
 import { COMPLETE_TASK_TOOL } from "../../agents/record/complete_task_tool.ts";
 import { ScriptedModelServer, textTurn, toolTurn } from "../../agents/testing/mod.ts";
 import { commitAgent, git, runCli, tempRepo } from "../_helpers.ts";
+import { has } from "../evidence/proof/_catalogue.ts";
 
 interface Project {
   name: string;
@@ -20,15 +21,6 @@ interface Project {
   files: Record<string, string>;
   gamed: string;
   honest: string;
-}
-
-async function has(command: string, args: string[]): Promise<boolean> {
-  try {
-    return (await new Deno.Command(command, { args, stdout: "null", stderr: "null" }).output())
-      .success;
-  } catch {
-    return false;
-  }
 }
 
 const PROJECTS: Project[] = [
