@@ -187,3 +187,37 @@ Deno.test({
     assert.fail("the sandbox's folders stayed after its last session exited");
   },
 });
+
+Deno.test({
+  name: "an XDG folder the world has writable stays in the environment; the user's own go",
+  ignore: !available,
+  fn: async () => {
+    await using repo = await tempDir("finishline-sbx-xdg-");
+    await using state = await tempDir("finishline-sbx-agent-state-");
+    await using sandbox = new AgentSandbox();
+    const env = {
+      HOME: repo.path,
+      PATH: "/usr/bin:/bin",
+      // The agent's own, named in its env (agent.json) and so writable: opencode's config, say.
+      XDG_CONFIG_HOME: join(state.path, ".config"),
+      XDG_DATA_HOME: join(state.path, ".local/share"),
+      // The user's: not in the world.
+      XDG_CACHE_HOME: "/root/.cache",
+      XDG_RUNTIME_DIR: "/run/user/0",
+    };
+    const wrapped = sandbox.wrap(
+      "/bin/sh",
+      [
+        "-c",
+        'mkdir -p "$XDG_DATA_HOME" && echo "$XDG_CONFIG_HOME|$XDG_DATA_HOME|$XDG_CACHE_HOME|$XDG_RUNTIME_DIR"',
+      ],
+      { cwd: repo.path, env, writable: [state.path] },
+    );
+    assert.ok(wrapped);
+    const result = await run(wrapped.command, wrapped.args, wrapped.env, repo.path);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout.trim(), `${env.XDG_CONFIG_HOME}|${env.XDG_DATA_HOME}||`);
+    // Made where the agent was told, on the host.
+    assert.ok((await Deno.stat(env.XDG_DATA_HOME)).isDirectory);
+  },
+});
