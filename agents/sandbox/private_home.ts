@@ -8,8 +8,8 @@
  */
 
 import { spawnSync } from "node:child_process";
-import { join } from "node:path";
-import type { SessionWorld } from "./session_world.ts";
+import { isAbsolute, join } from "node:path";
+import { type SessionWorld, within } from "./session_world.ts";
 
 /** Claude Code's files read-only in the private home, when the user has them. */
 const CLAUDE_FILES = [".credentials.json", "settings.json"];
@@ -102,7 +102,11 @@ export function seedPrivateHome(
 
 /**
  * The environment inside: the private home and /tmp in place of the user's,
- * and no variable that points git or Claude Code at the user's files.
+ * and no variable that points git or Claude Code at the user's files. An
+ * `XDG_*` folder stays only when the world has it writable (an ACP agent's
+ * own config and data folders, named in its `env`): one of the user's would
+ * name a folder that is not there, and the tool would fall back to the
+ * private home anyway, but one the agent was given must be where it looks.
  *
  * @param env The session's environment.
  * @param world Its world.
@@ -112,18 +116,18 @@ export function sandboxEnv(
   env: Record<string, string | undefined>,
   world: SessionWorld,
 ): Record<string, string> {
-  const inside: Record<string, string> = {};
+  const kept: Record<string, string> = {};
   for (const [key, value] of Object.entries(env)) {
     if (value === undefined) continue;
-    if (
-      /^(GIT_CONFIG_(GLOBAL|SYSTEM|NOSYSTEM|COUNT|KEY_\d+|VALUE_\d+|PARAMETERS)|XDG_\w+)$/.test(key)
-    ) {
+    if (/^GIT_CONFIG_(GLOBAL|SYSTEM|NOSYSTEM|COUNT|KEY_\d+|VALUE_\d+|PARAMETERS)$/.test(key)) {
       continue;
     }
-    inside[key] = value;
+    const ours = isAbsolute(value) && world.writable.some((outer) => within(value, outer));
+    if (/^XDG_\w+$/.test(key) && !ours) continue;
+    kept[key] = value;
   }
   return {
-    ...inside,
+    ...kept,
     HOME: world.homePath,
     TMPDIR: "/tmp",
     CLAUDE_CONFIG_DIR: join(world.homePath, ".claude"),

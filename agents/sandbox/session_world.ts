@@ -43,6 +43,9 @@ export interface PrivateDirs {
 /** finishline's state inside a repository: never in a session's world. */
 export const FINISHLINE_STATE_DIR = ".agent/.finishline";
 
+/** Folders of the user's home that hold many tools' folders, one each. */
+const SHARED_HOME_DIRS = [".cache", ".config"];
+
 /** Folders whose tools are read from where they are: no binding needed. */
 const SYSTEM_PREFIXES = ["/usr/", "/bin/", "/sbin/", "/lib/", "/lib64/", "/etc/", "/opt/"];
 
@@ -101,7 +104,9 @@ function gitPlaces(cwd: string): { top: string; gitDir: string; common: string }
  * The tool folders a session needs: the agent's own executable's folder,
  * each PATH entry outside the system folders (under the user's home: the
  * home's top folder that holds it, `~/.cargo`, `~/.pyenv`, with `~/.rustup`
- * beside `~/.cargo`), and Deno's cache (an agent run with `deno`).
+ * beside `~/.cargo`; in the folders many tools share, `~/.cache` and
+ * `~/.config`, only the tool's own one, `~/.cache/deno`), and Deno's cache
+ * (an agent run with `deno`).
  */
 function toolDirs(
   executable: string | undefined,
@@ -114,10 +119,17 @@ function toolDirs(
     const real = realOr(path);
     if (SYSTEM_PREFIXES.some((prefix) => `${real}/`.startsWith(prefix))) return;
     if (userHome && within(real, userHome) && real !== userHome) {
-      const top = join(userHome, relative(userHome, real).split(sep)[0]);
+      const [first, second] = relative(userHome, real).split(sep);
+      const top = join(userHome, first);
       // ~/.local holds the Python user site: only its bin folder.
-      if (top === join(userHome, ".local")) {
+      if (first === ".local") {
         dirs.add(real);
+        return;
+      }
+      // Every tool's cache and config: only this tool's, the rest of the private one stays
+      // writable (a tool makes its own there: `~/.cache/go-build`, `~/.cache/opencode`).
+      if (SHARED_HOME_DIRS.includes(first)) {
+        dirs.add(second ? join(top, second) : real);
         return;
       }
       dirs.add(top);

@@ -11,7 +11,7 @@ import { bubblewrapArgs, bubblewrapAvailability } from "../../agents/sandbox/bub
 import { sandboxEnv, seedPrivateHome } from "../../agents/sandbox/private_home.ts";
 import { sessionWorld } from "../../agents/sandbox/session_world.ts";
 import { tempDir } from "../_helpers.ts";
-import { answers, escapes, honest, makeMachine, probeScript } from "./_world_fixture.ts";
+import { answers, escapes, honest, makeMachine, probeScript, SECRET } from "./_world_fixture.ts";
 
 const available = bubblewrapAvailability().available;
 
@@ -185,5 +185,86 @@ Deno.test({
       await new Promise((resolve) => setTimeout(resolve, 40));
     }
     assert.fail("the sandbox's folders stayed after its last session exited");
+  },
+});
+
+Deno.test({
+  name: "a tool in ~/.cache is read-only on its own: the rest of the private ~/.cache is writable",
+  ignore: !available,
+  fn: async () => {
+    await using machine = await makeMachine();
+    await using root = await tempDir("finishline-sbx-cache-");
+    const dirs = { home: join(root.path, "home"), tmp: join(root.path, "tmp") };
+    await Deno.mkdir(dirs.home);
+    await Deno.mkdir(dirs.tmp);
+    const cache = join(machine.home, ".cache");
+    const tool = join(cache, "some-tool", "bin", "tool");
+    await Deno.mkdir(dirname(tool), { recursive: true });
+    await Deno.writeTextFile(tool, "#!/bin/sh\necho tool ran\n", { mode: 0o755 });
+    await Deno.mkdir(join(cache, "other-tool"));
+    await Deno.writeTextFile(join(cache, "other-tool", "token"), `${SECRET}\n`);
+    const env = { HOME: machine.home, PATH: `${dirname(tool)}:/usr/bin:/bin` };
+    const world = sessionWorld(machine.repo, {
+      env,
+      executable: tool,
+      dirs,
+      userHome: machine.home,
+    });
+    const script = probeScript([
+      ["run the tool", "tool | grep -q 'tool ran'"],
+      [
+        "make a cache of its own",
+        `mkdir -p "$HOME/.cache/go-build" && touch "$HOME/.cache/go-build/x"`,
+      ],
+      ["read another tool's cache", `grep -rqs ${SECRET} "$HOME/.cache/other-tool"`],
+      ["write the tool", `touch "$HOME/.cache/some-tool/x"`],
+    ]);
+    const result = await run(
+      "bwrap",
+      [...bubblewrapArgs(world), "--", "/bin/sh", "-c", script],
+      sandboxEnv(env, world),
+      "/",
+    );
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual(answers(result.stdout), {
+      "run the tool": "ok",
+      "make a cache of its own": "ok",
+      "read another tool's cache": "refused",
+      "write the tool": "refused",
+    });
+  },
+});
+
+Deno.test({
+  name: "an XDG folder the world has writable stays in the environment; the user's own go",
+  ignore: !available,
+  fn: async () => {
+    await using repo = await tempDir("finishline-sbx-xdg-");
+    await using state = await tempDir("finishline-sbx-agent-state-");
+    await using sandbox = new AgentSandbox();
+    const env = {
+      HOME: repo.path,
+      PATH: "/usr/bin:/bin",
+      // The agent's own, named in its env (agent.json) and so writable: opencode's config, say.
+      XDG_CONFIG_HOME: join(state.path, ".config"),
+      XDG_DATA_HOME: join(state.path, ".local/share"),
+      // The user's: not in the world.
+      XDG_CACHE_HOME: "/root/.cache",
+      XDG_RUNTIME_DIR: "/run/user/0",
+    };
+    const wrapped = sandbox.wrap(
+      "/bin/sh",
+      [
+        "-c",
+        'mkdir -p "$XDG_DATA_HOME" && echo "$XDG_CONFIG_HOME|$XDG_DATA_HOME|$XDG_CACHE_HOME|$XDG_RUNTIME_DIR"',
+      ],
+      { cwd: repo.path, env, writable: [state.path] },
+    );
+    assert.ok(wrapped);
+    const result = await run(wrapped.command, wrapped.args, wrapped.env, repo.path);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout.trim(), `${env.XDG_CONFIG_HOME}|${env.XDG_DATA_HOME}||`);
+    // Made where the agent was told, on the host.
+    assert.ok((await Deno.stat(env.XDG_DATA_HOME)).isDirectory);
   },
 });
