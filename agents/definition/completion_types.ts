@@ -80,7 +80,7 @@ export function isCompletionType(value: unknown): boolean {
  *
  * assert.equal(
  *   expectedCompletionType(),
- *   'expected one of "issue", "project", "iterate", "manual", "custom"',
+ *   'expected one of "issue", "project", "iterate", "manual", "custom", "task"',
  * );
  * ```
  */

@@ -156,7 +156,7 @@ export interface ParseDefinitionOptions {
  *     }),
  *   {
  *     message:
- *       'Cannot load agent definition "agent.json": "behavior.completionType": expected one of "issue", "project", "iterate", "manual", "custom"',
+ *       'Cannot load agent definition "agent.json": "behavior.completionType": expected one of "issue", "project", "iterate", "manual", "custom", "task"',
  *   },
  * );
  * ```

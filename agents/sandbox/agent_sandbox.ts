@@ -127,8 +127,11 @@ export class AgentSandbox implements AsyncDisposable {
   #prepared = new Map<string, { args: string[]; env: Record<string, string> }>();
   /** Processes started in it that have not exited: their folders stay until the last one is gone. */
   #live = 0;
-  /** Closed while processes lived: the folders go when the last one exits. */
-  #closeWhenIdle = false;
+  /**
+   * Closed once (the backend released): from then on the folders go whenever
+   * no process lives in them, a later session making fresh ones.
+   */
+  #released = false;
   #unload = () => {
     if (!this.#root) return;
     this.#keepTranscripts();
@@ -150,7 +153,7 @@ export class AgentSandbox implements AsyncDisposable {
     this.#live++;
     const done = () => {
       this.#live--;
-      if (this.#live === 0 && this.#closeWhenIdle) void this.close();
+      if (this.#live === 0 && this.#released) void this.#remove();
     };
     exited.then(done, done);
   }
@@ -206,8 +209,6 @@ export class AgentSandbox implements AsyncDisposable {
     },
   ): WrappedCommand | undefined {
     if (!bubblewrapAvailability().available) return undefined;
-    // In use again: a close asked for earlier waits for this session too.
-    this.#closeWhenIdle = false;
     const key = JSON.stringify([
       options.cwd,
       command,
@@ -245,16 +246,19 @@ export class AgentSandbox implements AsyncDisposable {
 
   /**
    * Remove the private homes and /tmp folders; while a tracked process still
-   * lives, they are removed when the last one exits.
+   * lives, they are removed when the last one exits. From then on, folders a
+   * later session makes go when no process lives in them.
    *
    * @returns Resolves once they are gone, or their removal is left to that exit.
    */
   async close(): Promise<void> {
-    if (this.#live > 0) {
-      this.#closeWhenIdle = true;
-      return;
-    }
-    this.#closeWhenIdle = false;
+    this.#released = true;
+    if (this.#live > 0) return;
+    await this.#remove();
+  }
+
+  /** Remove the folders now, the transcripts kept first. */
+  async #remove(): Promise<void> {
     const root = this.#root;
     this.#root = undefined;
     globalThis.removeEventListener("unload", this.#unload);

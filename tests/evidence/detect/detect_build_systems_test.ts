@@ -72,35 +72,31 @@ async function runOnly(files: Record<string, string>, broken: boolean) {
   const detection = await detectChecks(dir.path);
   assert.equal(detection.checks.length, 1, formatDetection(detection));
   const [check] = detection.checks;
-  const previous = Deno.env.get("TMPDIR");
-  Deno.env.set("TMPDIR", tmp.path);
-  try {
-    const run = await runRepoCheck(check, { cwd: dir.path, timeoutMs: 300_000 });
-    const narrowed = run.failing.length > 0
-      ? await filteredCommand(check, run.failing, { read: () => Promise.resolve(undefined) })
-      : undefined;
-    const rerun = narrowed !== undefined && "command" in narrowed
-      ? await runRepoCheck({ ...check, command: narrowed.command }, {
-        cwd: dir.path,
-        timeoutMs: 300_000,
-      })
-      : undefined;
-    const status = await new Deno.Command("git", {
-      args: ["status", "--porcelain", "--ignored"],
+  // The check's own TMPDIR, never this process's: test files run side by side in one process.
+  const env = { TMPDIR: tmp.path };
+  const run = await runRepoCheck(check, { cwd: dir.path, timeoutMs: 300_000, env });
+  const narrowed = run.failing.length > 0
+    ? await filteredCommand(check, run.failing, { read: () => Promise.resolve(undefined) })
+    : undefined;
+  const rerun = narrowed !== undefined && "command" in narrowed
+    ? await runRepoCheck({ ...check, command: narrowed.command }, {
       cwd: dir.path,
-    }).output().catch(() => undefined);
-    return {
-      check,
-      run,
-      rerun,
-      left: await mktempFolders(tmp.path),
-      inRepo: [...Deno.readDirSync(dir.path)].map((entry) => entry.name).sort(),
-      status,
-    };
-  } finally {
-    if (previous === undefined) Deno.env.delete("TMPDIR");
-    else Deno.env.set("TMPDIR", previous);
-  }
+      timeoutMs: 300_000,
+      env,
+    })
+    : undefined;
+  const status = await new Deno.Command("git", {
+    args: ["status", "--porcelain", "--ignored"],
+    cwd: dir.path,
+  }).output().catch(() => undefined);
+  return {
+    check,
+    run,
+    rerun,
+    left: await mktempFolders(tmp.path),
+    inRepo: [...Deno.readDirSync(dir.path)].map((entry) => entry.name).sort(),
+    status,
+  };
 }
 
 Deno.test("a CMake project is configured, built and tested with ctest in a temp folder", async (t) => {
