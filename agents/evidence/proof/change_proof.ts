@@ -22,7 +22,7 @@ import { type CheckRun, type RepoCheck, runRepoCheck } from "../run/check_run.ts
 import { inertLine } from "./_coverage_formats.ts";
 import { changedLines } from "./changed_lines.ts";
 import { openCoverageProbe } from "./coverage_probe.ts";
-import { applyMutant, lineMutants, type Mutant, spreadByLine } from "./mutants.ts";
+import { applyMutant, lineMutants, type Mutant, mutantLanguage, spreadByLine } from "./mutants.ts";
 
 export type { ChangeProof, FileProof, MutantTally, SurvivingMutant };
 
@@ -78,7 +78,8 @@ export async function proveChange(options: ProveChangeOptions): Promise<ChangePr
   const started = performance.now();
   const { root, checks, timeoutMs, signal } = options;
   const changed = (await changedLines(options.git, options.base, options.head) ?? [])
-    .filter((file) => options.isSource(file.path));
+    // Code the runtimes measure or the mutator knows: documentation and data are not proof's.
+    .filter((file) => options.isSource(file.path) && mutantLanguage(file.path) !== undefined);
   if (changed.length === 0 || checks.length === 0) return undefined;
   const sources = new Map<string, string>();
   for (const file of changed) {
