@@ -8,6 +8,7 @@
  */
 
 import { join } from "node:path";
+import { ownedTempDir } from "../support/owned_temp.ts";
 import type { SandboxMode } from "../definition/definition_types.ts";
 import { bubblewrapArgs, bubblewrapAvailability } from "./bubblewrap.ts";
 import type { SandboxAvailability } from "./bubblewrap.ts";
@@ -15,54 +16,6 @@ import { sandboxEnv, seedPrivateHome } from "./private_home.ts";
 import { type PrivateDirs, sessionWorld } from "./session_world.ts";
 
 const ROOT_PREFIX = "finishline-sandbox-";
-/** The process that owns a root: its id and start time (ids are reused). */
-const OWNER_FILE = "owner";
-
-/** A process's start time in clock ticks since boot, from /proc; undefined when it is gone. */
-function processStart(pid: number): string | undefined {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Remove the private homes of finishline processes that died without
- * removing them (killed with SIGKILL): their owner file names a process that
- * is gone, or another one that took its id.
- */
-function removeStaleRoots(): void {
-  let tmp: string;
-  try {
-    tmp = Deno.realPathSync(Deno.env.get("TMPDIR") || "/tmp");
-  } catch {
-    return;
-  }
-  try {
-    for (const entry of Deno.readDirSync(tmp)) {
-      if (!entry.isDirectory || !entry.name.startsWith(ROOT_PREFIX)) continue;
-      const root = join(tmp, entry.name);
-      let owner: string;
-      try {
-        owner = Deno.readTextFileSync(join(root, OWNER_FILE));
-      } catch {
-        continue;
-      }
-      const [pid, start] = owner.split(" ");
-      if (processStart(Number(pid)) === start) continue;
-      try {
-        Deno.removeSync(root, { recursive: true });
-      } catch {
-        // another user's, or removed meanwhile
-      }
-    }
-  } catch {
-    // an unreadable temp folder: nothing to tidy
-  }
-}
-
 /**
  * Claude Code's folder of a working directory's transcripts, relative to its
  * config folder: the path with every character but letters and digits made `-`.
@@ -173,9 +126,8 @@ export class AgentSandbox implements AsyncDisposable {
     const known = this.#dirs.get(cwd);
     if (known) return { dirs: known, fresh: false };
     if (!this.#root) {
-      removeStaleRoots();
-      this.#root = Deno.makeTempDirSync({ prefix: ROOT_PREFIX });
-      Deno.writeTextFileSync(join(this.#root, OWNER_FILE), `${Deno.pid} ${processStart(Deno.pid)}`);
+      // The folders of a finishline killed with SIGKILL go first.
+      this.#root = ownedTempDir(ROOT_PREFIX);
       // A backend nobody released still leaves nothing behind when the process ends.
       globalThis.addEventListener("unload", this.#unload);
     }

@@ -134,7 +134,7 @@ Deno.test({
     const stale = await Deno.makeTempDir({ prefix: "finishline-sandbox-" });
     await Deno.mkdir(join(stale, "1", "home"), { recursive: true });
     // A process id no live process has, with a start time nobody has.
-    await Deno.writeTextFile(join(stale, "owner"), "4194303 1");
+    await Deno.writeTextFile(join(stale, "finishline-owner"), "4194303 1");
     await using repo = await tempDir("finishline-sbx-stale-");
     await using sandbox = new AgentSandbox();
     assert.ok(sandbox.wrap("/bin/true", [], { cwd: repo.path, env: { HOME: repo.path } }));

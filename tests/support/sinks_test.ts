@@ -51,7 +51,7 @@ const NOT_OUTPUTS: Record<string, string> = {
     "keeps the verifier's test files, as it wrote them, in finishline's own folder",
   "agents/sandbox/private_home.ts":
     "seeds a session's private home: mount points, Claude Code's account fields and git's name and email, copied as they are for the sandboxed agent alone",
-  "agents/sandbox/agent_sandbox.ts": "the private homes' owner file holds a pid and a start time",
+  "agents/support/owned_temp.ts": "a temp folder's owner file holds a pid and a start time",
   "agents/backends/acp.ts": "starts the ACP agent; its prompts are redacted by redactingBackend",
   "agents/backends/model_access.ts":
     "asks the macOS keychain whether Claude Code's login item exists: no secret is read, nothing written",

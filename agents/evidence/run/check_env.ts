@@ -17,6 +17,7 @@
  */
 
 import path from "node:path";
+import { ownedTempDir } from "../../support/owned_temp.ts";
 
 /** A variable finishline sets for the checks it runs, and why. */
 export interface CheckVariable {
@@ -135,6 +136,13 @@ export function checkVariables(): CheckVariable[] {
         "~/.gitconfig, ~/.config): the agent could have written it",
     },
     {
+      name: "TMPDIR",
+      value: "<a fresh, empty folder for each run>",
+      why: "nothing a run leaves in the temp folder (a test runner's transform cache, jest's " +
+        "haste map, vite's compiled modules, a build folder) reaches the next, and nothing " +
+        "is left behind when a run is stopped",
+    },
+    {
       name: "XDG_CONFIG_HOME",
       value: "<the fresh home>/.config",
       why: "the same for tools that read their configuration from there",
@@ -196,7 +204,8 @@ export function checkVariables(): CheckVariable[] {
 export async function checkEnvironment(
   options: { pycache?: string; cwd?: string } = {},
 ): Promise<CheckEnvironment> {
-  const folder = await Deno.makeTempDir({ prefix: "finishline-check-home-" });
+  // Owned: a finishline killed with SIGKILL mid-check leaves it to the next one to remove.
+  const folder = ownedTempDir("finishline-check-home-");
   const home = path.join(folder, "home");
   const pycache = options.pycache ?? path.join(home, ".pycache");
   await Deno.mkdir(home, { recursive: true });
@@ -205,6 +214,9 @@ export async function checkEnvironment(
   const env: Record<string, string> = {};
   for (const variable of checkVariables()) env[variable.name] = variable.value;
   env.HOME = home;
+  const tmp = path.join(folder, "tmp");
+  await Deno.mkdir(tmp);
+  env.TMPDIR = tmp;
   env.XDG_CONFIG_HOME = path.join(home, ".config");
   env.PYTHONPYCACHEPREFIX = pycache;
   // Python counts the variable as set when it is not empty.
