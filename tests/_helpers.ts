@@ -8,6 +8,7 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ScriptedModelServer } from "../agents/testing/mod.ts";
+import { removeStaleFolders } from "../agents/support/owned_temp.ts";
 
 /** Absolute path of the CLI entry. */
 export const MAIN: string = fileURLToPath(
@@ -299,6 +300,13 @@ export async function runCli(
   }).spawn();
   await options.onSpawn?.(child);
   const output = await child.output();
+  // A finishline killed with SIGKILL leaves its owned temp folders to the next finishline,
+  // which removes them when it makes one of its own: the test plays that next run.
+  if (output.signal === "SIGKILL") {
+    for (const prefix of ["finishline-sandbox-", "finishline-check-home-"]) {
+      removeStaleFolders(prefix);
+    }
+  }
   const decoder = new TextDecoder();
   return {
     code: output.code,
