@@ -626,9 +626,10 @@ Deno.test("checks run in the user's environment, with only checkVariables set", 
     } CI=true`,
   );
   const names = checkVariables().map((variable) => variable.name);
-  assert.deepEqual(names.slice(0, 7), [
+  assert.deepEqual(names.slice(0, 8), [
     "CI",
     "HOME",
+    "TMPDIR",
     "XDG_CONFIG_HOME",
     "GIT_CONFIG_GLOBAL",
     "PYTHONNOUSERSITE",
@@ -636,7 +637,7 @@ Deno.test("checks run in the user's environment, with only checkVariables set", 
     "PYTHONDONTWRITEBYTECODE",
   ]);
   // The rest point toolchains at the user's real caches, nothing else.
-  for (const name of names.slice(7)) {
+  for (const name of names.slice(8)) {
     assert.match(
       name,
       /^(CARGO_HOME|RUSTUP_HOME|GO\w+|DENO_DIR|npm_config_cache|\w+_ROOT|ASDF_DATA_DIR|VOLTA_HOME)$/,
