@@ -120,8 +120,7 @@ export async function proveChange(options: ProveChangeOptions): Promise<ChangePr
       changed: executable.length,
       run: ran.length,
       neverRun: executable.filter((line) => !coverage.run.has(line)),
-      measuredBy: measured.recorded.find((runtime) => runtimeOf(file.path) === runtime) ??
-        measured.recorded[0],
+      measuredBy: measured.runtimeOf.get(absolute),
     });
     toMutate.push(...lineMutants(file.path, source, ran));
   }
@@ -144,14 +143,6 @@ export async function proveChange(options: ProveChangeOptions): Promise<ChangePr
     suiteMs,
     durationMs: Math.round(performance.now() - started),
   };
-}
-
-/** The runtime that measures a file, by its extension. */
-function runtimeOf(file: string): string | undefined {
-  if (/\.py$/.test(file)) return "python";
-  if (/\.go$/.test(file)) return "go";
-  if (/\.[cm]?[jt]sx?$/.test(file)) return "node";
-  return undefined;
 }
 
 async function tryMutants(

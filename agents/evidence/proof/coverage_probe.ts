@@ -36,15 +36,17 @@ import {
 export interface CoverageProbe {
   /** Variables to add to the check's environment. */
   env: Record<string, string>;
-  /** The runtimes whose records it can read: `node`, `deno`, `python`, `go`. */
-  runtimes: string[];
   /**
    * Read what the run recorded for some sources.
    *
    * @param sources Absolute paths under the root, with their content.
-   * @returns Coverage by absolute path, and the runtimes that recorded anything.
+   * @returns Coverage by absolute path, the runtime that recorded each file, and the runtimes that recorded anything.
    */
-  collect(sources: Map<string, string>): Promise<{ coverage: CoverageMap; recorded: string[] }>;
+  collect(sources: Map<string, string>): Promise<{
+    coverage: CoverageMap;
+    runtimeOf: Map<string, string>;
+    recorded: string[];
+  }>;
   /** Remove its folder. */
   dispose(): Promise<void>;
 }
@@ -141,7 +143,6 @@ export async function openCoverageProbe(
     GOFLAGS: [baseEnv.GOFLAGS, `-coverprofile=${path.join(go, "cover.out")}`, "-coverpkg=./..."]
       .filter(Boolean).join(" "),
   };
-  const runtimes = ["node", "deno", "go"];
   const python = await findPythonCoverage();
   if (python) {
     const shim = path.join(py, "shim");
@@ -163,17 +164,20 @@ export async function openCoverageProbe(
     await Deno.mkdir(path.join(py, "data"));
     env.COVERAGE_PROCESS_START = path.join(py, "coveragerc");
     env.PYTHONPATH = [shim, baseEnv.PYTHONPATH].filter(Boolean).join(path.delimiter);
-    runtimes.push("python");
   }
   return {
     env,
-    runtimes,
     async collect(sources) {
       const coverage: CoverageMap = new Map();
       const recorded: string[] = [];
+      const runtimeOf = new Map<string, string>();
       const merge = (map: CoverageMap, runtime: string) => {
         if (map.size > 0 && !recorded.includes(runtime)) recorded.push(runtime);
-        for (const [file, lines] of map) if (sources.has(file)) addCoverage(coverage, file, lines);
+        for (const [file, lines] of map) {
+          if (!sources.has(file)) continue;
+          addCoverage(coverage, file, lines);
+          if (!runtimeOf.has(file)) runtimeOf.set(file, runtime);
+        }
       };
       // Node.
       const v8Files = await filesIn(v8, ".json");
@@ -217,7 +221,7 @@ export async function openCoverageProbe(
         }
         merge(byFile, "go");
       }
-      return { coverage, recorded };
+      return { coverage, runtimeOf, recorded };
     },
     dispose: () => Deno.remove(dir, { recursive: true }).catch(() => {}),
   };
