@@ -38,7 +38,7 @@ export async function proveClaim(
   const checks = state.checks.filter((check) => green.has(check.name));
   const proof = await proveChange({
     root: copy.dir,
-    git: copy.objects ?? claim.repo,
+    git: copy.objects,
     base,
     head: claim.head,
     checks,
