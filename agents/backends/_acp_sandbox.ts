@@ -8,9 +8,10 @@
 
 import { delimiter, dirname, isAbsolute, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { SandboxMode } from "../definition/definition_types.ts";
+import type { NetworkSetting, SandboxMode } from "../definition/definition_types.ts";
 import type { AgentSandbox, WrappedCommand } from "../sandbox/agent_sandbox.ts";
 import { bubblewrapAvailability } from "../sandbox/bubblewrap.ts";
+import { modelHosts, networkAccess } from "../sandbox/network.ts";
 import { AgentSetupError } from "./port.ts";
 
 /** What the complete_task server a sandboxed agent starts reads: finishline's modules and config. */
@@ -94,6 +95,10 @@ export function sandboxedAgent(
     mode?: SandboxMode;
     /** The agent command's own environment (agent.json): its folders are the agent's state. */
     agentEnv?: Record<string, string>;
+    /** `verify.network`, and the backend whose model's hosts it allows. */
+    network?: { setting?: NetworkSetting; backend: string };
+    /** Loopback ports it reaches besides (the complete_task callback). */
+    forward?: number[];
   },
 ): WrappedCommand | undefined {
   const mode = options.mode ?? "auto";
@@ -114,5 +119,12 @@ export function sandboxedAgent(
     env,
     readOnly: [...finishlineSources(), Deno.execPath(), ...namedPaths(args)],
     writable: Object.values(options.agentEnv ?? {}).filter(isFolder),
+    network: options.network &&
+      networkAccess(
+        options.network.setting,
+        modelHosts(options.network.backend, env, options.cwd),
+      ),
+    forward: options.forward,
+    agent: options.network?.backend,
   });
 }

@@ -10,6 +10,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import process from "node:process";
 import type { AgentSandbox } from "../sandbox/agent_sandbox.ts";
 import { bubblewrapAvailability } from "../sandbox/bubblewrap.ts";
+import { modelHosts, networkAccess } from "../sandbox/network.ts";
 import { AgentSetupError, type ProcessSettings } from "./port.ts";
 import type { SdkOptions } from "./_claude_process.ts";
 
@@ -81,6 +82,7 @@ export function sandboxSpawner(
     const wrapped = sandbox.wrap(options.command, options.args, {
       cwd: settings.cwd,
       env: options.env,
+      network: networkAccess(settings.network, modelHosts("claude", options.env, settings.cwd)),
     });
     if (!wrapped) throw new AgentSetupError("the sandbox could not be started");
     const child = spawn(wrapped.command, wrapped.args, {

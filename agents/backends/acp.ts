@@ -108,8 +108,15 @@ function atWork(agent: AgentProcess): boolean {
  * What an agent process is started with besides the command: a session can
  * use a process started with the same working directory and environment.
  */
-function processKey(settings: Pick<SessionSettings, "cwd" | "env" | "sandbox">): string {
-  return JSON.stringify([settings.cwd, settings.env ?? {}, settings.sandbox ?? "auto"]);
+function processKey(
+  settings: Pick<SessionSettings, "cwd" | "env" | "sandbox" | "network">,
+): string {
+  return JSON.stringify([
+    settings.cwd,
+    settings.env ?? {},
+    settings.sandbox ?? "auto",
+    settings.network ?? "model",
+  ]);
 }
 
 /**
@@ -330,8 +337,14 @@ export class AcpBackend implements AgentBackend {
   }
 
   /** Start an agent process and `initialize` it; the sessions come later. */
-  #spawn(settings: Pick<SessionSettings, "cwd" | "env" | "sandbox">, key: string): AgentProcess {
+  #spawn(
+    settings: Pick<SessionSettings, "cwd" | "env" | "sandbox" | "network">,
+    key: string,
+  ): AgentProcess {
     const [program, ...args] = this.#agent.command;
+    const routes: Routes = {};
+    // Made first: a sandbox whose network is an allowlist forwards its port.
+    const callback = callbackServer(routes);
     let child: Deno.ChildProcess;
     try {
       const env = { ...settings.env, ...this.#agent.env };
@@ -340,6 +353,8 @@ export class AcpBackend implements AgentBackend {
         env,
         mode: settings.sandbox,
         agentEnv: this.#agent.env,
+        network: { setting: settings.network, backend: this.name },
+        forward: [(callback.addr as Deno.NetAddr).port],
       });
       child = new Deno.Command(boxed?.command ?? program, {
         args: boxed?.args ?? args,
@@ -352,6 +367,7 @@ export class AcpBackend implements AgentBackend {
       }).spawn();
       if (boxed) this.#sandbox.track(child.status);
     } catch (error) {
+      void callback.shutdown();
       if (
         !(error instanceof Deno.errors.NotFound || error instanceof Deno.errors.PermissionDenied)
       ) {
@@ -363,7 +379,6 @@ export class AcpBackend implements AgentBackend {
         }): install the agent (docs/backends.md) or fix behavior.backend's command`,
       );
     }
-    const routes: Routes = {};
     const sessions = new Map<string, Live>();
     const stderr: AgentProcess["stderr"] = { held: [] };
     pipeText(child.stderr, (text) => {
@@ -395,7 +410,7 @@ export class AcpBackend implements AgentBackend {
       connection,
       reusable: false,
       routes,
-      callback: callbackServer(routes),
+      callback,
       sessions,
       stderr,
       closed: false,

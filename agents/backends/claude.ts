@@ -75,6 +75,7 @@ function spareKey(settings: ProcessSettings): string {
     // A sandboxed process sees one checkout: it serves sessions in that folder only.
     settings.sandbox ?? "auto",
     settings.sandbox === "off" ? null : settings.cwd,
+    settings.network ?? "model",
   ]);
 }
 

@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { SandboxMode, SettingSource } from "../definition/definition_types.ts";
+import type { NetworkSetting, SandboxMode, SettingSource } from "../definition/definition_types.ts";
 import type { CompleteTaskCall } from "../record/complete_task_call.ts";
 import type { FinishToolCall } from "../record/finish_call.ts";
 import type { AgentMessage } from "../record/iteration.ts";
@@ -120,6 +120,8 @@ export interface SessionRequest {
    * and /tmp): when one can be had, always, or never. @default "auto"
    */
   sandbox?: SandboxMode;
+  /** What a sandboxed session reaches of the network (`verify.network`). @default "model" */
+  network?: NetworkSetting;
   /** Aborts the session. */
   signal: AbortSignal;
   /** Receives the agent process's stderr. */

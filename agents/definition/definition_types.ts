@@ -239,7 +239,20 @@ export interface VerifyConfig {
   changedLines: ChangedLinesConfig;
   /** Run agent sessions in an OS sandbox: when one can be had, always, or never. @default "auto" */
   sandbox: SandboxMode;
+  /**
+   * What a sandboxed session reaches of the network: its model API only, the
+   * model API and the listed hosts, or the host's whole network. @default "model"
+   */
+  network: NetworkSetting;
 }
+
+/**
+ * `verify.network`: `model` lets a sandboxed session reach only its model's
+ * API (and the hosts its login refreshes at); `{ allow: [...] }` adds hosts
+ * (`registry.npmjs.org`, `*.pythonhosted.org`, `127.0.0.1:5432`); `open` keeps
+ * the host's network.
+ */
+export type NetworkSetting = "open" | "model" | { allow: string[] };
 
 /** `verify.changedLines`: proof of the change, measured and optionally gated. */
 export interface ChangedLinesConfig {

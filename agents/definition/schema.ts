@@ -26,6 +26,7 @@ import {
   strictObject,
 } from "./_fields.ts";
 import { parameterSchema } from "./_parameter_schema.ts";
+import { hostRule } from "../sandbox/network.ts";
 
 const PARAMETER_NAME_PATTERN = /^[a-zA-Z][a-zA-Z0-9_-]*$/;
 
@@ -142,6 +143,18 @@ const verifySchema = strictObject({
   ),
   sandbox: z.enum(["auto", "required", "off"]).default("auto").describe(
     "Run every agent session (worker, verifier, reviewer) in an OS sandbox (bubblewrap) whose world is its own checkout, a private home and a private /tmp: finishline's state, the other sessions' folders, the clean copies and the user's dotfiles and global git config are not there. `auto`: when one can be had (else one line at the start and in the report), `required`: refuse to run without one (exit 2), `off`: never.",
+  ),
+  network: z.union([
+    z.enum(["model", "open"]),
+    strictObject({
+      allow: z.array(
+        nonEmptyString().refine((text) => hostRule(text) !== undefined, {
+          message: "expected a host, host:port or *.domain (no scheme, no path)",
+        }),
+      ).describe("Hosts the sessions reach besides the model's API."),
+    }),
+  ]).default("model").describe(
+    "What a sandboxed session reaches of the network. `model`: only its model's API (the host of the backend's base-URL variable, else its public API, and the hosts its login refreshes at), through finishline's proxy; no other host, no name lookup. `{ \"allow\": [...] }`: the model's API and these hosts (`registry.npmjs.org`, `*.pythonhosted.org`, `127.0.0.1:5432`). `open`: the machine's network. Where the model's host cannot be known (an explicit ACP command, opencode on its default providers) and nothing is listed, the network stays open and the run says so at its start.",
   ),
 });
 

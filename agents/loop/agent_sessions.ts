@@ -17,7 +17,7 @@ import type {
   SessionRequest,
   SessionSettings,
 } from "../backends/port.ts";
-import type { AgentBehavior, SandboxMode } from "../definition/definition_types.ts";
+import type { AgentBehavior, NetworkSetting, SandboxMode } from "../definition/definition_types.ts";
 import { firstLine } from "../support/errors.ts";
 import type { SummaryBuilder } from "./summary_builder.ts";
 import { fatalApiRetry } from "./faults.ts";
@@ -71,6 +71,8 @@ export interface SessionSettingsInput {
   spentUsd: number;
   /** `verify.sandbox`. @default "auto" */
   sandbox?: SandboxMode;
+  /** `verify.network`. @default "model" */
+  network?: NetworkSetting;
 }
 
 /**
@@ -99,6 +101,7 @@ export function sessionSettings(input: SessionSettingsInput): SessionSettings {
     env: input.env,
     refuseCommands: input.refuseCommands,
     sandbox: input.sandbox,
+    network: input.network,
   };
 }
 
@@ -156,6 +159,7 @@ export class AgentSessions {
       refuseCommands: options.refuseCommands,
       spentUsd: this.#state.costUsd + spent,
       sandbox: this.#state.definition.verify.sandbox,
+      network: this.#state.definition.verify.network,
     });
   }
 

@@ -73,6 +73,7 @@ export async function runIndependent(
     refuseCommands: options.refuseCommands,
     // Its own sandbox: a private home and /tmp of its own, the worker's checkout not there.
     sandbox: verify.sandbox,
+    network: verify.network,
     signal: AbortSignal.any([
       state.signal,
       state.stopVerifier.signal,

@@ -14,6 +14,13 @@ import { bubblewrapArgs, bubblewrapAvailability } from "./bubblewrap.ts";
 import type { SandboxAvailability } from "./bubblewrap.ts";
 import { sandboxEnv, seedPrivateHome } from "./private_home.ts";
 import { type PrivateDirs, sessionWorld } from "./session_world.ts";
+import {
+  NET_FOLDER_INSIDE,
+  type NetworkAccess,
+  type NetworkBridge,
+  socatPath,
+  startBridge,
+} from "./network.ts";
 
 const ROOT_PREFIX = "finishline-sandbox-";
 /**
@@ -77,7 +84,9 @@ export class AgentSandbox implements AsyncDisposable {
   /** The user's Claude Code config folder of each working directory's sessions. */
   #configs = new Map<string, string>();
   /** Prepared command lines by what they depend on: later sessions in a folder start at once. */
-  #prepared = new Map<string, { args: string[]; env: Record<string, string> }>();
+  #prepared = new Map<string, { args: string[]; env: Record<string, string>; prefix: string[] }>();
+  /** The network bridges of sessions whose network is an allowlist. */
+  #bridges: NetworkBridge[] = [];
   /** Processes started in it that have not exited: their folders stay until the last one is gone. */
   #live = 0;
   /**
@@ -145,9 +154,12 @@ export class AgentSandbox implements AsyncDisposable {
    *
    * @param command The program.
    * @param args Its arguments.
-   * @param options Its working directory and environment (as the user set them), and
+   * @param options Its working directory and environment (as the user set them),
    *   more folders or files it reads (the program of an MCP server it starts) and
-   *   writes (an agent's own state folder, named in its definition).
+   *   writes (an agent's own state folder, named in its definition), what of the
+   *   network it reaches (`verify.network`; open when unset) and loopback ports
+   *   it reaches besides (an ACP agent's complete_task callback), and the ACP
+   *   preset it runs (whose login files appear read-only).
    * @returns `bwrap` with its arguments and the environment inside.
    */
   wrap(
@@ -158,6 +170,9 @@ export class AgentSandbox implements AsyncDisposable {
       env: Record<string, string | undefined>;
       readOnly?: string[];
       writable?: string[];
+      network?: NetworkAccess;
+      forward?: number[];
+      agent?: string;
     },
   ): WrappedCommand | undefined {
     if (!bubblewrapAvailability().available) return undefined;
@@ -167,16 +182,23 @@ export class AgentSandbox implements AsyncDisposable {
       options.env,
       options.readOnly ?? [],
       options.writable ?? [],
+      options.network ?? null,
+      options.forward ?? [],
+      options.agent ?? null,
     ]);
     const known = this.#prepared.get(key);
     if (known) {
-      return { command: "bwrap", args: [...known.args, "--", command, ...args], env: known.env };
+      return {
+        command: "bwrap",
+        args: [...known.args, "--", ...known.prefix, command, ...args],
+        env: known.env,
+      };
     }
     const { dirs, fresh } = this.#private(options.cwd);
     const world = sessionWorld(options.cwd, { env: options.env, executable: command, dirs });
     world.readOnly.push(...(options.readOnly ?? []));
     world.writable.push(...(options.writable ?? []));
-    seedPrivateHome(world, options.env);
+    seedPrivateHome(world, options.env, options.agent);
     if (fresh) {
       // Its earlier transcripts of this folder, for a resumed session (`--resume`, `claude --resume`).
       const home = options.env.HOME;
@@ -187,13 +209,41 @@ export class AgentSandbox implements AsyncDisposable {
         copyFiles(join(config, folder), join(dirs.home, ".claude", folder));
       }
     }
-    const prepared = { args: bubblewrapArgs(world), env: sandboxEnv(options.env, world) };
+    const prepared = {
+      args: bubblewrapArgs(world),
+      env: sandboxEnv(options.env, world),
+      prefix: [] as string[],
+    };
+    const socat = socatPath();
+    if (options.network && !options.network.open && socat) {
+      // The session's own network: only what the allowlist's bridges reach.
+      const folder = join(this.#root!, `net-${this.#bridges.length + 1}`);
+      Deno.mkdirSync(folder, { mode: 0o700 });
+      const bridge = startBridge(folder, options.network, {
+        forward: options.forward,
+        socat,
+        upstream: options.env.HTTPS_PROXY ?? options.env.https_proxy,
+      });
+      this.#bridges.push(bridge);
+      prepared.args.push("--unshare-net", "--ro-bind", folder, NET_FOLDER_INSIDE);
+      prepared.env = { ...prepared.env, ...bridge.env };
+      prepared.prefix = bridge.prefix;
+    }
     this.#prepared.set(key, prepared);
     return {
       command: "bwrap",
-      args: [...prepared.args, "--", command, ...args],
+      args: [...prepared.args, "--", ...prepared.prefix, command, ...args],
       env: prepared.env,
     };
+  }
+
+  /**
+   * The hosts its sessions asked for and were refused (`host:port`), while it lives.
+   *
+   * @returns The refused hosts, sorted.
+   */
+  get refusedHosts(): string[] {
+    return [...new Set(this.#bridges.flatMap((bridge) => [...bridge.refused]))].sort();
   }
 
   /**
@@ -218,6 +268,8 @@ export class AgentSandbox implements AsyncDisposable {
     this.#dirs.clear();
     this.#configs.clear();
     this.#prepared.clear();
+    for (const bridge of this.#bridges) bridge.close();
+    this.#bridges = [];
     if (root) await Deno.remove(root, { recursive: true }).catch(() => {});
   }
 

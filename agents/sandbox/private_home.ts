@@ -14,6 +14,39 @@ import { type SessionWorld, within } from "./session_world.ts";
 /** Claude Code's files read-only in the private home, when the user has them. */
 const CLAUDE_FILES = [".credentials.json", "settings.json"];
 
+type Env = Record<string, string | undefined>;
+
+/**
+ * The login and config files of the ACP agents, read-only in the private
+ * home when the user has them (a logged-in user keeps working): where each
+ * is on the host (its variable, else under the home) and where inside.
+ */
+const AGENT_FILES: Record<
+  string,
+  Array<{ host: (env: Env, home: string) => string; inside: string }>
+> = {
+  codex: ["auth.json", "config.toml"].map((name) => ({
+    host: (env, home) => join(env.CODEX_HOME ?? join(home, ".codex"), name),
+    inside: join(".codex", name),
+  })),
+  gemini: ["oauth_creds.json", "google_accounts.json", "settings.json", ".env"].map((name) => ({
+    host: (env, home) => join(env.GEMINI_CLI_HOME ?? home, ".gemini", name),
+    inside: join(".gemini", name),
+  })),
+  opencode: [
+    ...["opencode.json", "opencode.jsonc", "config.json"].map((name) => ({
+      host: (env: Env, home: string) =>
+        join(env.XDG_CONFIG_HOME ?? join(home, ".config"), "opencode", name),
+      inside: join(".config", "opencode", name),
+    })),
+    {
+      host: (env: Env, home: string) =>
+        join(env.XDG_DATA_HOME ?? join(home, ".local", "share"), "opencode", "auth.json"),
+      inside: join(".local", "share", "opencode", "auth.json"),
+    },
+  ],
+};
+
 /** The fields of Claude Code's global config (`.claude.json`) a session needs to be logged in. */
 const ACCOUNT_FIELDS = [
   "oauthAccount",
@@ -60,12 +93,25 @@ function gitQuoted(value: string): string {
  * @param world The session's world; its `homeReadOnly` is filled.
  * @param env The session's environment, as the user set it (its `HOME`,
  *   `CLAUDE_CONFIG_DIR`): where the user's files are read from.
+ * @param agent The ACP preset it runs (`codex`, `gemini`, `opencode`), whose
+ *   login and config files appear read-only too; none for Claude Code.
  */
 export function seedPrivateHome(
   world: SessionWorld,
   env: Record<string, string | undefined>,
+  agent?: string,
 ): void {
   const userHome = env.HOME ?? Deno.env.get("HOME") ?? "";
+  for (const file of AGENT_FILES[agent ?? ""] ?? []) {
+    const source = file.host(env, userHome);
+    const target = join(world.homePath, file.inside);
+    // A folder the world has already (the agent's own state, named in its env) is its own.
+    if (!isFile(source) || world.writable.some((outer) => within(source, outer))) continue;
+    const mountPoint = join(world.home, file.inside);
+    Deno.mkdirSync(join(mountPoint, ".."), { recursive: true });
+    Deno.writeTextFileSync(mountPoint, "");
+    world.homeReadOnly.push([source, target]);
+  }
   const configDir = env.CLAUDE_CONFIG_DIR ?? join(userHome, ".claude");
   const inside = join(world.home, ".claude");
   Deno.mkdirSync(inside, { recursive: true });

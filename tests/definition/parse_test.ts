@@ -280,7 +280,14 @@ Deno.test("invalid definitions are rejected at the field that is wrong", async (
     );
     assertRejects(
       withBehavior({}, { verify: { mod: "all" } }),
-      `${PREFIX}"verify.mod": unknown key, expected one of "mode", "checks", "detect", "baseline", "protect", "checkTimeoutSeconds", "prChecks", "prChecksTimeoutSeconds", "reproduce", "reproduceBackend", "reproduceModel", "reproduceMaxCostUsd", "reproduceMaxTurns", "bugLabels", "reviewDeclarations", "reviewMaxCostUsd", "reviewMaxTurns", "changedLines", "sandbox"`,
+      `${PREFIX}"verify.mod": unknown key, expected one of "mode", "checks", "detect", "baseline", "protect", "checkTimeoutSeconds", "prChecks", "prChecksTimeoutSeconds", "reproduce", "reproduceBackend", "reproduceModel", "reproduceMaxCostUsd", "reproduceMaxTurns", "bugLabels", "reviewDeclarations", "reviewMaxCostUsd", "reviewMaxTurns", "changedLines", "sandbox", "network"`,
+    );
+  });
+
+  await t.step("verify.network: a host, not a URL", () => {
+    assertRejects(
+      withBehavior({}, { verify: { network: { allow: ["https://registry.npmjs.org/"] } } }),
+      `${PREFIX}"verify.network.allow[0]": expected a host, host:port or *.domain (no scheme, no path)`,
     );
   });
 

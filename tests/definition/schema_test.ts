@@ -50,6 +50,7 @@ Deno.test("a minimal definition gets every default filled in", () => {
       reviewMaxTurns: 20,
       changedLines: { measure: true, budget: 2 },
       sandbox: "auto",
+      network: "model",
     },
     git: { rescue: true, autoCommit: false, timeoutSeconds: 10 },
     rescue: { finalAttempt: true, timeoutSeconds: 120 },
@@ -117,6 +118,7 @@ Deno.test("verify checks and the new behavior fields get their defaults", () => 
     reviewMaxTurns: 20,
     changedLines: { measure: true, budget: 2 },
     sandbox: "auto",
+    network: "model",
   });
 });
 
@@ -220,6 +222,7 @@ Deno.test("a full definition keeps every value it sets", () => {
       reviewMaxTurns: 5,
       changedLines: { measure: false, coverage: 0.8, mutants: 0.6, budget: 3 },
       sandbox: "required",
+      network: { allow: ["registry.npmjs.org", "*.pythonhosted.org"] },
     },
     git: { rescue: false, autoCommit: true, timeoutSeconds: 30 },
     rescue: { finalAttempt: false, timeoutSeconds: 45 },

@@ -268,3 +268,39 @@ Deno.test({
     assert.ok((await Deno.stat(env.XDG_DATA_HOME)).isDirectory);
   },
 });
+
+Deno.test({
+  name: "an ACP agent's login and config files appear read-only, only for that agent",
+  ignore: !available,
+  fn: async () => {
+    await using home = await tempDir();
+    await using repo = await tempDir();
+    await Deno.mkdir(join(home.path, ".codex"));
+    await Deno.writeTextFile(join(home.path, ".codex", "auth.json"), '{"OPENAI_API_KEY":"sk-x"}');
+    await Deno.mkdir(join(home.path, ".config", "opencode"), { recursive: true });
+    await Deno.writeTextFile(join(home.path, ".config", "opencode", "opencode.json"), "{}");
+    const env = { HOME: home.path, PATH: "/usr/bin:/bin" };
+    const script = [
+      'cat "$HOME/.codex/auth.json" 2>/dev/null || echo no-codex-login',
+      'echo changed > "$HOME/.codex/auth.json" 2>/dev/null && echo wrote || echo read-only',
+      'test -f "$HOME/.config/opencode/opencode.json" && echo opencode-config || echo no-opencode-config',
+    ].join("; ");
+    for (
+      const [agent, expected] of [
+        ["codex", /sk-x[\s\S]*read-only[\s\S]*no-opencode-config/],
+        ["opencode", /no-codex-login[\s\S]*opencode-config/],
+        [undefined, /no-codex-login[\s\S]*no-opencode-config/],
+      ] as const
+    ) {
+      await using sandbox = new AgentSandbox();
+      const wrapped = sandbox.wrap("/bin/sh", ["-c", script], { cwd: repo.path, env, agent });
+      assert.ok(wrapped);
+      const result = await run(wrapped.command, wrapped.args, wrapped.env, repo.path);
+      assert.match(result.stdout, expected, `${agent}: ${result.stdout} ${result.stderr}`);
+    }
+    assert.equal(
+      await Deno.readTextFile(join(home.path, ".codex", "auth.json")),
+      '{"OPENAI_API_KEY":"sk-x"}',
+    );
+  },
+});

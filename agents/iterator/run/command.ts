@@ -112,6 +112,7 @@ function warmFirstSession(plan: RunPlan, backend: AgentBackend): void {
       refuseCommands: plan.refuseCommands,
       spentUsd: 0,
       sandbox: plan.definition.verify.sandbox,
+      network: plan.definition.verify.network,
     }),
     plan.definition.finish.tool,
   ));

@@ -25,7 +25,7 @@ import { argsToVariables, PromptResolver } from "../../prompts/resolver.ts";
 import { pathExists } from "../../support/resource.ts";
 import { runGit } from "../../git/run_git.ts";
 import { UsageError } from "../../support/errors.ts";
-import { checkSandbox } from "../../sandbox/sandbox_check.ts";
+import { checkSandbox, describeNetwork } from "../../sandbox/sandbox_check.ts";
 import type { SqliteStore, StoredRun } from "../../store/mod.ts";
 import {
   applyFlags,
@@ -51,6 +51,8 @@ export interface RunPlan {
   cwd: string;
   /** Why agent sessions run unsandboxed (for the report), undefined when sandboxed. */
   unsandboxed?: string;
+  /** The sessions' sandbox and network, in one line for the report. */
+  isolation: string;
   /** The loaded definition (its file, folder, built-in or local). */
   loaded: LoadedDefinition;
   /** The definition after flags. */
@@ -131,6 +133,20 @@ export async function prepareRun(
   await checkWhereItRuns(cwd, mainRepo, flags.worktree === true);
   if (flags.baseBranch && mainRepo) await checkBaseBranch(mainRepo, flags.baseBranch);
   const backends = [definition.behavior.backend, definition.verify.reproduceBackend ?? "claude"];
+  const isolation = unsandboxed
+    ? `none (${unsandboxed}): agent sessions ran with your home and /tmp in reach`
+    : `bubblewrap; network: ${
+      describeNetwork(
+        definition.verify.network,
+        backends.map((backend) => {
+          const resolved = resolveBackend(backend);
+          return resolved === "claude"
+            ? { name: "claude", env: Deno.env.toObject(), cwd }
+            : { name: resolved.name, env: { ...Deno.env.toObject(), ...resolved.acp.env }, cwd };
+        }),
+        options.stderr,
+      )
+    }`;
   if (backends.some((backend) => backend === "claude" || backend === "claude-acp")) {
     await checkSettingsRoutes(mainRepo, { settingSources: definition.behavior.settingSources });
   }
@@ -219,6 +235,7 @@ export async function prepareRun(
     criteria,
     systemPrompt,
     unsandboxed,
+    isolation,
     // Built now so that a template problem is a usage error before anything is written.
     initialPrompt: options.resume ? undefined : await handler.buildInitialPrompt(args),
     checks,

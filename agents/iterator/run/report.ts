@@ -117,6 +117,8 @@ export interface ReportInput {
   logFile?: string;
   /** Where the report is written: links to logs are relative to it. */
   reportFile?: string;
+  /** The agent sessions' sandbox and network. */
+  isolation?: string;
 }
 
 const STATUS_MARK: Record<string, string> = {
@@ -281,6 +283,7 @@ function factLines(input: ReportInput): string[] {
   ];
   if (input.startedAt) lines.push(`- Started: ${timestamp(input.startedAt)}`);
   if (input.model) lines.push(`- Model: ${inline(input.model)}`);
+  if (input.isolation) lines.push(`- Sandbox: ${inline(input.isolation)}`);
   if (input.branch) {
     lines.push(
       `- Branch: ${codeSpan(input.branch)}${

@@ -260,6 +260,7 @@ export function reportInput(
     branch: facts.branch,
     worktree: workspace.worktree?.path,
     checks: plan.checksText,
+    isolation: plan.isolation,
     pullRequest: result.pullRequest,
     task: taskOf(plan.flags),
     title: issueTitle(plan),

@@ -193,6 +193,23 @@ Deno.test("the run report matches its snapshot", async () => {
   await matchSnapshot("report.md", renderReport(fullInput()));
 });
 
+Deno.test("the report says which sandbox and network the sessions had", () => {
+  const boxed = renderReport({
+    ...fullInput(),
+    isolation: "bubblewrap; network: model API only (api.anthropic.com:443)",
+  });
+  assert.match(
+    boxed,
+    /^- Sandbox: bubblewrap; network: model API only \(api\.anthropic\.com:443\)$/m,
+  );
+  const bare = renderReport({
+    ...fullInput(),
+    isolation:
+      "none (bubblewrap (bwrap) is not installed): agent sessions ran with your home and /tmp in reach",
+  });
+  assert.match(bare, /^- Sandbox: none \(bubblewrap \(bwrap\) is not installed\)/m);
+});
+
 Deno.test("the report of a resumed run counts every segment and shows how it was resumed", () => {
   const logs = "/repo/.agent/fixer/logs";
   const segment = (fields: Partial<RunSegment> & Pick<RunSegment, "number">): RunSegment => ({
