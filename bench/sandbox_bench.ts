@@ -4,8 +4,11 @@
  * ({@linkcode AgentSandbox.wrap}: git's places, the tools, the private home
  * seeded the first time; a later session in the same folder reuses it), (2)
  * starting a program through `bwrap` against starting it directly, and (3)
- * the real Claude Code binary's `--version` both ways. The per-session cost
- * is (1) + the difference in (2).
+ * the real Claude Code binary's `--version` both ways, and (4) starting
+ * through `bwrap` with the default network allowlist (`verify.network`:
+ * its own network namespace, socat's bridges up before the program). The
+ * per-session cost is (1) + the difference in (2), and with the allowlist
+ * (1) + the difference in (4).
  *
  *     deno task bench:sandbox [--rounds 30]
  *
@@ -15,6 +18,7 @@
 import { parseArgs } from "node:util";
 import { AgentSandbox } from "../agents/sandbox/agent_sandbox.ts";
 import { bubblewrapAvailability } from "../agents/sandbox/bubblewrap.ts";
+import { modelHosts } from "../agents/sandbox/network.ts";
 import { bundledClaude, tempRepo } from "../tests/_helpers.ts";
 
 const { values } = parseArgs({
@@ -57,6 +61,8 @@ const direct: number[] = [];
 const boxed: number[] = [];
 const claudeDirect: number[] = [];
 const claudeBoxed: number[] = [];
+const netBoxed: number[] = [];
+const network = { open: false as const, allow: modelHosts("claude", env, repo.path) };
 for (let round = 0; round < rounds; round++) {
   // A fresh sandbox each round: the first session's cost, home seeding included.
   await using sandbox = new AgentSandbox();
@@ -68,6 +74,8 @@ for (let round = 0; round < rounds; round++) {
   later.push(performance.now() - again);
   direct.push(await timed("/bin/true", []));
   boxed.push(await timed(wrapped.command, wrapped.args, wrapped.env));
+  const limited = sandbox.wrap("/bin/true", [], { cwd: repo.path, env, network })!;
+  netBoxed.push(await timed(limited.command, limited.args, limited.env));
   if (round < Math.min(rounds, 10)) {
     const version = sandbox.wrap(claude, ["--version"], { cwd: repo.path, env })!;
     claudeDirect.push(await timed(claude, ["--version"]));
@@ -76,13 +84,16 @@ for (let round = 0; round < rounds; round++) {
 }
 const cost = median(prepare) + median(boxed) - median(direct);
 const laterCost = median(later) + median(boxed) - median(direct);
+const netCost = median(prepare) + median(netBoxed) - median(direct);
 console.log(`rounds: ${rounds}`);
 console.log(`prepare a session's world (wrap):   ${median(prepare).toFixed(1)} ms (median)`);
 console.log(`a later session in the same folder: ${median(later).toFixed(2)} ms`);
 console.log(`start /bin/true directly:           ${median(direct).toFixed(1)} ms`);
 console.log(`start /bin/true through bwrap:      ${median(boxed).toFixed(1)} ms`);
+console.log(`start /bin/true, network allowlist: ${median(netBoxed).toFixed(1)} ms`);
 console.log(`claude --version directly:          ${median(claudeDirect).toFixed(1)} ms`);
 console.log(`claude --version through bwrap:     ${median(claudeBoxed).toFixed(1)} ms`);
 console.log(`sandbox cost, a folder's first session: ${cost.toFixed(1)} ms (target <= 50 ms)`);
 console.log(`sandbox cost, each later session:       ${laterCost.toFixed(1)} ms`);
+console.log(`sandbox cost with the network allowlist: ${netCost.toFixed(1)} ms (a folder's first)`);
 console.log(`load average: ${Deno.loadavg().map((n) => n.toFixed(1)).join(" ")}`);

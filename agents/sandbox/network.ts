@@ -346,10 +346,17 @@ export function startBridge(
     ...bridges.map(([port, socket]) =>
       `'${options.socat}' TCP-LISTEN:${port},bind=127.0.0.1,reuseaddr,fork UNIX-CONNECT:${NET_FOLDER_INSIDE}/${socket} 2>/dev/null &`
     ),
+    // Whether 127.0.0.1:$1 (hex) listens: the shell's own loop over /proc/net/tcp, no process.
+    "ready() {",
+    "  while read -r _ local _ state _; do",
+    '    [ "$local $state" = "0100007F:$1 0A" ] && return 0',
+    "  done < /proc/net/tcp",
+    "  return 1",
+    "}",
     "n=0",
     `for p in ${bridges.map(([port]) => hex(port)).join(" ")}; do`,
-    '  while ! grep -q "0100007F:$p 00000000:0000 0A" /proc/net/tcp 2>/dev/null; do',
-    "    n=$((n + 1)); [ $n -gt 1000 ] && break; sleep 0.01",
+    '  until ready "$p"; do',
+    "    n=$((n + 1)); [ $n -gt 2000 ] && break; sleep 0.005",
     "  done",
     "done",
     'exec "$@"',
