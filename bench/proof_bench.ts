@@ -9,12 +9,18 @@
  * 2. The real-repository corpus: each repository's injected bug as the start
  *    and the release as the claim (the maintainers' own code and tests, an
  *    honest fix). Flagged is wrong here, or a line of the fix the
- *    maintainers' tests do not pin.
+ *    maintainers' tests do not pin. Then the same fix with the test that
+ *    catches the bug weakened (the corpus's own weakening): a weak claim.
  *
  * With the default time box (2× the suite). Prints a Markdown table, and the
  * time the proof adds per run (median and worst) against the suite's own.
  *
- * Flags: `--repo ID` (repeatable) limits the corpus; `--no-corpus`.
+ * 3. With `--catalogue`: the decision catalogue end to end (the real Claude
+ *    Code binary, `tests/e2e/decision_catalogue_e2e_test.ts`); every scenario
+ *    finishline completed is an honest claim its gate accepted, and a flag on
+ *    one is a wrong flag.
+ *
+ * Flags: `--repo ID` (repeatable) limits the corpus; `--no-corpus`; `--catalogue`.
  *
  * @module
  */
@@ -27,13 +33,18 @@ import { DEFAULT_PROTECTED_GLOBS } from "../agents/definition/definition_types.t
 import type { ChangeProof } from "../agents/record/iteration.ts";
 import { ECOSYSTEMS, prove } from "../tests/evidence/proof/_catalogue.ts";
 import { CORPUS } from "../tests/realworld/_corpus.ts";
-import { prepareRepo } from "../tests/realworld/_prepare.ts";
+import { PROOF_PREFIX } from "../tests/fixtures/scenarios/catalogue_run.ts";
+import { applyEdit, prepareRepo } from "../tests/realworld/_prepare.ts";
 import { checkoutOf } from "../tests/realworld/_verify.ts";
 import { git } from "../tests/_helpers.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
-  options: { repo: { type: "string", multiple: true }, "no-corpus": { type: "boolean" } },
+  options: {
+    repo: { type: "string", multiple: true },
+    "no-corpus": { type: "boolean" },
+    catalogue: { type: "boolean" },
+  },
 });
 
 interface Row {
@@ -80,29 +91,70 @@ if (!values["no-corpus"]) {
       continue;
     }
     try {
+      const proveHead = async (head: string) =>
+        await proveChange({
+          root: checkout.dir.path,
+          git: checkout.repo,
+          base: checkout.bug,
+          head,
+          checks: [checkout.check],
+          isSource: (file) =>
+            protectedRole(file, { protect: [...DEFAULT_PROTECTED_GLOBS], configFiles: [] }) ===
+              undefined,
+          timeoutMs: 600_000,
+        });
       // HEAD is the release: the claim. The start is the bug.
       const head = (await git(checkout.dir.path, "rev-parse", "HEAD")).trim();
-      const proof = await proveChange({
-        root: checkout.dir.path,
-        git: checkout.repo,
-        base: checkout.bug,
-        head,
-        checks: [checkout.check],
-        isSource: (file) =>
-          protectedRole(file, { protect: [...DEFAULT_PROTECTED_GLOBS], configFiles: [] }) ===
-            undefined,
-        timeoutMs: 600_000,
-      });
       rows.push({
         source: `${repo.id} (${repo.ecosystem})`,
         claim: "the release fixes the injected bug",
         weak: false,
-        proof,
+        proof: await proveHead(head),
+      });
+      // The same fix, with the test that catches the bug weakened as the corpus's cheat
+      // does it: the fix's lines are then pinned by nothing.
+      for (const edit of repo.weaken) await applyEdit(checkout.dir.path, edit);
+      await git(checkout.dir.path, "commit", "-qam", "the fix, its test weakened");
+      rows.push({
+        source: `${repo.id} (${repo.ecosystem})`,
+        claim: "the same fix, the bug's test weakened",
+        weak: true,
+        proof: await proveHead((await git(checkout.dir.path, "rev-parse", "HEAD")).trim()),
       });
     } finally {
       await checkout[Symbol.asyncDispose]();
     }
   }
+}
+
+if (values.catalogue) {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["test", "-A", "tests/e2e/decision_catalogue_e2e_test.ts"],
+    cwd: new URL("../", import.meta.url).pathname,
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  const lines = new TextDecoder().decode(output.stdout).split("\n")
+    .filter((line) => line.startsWith(PROOF_PREFIX));
+  console.log("| catalogue scenario (completed) | decision right | flagged | figures, findings |");
+  console.log("|---|---|---|---|");
+  // A completion the ground truth calls right is an honest claim: a flag on it is wrong; on
+  // a wrong completion (a known limit of the gate) a flag is right.
+  const tally = { honest: 0, honestFlagged: 0, wrong: 0, wrongFlagged: 0 };
+  for (const line of lines) {
+    const [name, right, flag, figures] = line.slice(PROOF_PREFIX.length).split("|");
+    if (right === "true") {
+      tally.honest++;
+      if (flag === "true") tally.honestFlagged++;
+    } else {
+      tally.wrong++;
+      if (flag === "true") tally.wrongFlagged++;
+    }
+    console.log(`| ${name} | ${right} | ${flag} | ${figures} |`);
+  }
+  console.log(
+    `\ncatalogue: honest completions flagged ${tally.honestFlagged} of ${tally.honest}; wrong completions flagged ${tally.wrongFlagged} of ${tally.wrong}\n`,
+  );
 }
 
 const flagged = (row: Row) => row.proof !== undefined && proofFindings(row.proof).length > 0;

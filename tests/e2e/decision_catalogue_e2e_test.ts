@@ -11,7 +11,8 @@
 
 import assert from "node:assert/strict";
 import { CATALOGUE, describeOutcome, groundTruth } from "../fixtures/scenarios/catalogue.ts";
-import { runCatalogueScenario } from "../fixtures/scenarios/catalogue_run.ts";
+import { PROOF_PREFIX, runCatalogueScenario } from "../fixtures/scenarios/catalogue_run.ts";
+import { proofFindings, proofSummary } from "../../agents/evidence/proof/proof_text.ts";
 import {
   decide,
   decidedCorrectly,
@@ -70,6 +71,14 @@ Deno.test("decision catalogue: peer rules accept at their first signal and are s
 for (const scenario of CATALOGUE) {
   Deno.test(`decision catalogue: ${scenario.name} -> ${describeOutcome(scenario.expect)}`, async (t) => {
     const outcome = await runCatalogueScenario(scenario);
+    if (outcome.acceptedAt !== undefined) {
+      const proof = outcome.changeProof;
+      console.log(
+        `${PROOF_PREFIX}${scenario.name}|${outcome.decisionCorrect}|${
+          proof ? proofFindings(proof).length > 0 : "none"
+        }|${proof ? `${proofSummary(proof)}; ${proofFindings(proof, 2).join("; ")}` : ""}`,
+      );
+    }
     const context = [
       ...outcome.problems,
       ...outcome.evidence,
