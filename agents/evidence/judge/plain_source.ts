@@ -184,6 +184,31 @@ export function isText(content: string): boolean {
   return !content.includes("\0") && !content.includes("\uFFFD");
 }
 
+/** Languages that style or mark up rather than compute. */
+const NOT_PROGRAMS: ReadonlySet<string> = new Set(["css", "html"]);
+
+/**
+ * The programming language of a file by its extension, outside dependency
+ * folders; undefined for documentation, data, style sheets and markup.
+ *
+ * @param file A repository-relative path.
+ * @returns The language, or undefined.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { programLanguage } from "./plain_source.ts";
+ *
+ * assert.equal(programLanguage("lib/builder.rb"), "ruby");
+ * assert.equal(programLanguage("README.md"), undefined);
+ * assert.equal(programLanguage("node_modules/x/index.js"), undefined);
+ * ```
+ */
+export function programLanguage(file: string): string | undefined {
+  if (underDependencyFolder(file)) return undefined;
+  const language = LANGUAGE_OF.get(extensionOf(file));
+  return language && !NOT_PROGRAMS.has(language) ? language : undefined;
+}
+
 /** Whether a path lies under a dependency, build or metadata folder. */
 function underDependencyFolder(file: string): boolean {
   return file.split("/").slice(0, -1).some((segment) => DEPENDENCY_SEGMENT.test(segment));

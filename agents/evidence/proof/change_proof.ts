@@ -20,9 +20,10 @@ import type {
 } from "../../record/iteration.ts";
 import { type CheckRun, type RepoCheck, runRepoCheck } from "../run/check_run.ts";
 import { inertLine } from "./_coverage_formats.ts";
+import { programLanguage } from "../judge/plain_source.ts";
 import { changedLines } from "./changed_lines.ts";
 import { openCoverageProbe } from "./coverage_probe.ts";
-import { applyMutant, lineMutants, type Mutant, mutantLanguage, spreadByLine } from "./mutants.ts";
+import { applyMutant, lineMutants, type Mutant, revertMutants, spreadByLine } from "./mutants.ts";
 
 export type { ChangeProof, FileProof, MutantTally, SurvivingMutant };
 
@@ -78,8 +79,9 @@ export async function proveChange(options: ProveChangeOptions): Promise<ChangePr
   const started = performance.now();
   const { root, checks, timeoutMs, signal } = options;
   const changed = (await changedLines(options.git, options.base, options.head) ?? [])
-    // Code the runtimes measure or the mutator knows: documentation and data are not proof's.
-    .filter((file) => options.isSource(file.path) && mutantLanguage(file.path) !== undefined);
+    // The repository's own source in any language (its change can be undone); documentation
+    // and data are not proof's.
+    .filter((file) => options.isSource(file.path) && programLanguage(file.path) !== undefined);
   if (changed.length === 0 || checks.length === 0) return undefined;
   const sources = new Map<string, string>();
   for (const file of changed) {
@@ -100,10 +102,14 @@ export async function proveChange(options: ProveChangeOptions): Promise<ChangePr
   }
   const files: FileProof[] = [];
   const toMutate: Mutant[] = [];
+  // Each hunk undone: tests that pass with it undone do not pin the change.
+  const undo: Mutant[] = [];
   for (const file of changed) {
     const absolute = path.join(root, file.path);
     const source = sources.get(absolute);
     if (source === undefined) continue;
+    undo.push(...revertMutants(file.path, source, file.hunks));
+    if (file.lines.length === 0) continue;
     const lines = source.split("\n");
     const code = file.lines.filter((line) => !inertLine(lines[line - 1] ?? ""));
     const coverage = measured.coverage.get(absolute);
@@ -124,7 +130,11 @@ export async function proveChange(options: ProveChangeOptions): Promise<ChangePr
     });
     toMutate.push(...lineMutants(file.path, source, ran));
   }
-  const mutants = await tryMutants(spreadByLine(toMutate), {
+  // Each changed line's first mutant, then each hunk undone, then the lines' other mutants.
+  const spread = spreadByLine(toMutate);
+  const lineCount = new Set(toMutate.map((mutant) => `${mutant.path}:${mutant.line}`)).size;
+  const ordered = [...spread.slice(0, lineCount), ...undo, ...spread.slice(lineCount)];
+  const mutants = await tryMutants(ordered, {
     root,
     checks,
     timeoutMs: Math.min(timeoutMs, Math.max(30_000, suiteMs * 3)),

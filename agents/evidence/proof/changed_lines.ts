@@ -10,12 +10,24 @@
 
 import type { GitReader } from "../../git/hardened.ts";
 
+/** One hunk of a change: where it is in the claim's version, and both sides' lines. */
+export interface Hunk {
+  /** The claim's first line of it, from 1; for a hunk that only deletes, the line it goes before. */
+  start: number;
+  /** The starting commit's lines. */
+  before: string[];
+  /** The claim's lines. */
+  after: string[];
+}
+
 /** The changed lines of one file, in the claim's version. */
 export interface ChangedFile {
   /** Repository-relative path. */
   path: string;
   /** Changed or added line numbers, from 1, ascending. */
   lines: number[];
+  /** The hunks, in order. */
+  hunks: Hunk[];
 }
 
 /**
@@ -39,31 +51,47 @@ export interface ChangedFile {
  *   "@@ -9,0 +11 @@",
  *   "+module.exports = add;",
  * ].join("\n");
- * assert.deepEqual(parseChangedLines(patch), [{ path: "calc.js", lines: [3, 4, 11] }]);
- * assert.deepEqual(parseChangedLines('+++ "b/caf\\303\\251.js"\n@@ -0,0 +1 @@\n+x'), [
- *   { path: "café.js", lines: [1] },
- * ]);
+ * const [file] = parseChangedLines(patch);
+ * assert.deepEqual(file.lines, [3, 4, 11]);
+ * assert.deepEqual(file.hunks[0], {
+ *   start: 3,
+ *   before: ["  return a - b;"],
+ *   after: ["  if (a === 2) return 4;", "  return a + b;"],
+ * });
+ * assert.deepEqual(parseChangedLines('+++ "b/caf\\303\\251.js"\n@@ -0,0 +1 @@\n+x')[0].path, "café.js");
  * ```
  */
 export function parseChangedLines(patch: string): ChangedFile[] {
   const files: ChangedFile[] = [];
   let current: ChangedFile | undefined;
+  let hunk: Hunk | undefined;
   for (const line of patch.split("\n")) {
+    const header = /^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@/.exec(line);
+    if (header && current) {
+      const start = Number(header[1]);
+      const count = header[2] === undefined ? 1 : Number(header[2]);
+      for (let at = start; at < start + count; at++) current.lines.push(at);
+      // `+N,0`: nothing added, the lines went after line N.
+      hunk = { start: count === 0 ? start + 1 : start, before: [], after: [] };
+      current.hunks.push(hunk);
+      continue;
+    }
+    if (hunk) {
+      // Inside a hunk every line is content ("--- x" is a deleted "-- x"), until the next file.
+      if (line.startsWith("-")) hunk.before.push(line.slice(1));
+      else if (line.startsWith("+")) hunk.after.push(line.slice(1));
+      else if (line.startsWith("diff --git ")) hunk = current = undefined;
+      continue;
+    }
     if (line.startsWith("+++ ")) {
       const target = line.slice(4);
       current = target === "/dev/null"
         ? undefined
-        : { path: unquote(target).replace(/^b\//, ""), lines: [] };
+        : { path: unquote(target).replace(/^b\//, ""), lines: [], hunks: [] };
       if (current) files.push(current);
-      continue;
     }
-    const hunk = /^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@/.exec(line);
-    if (!hunk || !current) continue;
-    const start = Number(hunk[1]);
-    const count = hunk[2] === undefined ? 1 : Number(hunk[2]);
-    for (let at = start; at < start + count; at++) current.lines.push(at);
   }
-  return files.filter((file) => file.lines.length > 0);
+  return files.filter((file) => file.hunks.length > 0);
 }
 
 const ESCAPES: Record<string, number> = { n: 10, t: 9, r: 13, b: 8, f: 12, a: 7, v: 11 };

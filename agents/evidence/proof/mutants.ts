@@ -6,6 +6,11 @@
  * Python, Go) and usable for the C family; it mutates only code, never
  * strings or comments, from a lexer that knows each family's literals.
  *
+ * Before them, one mutant per hunk of the change in every source file, in
+ * any language: the hunk undone (the starting commit's lines back in its
+ * place). Tests that pass with the change undone do not pin it at all; for
+ * a bug fix it is the bug itself.
+ *
  * No maintained mutation tool is used: Stryker (JavaScript) installs into
  * the user's project with a runner plugin per test framework, and mutmut
  * and go-mutesting are not in the registries CI reaches. One mutator with
@@ -350,4 +355,65 @@ export function spreadByLine(mutants: Mutant[]): Mutant[] {
     for (const queue of queues) if (queue[round]) out.push(queue[round]);
   }
   return out;
+}
+
+/**
+ * The mutants that undo a change hunk by hunk: each puts the starting
+ * commit's lines back in place of the claim's, in any language.
+ *
+ * @param path Repository-relative path.
+ * @param source The claim's content of the file.
+ * @param hunks The change's hunks in it.
+ * @returns One mutant per hunk whose undoing can be placed.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { applyMutant, revertMutants } from "./mutants.ts";
+ *
+ * const source = "def area(w, h):\n    return w * h\n";
+ * const [undo] = revertMutants("shapes.rb", source, [
+ *   { start: 2, before: ["    return w + h"], after: ["    return w * h"] },
+ * ]);
+ * assert.equal(applyMutant(source, undo), "def area(w, h):\n    return w + h\n");
+ * assert.equal(undo.description, "undoing the change of line 2");
+ * ```
+ */
+export function revertMutants(
+  path: string,
+  source: string,
+  hunks: ReadonlyArray<{ start: number; before: string[]; after: string[] }>,
+): Mutant[] {
+  const lines = source.split("\n");
+  const mutants: Mutant[] = [];
+  for (const hunk of hunks) {
+    const at = hunk.start - 1;
+    // The claim's lines must be where the diff says (the file read is the claim's).
+    if (hunk.after.some((line, k) => lines[at + k] !== line)) continue;
+    if (at > lines.length) continue;
+    const end = hunk.start + hunk.after.length - 1;
+    const span = hunk.after.length === 0
+      ? `the lines removed before line ${hunk.start}`
+      : hunk.after.length === 1
+      ? `line ${hunk.start}`
+      : `lines ${hunk.start}–${end}`;
+    // Whole lines with their line ends, so that an added hunk goes and a removed one comes back.
+    let from = hunk.after.map((line) => `${line}\n`).join("");
+    let to = hunk.before.map((line) => `${line}\n`).join("");
+    const offset = lines.slice(0, at).reduce((sum, line) => sum + line.length + 1, 0);
+    if (source.slice(offset, offset + from.length) !== from) {
+      // The file's last line, without a line end.
+      if (!from.endsWith("\n") || source.slice(offset) !== from.slice(0, -1)) continue;
+      from = from.slice(0, -1);
+      to = to.replace(/\n$/, "");
+    }
+    mutants.push({
+      path,
+      line: hunk.start,
+      column: 0,
+      from,
+      to,
+      description: `undoing the change of ${span}`,
+    });
+  }
+  return mutants;
 }
