@@ -116,6 +116,65 @@ Deno.test({
   },
 });
 
+/** Open a CONNECT tunnel through the proxy inside and send a plain request over it. */
+const TUNNEL = `
+const [target] = Deno.args;
+const conn = await Deno.connect({ hostname: "127.0.0.1", port: 3128 });
+const send = (text) => conn.write(new TextEncoder().encode(text));
+const read = async () => {
+  const buffer = new Uint8Array(4096);
+  const count = await conn.read(buffer);
+  return new TextDecoder().decode(buffer.subarray(0, count ?? 0));
+};
+await send("CONNECT " + target + " HTTP/1.1\\r\\nHost: " + target + "\\r\\n\\r\\n");
+const answer = await read();
+if (!answer.includes(" 200 ")) { console.log("refused " + answer.split("\\r\\n")[0]); Deno.exit(0); }
+await send("GET / HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n");
+let text = "";
+for (let part = await read(); part; part = await read()) text += part;
+console.log("tunnel " + text.split("\\r\\n\\r\\n").at(-1));
+`;
+
+Deno.test({
+  name:
+    "network allowlist: a CONNECT tunnel to an allowed host carries the session's bytes; another is refused",
+  ignore: !available || outsideAddress() === undefined,
+  fn: async () => {
+    await using folder = await tempDir();
+    await using allowed = server("allowed");
+    await using other = server("other");
+    await using sandbox = new AgentSandbox();
+    const outside = outsideAddress()!;
+    const env = { HOME: folder.path, PATH: "/usr/bin:/bin", DENO_DIR: `${folder.path}/.deno` };
+    const results: string[] = [];
+    for (const port of [allowed.port, other.port]) {
+      const wrapped = sandbox.wrap(
+        Deno.execPath(),
+        ["eval", "--quiet", TUNNEL, `${outside}:${port}`],
+        {
+          cwd: folder.path,
+          env,
+          readOnly: [Deno.execPath()],
+          network: { open: false, allow: [{ host: outside, port: allowed.port }] },
+        },
+      );
+      assert.ok(wrapped);
+      const output = await new Deno.Command(wrapped.command, {
+        args: wrapped.args,
+        env: wrapped.env,
+        clearEnv: true,
+        cwd: folder.path,
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
+      results.push(new TextDecoder().decode(output.stdout).trim());
+    }
+    assert.equal(results[0], "tunnel allowed");
+    assert.match(results[1], /^refused HTTP\/1\.1 403 Forbidden/);
+  },
+});
+
 Deno.test({
   name: "network open: the host's network, as without the setting",
   ignore: !available,
