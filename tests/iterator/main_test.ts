@@ -63,10 +63,11 @@ Deno.test("no arguments prints the help and a hint about --task and --issue, exi
   );
 });
 
-Deno.test("--help, --version and completions load the flags only: no run machinery, no npm package", async () => {
+Deno.test("--help, --version and completions load the flags only: no run machinery, no npm package, no node: module", async () => {
   const modules = await loaded("agents/iterator/main.ts", { dynamic: false });
+  // The first node: module starts Deno's Node layer, a start-up of its own.
   const machinery = [...modules].filter((path) =>
-    /^agents\/(loop|evidence|checks|finish|store|embeddings|git|github|backends\/(claude|acp|model_access))|^npm:/
+    /^agents\/(loop|evidence|checks|finish|store|embeddings|git|github|backends\/(claude|acp|model_access))|^npm:|^node:/
       .test(path) || path === "agents/support/sinks.ts"
   );
   assert.deepEqual(machinery, [], "loaded before any command needs it");
