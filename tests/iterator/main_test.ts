@@ -79,6 +79,15 @@ Deno.test("--help, --version and completions load the flags only: no run machine
   }
 });
 
+Deno.test("runs loads the run history, not the agent definitions (their schema, zod, jsonc-parser)", async () => {
+  const modules = await loaded("agents/iterator/commands/history.ts", { dynamic: false });
+  assert.ok(modules.has("agents/store/mod.ts"));
+  const definitions = [...modules].filter((path) =>
+    /^agents\/definition\/|^npm:(zod|jsonc-parser)@/.test(path)
+  );
+  assert.deepEqual(definitions, [], "loaded by learnings search alone");
+});
+
 Deno.test("the library entry never reaches the Agent SDK's package (Claude Code's binaries) through its module graph", async () => {
   for (const entry of ["agents/mod.ts", "agents/iterator/main.ts"]) {
     const all = await loaded(entry, { dynamic: true });
