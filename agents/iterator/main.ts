@@ -32,9 +32,11 @@ import { noColour, painterFor } from "./terminal/colour.ts";
 import { VERSION } from "../support/version.ts";
 
 // Only the flags and the help are loaded at start, and no `node:` module (the
-// first one starts Deno's Node layer, about 40 ms): `--help`, `--version`,
+// first one starts Deno's Node layer, tens of ms): `--help`, `--version`,
 // `completions` and `runs` never load the run's machinery (the loop, the
-// evidence gate, the agent SDK), which each command below imports when it runs.
+// evidence gate, the agent SDK), which each command below imports when it runs
+// (and, with deno.json's "lazy-dynamic-imports", not before: else `deno run`
+// reads every command's modules before it starts).
 
 export { VERSION } from "../support/version.ts";
 

@@ -1,9 +1,9 @@
 /**
  * Argument lists -> tokens, split as `node:util`'s parseArgs splits them
  * (`--flag value`, `--flag=value`, `-f value`, `-fvalue`, groups of short
- * flags, `--` ending the flags), without loading Node's compatibility layer:
- * that alone costs the CLI's start about 40 ms. Private to the iterator's
- * command line.
+ * flags, `--` ending the flags), without loading Node's compatibility layer,
+ * whose own start adds tens of milliseconds to every command's (see
+ * docs/performance.md). Private to the iterator's command line.
  *
  * @module
  */

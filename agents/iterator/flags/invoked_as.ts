@@ -6,8 +6,8 @@
  *
  * It runs at every start, `--help` and `--version` too: its paths are
  * handled here (POSIX paths, as the shims and shells it reads use), not by
- * `node:path`, whose import alone loads Node's compatibility layer (about
- * 40 ms).
+ * `node:path`, whose import alone loads Node's compatibility layer (tens of
+ * milliseconds).
  *
  * @module
  */

@@ -2,8 +2,8 @@
  * Colour for the CLI's own words (outcomes, verdicts), in ANSI codes: only on
  * a terminal, never with `NO_COLOR` or `TERM=dumb`, and with `FORCE_COLOR`
  * (but "0" or "false") even into a pipe. Deno's own APIs, not `node:util`'s
- * `styleText`: any `node:` module loads Node's compatibility layer, about
- * 40 ms of the CLI's start.
+ * `styleText`: any `node:` module loads Node's compatibility layer, tens of
+ * milliseconds of the CLI's start.
  *
  * @module
  */
