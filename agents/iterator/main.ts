@@ -13,7 +13,6 @@
  * @module
  */
 
-import process from "node:process";
 import type { AgentBackend } from "../backends/port.ts";
 import { UsageError } from "../support/errors.ts";
 import {
@@ -32,10 +31,12 @@ import type { CommandIO } from "./run/command.ts";
 import { noColour, painterFor } from "./terminal/colour.ts";
 import { VERSION } from "../support/version.ts";
 
-// Only the flags, the help and the redaction are loaded at start: `--help`,
-// `--version`, `completions` and `runs` never load the run's machinery
-// (the loop, the evidence gate, the agent SDK), which each command below
-// imports when it runs.
+// Only the flags and the help are loaded at start, and no `node:` module (the
+// first one starts Deno's Node layer, tens of ms): `--help`, `--version`,
+// `completions` and `runs` never load the run's machinery (the loop, the
+// evidence gate, the agent SDK), which each command below imports when it runs
+// (and, with deno.json's "lazy-dynamic-imports", not before: else `deno run`
+// reads every command's modules before it starts).
 
 export { VERSION } from "../support/version.ts";
 
@@ -52,6 +53,12 @@ export interface MainIO {
 }
 
 const encoder = new TextEncoder();
+
+/**
+ * Whether {@linkcode main} went past the fixed text: from there a command may
+ * load Node's layer (the Agent SDK does, and registers its exit hook there).
+ */
+let pastFixedText = false;
 
 /**
  * Run the CLI.
@@ -83,6 +90,7 @@ export async function main(argv: string[], io: MainIO = {}): Promise<number> {
       raw[fixed.stream](fixed.text);
       return fixed.code;
     }
+    pastFixedText = true;
     const { stdout, stderr, stderrLive } = await redacting();
     const stderrIsTerminal = io.stderr === undefined && Deno.stderr.isTerminal();
     // Colour only on this process's own streams (a terminal, NO_COLOR and FORCE_COLOR honoured).
@@ -354,8 +362,14 @@ function writeAll(stream: { writeSync(bytes: Uint8Array): number }, bytes: Uint8
 }
 
 if (import.meta.main) {
-  // node's exit, not Deno.exit: only it runs the SDK's exit hook, which
-  // stops Claude Code processes still running (a session stopped mid-retry
-  // would otherwise go on calling the API after finishline has exited).
-  process.exit(await main(Deno.args));
+  const code = await main(Deno.args);
+  if (pastFixedText) {
+    // node's exit, not Deno.exit: only it runs the SDK's exit hook, which
+    // stops Claude Code processes still running (a session stopped mid-retry
+    // would otherwise go on calling the API after finishline has exited).
+    const { default: process } = await import("node:process");
+    process.exit(code);
+  }
+  // The fixed text loaded no `node:` module: importing one would start Node's layer.
+  Deno.exit(code);
 }

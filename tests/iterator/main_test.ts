@@ -63,10 +63,11 @@ Deno.test("no arguments prints the help and a hint about --task and --issue, exi
   );
 });
 
-Deno.test("--help, --version and completions load the flags only: no run machinery, no npm package", async () => {
+Deno.test("--help, --version and completions load the flags only: no run machinery, no npm package, no node: module", async () => {
   const modules = await loaded("agents/iterator/main.ts", { dynamic: false });
+  // The first node: module starts Deno's Node layer, a start-up of its own.
   const machinery = [...modules].filter((path) =>
-    /^agents\/(loop|evidence|checks|finish|store|embeddings|git|github|backends\/(claude|acp|model_access))|^npm:/
+    /^agents\/(loop|evidence|checks|finish|store|embeddings|git|github|backends\/(claude|acp|model_access))|^npm:|^node:/
       .test(path) || path === "agents/support/sinks.ts"
   );
   assert.deepEqual(machinery, [], "loaded before any command needs it");
@@ -76,6 +77,15 @@ Deno.test("--help, --version and completions load the flags only: no run machine
   for (const path of ["agents/loop/runner.ts", "agents/iterator/run/command.ts"]) {
     assert.ok(all.has(path), path);
   }
+});
+
+Deno.test("runs loads the run history, not the agent definitions (their schema, zod, jsonc-parser)", async () => {
+  const modules = await loaded("agents/iterator/commands/history.ts", { dynamic: false });
+  assert.ok(modules.has("agents/store/mod.ts"));
+  const definitions = [...modules].filter((path) =>
+    /^agents\/definition\/|^npm:(zod|jsonc-parser)@/.test(path)
+  );
+  assert.deepEqual(definitions, [], "loaded by learnings search alone");
 });
 
 Deno.test("the library entry never reaches the Agent SDK's package (Claude Code's binaries) through its module graph", async () => {

@@ -10,7 +10,6 @@
 import { countTools, jsonWithCosts, seconds, shortId, usd } from "../../support/format.ts";
 import { UsageError } from "../../support/errors.ts";
 import { GitRepo } from "../../git/repo.ts";
-import { loadDefinition } from "../../definition/load.ts";
 import type { EmbeddingsConfig } from "../../definition/definition_types.ts";
 import type {
   FinishRecord,
@@ -80,6 +79,8 @@ async function searchSettings(
   command: HistoryCommand,
   cwd: string,
 ): Promise<EmbeddingsConfig | undefined> {
+  // Only here: the definitions' schema takes longer to load than `runs` to answer.
+  const { loadDefinition } = await import("../../definition/load.ts");
   if (command.agent) {
     return (await loadDefinition(command.agent, { cwd })).definition.learnings.embeddings;
   }

@@ -1,25 +1,23 @@
 /**
- * Argument lists -> raw flag values, through `node:util`'s parseArgs, with
- * its errors turned into one-line usage errors that name the flag. Private
- * to the iterator's command line.
+ * Argument lists -> raw flag values, split as `node:util`'s parseArgs splits
+ * them (see `_tokenize.ts`), with one-line usage errors that name the flag.
+ * Private to the iterator's command line.
  *
  * @module
  */
 
-import { parseArgs } from "node:util";
 import type { ParameterSpec } from "../../definition/definition_types.ts";
 import { UsageError } from "../../support/errors.ts";
 import type { FlagSpec } from "./table.ts";
 import { needsValue, type RawValue, readValue, valueText } from "./values.ts";
 import { closest } from "./_suggest.ts";
+import { type Options, type Token, tokenize } from "./_tokenize.ts";
 
-/** parseArgs options. */
-export type Options = Record<string, { type: "string" | "boolean"; short?: string }>;
 /** Raw values by flag name. */
 export type Values = Record<string, RawValue>;
 
 /**
- * parseArgs options for some flags of the table.
+ * How some flags of the table are given: with a value or alone, and their letters.
  *
  * @param flags The flags.
  * @returns The options.
@@ -53,17 +51,12 @@ export function lenientParse(
   argv: readonly string[],
   flags: readonly FlagSpec[],
 ): { values: Values; positionals: string[]; other?: string } {
-  const { values, positionals, tokens } = parseArgs({
-    args: [...argv],
-    options: optionsOf(flags),
-    strict: false,
-    allowPositionals: true,
-    tokens: true,
-  });
-  refuseRepeats(tokens, optionsOf(flags));
+  const options = optionsOf(flags);
+  const tokens = tokenize(argv, options);
+  refuseRepeats(tokens, options);
   const known = new Set(flags.map((flag) => flag.name));
   const other = tokens.find((token) => token.kind === "option" && !known.has(token.name));
-  return { values, positionals, other: other && argv[other.index] };
+  return { ...valuesOf(tokens), other: other && argv[other.index] };
 }
 
 /**
@@ -117,7 +110,7 @@ export interface StrictOptions {
 }
 
 /**
- * Parse strictly: every flag known, values checked by parseArgs.
+ * Parse strictly: every flag known and given as its kind asks.
  *
  * @param argv The arguments.
  * @param flags The flags of the table allowed.
@@ -135,46 +128,72 @@ export function strictParse(
   for (const [flag, [, spec]] of parameters) {
     specs[flag] = { type: spec.type === "boolean" ? "boolean" : "string" };
   }
-  try {
-    const parsed = parseArgs({
-      args: [...argv],
-      options: specs,
-      strict: true,
-      allowPositionals: options.positionals ?? false,
-      tokens: true,
-    });
-    refuseRepeats(parsed.tokens, specs);
-    return { values: parsed.values as Values, positionals: parsed.positionals };
-  } catch (error) {
-    if (error instanceof UsageError) throw error;
-    const known = [...flags.map((flag) => flag.name), ...parameters.keys()];
-    throw parseError(error, (name) => {
-      const flag = flags.find((spec) => spec.name === name);
-      if (flag) return valueText(flag);
-      const parameter = parameters.get(name);
-      return parameter && `the agent's parameter "${parameter[0]}"`;
-    }, (flag) =>
-      unknownFlag(flag, {
+  const known = [...flags.map((flag) => flag.name), ...parameters.keys()];
+  const describe = (name: string) => {
+    const flag = flags.find((spec) => spec.name === name);
+    if (flag) return valueText(flag);
+    const parameter = parameters.get(name);
+    return parameter && `the agent's parameter "${parameter[0]}"`;
+  };
+  const tokens = tokenize(argv, specs);
+  for (const token of tokens) {
+    if (token.kind === "positional" && !options.positionals) {
+      throw new UsageError(
+        `Unexpected argument "${token.value}": flags take their values as "--flag value"; run with --help`,
+      );
+    }
+    if (token.kind !== "option") continue;
+    const flag = `--${token.name}`;
+    const type = Object.hasOwn(specs, token.name) ? specs[token.name].type : undefined;
+    if (type === undefined) {
+      throw unknownFlag(token.rawName, {
         known,
         command: options.command,
         fallback: () =>
-          options.unknown?.(flag) ??
-            new UsageError(`Unknown flag "${flag}": run with --help to see the flags`),
-      }));
+          options.unknown?.(token.rawName) ??
+            new UsageError(`Unknown flag "${token.rawName}": run with --help to see the flags`),
+      });
+    }
+    if (type === "string" && token.value === undefined) {
+      throw needsValue(flag, describe(token.name));
+    }
+    if (type === "boolean" && token.value !== undefined) {
+      throw new UsageError(`Flag "${flag}" takes no value: give it alone, as "${flag}"`);
+    }
+    // `--task --dry-run`: the next flag is more likely than a value that starts with "-".
+    const value = token.inlineValue ? undefined : token.value;
+    if (value !== undefined && value.length > 1 && value.startsWith("-")) {
+      throw new UsageError(
+        `Flag "${flag}" needs a value: to give one that starts with "-", write "${flag}=VALUE"`,
+      );
+    }
   }
+  refuseRepeats(tokens, specs);
+  return valuesOf(tokens);
+}
+
+/** Each flag's value (`true` for one given alone) and the positionals, from the tokens. */
+function valuesOf(tokens: readonly Token[]): { values: Values; positionals: string[] } {
+  const values: Values = {};
+  const positionals: string[] = [];
+  for (const token of tokens) {
+    if (token.kind === "positional") positionals.push(token.value);
+    // A later value wins; a flag that takes one is refused twice (refuseRepeats).
+    else if (token.kind === "option" && token.name !== "__proto__") {
+      values[token.name] = token.value ?? true;
+    }
+  }
+  return { values, positionals };
 }
 
 /**
- * A flag that takes one value, given twice (`--task a --task b`): parseArgs
- * keeps the last one silently, and the user meant one of them.
+ * A flag that takes one value, given twice (`--task a --task b`): the user
+ * meant one of them, and which one is a guess.
  */
-function refuseRepeats(
-  tokens: ReadonlyArray<{ kind: string; name?: string; rawName?: string }>,
-  specs: Options,
-): void {
+function refuseRepeats(tokens: readonly Token[], specs: Options): void {
   const seen = new Map<string, string>();
   for (const token of tokens) {
-    if (token.kind !== "option" || !token.name || specs[token.name]?.type !== "string") continue;
+    if (token.kind !== "option" || specs[token.name]?.type !== "string") continue;
     const earlier = seen.get(token.name);
     if (earlier !== undefined) {
       const forms = earlier === token.rawName
@@ -184,37 +203,6 @@ function refuseRepeats(
         `Flag "--${token.name}" is given twice (${forms}): it takes one value; give it once`,
       );
     }
-    seen.set(token.name, token.rawName ?? `--${token.name}`);
+    seen.set(token.name, token.rawName);
   }
-}
-
-function parseError(
-  error: unknown,
-  describe: (name: string) => string | undefined,
-  unknown: (flag: string) => UsageError,
-): UsageError {
-  const message = error instanceof Error ? error.message : String(error);
-  const code = (error as { code?: string }).code;
-  if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
-    return unknown(message.match(/'(-{1,2}[^' ]+)/)?.[1] ?? message);
-  }
-  if (code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL") {
-    const arg = message.match(/'([^']*)'/)?.[1] ?? "";
-    return new UsageError(
-      `Unexpected argument "${arg}": flags take their values as "--flag value"; run with --help`,
-    );
-  }
-  if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
-    const flag = message.match(/--([a-zA-Z0-9_-]+)/)?.[0] ?? "flag";
-    if (message.includes("does not take an argument")) {
-      return new UsageError(`Flag "${flag}" takes no value: give it alone, as "${flag}"`);
-    }
-    if (message.includes("argument is ambiguous")) {
-      return new UsageError(
-        `Flag "${flag}" needs a value: to give one that starts with "-", write "${flag}=VALUE"`,
-      );
-    }
-    return needsValue(flag, describe(flag.slice(2)));
-  }
-  return new UsageError(`Bad command line: ${message.split("\n")[0].replace(/\.$/, "")}`);
 }

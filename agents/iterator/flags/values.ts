@@ -26,7 +26,7 @@ export type FlagKind =
 /** A permission mode a flag may set (bypass has its own flag). */
 export type FlagPermissionMode = "default" | "acceptEdits" | "plan";
 
-/** What parseArgs gives for a flag: its text, `true` for a bare flag, or nothing. */
+/** What the command line gives for a flag: its text, `true` for a bare flag, or nothing. */
 export type RawValue = string | boolean | undefined;
 
 /** A flag as the parsers need it: its name and what its value is. */
@@ -99,7 +99,7 @@ export function valueText(spec: ValueSpec): string {
  * Read one flag's raw value by its kind.
  *
  * @param spec The flag.
- * @param raw What parseArgs found.
+ * @param raw What the command line gave.
  * @returns The typed value (`undefined` when the flag was not given).
  * @throws {UsageError} For a value of the wrong shape.
  */
@@ -208,7 +208,7 @@ function permissionMode(raw: string, flag: string): FlagPermissionMode {
  * Read an agent parameter's value: a string, number or boolean, checked
  * against the parameter's validation rules.
  *
- * @param raw What parseArgs found (present).
+ * @param raw What the command line gave (present).
  * @param flag The flag with dashes.
  * @param spec The parameter.
  * @returns The typed value.

@@ -1,13 +1,12 @@
 /**
- * Colour for the CLI's own words (outcomes, verdicts), through `node:util`'s
- * `styleText`: only on a terminal, never with `NO_COLOR`, and with
- * `FORCE_COLOR` even into a pipe.
+ * Colour for the CLI's own words (outcomes, verdicts), in ANSI codes: only on
+ * a terminal, never with `NO_COLOR` or `TERM=dumb`, and with `FORCE_COLOR`
+ * (but "0" or "false") even into a pipe. Deno's own APIs, not `node:util`'s
+ * `styleText`: any `node:` module loads Node's compatibility layer, tens of
+ * milliseconds of the CLI's start.
  *
  * @module
  */
-
-import process from "node:process";
-import { styleText } from "node:util";
 
 /** Paints a text in a colour, or leaves it as it is. */
 export type Paint = (colour: Colour, text: string) => string;
@@ -15,12 +14,23 @@ export type Paint = (colour: Colour, text: string) => string;
 /** The colours the CLI uses. */
 export type Colour = "green" | "red" | "yellow" | "cyan" | "dim" | "bold";
 
+/** Each colour's SGR codes, opening and closing (bold and dim share their close). */
+const CODES: Record<Colour, readonly [number, number]> = {
+  green: [32, 39],
+  red: [31, 39],
+  yellow: [33, 39],
+  cyan: [36, 39],
+  dim: [2, 22],
+  bold: [1, 22],
+};
+
 /** Leaves every text as it is: for output that is not a terminal of this process. */
 export const noColour: Paint = (_colour: Colour, text: string): string => text;
 
 /**
  * A painter for one of this process's streams: it colours when that stream
- * is a terminal and `NO_COLOR` is not set, or when `FORCE_COLOR` is set.
+ * is a terminal and neither `NO_COLOR` nor `TERM=dumb` is set, or when
+ * `FORCE_COLOR` is set (but to "0" or "false").
  *
  * @param stream The stream the text goes to.
  * @returns The painter.
@@ -36,8 +46,32 @@ export const noColour: Paint = (_colour: Colour, text: string): string => text;
  * ```
  */
 export function painterFor(stream: "stdout" | "stderr"): Paint {
-  const target = stream === "stdout" ? process.stdout : process.stderr;
-  return (colour, text) => styleText(colour, text, { stream: target });
+  const on = colours(stream === "stdout" ? Deno.stdout : Deno.stderr);
+  // Not noColour itself, even when off: the painter says the stream is this process's.
+  return (colour, text) => on ? painted(colour, text) : text;
+}
+
+/** Whether to colour a stream, as Node's `styleText` decides (but for terminals it does not know). */
+function colours(stream: { isTerminal(): boolean }): boolean {
+  const force = variable("FORCE_COLOR");
+  if (force !== undefined) return force !== "0" && force !== "false";
+  return stream.isTerminal() && !Deno.noColor && variable("TERM") !== "dumb";
+}
+
+/** The text in a colour; where the text closes that colour itself, it opens again. */
+function painted(colour: Colour, text: string): string {
+  const [open, close] = CODES[colour].map((code) => `\x1b[${code}m`);
+  const reopen = CODES[colour][1] === 22 ? `${close}${open}` : open;
+  return `${open}${text.replaceAll(close, reopen)}${close}`;
+}
+
+/** An environment variable, or undefined where the permission is refused. */
+function variable(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
