@@ -115,7 +115,7 @@ export class AgentSandbox implements AsyncDisposable {
     this.#live++;
     const done = () => {
       this.#live--;
-      if (this.#live === 0 && this.#released) void this.#remove();
+      if (this.#live === 0 && this.#released) this.#remove();
     };
     exited.then(done, done);
   }
@@ -253,14 +253,19 @@ export class AgentSandbox implements AsyncDisposable {
    *
    * @returns Resolves once they are gone, or their removal is left to that exit.
    */
-  async close(): Promise<void> {
+  close(): Promise<void> {
     this.#released = true;
-    if (this.#live > 0) return;
-    await this.#remove();
+    if (this.#live === 0) this.#remove();
+    return Promise.resolve();
   }
 
-  /** Remove the folders now, the transcripts kept first. */
-  async #remove(): Promise<void> {
+  /**
+   * Remove the folders now, the transcripts kept first. At once, not awaited:
+   * a removal left half done when the process exits (the last session's
+   * process ended just before the CLI's exit) would leave the rest behind,
+   * with the unload listener that would have caught it gone.
+   */
+  #remove(): void {
     const root = this.#root;
     this.#root = undefined;
     globalThis.removeEventListener("unload", this.#unload);
@@ -270,7 +275,12 @@ export class AgentSandbox implements AsyncDisposable {
     this.#prepared.clear();
     for (const bridge of this.#bridges) bridge.close();
     this.#bridges = [];
-    if (root) await Deno.remove(root, { recursive: true }).catch(() => {});
+    if (!root) return;
+    try {
+      Deno.removeSync(root, { recursive: true });
+    } catch {
+      // already gone
+    }
   }
 
   /**

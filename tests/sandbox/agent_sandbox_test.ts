@@ -304,3 +304,21 @@ Deno.test({
     );
   },
 });
+
+Deno.test({
+  name: "a released sandbox's folders are gone when close returns, before any await",
+  ignore: !available,
+  fn: async () => {
+    await using repo = await tempDir();
+    const sandbox = new AgentSandbox();
+    sandbox.wrap("/bin/true", [], {
+      cwd: repo.path,
+      env: { HOME: repo.path, PATH: "/usr/bin:/bin" },
+    });
+    const folder = sandbox.folder!;
+    assert.ok(Deno.statSync(folder).isDirectory);
+    // Not awaited: a CLI that exits right after must not leave half a removal behind.
+    void sandbox.close();
+    assert.throws(() => Deno.statSync(folder), Deno.errors.NotFound);
+  },
+});
