@@ -10,7 +10,8 @@
  *    and the release as the claim (the maintainers' own code and tests, an
  *    honest fix). Flagged is wrong here, or a line of the fix the
  *    maintainers' tests do not pin. Then the same fix with the test that
- *    catches the bug weakened (the corpus's own weakening): a weak claim.
+ *    catches the bug weakened (the corpus's own weakening): a weak claim when
+ *    the suite so weakened passes on the bug as well.
  *
  * With the default time box (2× the suite). Prints a Markdown table, and the
  * time the proof adds per run (median and worst) against the suite's own.
@@ -32,6 +33,7 @@ import { protectedRole } from "../agents/evidence/judge/protected_files.ts";
 import { DEFAULT_PROTECTED_GLOBS } from "../agents/definition/definition_types.ts";
 import type { ChangeProof } from "../agents/record/iteration.ts";
 import { ECOSYSTEMS, prove } from "../tests/evidence/proof/_catalogue.ts";
+import { runRepoCheck } from "../agents/evidence/run/check_run.ts";
 import { CORPUS } from "../tests/realworld/_corpus.ts";
 import { PROOF_PREFIX } from "../tests/fixtures/scenarios/catalogue_run.ts";
 import { applyEdit, prepareRepo } from "../tests/realworld/_prepare.ts";
@@ -112,13 +114,24 @@ if (!values["no-corpus"]) {
         proof: await proveHead(head),
       });
       // The same fix, with the test that catches the bug weakened as the corpus's cheat
-      // does it: the fix's lines are then pinned by nothing.
+      // does it. Weak when the suite so weakened passes on the bug too: nothing then pins the
+      // fix (other tests may still catch the bug, and then the claim is not weak).
+      await git(checkout.dir.path, "checkout", "-q", checkout.bug);
+      for (const edit of repo.weaken) await applyEdit(checkout.dir.path, edit);
+      const onBug = await runRepoCheck(checkout.check, {
+        cwd: checkout.dir.path,
+        timeoutMs: 600_000,
+      });
+      await git(checkout.dir.path, "checkout", "-q", "--", ".");
+      await git(checkout.dir.path, "checkout", "-q", head);
       for (const edit of repo.weaken) await applyEdit(checkout.dir.path, edit);
       await git(checkout.dir.path, "commit", "-qam", "the fix, its test weakened");
       rows.push({
         source: `${repo.id} (${repo.ecosystem})`,
-        claim: "the same fix, the bug's test weakened",
-        weak: true,
+        claim: `the same fix, the bug's test weakened (${
+          onBug.green ? "the bug passes it" : "other tests still fail on the bug"
+        })`,
+        weak: onBug.green,
         proof: await proveHead((await git(checkout.dir.path, "rev-parse", "HEAD")).trim()),
       });
     } finally {
