@@ -138,7 +138,11 @@ export async function prepareRun(
     : `bubblewrap; network: ${
       describeNetwork(
         definition.verify.network,
-        backends.map((backend) => {
+        // The verifier's and reviewer's backend is the run's unless set.
+        [
+          definition.behavior.backend,
+          definition.verify.reproduceBackend ?? definition.behavior.backend,
+        ].map((backend) => {
           const resolved = resolveBackend(backend);
           return resolved === "claude"
             ? { name: "claude", env: Deno.env.toObject(), cwd }
