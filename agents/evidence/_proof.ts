@@ -34,6 +34,9 @@ export async function proveClaim(
   if (!settings?.measure || problems.length > 0 || !claim || !base || !copy || signal?.aborted) {
     return undefined;
   }
+  // The claim's own tree: a run before (the original tests', the worker's test on the
+  // starting commit) may have left other files in the copy.
+  if (await copy.moveTo(claim.head)) return undefined;
   const green = new Set(settled.filter(({ run }) => run.green).map(({ run }) => run.name));
   const checks = state.checks.filter((check) => green.has(check.name));
   const proof = await proveChange({
