@@ -33,6 +33,8 @@ interface Project {
   build: (offset: number) => Record<string, string>;
   /** The line its build prints for each C file it compiles. */
   compiles: RegExp;
+  /** What it prints when it configures a folder from nothing. */
+  configures: RegExp;
   /** The failing test, as the check's output names it. */
   failing: string;
 }
@@ -51,6 +53,7 @@ const PROJECTS: Project[] = [
       ].join("\n"),
     }),
     compiles: /Compiling C object/,
+    configures: /The Meson build system/,
     failing: "adds",
   },
   {
@@ -72,6 +75,7 @@ const PROJECTS: Project[] = [
       ].join("\n"),
     }),
     compiles: /Building C object/,
+    configures: /The C compiler identification/,
     failing: "adds",
   },
 ];
@@ -113,15 +117,20 @@ async function commit(dir: string, files: Record<string, string | null>): Promis
 
 /**
  * The detected check, run as detected, noting in `log` (outside the copy)
- * whether its build compiled a C file: "built" or "fresh".
+ * whether it configured a folder from nothing ("configured"), compiled a C
+ * file in a configured one ("built"), or neither ("fresh").
  */
 function noting(check: RepoCheck, spec: Project, log: string): RepoCheck {
   const out = `"$TMPDIR/build.out"`;
   const quoted = check.command.replaceAll("'", "'\\''");
+  const found = (pattern: RegExp) => `grep -Eq '${pattern.source}' ${out}`;
   return {
     ...check,
-    command:
-      `sh -c '${quoted}' >${out} 2>&1; code=$?; cat ${out}; if grep -Eq '${spec.compiles.source}' ${out}; then echo built >>'${log}'; else echo fresh >>'${log}'; fi; exit $code`,
+    command: `sh -c '${quoted}' >${out} 2>&1; code=$?; cat ${out}; if ${
+      found(spec.configures)
+    }; then echo configured >>'${log}'; elif ${
+      found(spec.compiles)
+    }; then echo built >>'${log}'; else echo fresh >>'${log}'; fi; exit $code`,
   };
 }
 
@@ -184,6 +193,8 @@ for (const spec of PROJECTS) {
         checks: [noting(check, spec, log)],
         timeoutMs: 300_000,
         owner,
+        // The proof of a passing change, with room for several mutants.
+        changedLines: { measure: true, budget: 50 },
       });
       const claim = async (files: Record<string, string | null>) => {
         await gate.ready();
@@ -194,7 +205,7 @@ for (const spec of PROJECTS) {
       };
       try {
         await gate.startBaseline(gitRepo, base);
-        assert.deepEqual(await since(), ["built"], "the baseline built the project");
+        assert.deepEqual(await since(), ["configured"], "the baseline built the project");
         assert.equal((await seedsOf(owner)).length, 1, "its build folder was taken");
 
         await t.step("a claim of the starting code compiles nothing", async () => {
@@ -243,11 +254,28 @@ for (const spec of PROJECTS) {
               (gate.evidence!.dependencyNotes ?? []).join("\n"),
               new RegExp(`You changed "${file}": .* configured and built from nothing`),
             );
-            assert.deepEqual((await since())[0], "built");
+            assert.deepEqual((await since())[0], "configured");
             // Put back: the seed serves again, nothing compiled.
             const back = await claim({ [file]: spec.build(0)[file] });
             assert.equal(back.complete, true, back.feedback);
             assert.deepEqual(await since(), ["fresh"]);
+          },
+        );
+
+        await t.step(
+          "a passing change's proof builds its mutants from the claim's build, not from nothing",
+          async () => {
+            const result = await claim({ "src/math.c": MATH_C("(b + a) * SCALE + OFFSET") });
+            assert.equal(result.complete, true, result.feedback);
+            const proof = gate.evidence!.changeProof!;
+            assert.ok(proof.mutants.tried >= 1, JSON.stringify(proof.mutants));
+            assert.ok(proof.mutants.killed >= 1, JSON.stringify(proof.mutants));
+            // The claim's run, the proof's suite run, then one run per mutant: none configures.
+            const runs = await since();
+            assert.ok(runs.length >= 3, `${runs}`);
+            assert.ok(!runs.includes("configured"), `${runs}`);
+            await claim({ "src/math.c": MATH_C("(a + b) * SCALE + OFFSET") });
+            await since();
           },
         );
 
@@ -261,7 +289,7 @@ for (const spec of PROJECTS) {
           await Deno.writeTextFile(file, "#!/bin/sh\nexit 0\n");
           const result = await claim({ "src/math.c": MATH_C("(a + b) * SCALE + OFFSET + 1") });
           assert.equal(result.complete, false, "built from nothing, the bug is found");
-          assert.equal((await since())[0], "built");
+          assert.equal((await since())[0], "configured");
           assert.match(
             (gate.evidence!.dependencyNotes ?? []).join("\n"),
             /build folder\) changed after it was taken/,
