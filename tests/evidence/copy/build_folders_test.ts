@@ -114,6 +114,23 @@ Deno.test("a kept build folder serves only the copy it was built in, with the se
         },
       );
 
+      await t.step(
+        "a copy planted while the agent works and written into after is copied again",
+        async () => {
+          assert.equal(await built.moveTo(source), undefined);
+          await built.tidy();
+          const folder = join(built.folder, "build");
+          const [name] = [...Deno.readDirSync(folder)].map((entry) => entry.name);
+          await Deno.writeTextFile(join(folder, name, "forged"), "x");
+          assert.equal(await built.moveTo(source), undefined);
+          assert.equal(
+            await Deno.stat(join(folder, name, "forged")).catch(() => undefined),
+            undefined,
+          );
+          assert.equal(await said(built), "kept");
+        },
+      );
+
       await t.step("a commit that changes a source file keeps the folder", async () => {
         assert.equal(await built.moveTo(source), undefined);
         assert.deepEqual(await built.readyBuildFolders([BUILD]), []);
