@@ -333,8 +333,9 @@ export class BuildSeed {
   }
 
   /**
-   * The paths it holds, below the folder it was taken from (`target`, and
-   * `Cargo.lock` when the commit does not track one; `build/<folder>`).
+   * The paths it holds, below the folder it was taken from: in a clean copy's
+   * folder, `tree/target` (and `tree/Cargo.lock` when the commit does not
+   * track one) and the kept build folders, `build/<name>`.
    *
    * @returns The entries.
    */
