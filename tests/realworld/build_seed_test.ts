@@ -57,6 +57,20 @@ const SEEDED: Seeded[] = [
 
 const all = Deno.env.get("FINISHLINE_REALWORLD") === "all";
 
+/** Puts the variables `names` back as they are now, when disposed. */
+function restoring(names: string[]): AsyncDisposable {
+  const before = new Map(names.map((name) => [name, Deno.env.get(name)]));
+  return {
+    [Symbol.asyncDispose]: () => {
+      for (const [name, value] of before) {
+        if (value === undefined) Deno.env.delete(name);
+        else Deno.env.set(name, value);
+      }
+      return Promise.resolve();
+    },
+  };
+}
+
 /** The check as detected, noting in `log` whether it configured, compiled, or neither. */
 function noting(check: RepoCheck, spec: Seeded, log: string): RepoCheck {
   const out = `"$TMPDIR/build.out"`;
@@ -83,7 +97,12 @@ for (const spec of SEEDED) {
         console.log(`skipped: ${prepared.ok ? prepared.missing.join(", ") : prepared.unavailable}`);
         return;
       }
-      const checkout = await checkoutOf(prepared);
+      // checkoutOf sets the corpus's variables (GOFLAGS) in this process, for the gate's checks;
+      // these C projects need none of them, and a go.work fixture run beside refuses -mod=mod.
+      const checkout = await (async () => {
+        await using _env = restoring(Object.keys(prepared.env));
+        return await checkoutOf(prepared);
+      })();
       assert.ok(typeof checkout !== "string", checkout as string);
       await using _ = checkout;
       await using logs = await tempDir("finishline-seed-log-");
