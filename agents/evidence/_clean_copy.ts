@@ -106,6 +106,10 @@ export async function cleanCopy(
       `finishline's copy of what the baseline built (${what}) changed after it was taken, was built in another folder, or could not be copied: the checks built from nothing`,
     );
   }
+  // Without a seed, a build from nothing still sees the files' times as a seed would give them.
+  if (!planted && base && state.checks.some((check) => check.buildFolder)) {
+    await copy.keepTimes(base);
+  }
   // A build folder configured from other build definitions than the claim's is not used.
   for (const dropped of planted ? await copy.readyBuildFolders(state.checks) : []) {
     notes.push(

@@ -75,6 +75,8 @@ export class CheckWorktree {
   /** The snapshot the worktree took itself, when it was given none: stopped at removal. */
   #ownSnapshot: DependencySnapshot | undefined;
   #seed: BuildSeed | undefined;
+  /** The commit whose files get the fixed time when there is no seed ({@linkcode CheckWorktree.keepTimes}). */
+  #timesSince: string | undefined;
   /** The listing of the seed planted ahead by {@linkcode CheckWorktree.tidy}, until a move uses it. */
   #planted: string | undefined;
   /** The checks' kept build folders, beside the work tree. */
@@ -235,7 +237,24 @@ export class CheckWorktree {
     const cleaned = await this.#clean();
     if (cleaned) return cleaned;
     if (this.#seed) await this.#plant(this.#seed);
+    else if (this.#timesSince) await settleTimes(this.#objects, this.#timesSince, commit);
     return await this.resetDependencies();
+  }
+
+  /**
+   * Without a seed, give the tracked files the times a seed would (the fixed
+   * time when unchanged since `since`, the move's when changed), now and at
+   * every move: make then sees the files a release ships made from others
+   * (GNU Hello's info manual from its Texinfo source) as up to date, as in a
+   * release, and not older or newer by the order the checkout wrote them in
+   * (it would run `makeinfo`, which is rarely installed).
+   *
+   * @param since The starting commit.
+   * @returns Resolves once done; a failure leaves the checkout's times.
+   */
+  async keepTimes(since: string): Promise<void> {
+    this.#timesSince = since;
+    if (!this.#seed) await settleTimes(this.#objects, since, this.#commit);
   }
 
   /**

@@ -190,3 +190,41 @@ Deno.test("a claim made before the baseline ended moves to the baseline's copy, 
     await gate.close();
   }
 });
+
+Deno.test("without a seed, the files get the times a seed would: make sees a shipped manual as made from its source", async () => {
+  await using repo = await tempRepo();
+  // As GNU Hello ships doc/hello.info beside doc/hello.texi: make remakes it (with makeinfo,
+  // rarely installed) when the source looks newer, as a checkout may write it.
+  await Deno.writeTextFile(join(repo.path, "rules.mk"), "a.info: z.texi\n\tfalse\n");
+  await Deno.writeTextFile(join(repo.path, "a.info"), "manual\n");
+  await Deno.writeTextFile(join(repo.path, "z.texi"), "source\n");
+  await git(repo.path, "add", "-A");
+  await git(repo.path, "commit", "-qm", "start");
+  const gitRepo = (await GitRepo.open(repo.path))!;
+  const base = (await gitRepo.head())!;
+  await Deno.writeTextFile(join(repo.path, "z.texi"), "source, changed\n");
+  await git(repo.path, "commit", "-qam", "the source changed");
+  const changed = (await gitRepo.head())!;
+  const upToDate = async (worktree: CheckWorktree) => {
+    const [run] = await worktree.run([{
+      name: "make -q",
+      command: "make -q -f rules.mk a.info",
+      buildFolder: "autotools",
+    }], { timeoutMs: 30_000 });
+    return run.green;
+  };
+  const copy = await CheckWorktree.create(gitRepo, base);
+  assert.ok(copy instanceof CheckWorktree, String(copy));
+  try {
+    // The checkout wrote the source a tick after the manual.
+    await Deno.utime(join(copy.dir, "a.info"), new Date(1_000_000), new Date(1_000_000));
+    assert.equal(await upToDate(copy), false);
+    await copy.keepTimes(base);
+    assert.equal(await upToDate(copy), true);
+    // A commit that changes the source: the manual must be made again, as from nothing.
+    assert.equal(await copy.moveTo(changed), undefined);
+    assert.equal(await upToDate(copy), false);
+  } finally {
+    await copy.remove();
+  }
+});
