@@ -12,7 +12,7 @@ import type { GitRepo } from "../git/repo.ts";
 import type { CheckRun } from "./run/check_run.ts";
 import { CheckWorktree } from "./copy/worktree_run.ts";
 import { type BaselineResult, baselineTimer } from "./run/baseline_result.ts";
-import { BuildSeed, seedEntries, settleTimes } from "./copy/build_seed.ts";
+import { seedEntries, settleTimes } from "./copy/build_seed.ts";
 import { splitTiers } from "./detect/check_tier.ts";
 import type { BaselineView } from "./_rules.ts";
 import type { GateState } from "./_gate_state.ts";
@@ -36,10 +36,15 @@ export function startBaseline(
       owner: state.owner,
     });
     if (typeof worktree === "string") return finished([], worktree);
-    // Cargo's build output becomes the clean copy's seed: the times it is built against first.
+    // Cargo's build output and the kept build folders become the clean copy's seed: the
+    // times they are built against first.
     const seeds = await seedEntries(worktree.objects, commit);
-    if (seeds.length > 0 && await settleTimes(worktree.objects, undefined, commit)) {
+    let folders = state.checks.some((check) => check.buildFolder);
+    if (
+      (seeds.length > 0 || folders) && await settleTimes(worktree.objects, undefined, commit)
+    ) {
       seeds.length = 0;
+      folders = false;
     }
     const tiers = splitTiers(state.checks, state.final);
     const runs = await worktree.run(tiers.perClaim, { timeoutMs: state.timeoutMs, signal });
@@ -56,14 +61,19 @@ export function startBaseline(
       );
       result.durationMs = finished(runs).durationMs;
     }
-    if (seeds.length > 0 && !signal.aborted && runs.length > 0) {
-      state.seed = await BuildSeed.take(worktree.dir, commit, seeds, {
-        owner: state.owner ? { repo: repo.root, run: state.owner } : undefined,
+    const green = runs.every((run) => run.green);
+    if ((seeds.length > 0 || folders) && !signal.aborted && runs.length > 0) {
+      // A build folder records this copy's folder: kept only when this copy becomes the clean one.
+      state.seed = await worktree.takeSeed(commit, {
+        cargo: seeds,
+        checks: state.checks,
+        folders: folders && green,
+        ...(state.owner ? { owner: { repo: repo.root, run: state.owner } } : {}),
       });
     }
     if (signal.aborted) {
       await worktree.remove();
-    } else if (runs.every((run) => run.green)) {
+    } else if (green) {
       state.baselineCopy = worktree;
     } else {
       state.baselineWorktree = worktree;

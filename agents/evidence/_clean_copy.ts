@@ -19,6 +19,25 @@ import { folderOf, nodeInstallCommand } from "./copy/dependency_folders.ts";
 import { listPaths } from "./_feedback.ts";
 import type { Claim, GateState } from "./_gate_state.ts";
 import { pythonNote } from "./_run_start.ts";
+import type { BuildSystem } from "./run/build_folder.ts";
+
+const BUILD_SYSTEM_NAMES: Record<BuildSystem, string> = {
+  meson: "Meson",
+  cmake: "CMake",
+  autotools: "autotools",
+};
+
+/** What a seed holds, for a note: `target`, and the build systems' folders. */
+function seedNames(entries: readonly string[]): string {
+  const names = entries.flatMap((entry) =>
+    entry.startsWith("build/")
+      ? [`the ${BUILD_SYSTEM_NAMES[entry.slice(6).split("-")[0] as BuildSystem]} build folder`]
+      : entry.endsWith("target")
+      ? ["target"]
+      : []
+  );
+  return [...new Set(names)].join(", ") || "target";
+}
 
 /**
  * The clean copy at `head`: made on the first claim, moved on later ones;
@@ -32,8 +51,17 @@ export async function cleanCopy(
   await state.tidying;
   state.tidying = undefined;
   // The first claim moves the green baseline's worktree (moveTo cleans it as any move does).
-  let copy = state.copy ?? state.baselineCopy;
+  // A claim made before the baseline ended has a copy of its own; the baseline's takes over
+  // when there is a seed: the build folders in it record the baseline's folder.
+  const baselineCopy = state.baselineCopy;
   state.baselineCopy = undefined;
+  let copy = state.copy ?? baselineCopy;
+  if (baselineCopy && copy !== baselineCopy) {
+    if (state.seed?.usable && state.seed.plantsIn(baselineCopy.folder)) {
+      await copy?.remove();
+      copy = baselineCopy;
+    } else await baselineCopy.remove();
+  }
   const seeded = copy?.seeded ?? false;
   if (copy && await copy.moveTo(claim.head)) {
     if (copy.finding) {
@@ -71,10 +99,25 @@ export async function cleanCopy(
   const planted = copy.seeded ||
     (state.seed?.usable === true && await copy.seedWith(state.seed));
   if (!planted && (seeded || state.seed)) {
+    const what = seedNames(state.seed?.entries ?? []);
     await state.seed?.remove();
     state.seed = undefined;
     notes.push(
-      "finishline's copy of what the baseline built (target) changed after it was taken, or could not be copied: the checks built from nothing",
+      `finishline's copy of what the baseline built (${what}) changed after it was taken, was built in another folder, or could not be copied: the checks built from nothing`,
+    );
+  }
+  // Without a seed, a build from nothing still sees the files' times as a seed would give them.
+  if (!planted && base && state.checks.some((check) => check.buildFolder)) {
+    await copy.keepTimes(base);
+  }
+  // A build folder configured from other build definitions than the claim's is not used.
+  for (const dropped of planted ? await copy.readyBuildFolders(state.checks) : []) {
+    notes.push(
+      `You changed ${
+        listPaths(dropped.files)
+      }: "${dropped.check}" configured and built from nothing, not from the baseline's build folder (a kept ${
+        BUILD_SYSTEM_NAMES[dropped.system]
+      } build folder keeps what its first configure decided)`,
     );
   }
   // A folder installed for an earlier commit whose dependency change is gone since.

@@ -172,9 +172,15 @@ export class GateState {
   async runOne(check: RepoCheck, cwd: string, signal: AbortSignal | undefined): Promise<CheckRun> {
     this.onCheck?.(check.name, true);
     try {
-      // In the clean copy, Python's bytecode goes to finishline's folder beside it.
-      const pycache = this.copy?.dir === cwd ? this.copy.pycache : undefined;
-      return await runRepoCheck(check, { cwd, timeoutMs: this.timeoutMs, signal, pycache });
+      // In the clean copy, Python's bytecode and the kept build folders are finishline's, beside it.
+      const copy = this.copy?.dir === cwd ? this.copy : undefined;
+      return await runRepoCheck(check, {
+        cwd,
+        timeoutMs: this.timeoutMs,
+        signal,
+        pycache: copy?.pycache,
+        buildDir: await copy?.buildFolder(check),
+      });
     } finally {
       this.onCheck?.(check.name, false);
     }

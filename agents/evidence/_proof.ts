@@ -53,6 +53,7 @@ export async function proveClaim(
     suiteMs: settled.filter(({ run }) => green.has(run.name))
       .reduce((sum, { run }) => sum + run.durationMs, 0),
     signal,
+    buildFolder: (check) => copy.buildFolder(check),
   }).catch(() => undefined);
   // What the mutants' runs wrote into the copy's dependency folders goes.
   const planted = await state.undoWrites(facts);

@@ -626,7 +626,7 @@ Deno.test("checks run in the user's environment, with only checkVariables set", 
     } CI=true`,
   );
   const names = checkVariables().map((variable) => variable.name);
-  assert.deepEqual(names.slice(0, 8), [
+  assert.deepEqual(names.slice(0, 9), [
     "CI",
     "HOME",
     "TMPDIR",
@@ -635,9 +635,10 @@ Deno.test("checks run in the user's environment, with only checkVariables set", 
     "PYTHONNOUSERSITE",
     "PYTHONPYCACHEPREFIX",
     "PYTHONDONTWRITEBYTECODE",
+    "FINISHLINE_BUILD_DIR",
   ]);
   // The rest point toolchains at the user's real caches, nothing else.
-  for (const name of names.slice(8)) {
+  for (const name of names.slice(9)) {
     assert.match(
       name,
       /^(CARGO_HOME|RUSTUP_HOME|GO\w+|DENO_DIR|npm_config_cache|\w+_ROOT|ASDF_DATA_DIR|VOLTA_HOME)$/,

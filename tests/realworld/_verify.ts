@@ -56,6 +56,7 @@ export async function checkoutOf(prepared: Prepared & { ok: true }): Promise<Che
     name: found.name,
     command: found.command,
     ...(found.runner ? { runner: found.runner } : {}),
+    ...(found.buildFolder ? { buildFolder: found.buildFolder } : {}),
   };
   return {
     dir,

@@ -14,7 +14,7 @@
  * minitest), inih r59 (C, Meson), blang/semver 4.0.0 (Go, its v4 module
  * nested below the root's). cJSON's CMake tests, GNU Hello's `make check`
  * and xxhash's `-tags purego` run under FINISHLINE_REALWORLD=all: each
- * builds or tests for most of a minute per claim here. Three small fixtures
+ * builds or tests for most of a minute per scenario here. Three small fixtures
  * stay for what no release that CI can download shows: a Rakefile with
  * test-unit, a go.work of two modules, and a Deno project (neither npm nor
  * Debian serves a Deno project with its tests and deno.json).
@@ -44,7 +44,7 @@ export interface Project {
   weaken: Edit[];
   /** A check every claim declares out of scope, for a test red in the release as shipped. */
   outOfScope?: { check: string; reason: string };
-  /** Played only under FINISHLINE_REALWORLD=all (a build of most of a minute per claim). */
+  /** Played only under FINISHLINE_REALWORLD=all (a build of most of a minute per scenario). */
   slow?: boolean;
 }
 

@@ -1,21 +1,29 @@
 /**
  * The build output the clean copy starts from. A Cargo crate checked in a
  * fresh worktree builds everything again at every claim: for a small crate
- * that is most of the verification's time, for a large one minutes. The
- * baseline already built the starting commit in its own worktree; its
- * `target` (and `Cargo.lock`, when the commit does not track it) is moved
- * aside as the run's seed and copied into the clean copy each time the copy
- * moves to a commit.
+ * that is most of the verification's time, for a large one minutes; a Meson,
+ * CMake or autotools project configures and builds from nothing too. The
+ * baseline already built the starting commit in its own copy; its `target`
+ * (and `Cargo.lock`, when the commit does not track one) and the build
+ * folders its Meson, CMake and autotools checks kept (`run/build_folder.ts`)
+ * are moved aside as the run's seed and copied into the clean copy each time
+ * the copy moves to a commit.
  *
  * Why a stale artifact cannot stand in for the agent's code:
  * - the seed is what finishline built from the starting commit, never the
- *   checkout's `target`, and never what a claim's checks wrote (each move
- *   starts from the seed again);
- * - Cargo decides freshness by modification time, and git gives checked-out
- *   files the time of the checkout; so every tracked file gets one fixed
- *   time when its content is the starting commit's, in the baseline's
- *   worktree and in the clean copy alike, and the time of the move when it
- *   differs: Cargo rebuilds exactly what the commit changed;
+ *   checkout's `target` or build folder, and never what a claim's checks
+ *   wrote (each move starts from the seed again);
+ * - Cargo, make and ninja decide freshness by modification time, and git
+ *   gives checked-out files the time of the checkout; so every tracked file
+ *   gets one fixed time when its content is the starting commit's, in the
+ *   baseline's worktree and in the clean copy alike, and the time of the
+ *   move when it differs: each tool rebuilds exactly what the commit changed;
+ * - a build folder records the absolute folder it was configured in and
+ *   keeps what its configure step decided (Meson's option values, CMake's
+ *   cache, autotools' configured tree): such a seed is planted only in the
+ *   folder it was built in (the green baseline's copy, which becomes the
+ *   clean copy), and the copy drops a planted build folder whose build
+ *   definitions differ from the starting commit's (`copy/worktree_run.ts`);
  * - the seed's files are listed (inode, size, modification and change
  *   times) when it is taken and compared before and after each copy; a seed
  *   changed since is dropped, and the checks build from nothing.
@@ -170,6 +178,12 @@ async function touch(dir: string, files: string[], time: string[]): Promise<stri
  *   const limits = { bytes: 3, entries: 10 };
  *   assert.equal(await BuildSeed.take(built, "0123abcd", ["target"], { limits }), undefined);
  *   assert.equal(await Deno.stat(`${built}/target`).catch(() => undefined), undefined);
+ *   // A build folder records the folder it was configured in: planted there only.
+ *   await Deno.mkdir(`${built}/build/meson`, { recursive: true });
+ *   const bound = (await BuildSeed.take(built, "0123abcd", ["build/meson"], { bound: true }))!;
+ *   assert.equal(await bound.plant(copy), false);
+ *   assert.equal(await bound.plant(built), true);
+ *   await bound.remove();
  * } finally {
  *   await Deno.remove(built, { recursive: true });
  *   await Deno.remove(copy, { recursive: true });
@@ -182,24 +196,40 @@ export class BuildSeed {
   /** The folder that holds it. */
   readonly dir: string;
   readonly #entries: string[];
+  /** The folder it was taken from, when it may be planted there only. */
+  readonly #bound: string | undefined;
+  /** Every file of the seed's folder: what a change to the seed is found by. */
   #listing: string | undefined;
+  /** Its entries alone, as a copy of them is listed. */
+  readonly #entriesListing: string;
 
-  private constructor(commit: string, dir: string, entries: string[], listing: string) {
+  private constructor(
+    commit: string,
+    dir: string,
+    entries: string[],
+    listings: { all: string; entries: string },
+    bound: string | undefined,
+  ) {
     this.commit = commit;
     this.dir = dir;
     this.#entries = entries;
-    this.#listing = listing;
+    this.#listing = listings.all;
+    this.#entriesListing = listings.entries;
+    this.#bound = bound;
   }
 
   /**
-   * Move `entries` out of the worktree where they were built.
+   * Move `entries` out of the folder where they were built.
    *
-   * @param worktree The worktree's folder.
+   * @param worktree The folder (a copy's work tree, or the copy's folder that holds it).
    * @param commit The commit it holds.
-   * @param entries Root entries ({@linkcode seedEntries}); those missing are skipped.
+   * @param entries Paths below it ({@linkcode seedEntries}, `build/<folder>`); those missing
+   * are skipped. A seed holds at least one folder.
    * @param options `limits`: the largest seed kept (2 GiB, 50,000 files), a larger one is
    * removed; `owner`: the repository and the run, named in the seed's folder so that the
-   * next run removes it when this one was killed ({@linkcode removeStaleSeeds}).
+   * next run removes it when this one was killed ({@linkcode removeStaleSeeds}); `bound`:
+   * planted in `worktree` only, never elsewhere (a build folder that records where it was
+   * configured).
    * @returns The seed, or undefined when none of them is there, or it is too large.
    */
   static async take(
@@ -209,6 +239,7 @@ export class BuildSeed {
     options: {
       limits?: { bytes: number; entries: number };
       owner?: { repo: string; run: string };
+      bound?: boolean;
     } = {},
   ): Promise<BuildSeed | undefined> {
     const limits = options.limits ?? MAX_SEED;
@@ -218,30 +249,41 @@ export class BuildSeed {
         : "finishline-build-",
     });
     const taken: string[] = [];
+    let folders = 0;
     for (const entry of entries) {
       const from = path.join(worktree, entry);
       const info = await Deno.lstat(from).catch(() => undefined);
       if (!info || info.isSymlink) continue;
+      const to = path.join(dir, entry);
+      await Deno.mkdir(path.dirname(to), { recursive: true });
       try {
-        await Deno.rename(from, path.join(dir, entry));
+        await Deno.rename(from, to);
       } catch {
         // Another file system: a copy, then the original goes.
-        if (!await copyInto(from, dir)) continue;
+        if (!await copyInto(from, path.dirname(to))) continue;
         await Deno.remove(from, { recursive: true }).catch(() => {});
       }
       taken.push(entry);
+      if (info.isDirectory) folders++;
     }
-    const listed = taken.includes("target") ? await listing(dir) : undefined;
+    const listed = folders > 0 ? await listing(dir) : undefined;
     if (!listed || tooLarge(listed, limits)) {
       await Deno.remove(dir, { recursive: true }).catch(() => {});
       return undefined;
     }
-    return new BuildSeed(commit, dir, taken, listed);
+    return new BuildSeed(
+      commit,
+      dir,
+      taken,
+      { all: listed, entries: await listing(dir, taken) },
+      options.bound ? path.resolve(worktree) : undefined,
+    );
   }
 
   /**
    * Copy the seed into a worktree, in place of what is there; a seed changed
-   * since it was taken is removed instead, and so is what was copied.
+   * since it was taken is removed instead, and so is what was copied. A
+   * bound seed is planted only in the folder it was taken from.
    *
    * @param worktree The worktree's folder.
    * @returns Whether the seed is in place.
@@ -252,8 +294,11 @@ export class BuildSeed {
       await this.remove();
       return false;
     }
+    if (!this.plantsIn(worktree)) return false;
     for (const entry of this.#entries) {
-      if (!await copyInto(path.join(this.dir, entry), worktree)) {
+      const into = path.dirname(path.join(worktree, entry));
+      await Deno.mkdir(into, { recursive: true });
+      if (!await copyInto(path.join(this.dir, entry), into)) {
         await this.#unplant(worktree);
         return false;
       }
@@ -277,8 +322,20 @@ export class BuildSeed {
   }
 
   /**
-   * The root entries it holds (`target`, and `Cargo.lock` when the commit
-   * does not track one).
+   * Whether the seed may be planted in `worktree`: anywhere, unless it is
+   * bound to the folder it was taken from.
+   *
+   * @param worktree A folder.
+   * @returns False for a bound seed and another folder.
+   */
+  plantsIn(worktree: string): boolean {
+    return this.#bound === undefined || this.#bound === path.resolve(worktree);
+  }
+
+  /**
+   * The paths it holds, below the folder it was taken from: in a clean copy's
+   * folder, `tree/target` (and `tree/Cargo.lock` when the commit does not
+   * track one) and the kept build folders, `build/<name>`.
    *
    * @returns The entries.
    */
@@ -320,7 +377,7 @@ export class BuildSeed {
     const planted = await listing(worktree, this.#entries);
     // Every file as in the seed (kind, size, mode, modification time, link): nothing
     // changed it between the copy and its listing.
-    if (sameFiles(planted, this.#listing!)) return planted;
+    if (sameFiles(planted, this.#entriesListing)) return planted;
     await this.#unplant(worktree);
     return undefined;
   }

@@ -19,7 +19,8 @@ import { checkEnvironment } from "../run/check_env.ts";
 import { DEPENDENCY_FOLDERS, dependencyEntries, folderOf } from "./dependency_folders.ts";
 import { DependencySnapshot } from "./dependency_tree.ts";
 import { DependencyCopy } from "./dependency_copy.ts";
-import { type BuildSeed, settleTimes } from "./build_seed.ts";
+import { BuildSeed, settleTimes } from "./build_seed.ts";
+import { buildEntry, BuildFolders, type DroppedBuild } from "./build_folders.ts";
 import { ObjectCopy } from "./object_copy.ts";
 import { copyPrefix } from "./stale_copies.ts";
 
@@ -74,8 +75,12 @@ export class CheckWorktree {
   /** The snapshot the worktree took itself, when it was given none: stopped at removal. */
   #ownSnapshot: DependencySnapshot | undefined;
   #seed: BuildSeed | undefined;
+  /** The commit whose files get the fixed time when there is no seed ({@linkcode CheckWorktree.keepTimes}). */
+  #timesSince: string | undefined;
   /** The listing of the seed planted ahead by {@linkcode CheckWorktree.tidy}, until a move uses it. */
   #planted: string | undefined;
+  /** The checks' kept build folders, beside the work tree. */
+  readonly #builds: BuildFolders;
   /** Why the copy's files are not its commit's objects, after the last move that found it. */
   #finding: string | undefined;
 
@@ -84,6 +89,7 @@ export class CheckWorktree {
     this.#objects = objects;
     this.dir = objects.workTree;
     this.#commit = commit;
+    this.#builds = new BuildFolders(objects.folder, objects);
   }
 
   /**
@@ -138,6 +144,16 @@ export class CheckWorktree {
    */
   get objects(): ObjectCopy {
     return this.#objects;
+  }
+
+  /**
+   * The copy's own folder, which holds its work tree (`tree/`), its private
+   * repository, and the checks' kept build folders (`build/`).
+   *
+   * @returns The folder.
+   */
+  get folder(): string {
+    return this.#objects.folder;
   }
 
   /**
@@ -208,8 +224,9 @@ export class CheckWorktree {
     if (planted && seed) {
       const cleaned = await this.#clean(seed.entries);
       if (cleaned) return cleaned;
-      if (await seed.intact(this.dir, planted)) {
+      if (await seed.intact(this.folder, planted)) {
         if (await settleTimes(this.#objects, seed.commit, commit) === undefined) {
+          this.#builds.seeded(seed.entries);
           return await this.resetDependencies();
         }
         // Times that cannot be settled: no seed, and its copy goes.
@@ -220,7 +237,24 @@ export class CheckWorktree {
     const cleaned = await this.#clean();
     if (cleaned) return cleaned;
     if (this.#seed) await this.#plant(this.#seed);
+    else if (this.#timesSince) await settleTimes(this.#objects, this.#timesSince, commit);
     return await this.resetDependencies();
+  }
+
+  /**
+   * Without a seed, give the tracked files the times a seed would (the fixed
+   * time when unchanged since `since`, the move's when changed), now and at
+   * every move: make then sees the files a release ships made from others
+   * (GNU Hello's info manual from its Texinfo source) as up to date, as in a
+   * release, and not older or newer by the order the checkout wrote them in
+   * (it would run `makeinfo`, which is rarely installed).
+   *
+   * @param since The starting commit.
+   * @returns Resolves once done; a failure leaves the checkout's times.
+   */
+  async keepTimes(since: string): Promise<void> {
+    this.#timesSince = since;
+    if (!this.#seed) await settleTimes(this.#objects, since, this.#commit);
   }
 
   /**
@@ -259,16 +293,21 @@ export class CheckWorktree {
     if (await this.#clean().catch(() => "failed")) return;
     const seed = this.#seed;
     if (!seed?.usable) return;
-    this.#planted = await seed.plantAhead(this.dir).catch(() => undefined);
+    this.#planted = await seed.plantAhead(this.folder).catch(() => undefined);
   }
 
   /**
    * `git clean -ffdx`: every untracked and ignored file goes but the
-   * dependency folders and the root entries in `kept`.
+   * dependency folders and the work tree's entries in `kept`; the kept build
+   * folders go too, but those in `kept`.
+   *
+   * @param kept Paths below the copy's folder (`tree/target`, `build/<name>`).
    */
   async #clean(kept: readonly string[] = []): Promise<string | undefined> {
-    const except = [...this.dependencyPaths, ...kept].flatMap((entry) => ["-e", `/${entry}`]);
+    const inTree = kept.flatMap((entry) => entry.startsWith("tree/") ? [entry.slice(5)] : []);
+    const except = [...this.dependencyPaths, ...inTree].flatMap((entry) => ["-e", `/${entry}`]);
     const cleaned = await this.#git(["clean", "-ffdxq", ...except]);
+    await this.#builds.clean(kept);
     return cleaned.code === 0 ? undefined : `cannot clean the worktree: ${cleaned.stderr.trim()}`;
   }
 
@@ -297,9 +336,75 @@ export class CheckWorktree {
   async #plant(seed: BuildSeed): Promise<boolean> {
     const planted = seed.usable &&
       await settleTimes(this.#objects, seed.commit, this.#commit) === undefined &&
-      await seed.plant(this.dir);
+      await seed.plant(this.folder);
     if (!planted) this.#seed = undefined;
+    else this.#builds.seeded(seed.entries);
     return planted;
+  }
+
+  /**
+   * Move what the checks built in this copy aside as the run's build seed
+   * ({@linkcode BuildSeed.take}): Cargo's entries of the work tree, and the
+   * build folders `checks` kept here when `folders` is on. Those record this
+   * copy's folder: that seed is planted here only.
+   *
+   * @param commit The commit the checks ran on.
+   * @param options The work tree's Cargo entries (`seedEntries`), the checks, whether
+   * their build folders are taken, and the run that owns the seed.
+   * @returns The seed, or undefined when there is nothing to take or too much.
+   */
+  async takeSeed(
+    commit: string,
+    options: {
+      cargo: string[];
+      checks: RepoCheck[];
+      folders: boolean;
+      owner?: { repo: string; run: string };
+    },
+  ): Promise<BuildSeed | undefined> {
+    const builds = options.folders
+      ? await Promise.all(
+        options.checks.flatMap((check) => check.buildFolder ? [buildEntry(check)] : []),
+      )
+      : [];
+    const entries = [...options.cargo.map((entry) => `tree/${entry}`), ...builds];
+    if (entries.length === 0) return undefined;
+    return await BuildSeed.take(this.folder, commit, entries, {
+      ...(options.owner ? { owner: options.owner } : {}),
+      bound: builds.length > 0,
+    });
+  }
+
+  /**
+   * The kept build folder of `check` (beside the work tree, out of the
+   * commit's reach), made if missing: what `FINISHLINE_BUILD_DIR` names for
+   * it. A folder that holds the seed's copy is emptied first when the work
+   * tree's build definitions are not the seed's commit's (the commit changed
+   * them, or a file put back or added did): its configure step's choices
+   * would not be a fresh configure's, so the check builds from nothing.
+   *
+   * @param check The check.
+   * @returns The folder, or undefined for a check that keeps none.
+   */
+  async buildFolder(check: RepoCheck): Promise<string | undefined> {
+    return (await this.#builds.ready(check, this.#seed?.commit))?.dir;
+  }
+
+  /**
+   * Ready the kept build folders of `checks` ({@linkcode CheckWorktree.buildFolder})
+   * and tell which held the seed's copy and were emptied, with the build
+   * definitions that differ from the seed's commit.
+   *
+   * @param checks The checks.
+   * @returns The emptied ones: each check's name, its build system and the files.
+   */
+  async readyBuildFolders(checks: RepoCheck[]): Promise<DroppedBuild[]> {
+    const dropped: DroppedBuild[] = [];
+    for (const check of checks) {
+      const ready = await this.#builds.ready(check, this.#seed?.commit);
+      if (ready?.dropped) dropped.push(ready.dropped);
+    }
+    return dropped;
   }
 
   /**
@@ -448,6 +553,7 @@ export class CheckWorktree {
             timeoutMs: options.timeoutMs,
             signal: options.signal,
             pycache: this.pycache,
+            buildDir: await this.buildFolder(check),
           }),
         );
       } finally {

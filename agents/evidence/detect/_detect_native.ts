@@ -1,9 +1,10 @@
 /**
  * C and C++ build systems: CMake (configure, build, `ctest`), Meson (`meson
  * setup`, `meson test`) and autotools (`make check` in a configured tree).
- * Each builds in a temp folder outside the repository (see
- * `_build_folder.ts`); CMake's and Meson's checks are one command each,
- * named after the test driver.
+ * Each builds in a folder outside the repository (see `_build_folder.ts`):
+ * the one finishline keeps in its copies, where the baseline's build starts
+ * each claim's, else a temp folder; CMake's and Meson's checks are one
+ * command each, named after the test driver.
  *
  * @module
  */
@@ -73,15 +74,17 @@ export async function detectCmake(scan: Scan): Promise<void> {
   const defines = options.map((name) => ` -D${name}=ON`).join("");
   const configure = `cmake -S . -B "$b"${defines} && cmake --build "$b"`;
   const tests = declaring !== undefined;
+  // Configured again each time: cheap with its cache, and file(GLOB) sees files added since.
   const command = inBuildFolder(
     tests
       ? `${configure} && ctest --test-dir "$b" --output-on-failure --no-tests=error`
       : configure,
+    { kept: true },
   );
   const why = tests
     ? `CMakeLists.txt is at the root and ${
       declaring[0]
-    } declares tests; configured and built in a temp folder, then ctest${
+    } declares tests; configured and built in a folder outside the repository (kept between claims in finishline's copies), then ctest${
       options.length > 0 ? ` (${options.join(", ")} turned on)` : ""
     }`
     : "CMakeLists.txt is at the root and declares no tests: the build is the check";
@@ -95,6 +98,7 @@ export async function detectCmake(scan: Scan): Promise<void> {
         why,
         executable: "cmake",
         ...(tests ? { runner: "ctest" as const } : {}),
+        buildFolder: "cmake",
         kind: tests ? "test" : "build",
       },
       ["cmake:.", "cmake:.:build", ...(tests ? ["cmake:.:test"] : [])],
@@ -111,7 +115,11 @@ export async function detectMeson(scan: Scan): Promise<void> {
       return;
     }
   }
-  const command = inBuildFolder(`meson setup "$b" && meson test -C "$b" --print-errorlogs`);
+  // Set up once per folder: a kept one set up before regenerates itself when meson.build changes.
+  const command = inBuildFolder(
+    `{ test -e "$b/meson-private/coredata.dat" || meson setup "$b"; } && meson test -C "$b" --print-errorlogs`,
+    { kept: true },
+  );
   if (
     addCheck(
       scan,
@@ -119,9 +127,11 @@ export async function detectMeson(scan: Scan): Promise<void> {
         name: "meson test",
         command,
         source: "meson.build",
-        why: "meson.build is at the root; set up in a temp folder, then meson test (which builds)",
+        why:
+          "meson.build is at the root; set up in a folder outside the repository (kept between claims in finishline's copies), then meson test (which builds)",
         executable: "meson",
         runner: "meson",
+        buildFolder: "meson",
         kind: "test",
       },
       ["meson:.", "meson:.:test"],
@@ -161,23 +171,29 @@ export async function detectAutotools(scan: Scan): Promise<void> {
   // (`aclocal-1.14`), rarely the one here, to make them again (GNU Hello 2.10 failed so in
   // every clean copy). A release tarball keeps the times in order; these four say the same.
   const regenerate = shipped ? "ACLOCAL=true AUTOCONF=true AUTOMAKE=true AUTOHEADER=true " : "";
-  const steps = `${
-    shipped ? "" : "autoreconf -fi && "
-  }s=$(pwd) && (cd "$b" && ${regenerate}"$s/configure") && make -C "$b" check`;
+  // A shipped configure runs once per folder: a kept tree configured before is used as it is
+  // (finishline keeps one only while configure and what feeds it are unchanged). autoreconf
+  // writes configure again at each run, so that tree is never kept.
+  const steps = shipped
+    ? `s=$(pwd) && { test -f "$b/config.status" || (cd "$b" && ${regenerate}"$s/configure"); } && make -C "$b" check`
+    : `autoreconf -fi && s=$(pwd) && (cd "$b" && "$s/configure") && make -C "$b" check`;
   if (
     addCheck(
       scan,
       {
         name: "make check",
-        command: inBuildFolder(steps),
+        command: inBuildFolder(steps, { kept: shipped }),
         source: `${ac}, Makefile.am`,
         why: `${ac} and Makefile.am are at the root; ${
           shipped
             ? "configure ships with it (used as it is: make does not run automake again)"
             : "autoreconf -fi makes configure"
-        }, run in a temp folder, then make check`,
+        }, run in a folder outside the repository${
+          shipped ? " (kept between claims in finishline's copies)" : ""
+        }, then make check`,
         executable: shipped ? "make" : "autoreconf",
         runner: "automake",
+        ...(shipped ? { buildFolder: "autotools" as const } : {}),
         kind: "test",
       },
       ["autotools:.", "autotools:.:check", "make:.:check"],

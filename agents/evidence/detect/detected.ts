@@ -7,6 +7,7 @@
  */
 
 import type { TestRunner } from "../run/test_report.ts";
+import type { BuildSystem } from "../run/build_folder.ts";
 
 /** One check found in the repository. */
 export interface DetectedCheck {
@@ -22,6 +23,12 @@ export interface DetectedCheck {
   executable: string;
   /** The test runner whose output names failing tests, when the script text tells it; absent otherwise. */
   runner?: TestRunner;
+  /**
+   * The build system whose build folder the command keeps in
+   * `$FINISHLINE_BUILD_DIR` when finishline sets it (in its copies), so that
+   * a claim's build starts from the baseline's; absent for every other check.
+   */
+  buildFolder?: BuildSystem;
   /**
    * What kind of check it is: `build` for a build CI runs (its failure fails
    * CI), `gate` for a script or target that runs several checks (`check`,

@@ -49,6 +49,12 @@ export interface ProveChangeOptions {
   suiteMs?: number;
   /** Stops the proof (what is done is reported). */
   signal?: AbortSignal;
+  /**
+   * The kept build folder of a check in the copy (`FINISHLINE_BUILD_DIR`):
+   * the coverage run and each mutant build from the claim's build, as the
+   * suite whose time sets the box did, not from nothing.
+   */
+  buildFolder?: (check: RepoCheck) => Promise<string | undefined>;
 }
 
 /** A Go mutant that did not compile: its tests never ran. */
@@ -56,13 +62,25 @@ const BUILD_FAILED = /\[build failed\]|\[setup failed\]|^# \S+\n.*\.go:\d+:\d+: 
 
 async function runChecks(
   checks: RepoCheck[],
-  options: { cwd: string; timeoutMs: number; env?: Record<string, string>; signal?: AbortSignal },
+  options: {
+    cwd: string;
+    timeoutMs: number;
+    env?: Record<string, string>;
+    signal?: AbortSignal;
+    buildFolder?: (check: RepoCheck) => Promise<string | undefined>;
+  },
   stopAtFailure: boolean,
 ): Promise<CheckRun[]> {
   const runs: CheckRun[] = [];
   for (const check of checks) {
     if (options.signal?.aborted) break;
-    const run = await runRepoCheck(check, options);
+    const run = await runRepoCheck(check, {
+      cwd: options.cwd,
+      timeoutMs: options.timeoutMs,
+      env: options.env,
+      signal: options.signal,
+      buildDir: await options.buildFolder?.(check),
+    });
     runs.push(run);
     if (stopAtFailure && !run.green) break;
   }
@@ -94,7 +112,13 @@ export async function proveChange(options: ProveChangeOptions): Promise<ChangePr
   let measured: Awaited<ReturnType<typeof probe.collect>>;
   try {
     const suiteStarted = performance.now();
-    await runChecks(checks, { cwd: root, timeoutMs, env: probe.env, signal }, false);
+    await runChecks(checks, {
+      cwd: root,
+      timeoutMs,
+      env: probe.env,
+      signal,
+      buildFolder: options.buildFolder,
+    }, false);
     suiteMs = options.suiteMs ?? Math.round(performance.now() - suiteStarted);
     measured = await probe.collect(sources);
   } finally {
@@ -140,6 +164,7 @@ export async function proveChange(options: ProveChangeOptions): Promise<ChangePr
     timeoutMs: Math.min(timeoutMs, Math.max(30_000, suiteMs * 3)),
     budgetMs: suiteMs * (options.budgetFactor ?? 2),
     signal,
+    buildFolder: options.buildFolder,
   });
   const measuredFiles = files.filter((file) => file.run !== undefined);
   const executable = measuredFiles.reduce((sum, file) => sum + file.changed, 0);
@@ -163,6 +188,7 @@ async function tryMutants(
     timeoutMs: number;
     budgetMs: number;
     signal?: AbortSignal;
+    buildFolder?: (check: RepoCheck) => Promise<string | undefined>;
   },
 ): Promise<MutantTally> {
   const tally: MutantTally = {
@@ -193,6 +219,7 @@ async function tryMutants(
         cwd: options.root,
         timeoutMs: options.timeoutMs,
         signal: options.signal,
+        buildFolder: options.buildFolder,
       }, true);
     } finally {
       await Deno.writeTextFile(file, original);

@@ -18,6 +18,7 @@
 
 import path from "node:path";
 import { ownedTempDir } from "../../support/owned_temp.ts";
+import { BUILD_FOLDER_VARIABLE } from "./build_folder.ts";
 
 /** A variable finishline sets for the checks it runs, and why. */
 export interface CheckVariable {
@@ -172,6 +173,15 @@ export function checkVariables(): CheckVariable[] {
         "library and installed packages are compiled once a run, not at every check " +
         "(about 0.6 s of CPU at each pytest start here)",
     },
+    {
+      name: BUILD_FOLDER_VARIABLE,
+      value: "<finishline's build folder beside the copy, for Meson, CMake and autotools checks; " +
+        "else empty>",
+      why: "the detected Meson, CMake and autotools checks build there instead of in a temp " +
+        "folder: a claim's build then starts from the baseline's, copied in before each claim " +
+        "(each tool rebuilds what the claim changed), or from nothing when the claim changed " +
+        "the build's own files",
+    },
     ...toolchainCaches(),
   ];
 }
@@ -183,7 +193,8 @@ export function checkVariables(): CheckVariable[] {
  *
  * @param options `pycache`: finishline's bytecode folder for the copy the
  * check runs in, kept across runs (its part for `cwd` is emptied first);
- * without it, a fresh one in the fresh home.
+ * without it, a fresh one in the fresh home. `buildDir`: the check's kept
+ * build folder ({@linkcode BUILD_FOLDER_VARIABLE}), empty without it.
  * @returns The variables and what removes the fresh folders.
  * @example
  * ```ts
@@ -202,7 +213,7 @@ export function checkVariables(): CheckVariable[] {
  * ```
  */
 export async function checkEnvironment(
-  options: { pycache?: string; cwd?: string } = {},
+  options: { pycache?: string; cwd?: string; buildDir?: string } = {},
 ): Promise<CheckEnvironment> {
   // Owned: a finishline killed with SIGKILL mid-check leaves it to the next one to remove.
   const folder = ownedTempDir("finishline-check-home-");
@@ -221,6 +232,8 @@ export async function checkEnvironment(
   env.PYTHONPYCACHEPREFIX = pycache;
   // Python counts the variable as set when it is not empty.
   env.PYTHONDONTWRITEBYTECODE = "";
+  // Empty, never the user's own: only finishline's copies keep a build folder.
+  env[BUILD_FOLDER_VARIABLE] = options.buildDir ?? "";
   return {
     env,
     dispose: () => Deno.remove(folder, { recursive: true }).catch(() => {}),

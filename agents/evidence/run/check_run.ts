@@ -8,6 +8,7 @@
 import type { TestCounts } from "../../record/iteration.ts";
 import { runShell } from "../../support/process.ts";
 import { checkEnvironment } from "./check_env.ts";
+import type { BuildSystem } from "./build_folder.ts";
 import {
   parseTestReport,
   plainLines,
@@ -24,6 +25,12 @@ export interface RepoCheck {
   command: string;
   /** The test runner whose output names failing tests, when known. */
   runner?: TestRunner;
+  /**
+   * The build system whose build folder the command keeps where
+   * `FINISHLINE_BUILD_DIR` names one (detected Meson, CMake and autotools
+   * checks); elsewhere it builds in a temp folder of its own.
+   */
+  buildFolder?: BuildSystem;
 }
 
 /** One run of a check. */
@@ -62,7 +69,8 @@ const TAIL_LINES = 25;
  * Run one check and read its output for failing tests.
  *
  * @param check The check.
- * @param options Folder, timeout, and variables over the check environment's.
+ * @param options Folder, timeout, the kept build folder (`FINISHLINE_BUILD_DIR`, unset
+ * without it), and variables over the check environment's.
  * @returns The run.
  * @example
  * ```ts
@@ -85,13 +93,19 @@ export async function runRepoCheck(
     timeoutMs: number;
     signal?: AbortSignal;
     pycache?: string;
+    /** The check's kept build folder ({@linkcode RepoCheck.buildFolder}). */
+    buildDir?: string;
     /** More variables, over the check environment's (a coverage probe's). */
     env?: Record<string, string>;
   },
 ): Promise<CheckRun> {
   const started = performance.now();
   // A fresh home for each run: nothing one run writes there reaches the next.
-  const environment = await checkEnvironment({ pycache: options.pycache, cwd: options.cwd });
+  const environment = await checkEnvironment({
+    pycache: options.pycache,
+    cwd: options.cwd,
+    buildDir: options.buildDir,
+  });
   const result = await runShell(check.command, {
     cwd: options.cwd,
     timeoutMs: options.timeoutMs,

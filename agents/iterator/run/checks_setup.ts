@@ -48,6 +48,7 @@ export async function prepareChecks(
       name: check.name,
       command: check.command,
       ...(check.runner ? { runner: check.runner } : {}),
+      ...(check.buildFolder ? { buildFolder: check.buildFolder } : {}),
     })),
     timeoutMs: verify.checkTimeoutSeconds * 1000,
     protect: verify.protect,

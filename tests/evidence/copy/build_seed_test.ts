@@ -189,7 +189,7 @@ Deno.test({
         await t.step("a seed changed after it was taken is dropped", async () => {
           const [seed] = await ours();
           // A forged test binary would go here; any change at all drops the seed.
-          await Deno.writeTextFile(join(seed, "target", "forged"), "x");
+          await Deno.writeTextFile(join(seed, "tree", "target", "forged"), "x");
           await commit(repo.path, {});
           const claimed = await gate.check(context(repo.path, gitRepo, base));
           assert.equal(claimed.complete, true, claimed.feedback);

@@ -309,8 +309,9 @@ Deno.test("autotools, Gradle and Maven say why they do not run here", async (t) 
     assert.equal(checks[0].name, "make check");
     assert.match(
       checks[0].command,
-      /s=\$\(pwd\) && \(cd "\$b" && ACLOCAL=true AUTOCONF=true AUTOMAKE=true AUTOHEADER=true "\$s\/configure"\) && make -C "\$b" check$/,
+      /s=\$\(pwd\) && \{ test -f "\$b\/config\.status" \|\| \(cd "\$b" && ACLOCAL=true AUTOCONF=true AUTOMAKE=true AUTOHEADER=true "\$s\/configure"\); \} && make -C "\$b" check$/,
     );
+    assert.equal(checks[0].buildFolder, "autotools");
   });
   await t.step(
     "a shipped configure is used as it is, whatever times the checkout gave its inputs",

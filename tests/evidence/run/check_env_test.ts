@@ -212,3 +212,23 @@ Deno.test("bytecode a run wrote for the copy's code never serves the next run", 
   // Nothing was written into the project itself.
   await assert.rejects(Deno.stat(`${project.path}/__pycache__`));
 });
+
+Deno.test("FINISHLINE_BUILD_DIR is finishline's alone: empty unless it names a kept build folder", async () => {
+  const show = { name: "build folder", command: 'echo "[${FINISHLINE_BUILD_DIR-unset}]"' };
+  const before = Deno.env.get("FINISHLINE_BUILD_DIR");
+  // A user's (or an agent's) own value never reaches a check.
+  Deno.env.set("FINISHLINE_BUILD_DIR", "/tmp/the-users-own");
+  try {
+    const plain = await runRepoCheck(show, { cwd: ".", timeoutMs: 10_000 });
+    assert.equal(plain.tail, "[]");
+    const kept = await runRepoCheck(show, {
+      cwd: ".",
+      timeoutMs: 10_000,
+      buildDir: "/tmp/finishline-kept",
+    });
+    assert.equal(kept.tail, "[/tmp/finishline-kept]");
+  } finally {
+    if (before === undefined) Deno.env.delete("FINISHLINE_BUILD_DIR");
+    else Deno.env.set("FINISHLINE_BUILD_DIR", before);
+  }
+});

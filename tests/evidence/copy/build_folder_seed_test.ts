@@ -1,0 +1,305 @@
+/**
+ * The clean copy starts from the baseline's Meson and CMake build folders,
+ * on real projects built by the machine's meson, ninja, cmake and C
+ * compiler, with the checks as detection makes them: a claim of the
+ * starting code compiles nothing; a changed source or header is compiled
+ * again and its bug found; a deleted source is not stood in for by its
+ * object; a changed build definition configures from nothing (a kept folder
+ * would keep the old option's value and pass); a seed changed after it was
+ * taken is not used.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { RepoChecksChecker } from "../../../agents/evidence/repo_checks.ts";
+import { detectChecks } from "../../../agents/evidence/detect/detect.ts";
+import type { RepoCheck } from "../../../agents/evidence/run/check_run.ts";
+import { GitRepo } from "../../../agents/git/repo.ts";
+import { git, tempDir, tempRepo } from "../../_helpers.ts";
+
+const MATH_H = (scale: number) =>
+  `#define SCALE ${scale}\nint add(int a, int b);\nint twice(int a);\n`;
+const MATH_C = (sum: string) =>
+  `#include "math.h"\n#ifndef OFFSET\n#define OFFSET 0\n#endif\nint add(int a, int b) { return ${sum}; }\n`;
+const EXTRA_C = `#include "math.h"\nint twice(int a) { return add(a, a); }\n`;
+const TEST_C =
+  `#include <stdio.h>\n#include "../src/math.h"\nint main(void) {\n  if (add(1, 2) != 3) { puts("add(1, 2) != 3"); return 1; }\n  return 0;\n}\n`;
+
+interface Project {
+  name: string;
+  tools: string[];
+  /** The build file, with the sum's offset its configure step sets. */
+  build: (offset: number) => Record<string, string>;
+  /** The line its build prints for each C file it compiles. */
+  compiles: RegExp;
+  /** What it prints when it configures a folder from nothing. */
+  configures: RegExp;
+  /** The failing test, as the check's output names it. */
+  failing: string;
+}
+
+const PROJECTS: Project[] = [
+  {
+    name: "Meson",
+    tools: ["meson", "ninja", "cc"],
+    // A default option: a kept build folder keeps the first set-up's value when it changes.
+    build: (offset) => ({
+      "meson.build": [
+        `project('seedy', 'c', default_options: ['c_args=-DOFFSET=${offset}'])`,
+        "math = static_library('math', 'src/math.c', 'src/extra.c')",
+        "test('adds', executable('t_add', 'tests/t_add.c', link_with: math))",
+        "",
+      ].join("\n"),
+    }),
+    compiles: /Compiling C object/,
+    configures: /The Meson build system/,
+    failing: "adds",
+  },
+  {
+    name: "CMake",
+    tools: ["cmake", "cc"],
+    // A cache variable: a kept cache keeps the first configure's value when its default changes.
+    build: (offset) => ({
+      "CMakeLists.txt": [
+        "cmake_minimum_required(VERSION 3.13)",
+        "project(seedy C)",
+        `set(SEEDY_OFFSET ${offset} CACHE STRING "added to every sum")`,
+        "enable_testing()",
+        "add_library(math src/math.c src/extra.c)",
+        "target_compile_definitions(math PRIVATE OFFSET=${SEEDY_OFFSET})",
+        "add_executable(t_add tests/t_add.c)",
+        "target_link_libraries(t_add math)",
+        "add_test(NAME adds COMMAND t_add)",
+        "",
+      ].join("\n"),
+    }),
+    compiles: /Building C object/,
+    configures: /The C compiler identification/,
+    failing: "adds",
+  },
+];
+
+async function installed(tool: string): Promise<boolean> {
+  return await new Deno.Command("sh", { args: ["-c", `command -v ${tool}`] }).output().then(
+    (out) => out.success,
+    () => false,
+  );
+}
+
+async function project(spec: Project) {
+  const repo = await tempRepo();
+  const files: Record<string, string> = {
+    ...spec.build(0),
+    "src/math.h": MATH_H(1),
+    "src/math.c": MATH_C("(a + b) * SCALE + OFFSET"),
+    "src/extra.c": EXTRA_C,
+    "tests/t_add.c": TEST_C,
+  };
+  for (const [file, text] of Object.entries(files)) {
+    await Deno.mkdir(join(repo.path, file, ".."), { recursive: true });
+    await Deno.writeTextFile(join(repo.path, file), text);
+  }
+  await git(repo.path, "add", "-A");
+  await git(repo.path, "commit", "-qm", "start");
+  const gitRepo = (await GitRepo.open(repo.path))!;
+  return { repo, gitRepo, base: (await gitRepo.head())! };
+}
+
+async function commit(dir: string, files: Record<string, string | null>): Promise<void> {
+  for (const [file, text] of Object.entries(files)) {
+    if (text === null) await Deno.remove(join(dir, file));
+    else await Deno.writeTextFile(join(dir, file), text);
+  }
+  await git(dir, "add", "-A");
+  await git(dir, "commit", "-qm", "work", "--allow-empty");
+}
+
+/**
+ * The detected check, run as detected, noting in `log` (outside the copy)
+ * whether it configured a folder from nothing ("configured"), compiled a C
+ * file in a configured one ("built"), or neither ("fresh").
+ */
+function noting(check: RepoCheck, spec: Project, log: string): RepoCheck {
+  const out = `"$TMPDIR/build.out"`;
+  const quoted = check.command.replaceAll("'", "'\\''");
+  const found = (pattern: RegExp) => `grep -Eq '${pattern.source}' ${out}`;
+  return {
+    ...check,
+    command: `sh -c '${quoted}' >${out} 2>&1; code=$?; cat ${out}; if ${
+      found(spec.configures)
+    }; then echo configured >>'${log}'; elif ${
+      found(spec.compiles)
+    }; then echo built >>'${log}'; else echo fresh >>'${log}'; fi; exit $code`,
+  };
+}
+
+/** The lines of `log` since the last call. */
+function builds(log: string): () => Promise<string[]> {
+  let seen = 0;
+  return async () => {
+    const lines = (await Deno.readTextFile(log)).trim().split("\n");
+    const fresh = lines.slice(seen);
+    seen = lines.length;
+    return fresh;
+  };
+}
+
+async function seedsOf(owner: string): Promise<string[]> {
+  const found: string[] = [];
+  for await (const entry of Deno.readDir(tmpdir())) {
+    if (entry.name.startsWith("finishline-build-") && entry.name.includes(owner)) {
+      found.push(join(tmpdir(), entry.name));
+    }
+  }
+  return found;
+}
+
+/** Every regular file below `dir`, by path. */
+async function filesBelow(dir: string): Promise<string[]> {
+  const found: string[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    const file = join(dir, entry.name);
+    if (entry.isDirectory) found.push(...await filesBelow(file));
+    else if (entry.isFile) found.push(file);
+  }
+  return found;
+}
+
+for (const spec of PROJECTS) {
+  const missing = (await Promise.all(spec.tools.map(async (tool) => [tool, await installed(tool)])))
+    .filter(([, found]) => !found);
+  Deno.test({
+    name: `the clean copy starts from the baseline's ${spec.name} build folder, and nothing else`,
+    ignore: missing.length > 0 && Deno.env.get("CI") !== "true",
+    async fn(t) {
+      const owner = crypto.randomUUID();
+      const { repo, gitRepo, base } = await project(spec);
+      await using _repo = repo;
+      await using logs = await tempDir("finishline-build-folder-log-");
+      const log = join(logs.path, "builds.log");
+      const since = builds(log);
+      const detected = (await detectChecks(repo.path)).checks;
+      assert.equal(detected.length, 1, JSON.stringify(detected));
+      const [found] = detected;
+      assert.equal(found.buildFolder, spec.name.toLowerCase());
+      const check: RepoCheck = {
+        name: found.name,
+        command: found.command,
+        ...(found.runner ? { runner: found.runner } : {}),
+        buildFolder: found.buildFolder,
+      };
+      const gate = new RepoChecksChecker({
+        checks: [noting(check, spec, log)],
+        timeoutMs: 300_000,
+        owner,
+        // The proof of a passing change, with room for several mutants.
+        changedLines: { measure: true, budget: 50 },
+      });
+      const claim = async (files: Record<string, string | null>) => {
+        await gate.ready();
+        await commit(repo.path, files);
+        return await gate.check(
+          { cwd: repo.path, git: { repo: gitRepo, baseline: base } } as never,
+        );
+      };
+      try {
+        await gate.startBaseline(gitRepo, base);
+        assert.deepEqual(await since(), ["configured"], "the baseline built the project");
+        assert.equal((await seedsOf(owner)).length, 1, "its build folder was taken");
+
+        await t.step("a claim of the starting code compiles nothing", async () => {
+          const result = await claim({});
+          assert.equal(result.complete, true, result.feedback);
+          assert.deepEqual(await since(), ["fresh"]);
+        });
+
+        await t.step("a changed source file is compiled again, and its bug found", async () => {
+          const result = await claim({ "src/math.c": MATH_C("(a + b) * SCALE + OFFSET + 1") });
+          assert.equal(result.complete, false);
+          assert.match(result.feedback ?? "", new RegExp(`"${spec.failing}"`));
+          // Red where the baseline was green: run again before it is called red, on its own build.
+          assert.deepEqual(await since(), ["built", "fresh"]);
+        });
+
+        await t.step("back to the starting code: the bug's objects are gone", async () => {
+          const result = await claim({ "src/math.c": MATH_C("(a + b) * SCALE + OFFSET") });
+          assert.equal(result.complete, true, result.feedback);
+          assert.deepEqual(await since(), ["fresh"]);
+        });
+
+        await t.step("a changed header recompiles what includes it", async () => {
+          const result = await claim({ "src/math.h": MATH_H(2) });
+          assert.equal(result.complete, false);
+          assert.deepEqual((await since())[0], "built");
+          await claim({ "src/math.h": MATH_H(1) });
+          await since();
+        });
+
+        await t.step("a deleted source file is not stood in for by its object", async () => {
+          const result = await claim({ "src/extra.c": null });
+          assert.equal(result.complete, false, "the build refuses a missing source");
+          await claim({ "src/extra.c": EXTRA_C });
+          await since();
+        });
+
+        await t.step(
+          "a changed build definition configures from nothing: the kept folder would pass",
+          async () => {
+            const [file, text] = Object.entries(spec.build(1))[0];
+            const result = await claim({ [file]: text });
+            assert.equal(result.complete, false, "the new offset breaks add");
+            assert.match(result.feedback ?? "", new RegExp(`"${spec.failing}"`));
+            assert.match(
+              (gate.evidence!.dependencyNotes ?? []).join("\n"),
+              new RegExp(`You changed "${file}": .* configured and built from nothing`),
+            );
+            assert.deepEqual((await since())[0], "configured");
+            // Put back: the seed serves again, nothing compiled.
+            const back = await claim({ [file]: spec.build(0)[file] });
+            assert.equal(back.complete, true, back.feedback);
+            assert.deepEqual(await since(), ["fresh"]);
+          },
+        );
+
+        await t.step(
+          "a passing change's proof builds its mutants from the claim's build, not from nothing",
+          async () => {
+            const result = await claim({ "src/math.c": MATH_C("(b + a) * SCALE + OFFSET") });
+            assert.equal(result.complete, true, result.feedback);
+            const proof = gate.evidence!.changeProof!;
+            assert.ok(proof.mutants.tried >= 1, JSON.stringify(proof.mutants));
+            assert.ok(proof.mutants.killed >= 1, JSON.stringify(proof.mutants));
+            // The claim's run, the proof's suite run, then one run per mutant: none configures.
+            const runs = await since();
+            assert.ok(runs.length >= 3, `${runs}`);
+            assert.ok(!runs.includes("configured"), `${runs}`);
+            await claim({ "src/math.c": MATH_C("(a + b) * SCALE + OFFSET") });
+            await since();
+          },
+        );
+
+        await t.step("a seed changed after it was taken is dropped", async () => {
+          const [seed] = await seedsOf(owner);
+          // A forged test program would go here; any change at all drops the seed.
+          const [file] = (await filesBelow(join(seed, "build"))).filter((path) =>
+            /t_add$/.test(path)
+          );
+          assert.ok(file, "the seed holds the test program");
+          await Deno.writeTextFile(file, "#!/bin/sh\nexit 0\n");
+          const result = await claim({ "src/math.c": MATH_C("(a + b) * SCALE + OFFSET + 1") });
+          assert.equal(result.complete, false, "built from nothing, the bug is found");
+          assert.equal((await since())[0], "configured");
+          assert.match(
+            (gate.evidence!.dependencyNotes ?? []).join("\n"),
+            /build folder\) changed after it was taken/,
+          );
+          assert.deepEqual(await seedsOf(owner), [], "the seed is removed");
+        });
+      } finally {
+        await gate.close();
+      }
+      assert.deepEqual(await seedsOf(owner), []);
+    },
+  });
+}
