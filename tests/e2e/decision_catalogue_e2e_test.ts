@@ -106,6 +106,13 @@ for (const scenario of CATALOGUE) {
     await t.step("facts at the end, and the agent was told what it expected", () => {
       assert.deepEqual(outcome.problems, [], outcome.evidence.join("\n"));
     });
+    if (outcome.acceptedAt !== undefined && outcome.decisionCorrect && outcome.changeProof) {
+      // Every completion here is sound work: the proof must not flag it (it did, when the
+      // proof ran on the copy the original tests' run had left behind).
+      await t.step("the proof of the change flags nothing in sound work", () => {
+        assert.deepEqual(proofFindings(outcome.changeProof!), [], context);
+      });
+    }
     await t.step("no false abort (seed 003's success metric)", () => {
       assert.equal(outcome.metrics.falseAbort, false, context);
     });
