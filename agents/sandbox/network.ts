@@ -433,7 +433,10 @@ async function readHead(conn: Deno.Conn): Promise<{ head: string; rest: Uint8Arr
   return undefined;
 }
 
-function concat(chunks: Uint8Array[], size: number): Uint8Array {
+function concat(
+  chunks: Uint8Array[],
+  size = chunks.reduce((sum, c) => sum + c.length, 0),
+): Uint8Array {
   const all = new Uint8Array(size);
   let offset = 0;
   for (const chunk of chunks) {
@@ -509,11 +512,7 @@ async function proxy(
   // Through the user's proxy the absolute form stays; to the host itself, the path.
   const line = via ? requestLine : `${method} ${url.pathname}${url.search} ${version}`;
   const head = [line, ...kept, "Connection: close", "", ""].join("\r\n");
-  await pipeBoth(conn, upstream, concatBytes(encoder.encode(head), read.rest));
-}
-
-function concatBytes(a: Uint8Array, b: Uint8Array): Uint8Array {
-  return concat([a, b], a.length + b.length);
+  await pipeBoth(conn, upstream, concat([encoder.encode(head), read.rest]));
 }
 
 /** A connection to `host:port`, straight or through the user's proxy (CONNECT for tunnels). */

@@ -70,7 +70,6 @@ export function parseChangedLines(patch: string): ChangedFile[] {
     if (header && current) {
       const start = Number(header[1]);
       const count = header[2] === undefined ? 1 : Number(header[2]);
-      for (let at = start; at < start + count; at++) current.lines.push(at);
       // `+N,0`: nothing added, the lines went after line N.
       hunk = { start: count === 0 ? start + 1 : start, before: [], after: [] };
       current.hunks.push(hunk);
@@ -90,6 +89,10 @@ export function parseChangedLines(patch: string): ChangedFile[] {
         : { path: unquote(target).replace(/^b\//, ""), lines: [], hunks: [] };
       if (current) files.push(current);
     }
+  }
+  // The changed lines are the hunks' added ones.
+  for (const file of files) {
+    file.lines = file.hunks.flatMap((hunk) => hunk.after.map((_, k) => hunk.start + k));
   }
   return files.filter((file) => file.hunks.length > 0);
 }
