@@ -223,6 +223,39 @@ export interface Watchdog {
 
 /**
  * Tag this process's environment, so that every process it starts from now
+ * on carries `name=<value>/<pid>`: before its watchdog starts (a process
+ * started then is stopped by the watchdog once it runs, and with the run at
+ * its end). Tagging again with the same value changes nothing.
+ *
+ * @param name {@linkcode RUN_TAG} or {@linkcode FLEET_TAG}.
+ * @param value The run's or fleet's id.
+ * @returns What takes the tag off again, restoring what was there before
+ * (a no-op once the tag is off or another has replaced it).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { RUN_TAG, tagProcess } from "./process_tags.ts";
+ *
+ * const untag = tagProcess(RUN_TAG, "run-1");
+ * assert.equal(Deno.env.get(RUN_TAG), `run-1/${Deno.pid}`);
+ * untag();
+ * assert.equal(Deno.env.get(RUN_TAG), undefined);
+ * ```
+ */
+export function tagProcess(name: string, value: string): () => void {
+  const tag = `${value}/${Deno.pid}`;
+  const before = Deno.env.get(name);
+  if (before === tag) return () => {};
+  Deno.env.set(name, tag);
+  return () => {
+    if (Deno.env.get(name) !== tag) return;
+    if (before === undefined) Deno.env.delete(name);
+    else Deno.env.set(name, before);
+  };
+}
+
+/**
+ * Tag this process's environment, so that every process it starts from now
  * on carries `name=value`, and start a watchdog in a session of its own that
  * stops them once this process has died, however it dies. Without `/proc`
  * (not Linux) the tag is set and no watchdog starts.
@@ -232,10 +265,8 @@ export interface Watchdog {
  * @returns The watchdog.
  */
 export async function guardProcesses(name: string, value: string): Promise<Watchdog> {
-  const before = Deno.env.get(name);
   const tag = `${value}/${Deno.pid}`;
-  Deno.env.set(name, tag);
-  const untag = () => before === undefined ? Deno.env.delete(name) : Deno.env.set(name, before);
+  const untag = tagProcess(name, value);
   const end = async (watchdog?: Deno.ChildProcess) => {
     await stopTagged(name, tag);
     untag();

@@ -357,3 +357,78 @@ Deno.test("a check that prints 100 MB: the run completes, and the runner's memor
     { orphans: 0, worktrees: 0, lost: 0, peakMb: peakKb / 1024 },
   );
 });
+
+for (const sandbox of ["auto", "off"] as const) {
+  Deno.test(`kill -9 while the first agent process boots, before the run's watchdog (sandbox ${sandbox}): it does not outlive the run`, async () => {
+    await using repo = await tempRepo();
+    const marker = `early-${crypto.randomUUID().slice(0, 8)}`;
+    // A handler whose module takes minutes to load: the run is held in its preparation,
+    // after its first agent process was started and before its watchdog runs.
+    await Deno.mkdir(`${repo.path}/.agent/held/completion`, { recursive: true });
+    await Deno.writeTextFile(
+      `${repo.path}/.agent/held/completion/held.ts`,
+      `await new Promise((resolve) => setTimeout(resolve, 300_000)); // ${marker}\nexport default () => ({});\n`,
+    );
+    await commitAgent(repo.path, {
+      name: "held",
+      behavior: {
+        completionType: "custom",
+        completionConfig: { handlerPath: "completion/held.ts", maxIterations: 1 },
+        allowedTools: ["Bash"],
+      },
+      verify: { sandbox },
+      probe: { enabled: false },
+    });
+    await using server = await ScriptedModelServer.start({ scripts: [[textTurn("Done.")]] });
+    let runId: string | undefined;
+    let agents: number[] = [];
+    const run = await runCli(["--agent", "held", "--task", `Do the work ${marker}`], {
+      cwd: repo.path,
+      server,
+      onSpawn: async (child) => {
+        // Claude Code's own process, tagged with the run (under bwrap, its child).
+        const agent = () =>
+          until(async () => {
+            const found: number[] = [];
+            for (const process of await taggedProcesses(RUN_TAG)) {
+              const command = await Deno.readTextFile(`/proc/${process.pid}/cmdline`)
+                .catch(() => "");
+              if (command.includes("claude-agent-sdk")) {
+                runId = process.value.split("/")[0];
+                found.push(process.pid);
+              }
+            }
+            return found.length > 0 ? found : undefined;
+          }, 60_000);
+        agents = await agent() ?? [];
+        child.kill("SIGKILL");
+      },
+    });
+    assert.equal(run.code, 137, run.stderr);
+    assert.ok(runId, "the first agent process started while the run was prepared, tagged");
+    const watchdogs = (await withMarker(runId!)).filter((pid) => {
+      try {
+        return Deno.readTextFileSync(`/proc/${pid}/cmdline`).includes("finishline-watchdog");
+      } catch {
+        return false;
+      }
+    });
+    assert.deepEqual(watchdogs, [], "no watchdog of this run was running yet");
+    const alive = () =>
+      Promise.resolve(
+        agents.filter((pid) => {
+          try {
+            const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+            return !stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+          } catch {
+            return false;
+          }
+        }),
+      );
+    const left = await until(async () => {
+      const running = await alive();
+      return running.length === 0 ? running : undefined;
+    }, 30_000) ?? await alive();
+    assert.deepEqual(left, [], "Claude Code ended with the run");
+  });
+}

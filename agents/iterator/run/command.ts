@@ -29,9 +29,10 @@ import { createReporter, progressMode, type ProgressReporter } from "../terminal
 import { stderrColumns, stderrLine } from "../terminal/live_line.ts";
 import { EXIT_CODES, runIterations, type RunResult } from "../../loop/runner.ts";
 import { sessionSettings, workerProcess } from "../../loop/agent_sessions.ts";
-import { dryRunOutput, prepareRun, type RunPlan } from "./plan.ts";
+import { dryRunOutput, type FirstSession, prepareRun, type RunPlan } from "./plan.ts";
 import { resumeCommand } from "./report_facts.ts";
 import { guardRun, lockRunAndIssue } from "./locks.ts";
+import { RUN_TAG, tagProcess } from "../../support/process_tags.ts";
 import { openWorkspace, type Workspace } from "./workspace.ts";
 
 /** Where a command writes and what it runs on. */
@@ -71,7 +72,41 @@ export async function runCommand(
   const claude = io.backend ? undefined : new ClaudeBackend();
   // The SDK loads while the definition, handler and store are prepared.
   if (claude && !command.dryRun) claude.preload();
-  const plan = await prepareRun(command, { ...options, stderr: io.stderr });
+  // The first agent process boots while the handler, prompts and checks are prepared.
+  const early = io.backend ?? claude!;
+  let untag: (() => void) | undefined;
+  let plan: RunPlan | undefined;
+  try {
+    plan = await prepareRun(command, {
+      ...options,
+      stderr: io.stderr,
+      onFirstSession: (first) => {
+        if (!early.warm || first.definition.behavior.backend !== "claude") return;
+        // Tagged as this run's from its start, so that it dies with the run.
+        untag = tagProcess(RUN_TAG, first.runId);
+        warmFirstSession(first, early);
+      },
+    });
+  } catch (error) {
+    // A run refused while it was prepared leaves no process behind.
+    if (untag) await early.release?.();
+    untag?.();
+    throw error;
+  }
+  try {
+    return await runPlan(plan, claude, io, { ...options, warmed: untag !== undefined });
+  } finally {
+    untag?.();
+  }
+}
+
+/** The run once prepared: its backends, then the checks, the loop and the end. */
+async function runPlan(
+  plan: RunPlan,
+  claude: ClaudeBackend | undefined,
+  io: CommandIO,
+  options: { runLock?: RunLock; warmed: boolean },
+): Promise<number> {
   const backend = io.backend ?? await chooseBackend(plan.definition.behavior.backend, claude!);
   const reproduceBackend = plan.definition.verify.reproduceBackend;
   // The verifier and the reviewer: another backend when agent.json names one.
@@ -94,9 +129,13 @@ export async function runCommand(
 /**
  * Start the first session's agent process before the run is set up, with the
  * settings the loop will ask for (the loop finds it and claims it). Only for
- * a new run in the `fresh` session mode with `prewarm` on.
+ * a new run in the `fresh` session mode with `prewarm` on. Asked again with
+ * the same settings, it keeps the process already starting.
  */
-function warmFirstSession(plan: RunPlan, backend: AgentBackend): void {
+function warmFirstSession(
+  plan: FirstSession & { resume?: StoredRun; systemPrompt?: string },
+  backend: AgentBackend,
+): void {
   const behavior = plan.definition.behavior;
   if (
     !backend.warm || plan.resume || behavior.session !== "fresh" || !behavior.prewarm ||
@@ -105,7 +144,8 @@ function warmFirstSession(plan: RunPlan, backend: AgentBackend): void {
   backend.warm(workerProcess(
     sessionSettings({
       behavior,
-      systemPrompt: plan.systemPrompt,
+      // Sent when the session claims the process: early, the prompts are not resolved yet.
+      systemPrompt: plan.systemPrompt ?? "",
       cwd: plan.cwd,
       permissionMode: plan.permissionMode,
       env: plan.agentEnv,
@@ -140,7 +180,7 @@ async function checkAndRun(
   backend: AgentBackend,
   independentBackend: AgentBackend | undefined,
   io: CommandIO,
-  options: { runLock?: RunLock },
+  options: { runLock?: RunLock; warmed: boolean },
 ): Promise<number> {
   await preflight({
     definition: plan.definition,
@@ -190,9 +230,9 @@ async function checkAndRun(
       `[finishline] your Claude Code settings (${unread}) are not read: the agent runs with the project's settings only (add "user" to behavior.settingSources to read them)\n`,
     );
   }
-  // The first agent process starts now (tagged as this run's, so it dies with it),
-  // while the workspace and the loop get ready.
-  warmFirstSession(plan, backend);
+  // Unless it started while the run was prepared, the first agent process starts now
+  // (tagged as this run's, so it dies with it), while the workspace and the loop get ready.
+  if (!options.warmed) warmFirstSession(plan, backend);
   let started = false;
   try {
     const workspace = await openWorkspace(plan, io.stderr);

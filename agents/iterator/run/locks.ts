@@ -168,8 +168,10 @@ export async function guardRun(
   };
   // This run's own, from its process before a --resume: this process holds its lock now.
   const dead: ProcessId[] = [];
+  // Not this process's own (its first agent process may have started already).
+  const own = `${runId}/${Deno.pid}`;
   for (const process of await taggedProcesses(RUN_TAG)) {
-    if (await isDead(process.value.split("/")[0])) dead.push(process);
+    if (process.value !== own && await isDead(process.value.split("/")[0])) dead.push(process);
   }
   const orphans = await stopProcesses(dead);
   // Their check worktrees too (this run's own, from before a --resume, among them).

@@ -107,7 +107,29 @@ export interface PrepareOptions {
   storePath?: string;
   /** Notes for the user while the run is prepared, such as GitHub not answering yet. */
   stderr?: (text: string) => void;
+  /**
+   * Called once the first session's process settings are known (the
+   * definition, the folder, the store), before the handler, the prompts and
+   * the checks are prepared: the CLI starts that process then. Not for a
+   * resumed run.
+   */
+  onFirstSession?: (first: FirstSession) => void;
 }
+
+/**
+ * What the first session's agent process depends on: known early in the
+ * preparation, so that Claude Code boots while the rest is prepared.
+ */
+export type FirstSession = Pick<
+  RunPlan,
+  | "runId"
+  | "definition"
+  | "cwd"
+  | "permissionMode"
+  | "refuseCommands"
+  | "agentEnv"
+  | "maxIterations"
+>;
 
 /**
  * Prepare a run from its command line.
@@ -154,15 +176,37 @@ export async function prepareRun(
   if (backends.some((backend) => backend === "claude" || backend === "claude-acp")) {
     await checkSettingsRoutes(mainRepo, { settingSources: definition.behavior.settingSources });
   }
+  const storeFile = resolveStorePath(
+    options.storePath ?? command.flags.store,
+    mainRepo?.root ?? cwd,
+  );
+  const maxIterations = iterationCap(definition);
+  const permissionMode: SessionPermissionMode = flags.dangerouslySkipPermissions
+    ? "bypassPermissions"
+    : definition.behavior.permissionMode;
+  // The runner closes the issue: the agent gets no GitHub login (a custom handler of type
+  // "issue" is known only once built; its first process is then started again, below).
+  const agentSettings = (runnerCloses: boolean) => ({
+    refuseCommands: runnerCloses ? [ISSUE_CLOSE_REFUSAL] : [],
+    agentEnv: runnerCloses ? noGithubWriteEnv(join(dirname(storeFile), "no-gh-login")) : {},
+  });
+  const closesIssue = (type: string) =>
+    type === "issue" && definition.github.closeIssue === "runner";
+  if (!options.resume && !flags.dryRun) {
+    options.onFirstSession?.({
+      runId,
+      definition,
+      cwd,
+      permissionMode,
+      maxIterations,
+      ...agentSettings(closesIssue(definition.behavior.completionType)),
+    });
+  }
   const logDir = await logFolder(loaded, {
     repoRoot: mainRepo?.root,
     cwd,
     directory: definition.logging.directory,
   });
-  const storeFile = resolveStorePath(
-    options.storePath ?? command.flags.store,
-    mainRepo?.root ?? cwd,
-  );
   // An existing history is read for {uv-learnings}; a new one is created only after validation.
   const history: { store?: SqliteStore } = {
     store: await pathExists(storeFile)
@@ -172,7 +216,6 @@ export async function prepareRun(
       })
       : undefined,
   };
-  const maxIterations = iterationCap(definition);
   const resolver = await PromptResolver.create({
     agentDir: loaded.agentDir,
     registry: definition.prompts.registry,
@@ -217,10 +260,6 @@ export async function prepareRun(
     "uv-complete_task_instructions": completeTaskInstructions(definition),
   });
   const { checks, verifier } = await gates(definition, { loaded, cwd, mainRepo, handler });
-  const runnerCloses = handler.type === "issue" && definition.github.closeIssue === "runner";
-  const permissionMode: SessionPermissionMode = flags.dangerouslySkipPermissions
-    ? "bypassPermissions"
-    : definition.behavior.permissionMode;
   // The plan is the holder of the history, so the store the workspace opens is read for learnings too.
   return Object.assign(history, {
     command,
@@ -246,9 +285,8 @@ export async function prepareRun(
     verifier,
     checksText: describeChecks(definition, checks),
     permissionMode,
-    refuseCommands: runnerCloses ? [ISSUE_CLOSE_REFUSAL] : [],
     // No GitHub credentials for the agent when the runner closes the issue.
-    agentEnv: runnerCloses ? noGithubWriteEnv(join(dirname(storeFile), "no-gh-login")) : {},
+    ...agentSettings(closesIssue(handler.type)),
     prChecks: flags.createPr === true && (definition.verify.prChecks ?? true),
   });
 }
