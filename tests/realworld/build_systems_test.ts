@@ -65,65 +65,11 @@ function real(id: string, checks: string[], slow = false): Project {
   };
 }
 
-const RAKEFILE = `require "rake/testtask"
-
-Rake::TestTask.new(:test) do |t|
-  t.libs << "test"
-  t.test_files = FileList["test/**/test_*.rb"]
-end
-
-task default: :test
-`;
-
-const CALC = `# frozen_string_literal: true
-
-module Calc
-  def self.add(a, b)
-    a + b
-  end
-
-  def self.sub(a, b)
-    a - b
-  end
-end
-`;
-
-function rubyTests(framework: "minitest" | "test-unit"): string {
-  const [header, base] = framework === "minitest"
-    ? ['require "minitest/autorun"', "Minitest::Test"]
-    : ['require "test/unit"', "Test::Unit::TestCase"];
-  return `${header}
-require "calc"
-
-class TestCalc < ${base}
-  def test_add
-    assert_equal 5, Calc.add(2, 3)
-  end
-
-  def test_sub
-    assert_equal 2, Calc.sub(5, 3)
-  end
-end
-`;
-}
+/** charmbracelet/x's modules in go.work's order, and in its build workflow's (ranked by tier). */
+const GO_MODULES = ["editor", "exp/higherorder", "exp/slice", "exp/strings"];
+const WORKFLOW_ORDER = ["exp/slice", "exp/strings", "exp/higherorder", "editor"];
 
 export const PROJECTS: Project[] = [
-  {
-    id: "ruby-test-unit",
-    checks: ["rake test"],
-    files: {
-      Rakefile: RAKEFILE,
-      "lib/calc.rb": CALC,
-      "test/test_calc.rb": rubyTests("test-unit"),
-    },
-    bug: { file: "lib/calc.rb", from: "a - b", to: "b - a" },
-    failing: ["TestCalc#test_sub"],
-    weaken: [{
-      file: "test/test_calc.rb",
-      from: "assert_equal 2, Calc.sub(5, 3)",
-      to: "assert_equal(-2, Calc.sub(5, 3))",
-    }],
-  },
   {
     id: "deno",
     checks: ["deno test -A", "deno fmt --check"],
@@ -143,25 +89,15 @@ export const PROJECTS: Project[] = [
     failing: ["sub"],
     weaken: [{ file: "calc_test.ts", from: 'Deno.test("sub",', to: 'Deno.test.ignore("sub",' }],
   },
-  {
-    id: "go-workspace",
-    checks: ["go test ./...", "cd calc && go test ./..."],
-    files: {
-      "go.work": "go 1.19\n\nuse (\n\t.\n\t./calc\n)\n",
-      "go.mod": "module example.com/app\n\ngo 1.19\n",
-      "main.go": 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("app") }\n',
-      "calc/go.mod": "module example.com/calc\n\ngo 1.19\n",
-      "calc/calc.go": "package calc\n\nfunc Sub(a, b int) int { return a - b }\n",
-      "calc/calc_test.go":
-        'package calc\n\nimport "testing"\n\nfunc TestSub(t *testing.T) {\n\tif got := Sub(5, 3); got != 2 {\n\t\tt.Fatalf("Sub(5, 3) = %d", got)\n\t}\n}\n',
-    },
-    bug: { file: "calc/calc.go", from: "a - b", to: "b - a" },
-    failing: ["TestSub"],
-    weaken: [{ file: "calc/calc_test.go", from: "got != 2", to: "got != -2" }],
-  },
+  real("text", ["rake test"]),
   real("builder", ["rake test"]),
   real("inih", ["meson test"]),
   real("blang-semver", ["go test ./...", "cd v4 && go test ./..."]),
+  real("charmbracelet-x", [
+    ...GO_MODULES.map((dir) => `cd ${dir} && go test ./...`),
+    ...WORKFLOW_ORDER.map((dir) => `cd ${dir} && go build -v ./...`),
+    ...WORKFLOW_ORDER.map((dir) => `cd ${dir} && go test -race -v ./...`),
+  ]),
   { ...real("cjson", ["make test", "cmake + ctest"], true), failing: ["cJSON_test"] },
   real("hello", ["make check"], true),
   real(
