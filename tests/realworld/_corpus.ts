@@ -618,6 +618,44 @@ export const CORPUS: readonly CorpusRepo[] = [
     }],
   },
   {
+    id: "deno-which",
+    ecosystem: "Deno project: deno.json, node:test under deno test",
+    project: "@david/which (dsherret/deno-which at ab37bd0, a snapshot of its repository)",
+    source: {
+      kind: "snapshot",
+      path: "tests/fixtures/corpus/deno-which",
+      origin: "github.com/dsherret/deno-which at ab37bd0769e90a0ed72d8c3424db3b4c2a61506a",
+    },
+    exclude: [],
+    needs: ["deno --version"],
+    ci: [
+      "deno fmt --check",
+      "deno lint",
+      "deno test -A",
+      'CI job "test" (.github/workflows/ci.yml)',
+    ],
+    ciSource:
+      '.github/workflows/ci.yml, job "test": deno fmt --check, deno lint, deno test -A, then node --test mod.test.ts (a command finishline does not judge: the job runs as one check)',
+    testCheck: "deno test -A",
+    bug: {
+      file: "mod.ts",
+      from: "await pathMatches(environment, command)",
+      to: 'await pathMatches(environment, command + ".exe")',
+    },
+    failing: ["should return path-like command as-is when file exists"],
+    weaken: [{
+      file: "mod.test.ts",
+      from: 'test("should return path-like command as-is when file exists"',
+      to: 'test.skip("should return path-like command as-is when file exists"',
+    }],
+    legacy: {
+      check: 'CI job "test" (.github/workflows/ci.yml)',
+      failing: "mod.test.ts",
+      reason:
+        "node --test mod.test.ts needs a Node that strips types (CI sets up Node 24; Debian's is 20: unknown file extension .ts) before any change; not this task",
+    },
+  },
+  {
     id: "hello",
     ecosystem: "C program with autotools (make check)",
     project: "GNU Hello 2.10 (Debian's orig tarball)",
