@@ -627,7 +627,8 @@ export const CORPUS: readonly CorpusRepo[] = [
       origin: "github.com/dsherret/deno-which at ab37bd0769e90a0ed72d8c3424db3b4c2a61506a",
     },
     exclude: [],
-    needs: ["deno --version"],
+    // Its tests copy the curl binary as a command to find.
+    needs: ["deno --version", "curl --version"],
     ci: [
       "deno fmt --check",
       "deno lint",
