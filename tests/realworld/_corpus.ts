@@ -4,10 +4,13 @@
  * against a SHA-256, with a real bug to inject, the test it breaks, a way to
  * weaken that test, and the checks its maintainers' CI runs.
  *
- * Nothing of these projects is committed here: {@linkcode prepareRepo}
+ * Most of these projects are not committed here: {@linkcode prepareRepo}
  * downloads each archive from the npm registry or Debian's archive (the
  * registries CI reaches) into a cache outside the repository and the test
- * temp folder, and installs its development dependencies there once.
+ * temp folder, and installs its development dependencies there once. A
+ * project that neither registry serves is a pinned snapshot of its public
+ * repository, committed under `tests/fixtures/corpus/` with its licence
+ * (its README says where each comes from, at which commit).
  *
  * @module
  */
@@ -38,7 +41,7 @@ export interface CorpusRepo {
   ecosystem: string;
   /** Upstream project and version. */
   project: string;
-  /** Where the archive comes from and how it is checked. */
+  /** Where the archive comes from and how it is checked, or the committed snapshot. */
   source: {
     url: string;
     sha256: string;
@@ -46,6 +49,12 @@ export interface CorpusRepo {
     kind: "tar" | "deb";
     /** The project's folder inside the archive. */
     dir: string;
+  } | {
+    kind: "snapshot";
+    /** The snapshot's folder, relative to this repository's root. */
+    path: string;
+    /** The public repository and commit it was taken from. */
+    origin: string;
   };
   /**
    * Debian packages of its dependencies, unpacked into the cache's `deps`
@@ -479,6 +488,33 @@ export const CORPUS: readonly CorpusRepo[] = [
     },
   },
   {
+    id: "text",
+    ecosystem: "Ruby gem: Rakefile + test-unit",
+    project: "text 1.3.1 (threedaymonk/text, a snapshot of its repository)",
+    source: {
+      kind: "snapshot",
+      path: "tests/fixtures/corpus/text",
+      origin: "github.com/threedaymonk/text at 43e6e315d6c314ce452e5409dd37a716b72b46be (v1.3.1)",
+    },
+    exclude: ["pkg", "doc"],
+    needs: ["rake --version", "ruby -e 'require \"test/unit\"'"],
+    ci: ["rake test"],
+    ciSource:
+      "the Rakefile's Rake::TestTask, its default task (the repository has no CI files; its Gemfile's rake ~> 10.0 is not installed, so not bundle exec)",
+    testCheck: "rake test",
+    bug: {
+      file: "lib/text/soundex.rb",
+      from: 'soundex_code.ljust(4, "0")',
+      to: 'soundex_code.ljust(3, "0")',
+    },
+    failing: ["SoundexTest#test_cases"],
+    weaken: [{
+      file: "test/soundex_test.rb",
+      from: "assert_equal expected_output, Text::Soundex.soundex(input)",
+      to: 'assert_equal expected_output.sub(/0\\z/, ""), Text::Soundex.soundex(input)',
+    }],
+  },
+  {
     id: "inih",
     ecosystem: "C library with Meson tests",
     project: "inih r59 (benhoyt/inih, Debian's orig tarball of libinih)",
@@ -544,6 +580,81 @@ export const CORPUS: readonly CorpusRepo[] = [
       '\t{Version{1, 0, 0, []PRVersion{prstr("alpha")}, nil}, Version{1, 0, 0, []PRVersion{prstr("alpha"), prnum(1)}, nil}, -1},\n',
       '\t{Version{1, 0, 0, []PRVersion{prstr("beta")}, nil}, Version{1, 0, 0, []PRVersion{prstr("beta"), prnum(2)}, nil}, -1},\n',
     ].map((from) => ({ file: "v4/semver_test.go", from, to: "" })),
+  },
+  {
+    id: "charmbracelet-x",
+    ecosystem: "Go workspace: go.work of four modules",
+    project:
+      "charmbracelet/x at 9fbd95d (a snapshot of its repository: editor, exp/higherorder, exp/slice, exp/strings)",
+    source: {
+      kind: "snapshot",
+      path: "tests/fixtures/corpus/charmbracelet-x",
+      origin: "github.com/charmbracelet/x at 9fbd95d40c134dc9f6e8c7b444fddd1c8c9aa01c",
+    },
+    files: {
+      "go.work":
+        "go 1.21\n\nuse (\n\t./editor\n\t./exp/higherorder\n\t./exp/slice\n\t./exp/strings\n)\n",
+    },
+    filesWhy:
+      "the snapshot leaves out exp/teatest (its modules need the network) and exp/ordered (it imports cmp, Go 1.21; Debian's Go is 1.19): go.work lists the four modules kept",
+    exclude: [],
+    needs: ["go version"],
+    ci: [
+      ...["editor", "exp/higherorder", "exp/slice", "exp/strings"].flatMap((dir) => [
+        `cd ${dir} && go test ./...`,
+        `cd ${dir} && go build -v ./...`,
+        `cd ${dir} && go test -race -v ./...`,
+      ]),
+    ],
+    ciSource:
+      "go.work's modules, and .github/workflows/build.yml: one job per module, go build -v ./... and go test -race -v ./... in its folder (the jobs of the two modules left out name folders the snapshot has not)",
+    testCheck: "cd exp/strings && go test ./...",
+    bug: { file: "exp/strings/join.go", from: 'return "und"', to: 'return "unt"' },
+    failing: ["TestSpokenLanguageJoin"],
+    weaken: [{
+      file: "exp/strings/join_test.go",
+      from: 'expected: "eins, zwei und drei"',
+      to: 'expected: "eins, zwei unt drei"',
+    }],
+  },
+  {
+    id: "deno-which",
+    ecosystem: "Deno project: deno.json, node:test under deno test",
+    project: "@david/which (dsherret/deno-which at ab37bd0, a snapshot of its repository)",
+    source: {
+      kind: "snapshot",
+      path: "tests/fixtures/corpus/deno-which",
+      origin: "github.com/dsherret/deno-which at ab37bd0769e90a0ed72d8c3424db3b4c2a61506a",
+    },
+    exclude: [],
+    // Its tests copy the curl binary as a command to find.
+    needs: ["deno --version", "curl --version"],
+    ci: [
+      "deno fmt --check",
+      "deno lint",
+      "deno test -A",
+      'CI job "test" (.github/workflows/ci.yml)',
+    ],
+    ciSource:
+      '.github/workflows/ci.yml, job "test": deno fmt --check, deno lint, deno test -A, then node --test mod.test.ts (a command finishline does not judge: the job runs as one check)',
+    testCheck: "deno test -A",
+    bug: {
+      file: "mod.ts",
+      from: "await pathMatches(environment, command)",
+      to: 'await pathMatches(environment, command + ".exe")',
+    },
+    failing: ["should return path-like command as-is when file exists"],
+    weaken: [{
+      file: "mod.test.ts",
+      from: 'test("should return path-like command as-is when file exists"',
+      to: 'test.skip("should return path-like command as-is when file exists"',
+    }],
+    legacy: {
+      check: 'CI job "test" (.github/workflows/ci.yml)',
+      failing: "mod.test.ts",
+      reason:
+        "node --test mod.test.ts needs a Node that strips types (CI sets up Node 24; Debian's is 20: unknown file extension .ts) before any change; not this task",
+    },
   },
   {
     id: "hello",

@@ -9,6 +9,7 @@
 
 import { corpusCache, type CorpusRepo, type Edit } from "./_corpus.ts";
 import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
 import { runTool } from "../../agents/support/process.ts";
 import { git } from "../_helpers.ts";
 
@@ -40,6 +41,24 @@ async function exists(path: string): Promise<boolean> {
 
 async function sha256(path: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", await Deno.readFile(path));
+  return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+/** SHA-256 of a folder's files, their paths and contents, in a stable order. */
+async function treeDigest(root: string): Promise<string> {
+  const parts: string[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    const entries = [];
+    for await (const entry of Deno.readDir(`${root}/${dir}`)) entries.push(entry);
+    entries.sort((a, b) => a.name.localeCompare(b.name));
+    for (const entry of entries) {
+      const path = dir ? `${dir}/${entry.name}` : entry.name;
+      if (entry.isDirectory) await walk(path);
+      else parts.push(`${path}\0${await sha256(`${root}/${path}`)}`);
+    }
+  };
+  await walk("");
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(parts.join("\n")));
   return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, "0")).join("");
 }
 
@@ -170,8 +189,13 @@ export async function prepareRepo(repo: CorpusRepo): Promise<Prepared> {
   const folder = `${corpusCache()}/${repo.id}`;
   const src = `${folder}/src`;
   const ready = `${folder}/ready.json`;
+  const snapshot = repo.source.kind === "snapshot"
+    ? fileURLToPath(new URL(`../../${repo.source.path}`, import.meta.url))
+    : undefined;
   const key = JSON.stringify({
     source: repo.source,
+    // A committed snapshot's content: an edit of it must not be hidden by the cache.
+    ...(snapshot ? { content: await treeDigest(snapshot) } : {}),
     deps: repo.deps,
     files: repo.files,
     install: repo.install,
@@ -181,8 +205,10 @@ export async function prepareRepo(repo: CorpusRepo): Promise<Prepared> {
   }
   await Deno.mkdir(folder, { recursive: true });
   const archive = `${folder}/archive`;
-  const failed = await download(repo.source, archive, repo.id);
-  if (failed !== undefined) return { ok: false, repo, unavailable: failed };
+  if (repo.source.kind !== "snapshot") {
+    const failed = await download(repo.source, archive, repo.id);
+    if (failed !== undefined) return { ok: false, repo, unavailable: failed };
+  }
   const deps = `${folder}/deps`;
   await Deno.remove(deps, { recursive: true }).catch(() => {});
   for (const [index, dep] of (repo.deps ?? []).entries()) {
@@ -198,11 +224,16 @@ export async function prepareRepo(repo: CorpusRepo): Promise<Prepared> {
   await Deno.remove(unpacked, { recursive: true }).catch(() => {});
   await Deno.mkdir(unpacked);
   // --no-same-owner: an archive's owner (Builder's is www-data) would make git refuse the copy.
-  const unpack = repo.source.kind === "tar"
+  const unpack = repo.source.kind === "snapshot"
+    ? await sh(`cp -R ${snapshot} ${unpacked}/src`, folder)
+    : repo.source.kind === "tar"
     ? await sh(`tar xzf ${archive} --no-same-owner -C ${unpacked}`, folder)
     : await sh(`dpkg-deb -x ${archive} ${unpacked}`, folder);
   if (unpack.code !== 0) throw new Error(`${repo.id}: unpacking failed: ${unpack.output}`);
-  await Deno.rename(`${unpacked}/${repo.source.dir}`, src);
+  await Deno.rename(
+    `${unpacked}/${repo.source.kind === "snapshot" ? "src" : repo.source.dir}`,
+    src,
+  );
   await Deno.remove(unpacked, { recursive: true });
   for (const [file, text] of Object.entries(repo.files ?? {})) {
     await Deno.mkdir(dirname(`${src}/${file}`), { recursive: true });

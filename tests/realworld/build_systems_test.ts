@@ -8,22 +8,23 @@
  * rake with minitest or test-unit, go, deno, cmake and ctest, configure and
  * make).
  *
- * The real projects are releases downloaded from Debian's archive (pinned,
- * checked against their SHA-256, cached outside the repository; see
- * `_corpus.ts`): Builder 3.2.4 (a gem whose test task is in `rakelib/`,
- * minitest), inih r59 (C, Meson), blang/semver 4.0.0 (Go, its v4 module
- * nested below the root's). cJSON's CMake tests, GNU Hello's `make check`
- * and xxhash's `-tags purego` run under FINISHLINE_REALWORLD=all: each
- * builds or tests for most of a minute per scenario here. Three small fixtures
- * stay for what no release that CI can download shows: a Rakefile with
- * test-unit, a go.work of two modules, and a Deno project (neither npm nor
- * Debian serves a Deno project with its tests and deno.json).
+ * Every project is a real one nobody here wrote (see `_corpus.ts`): releases
+ * downloaded from Debian's archive (pinned, checked against their SHA-256,
+ * cached outside the repository), or, where no registry CI reaches serves
+ * the project, a snapshot of its public repository committed under
+ * `tests/fixtures/corpus/`. text 1.3.1 (a gem, Rakefile + test-unit),
+ * Builder 3.2.4 (its test task in `rakelib/`, minitest), @david/which
+ * (Deno: deno.json, node:test under `deno test`), inih r59 (C, Meson),
+ * blang/semver 4.0.0 (Go, its v4 module nested below the root's),
+ * charmbracelet/x (a go.work of four modules). cJSON's CMake tests, GNU
+ * Hello's `make check` and xxhash's `-tags purego` run under
+ * FINISHLINE_REALWORLD=all: each builds or tests for most of a minute per
+ * scenario here.
  *
  * @module
  */
 
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import { prepareChecks } from "../../agents/iterator/run/checks_setup.ts";
 import { GitRepo } from "../../agents/git/repo.ts";
 import { definitionOf } from "../checks/_helpers.ts";
@@ -36,8 +37,8 @@ export interface Project {
   id: string;
   /** The checks detection must find, per claim first. */
   checks: string[];
-  /** Its files, or a corpus repository copied in. */
-  files: Record<string, string> | { corpus: string };
+  /** The corpus repository copied in. */
+  files: { corpus: string };
   bug: Edit;
   /** Names of the failing tests the agent must be told (their starts). */
   failing: string[];
@@ -65,103 +66,26 @@ function real(id: string, checks: string[], slow = false): Project {
   };
 }
 
-const RAKEFILE = `require "rake/testtask"
-
-Rake::TestTask.new(:test) do |t|
-  t.libs << "test"
-  t.test_files = FileList["test/**/test_*.rb"]
-end
-
-task default: :test
-`;
-
-const CALC = `# frozen_string_literal: true
-
-module Calc
-  def self.add(a, b)
-    a + b
-  end
-
-  def self.sub(a, b)
-    a - b
-  end
-end
-`;
-
-function rubyTests(framework: "minitest" | "test-unit"): string {
-  const [header, base] = framework === "minitest"
-    ? ['require "minitest/autorun"', "Minitest::Test"]
-    : ['require "test/unit"', "Test::Unit::TestCase"];
-  return `${header}
-require "calc"
-
-class TestCalc < ${base}
-  def test_add
-    assert_equal 5, Calc.add(2, 3)
-  end
-
-  def test_sub
-    assert_equal 2, Calc.sub(5, 3)
-  end
-end
-`;
-}
+/** charmbracelet/x's modules in go.work's order, and in its build workflow's (ranked by tier). */
+const GO_MODULES = ["editor", "exp/higherorder", "exp/slice", "exp/strings"];
+const WORKFLOW_ORDER = ["exp/slice", "exp/strings", "exp/higherorder", "editor"];
 
 export const PROJECTS: Project[] = [
-  {
-    id: "ruby-test-unit",
-    checks: ["rake test"],
-    files: {
-      Rakefile: RAKEFILE,
-      "lib/calc.rb": CALC,
-      "test/test_calc.rb": rubyTests("test-unit"),
-    },
-    bug: { file: "lib/calc.rb", from: "a - b", to: "b - a" },
-    failing: ["TestCalc#test_sub"],
-    weaken: [{
-      file: "test/test_calc.rb",
-      from: "assert_equal 2, Calc.sub(5, 3)",
-      to: "assert_equal(-2, Calc.sub(5, 3))",
-    }],
-  },
-  {
-    id: "deno",
-    checks: ["deno test -A", "deno fmt --check"],
-    files: {
-      "deno.json": JSON.stringify({ fmt: { lineWidth: 100 } }, null, 2) + "\n",
-      "calc.ts": "export function sub(a: number, b: number): number {\n  return a - b;\n}\n",
-      "calc_test.ts": [
-        'import assert from "node:assert/strict";',
-        'import { sub } from "./calc.ts";',
-        "",
-        'Deno.test("sub", () => assert.equal(sub(5, 3), 2));',
-        'Deno.test("sub zero", () => assert.equal(sub(5, 0), 5));',
-        "",
-      ].join("\n"),
-    },
-    bug: { file: "calc.ts", from: "a - b", to: "b - a" },
-    failing: ["sub"],
-    weaken: [{ file: "calc_test.ts", from: 'Deno.test("sub",', to: 'Deno.test.ignore("sub",' }],
-  },
-  {
-    id: "go-workspace",
-    checks: ["go test ./...", "cd calc && go test ./..."],
-    files: {
-      "go.work": "go 1.19\n\nuse (\n\t.\n\t./calc\n)\n",
-      "go.mod": "module example.com/app\n\ngo 1.19\n",
-      "main.go": 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("app") }\n',
-      "calc/go.mod": "module example.com/calc\n\ngo 1.19\n",
-      "calc/calc.go": "package calc\n\nfunc Sub(a, b int) int { return a - b }\n",
-      "calc/calc_test.go":
-        'package calc\n\nimport "testing"\n\nfunc TestSub(t *testing.T) {\n\tif got := Sub(5, 3); got != 2 {\n\t\tt.Fatalf("Sub(5, 3) = %d", got)\n\t}\n}\n',
-    },
-    bug: { file: "calc/calc.go", from: "a - b", to: "b - a" },
-    failing: ["TestSub"],
-    weaken: [{ file: "calc/calc_test.go", from: "got != 2", to: "got != -2" }],
-  },
+  real("text", ["rake test"]),
   real("builder", ["rake test"]),
+  real("deno-which", [
+    "deno fmt --check",
+    "deno lint",
+    "deno test -A",
+    'CI job "test" (.github/workflows/ci.yml)',
+  ]),
   real("inih", ["meson test"]),
   real("blang-semver", ["go test ./...", "cd v4 && go test ./..."]),
+  real("charmbracelet-x", [
+    ...GO_MODULES.map((dir) => `cd ${dir} && go test ./...`),
+    ...WORKFLOW_ORDER.map((dir) => `cd ${dir} && go build -v ./...`),
+    ...WORKFLOW_ORDER.map((dir) => `cd ${dir} && go test -race -v ./...`),
+  ]),
   { ...real("cjson", ["make test", "cmake + ctest"], true), failing: ["cJSON_test"] },
   real("hello", ["make check"], true),
   real(
@@ -180,19 +104,10 @@ export async function checkout(
   { dir: Awaited<ReturnType<typeof tempRepo>>; repo: GitRepo; base: string; bug: string }
 > {
   const dir = await tempRepo();
-  if ("corpus" in project.files) {
-    const id = project.files.corpus;
-    const prepared = await prepareRepo(CORPUS.find((repo) => repo.id === id)!);
-    if (!prepared.ok) throw new Error(prepared.unavailable);
-    await copyRepo(prepared, dir.path);
-  } else {
-    for (const [path, text] of Object.entries(project.files)) {
-      await Deno.mkdir(join(dir.path, path, ".."), { recursive: true });
-      await Deno.writeTextFile(join(dir.path, path), text);
-    }
-    await git(dir.path, "add", "-A");
-    await git(dir.path, "commit", "-qm", "start");
-  }
+  const id = project.files.corpus;
+  const prepared = await prepareRepo(CORPUS.find((repo) => repo.id === id)!);
+  if (!prepared.ok) throw new Error(prepared.unavailable);
+  await copyRepo(prepared, dir.path);
   const repo = (await GitRepo.open(dir.path))!;
   const base = (await repo.head())!;
   await applyEdit(dir.path, project.bug);

@@ -183,9 +183,17 @@ async function readJob(
   const workflowEnv = readEnv(data.env);
   const jobEnv = readEnv(job.env);
   const defaults = { ...runDefaults(data), ...runDefaults(job) };
+  // What the job's steps ran so far: a folder they make (cmake -B build) may be a later working-directory.
+  let ranBefore = "";
   for (const step of job.steps) {
+    if (isObject(step) && isObject(step.with) && typeof step.with.path === "string") {
+      // An action may make the folder too: actions/checkout's path.
+      ranBefore += `\n${step.with.path}`;
+    }
     if (!isObject(step) || typeof step.run !== "string") continue;
     const run = step.run.trimEnd();
+    const earlier = ranBefore;
+    ranBefore += `\n${run}`;
     const name = typeof step.name === "string" && step.name.trim() !== ""
       ? step.name
       : run.trimStart().split("\n")[0];
@@ -228,6 +236,16 @@ async function readJob(
           scan,
           stepSource,
           `its working-directory ${quote(String(folder))} is not a folder of the repository`,
+        );
+        continue;
+      }
+      if (!(await isFolder(join(scan.root, inside))) && !mentions(earlier, inside)) {
+        skip(
+          scan,
+          stepSource,
+          `its working-directory ${
+            quote(String(folder))
+          } is not in the repository and no earlier step of the job makes it`,
         );
         continue;
       }
@@ -458,4 +476,16 @@ export async function detectCiGate(scan: Scan): Promise<void> {
   await readWorkflows(scan, sequences);
   await readGuides(scan, sequences);
   for (const sequence of sequences) await merge(scan, sequence);
+}
+
+/** Whether `path` is a folder. */
+async function isFolder(path: string): Promise<boolean> {
+  return await Deno.stat(path).then((info) => info.isDirectory, () => false);
+}
+
+/** Whether shell text names `folder` as a word (`mkdir -p build`, `cmake -B build`, `-Bbuild`). */
+function mentions(text: string, folder: string): boolean {
+  const escaped = folder.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`(?:^|[\\s=/"']|-[A-Za-z])(?:\\./)?${escaped}(?:$|[\\s/"';&|)])`, "m")
+    .test(text);
 }

@@ -63,6 +63,11 @@ function sameKey(command: string): string {
   ).join(" ");
 }
 
+/** The folder a command runs in: `cd web && npm test` runs in `web`. */
+function folderOf(command: string): string {
+  return /^cd (\S+) && /.exec(command)?.[1] ?? ".";
+}
+
 /** Decide one check's tier, given the repository's own (non-CI) test commands. */
 function tierOf(
   check: DetectedCheck,
@@ -75,7 +80,10 @@ function tierOf(
   }
   const slow = SLOW.find(([pattern]) => pattern.test(check.command));
   if (slow !== undefined) {
-    const base = inner.find((other) => other !== check && other.executable === check.executable);
+    const peers = inner.filter((other) => other !== check && other.executable === check.executable);
+    // The same folder's check first: a workspace has one per module.
+    const base = peers.find((other) => folderOf(other.command) === folderOf(check.command)) ??
+      peers[0];
     return {
       tier: "final",
       why: `${slow[1]}${

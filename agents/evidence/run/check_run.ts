@@ -113,6 +113,10 @@ export async function runRepoCheck(
     env: { ...environment.env, ...options.env },
   }).finally(() => environment.dispose());
   const report = parseTestReport(result.combined, check.runner);
+  // node --test names a file that fails as a whole by its absolute path: the copy's
+  // folder differs at each end, the test does not.
+  const roots = [options.cwd, await Deno.realPath(options.cwd).catch(() => options.cwd)];
+  const named = (names: string[]) => names.map((name) => withoutRoots(name, roots));
   // An exit code of 0 proves nothing when the runner's own summary counts
   // failures (`jest || true`, a script that forgets its exit code).
   const green = result.code === 0 && !result.timedOut && (report.failedCount ?? 0) === 0;
@@ -122,13 +126,23 @@ export async function runRepoCheck(
     green,
     code: result.code,
     timedOut: result.timedOut,
-    failing: green ? [] : report.failed,
+    failing: green ? [] : named(report.failed),
     testsRun: testsRun(report),
     ...(counts !== undefined ? { counts } : {}),
-    ...(report.skippedTests !== undefined ? { skippedTests: report.skippedTests } : {}),
+    ...(report.skippedTests !== undefined ? { skippedTests: named(report.skippedTests) } : {}),
     durationMs: Math.round(performance.now() - started),
     tail: tailOf(result.combined),
   };
+}
+
+/** A test name with the folder it ran in made relative: `/tmp/x/tree/a.test.ts` is `a.test.ts`. */
+function withoutRoots(name: string, roots: string[]): string {
+  let result = name;
+  for (const root of roots) {
+    const prefix = root.endsWith("/") ? root : `${root}/`;
+    if (prefix !== "/" && prefix !== "./") result = result.replaceAll(prefix, "");
+  }
+  return result;
 }
 
 /** The last lines of an output, as plain text (the user's environment may ask for colour). */

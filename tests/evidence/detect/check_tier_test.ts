@@ -41,6 +41,19 @@ Deno.test("ranking: the inner loop's commands gate every claim, slow CI variants
       );
     },
   );
+  await t.step("in a go.work, a module's -race run names that module's per-claim run", async () => {
+    const job = (dir: string) =>
+      `  ${dir}:\n    runs-on: ubuntu-latest\n    defaults:\n      run:\n        working-directory: ${dir}\n    steps:\n      - run: go test -race ./...\n`;
+    const detection = await detectIn({
+      "go.work": "go 1.19\n\nuse (\n\t./a\n\t./b\n)\n",
+      "a/go.mod": "module example.com/a\n",
+      "b/go.mod": "module example.com/b\n",
+      ".github/workflows/ci.yml": `on: [push, pull_request]\njobs:\n${job("b")}`,
+    });
+    rankChecks(detection);
+    const race = detection.checks.find((check) => check.command === "cd b && go test -race ./...");
+    assert.match(race?.tierWhy ?? "", /; cd b && go test \.\/\.\.\. runs at every claim/);
+  });
   await t.step("a release workflow's pnpm -r build repeats CI's pnpm build: dropped", async () => {
     const workflow = (name: string, run: string) =>
       `name: ${name}\non:\n  push:\n    branches: [main]\njobs:\n  x:\n    runs-on: ubuntu-latest\n    steps:\n      - run: ${run}\n`;

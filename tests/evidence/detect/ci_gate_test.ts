@@ -769,6 +769,32 @@ Deno.test("where CI runs a command: working-directory and cd", async (t) => {
       why: 'its working-directory "../other" is not a folder of the repository',
     }]);
   });
+
+  await t.step(
+    "a folder the repository has not is skipped, unless an earlier step of the job makes it",
+    async () => {
+      // charmbracelet/x's build workflow, one job per module, in a copy without one of them.
+      const job = (name: string) =>
+        `  ${name}:\n    runs-on: ubuntu-latest\n    defaults:\n      run:\n        working-directory: ./${name}\n` +
+        `    steps:\n      - uses: actions/setup-go@v5\n        with:\n          go-version-file: ./${name}/go.mod\n` +
+        "      - run: go test ./...\n";
+      const detection = await detectIn({
+        "kept/go.mod": "module example.com/kept\n\ngo 1.19\n",
+        ".github/workflows/ci.yml":
+          `on: [push, pull_request]\njobs:\n${job("kept")}${job("gone")}` +
+          "  cmake:\n    runs-on: ubuntu-latest\n    steps:\n      - run: cmake -B build\n" +
+          "      - run: ctest\n        working-directory: build\n",
+      });
+      assert.deepEqual(commands(detection), ["cd kept && go test ./..."]);
+      assert.deepEqual(detection.skipped.filter((entry) => /working-directory/.test(entry.why)), [
+        {
+          source: '.github/workflows/ci.yml job "gone" step "go test ./..."',
+          why:
+            'its working-directory "./gone" is not in the repository and no earlier step of the job makes it',
+        },
+      ]);
+    },
+  );
 });
 
 const MISSING = "; the job runs ./scripts/smoke.sh, which is not a file of the repository";

@@ -3,9 +3,10 @@ import {
   type CheckRun,
   describeCheckEnvironment,
   describeRun,
+  runRepoCheck,
 } from "../../../agents/evidence/run/check_run.ts";
 import { listAndRunChecks } from "../../../agents/iterator/run/checks_setup.ts";
-import { tempRepo } from "../../_helpers.ts";
+import { tempDir, tempRepo } from "../../_helpers.ts";
 import { definitionOf } from "../../checks/_helpers.ts";
 
 function red(failing: string[], extra: Partial<CheckRun> = {}): CheckRun {
@@ -83,4 +84,26 @@ Deno.test("the checks command names the variables finishline sets", async () => 
   ) {
     assert.match(printed, new RegExp(`^  ${name}=[^:]+: \\w`, "m"), name);
   }
+});
+
+Deno.test("a test named by the path of the copy it ran in is named relative to it", async () => {
+  // node --test names a test file that fails as a whole by its absolute path
+  // (Node 20 on a .ts file): each clean copy is another folder, the test is the same.
+  await using dir = await tempDir("finishline-names-");
+  const real = await Deno.realPath(dir.path);
+  const run = await runRepoCheck(
+    {
+      name: "node --test",
+      command: [
+        "echo 'TAP version 13'",
+        `echo '# Subtest: ${real}/mod.test.ts'`,
+        `echo 'not ok 1 - ${real}/mod.test.ts'`,
+        "echo '1..1'",
+        "exit 1",
+      ].join("; "),
+      runner: "node",
+    },
+    { cwd: dir.path, timeoutMs: 30_000 },
+  );
+  assert.deepEqual(run.failing, ["mod.test.ts"]);
 });
