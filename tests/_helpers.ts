@@ -166,7 +166,8 @@ export async function commitAgent(
   await Deno.mkdir(`${repo}/.agent/${definition.name}`, { recursive: true });
   await Deno.writeTextFile(
     `${repo}/.agent/${definition.name}/agent.json`,
-    JSON.stringify(definition),
+    // As a formatter leaves it: a repository's own `deno fmt --check` passes on it.
+    `${JSON.stringify(definition, null, 2)}\n`,
   );
   await git(repo, "add", ".agent");
   await git(repo, "commit", "-qm", "chore: agent");

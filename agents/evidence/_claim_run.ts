@@ -104,12 +104,28 @@ export async function runClaim(
   // The final state runs while a baseline still running finishes; the comparison waits for both.
   const runs: CheckRun[] = [];
   const tiers = splitTiers(state.checks, state.final);
-  for (const check of tiers.perClaim) runs.push(await state.runOne(check, cwd, signal));
+  // Each check after the first starts from the commit's files again: a run that rewrote a
+  // source or a config file (its own, or the next check's) changes no other check's verdict.
+  const runNext = async (check: RepoCheck): Promise<CheckRun> => {
+    const restored = runs.length > 0 && copy ? await copy.restoreTree() : undefined;
+    if (restored) {
+      const tail = `finishline could not put its clean copy back before this check: ${restored}`;
+      return {
+        name: check.name,
+        green: false,
+        code: -1,
+        timedOut: false,
+        failing: [],
+        durationMs: 0,
+        tail,
+      };
+    }
+    return await state.runOne(check, cwd, signal);
+  };
+  for (const check of tiers.perClaim) runs.push(await runNext(check));
   // The slow checks run once the others leave nothing to refuse: at the claim that completes.
   const due = tiers.final.length > 0 && finalDue(runs, declared);
-  for (const check of due ? tiers.final : []) {
-    runs.push(await state.runOne(check, cwd, signal));
-  }
+  for (const check of due ? tiers.final : []) runs.push(await runNext(check));
   const ran = due ? [...tiers.perClaim, ...tiers.final] : tiers.perClaim;
   if (signal?.aborted) {
     await changedEarly.catch(() => undefined);
@@ -130,8 +146,13 @@ export async function runClaim(
   testsChanged = [...testsChanged, ...splices.map((edit) => edit.change)];
   const undeclared = testsChanged.filter((entry) => !entry.reason);
   const settled: Array<{ run: CheckRun; flaky: boolean }> = [];
+  // A check asked again runs in the copy made anew at the claim's commit: nothing its first
+  // run wrote (an object in its build folder, a file of the work tree) reaches the second.
+  const anew = copy && claim ? async () => await copy.moveTo(claim.head) === undefined : undefined;
   for (const [index, check] of ran.entries()) {
-    settled.push(await settle(state, check, runs[index], views.get(check.name), cwd, signal));
+    settled.push(
+      await settle(state, check, runs[index], views.get(check.name), { cwd, signal, anew }),
+    );
   }
   if (!signal?.aborted) {
     state.failedLast = new Map(
@@ -207,20 +228,22 @@ async function changedTests(
 /**
  * A check that passed before the run and fails once may be flaky: it is
  * asked again. So is one that fails only in tests that were flaky at the
- * baseline.
+ * baseline. The second run is in the clean copy made anew (`anew`), so
+ * that the first cannot have prepared it; when the copy cannot be made
+ * anew, the first run stands.
  */
 async function settle(
   state: GateState,
   check: RepoCheck,
   run: CheckRun,
   before: BaselineView | undefined,
-  cwd: string,
-  signal: AbortSignal | undefined,
+  options: { cwd: string; signal: AbortSignal | undefined; anew?: () => Promise<boolean> },
 ): Promise<{ run: CheckRun; flaky: boolean }> {
   if (run.green || run.timedOut || !before) return { run, flaky: false };
   const flakyBefore = new Set(before.flakyTests ?? []);
   const onlyFlaky = run.failing.length > 0 && run.failing.every((test) => flakyBefore.has(test));
   if (!before.run.green && !onlyFlaky) return { run, flaky: false };
-  const again = await state.runOne(check, cwd, signal);
+  if (options.anew && !await options.anew()) return { run, flaky: false };
+  const again = await state.runOne(check, options.cwd, options.signal);
   return { run: again, flaky: again.green };
 }

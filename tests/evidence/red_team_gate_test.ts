@@ -618,3 +618,57 @@ Deno.test({
     assert.match(run.asked[0].diff, /test\/more\.test\.js/);
   },
 });
+
+Deno.test({
+  name:
+    "a check red once is asked again in the copy made anew: a claim whose first run rewrote its own source for the second is refused",
+  // A check green at the start and red at the claim runs again (it may be flaky). The broken
+  // module rewrites itself with the fixed one once loaded: the first run tests the bug, and a
+  // second run in the same folder would test the rewritten file and pass.
+  fn: async () => {
+    await using run = await project({
+      files: {
+        "package.json": PACKAGE_JSON,
+        "src/math.js": FIXED,
+        "test/math.test.js": CATCHING_SUITE,
+      },
+    });
+    await write(run.repo.path, {
+      "src/math.js": `${BROKEN}require("node:fs").writeFileSync(__filename, ${
+        JSON.stringify(FIXED)
+      });\n`,
+    });
+    await commitAll(run.repo.path, "refactor: math");
+    const result = await run.claim();
+    assert.equal(result.complete, false, "the second run tested what the first run wrote");
+    assert.match(result.feedback ?? "", /subtracts/);
+  },
+});
+
+Deno.test({
+  name:
+    "each check starts from the commit's files: a module that rewrites itself in one check's run does not pass the next",
+  // Two checks green at the start; the claim's broken module rewrites itself with the fixed one
+  // when the first check loads it: the second check, run in the same folder, would test that.
+  fn: async () => {
+    const loads = { name: "loads", command: `node -e 'require("./src/math.js")'` };
+    await using run = await project({
+      files: {
+        "package.json": PACKAGE_JSON,
+        "src/math.js": FIXED,
+        "test/math.test.js": CATCHING_SUITE,
+      },
+      checks: [loads, NODE_TEST],
+    });
+    await write(run.repo.path, {
+      "src/math.js": `${BROKEN}require("node:fs").writeFileSync(__filename, ${
+        JSON.stringify(FIXED)
+      });\n`,
+    });
+    await commitAll(run.repo.path, "refactor: math");
+    const result = await run.claim();
+    assert.equal(result.complete, false, "the second check tested what the first one wrote");
+    assert.match(result.feedback ?? "", /"npm test" passed before your changes and fails now/);
+    assert.match(result.feedback ?? "", /new failures[^\n]*"subtracts"/);
+  },
+});

@@ -163,7 +163,7 @@ async function download(
  * install or an edit fails: the corpus itself is wrong.
  */
 export async function prepareRepo(repo: CorpusRepo): Promise<Prepared> {
-  const env = await toolEnv();
+  const env = { ...await toolEnv(), ...repo.env };
   const tools = `${corpusCache()}/tools`;
   const toolName = (spec: string) => spec.replace(/(?<=.)@[^@/]*$/, "");
   const absent = [];

@@ -163,6 +163,38 @@ export class ObjectCopy implements GitReader {
   }
 
   /**
+   * Put back every tracked file that differs from `commit` (its bytes, its
+   * mode, or a file gone), without writing the files that did not change:
+   * their times stay, and with them what a build made of them. The
+   * repository's own files (config, attributes, the work tree's link) are
+   * written again first.
+   *
+   * @param commit The commit the work tree holds.
+   * @returns Undefined, or why git failed.
+   */
+  async restore(commit: string): Promise<string | undefined> {
+    await this.#git.reset();
+    const changed = await this.#git.exec(["diff", "--name-only", "-z", "--no-renames", commit]);
+    if (changed.code !== 0) {
+      return `cannot compare with ${commit.slice(0, 12)}: ${changed.stderr.trim()}`;
+    }
+    const paths = changed.stdout.split("\0").filter((path) => path.length > 0);
+    if (paths.length === 0) return undefined;
+    const restored = await this.#git.exec([
+      "checkout",
+      "--force",
+      commit,
+      "--",
+      ...paths.map((path) => `:(literal)${path}`),
+    ]);
+    return restored.code === 0
+      ? undefined
+      : `cannot put back ${paths.length} file(s) of ${
+        commit.slice(0, 12)
+      }: ${restored.stderr.trim()}`;
+  }
+
+  /**
    * Check every file `commit` tracks against its blob: a regular file's
    * bytes hashed as they are on disk (`hash-object --no-filters`), a link's
    * target; a link that leads out of the work tree is refused too. Links

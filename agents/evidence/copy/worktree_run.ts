@@ -215,6 +215,29 @@ export class CheckWorktree {
     return this.#finding;
   }
 
+  /**
+   * Between two checks of one claim: every tracked file that is not its
+   * commit's put back, every untracked file in the tree removed (ignored ones
+   * too: an ignore rule the last run wrote hides nothing), the dependency
+   * folders put back as they were copied. So no check's run changes the code
+   * or the configuration a later one tests. Kept for the next check: the
+   * build seed's folders in the tree (Cargo's `target`) and the build
+   * folders beside it, with what the last check built in them.
+   *
+   * @returns Undefined, or why the tree could not be put back.
+   */
+  async restoreTree(): Promise<string | undefined> {
+    const restored = await this.#objects.restore(this.#commit);
+    if (restored) return restored;
+    const seeded = (this.#seed?.entries ?? []).flatMap((entry) =>
+      entry.startsWith("tree/") ? [entry.slice(5)] : []
+    );
+    const except = [...this.dependencyPaths, ...seeded].flatMap((entry) => ["-e", `/${entry}`]);
+    const cleaned = await this.#git(["clean", "-ffdxq", ...except]);
+    if (cleaned.code !== 0) return `cannot clean the worktree: ${cleaned.stderr.trim()}`;
+    return await this.resetDependencies();
+  }
+
   /** After a checkout: what the last checks wrote goes, the seed comes in. */
   async #settle(commit: string): Promise<string | undefined> {
     // A seed planted ahead is kept through the clean, and used if it is as it was listed.
