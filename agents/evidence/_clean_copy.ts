@@ -1,6 +1,7 @@
 /**
  * The clean copy a claim's checks run in: the one copy of the run (at the
- * first claim, the green baseline's worktree) moved to the claim's commit,
+ * first claim, the baseline's worktree when it was green or kept its build
+ * folders) moved to the claim's commit,
  * the starting commit fetched beside it, the build seed planted, and each
  * dependency folder copied as found at the start or installed from the
  * manifest the agent changed.
@@ -50,7 +51,7 @@ export async function cleanCopy(
   const start = (await state.start)!;
   await state.tidying;
   state.tidying = undefined;
-  // The first claim moves the green baseline's worktree (moveTo cleans it as any move does).
+  // The first claim moves the baseline's worktree (green, or red with build folders kept) (moveTo cleans it as any move does).
   // A claim made before the baseline ended has a copy of its own; the baseline's takes over
   // when there is a seed: the build folders in it record the baseline's folder.
   const baselineCopy = state.baselineCopy;

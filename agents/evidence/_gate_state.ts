@@ -95,6 +95,11 @@ export class GateState {
   readonly changedLines: ChangedLinesConfig | undefined;
   /** The baseline's worktree, kept until its red checks ran a second time. */
   baselineWorktree: CheckWorktree | undefined;
+  /**
+   * Makes the copy the baseline's red checks run again in, when the
+   * baseline's worktree became the clean copy (its build folders kept).
+   */
+  confirmCopy: (() => Promise<CheckWorktree | string>) | undefined;
   /** The second run of the baseline's red checks, once started. */
   confirmation: Promise<void> | undefined;
   /** Whether that second run is over (or there was nothing to run again). */
@@ -108,7 +113,8 @@ export class GateState {
   /** The commit the baseline checks run at, once started. */
   baselineCommit: string | undefined;
   /**
-   * A green baseline's worktree, kept to become the clean copy at the first
+   * A green baseline's worktree (or a red one whose build folders the seed
+   * holds), kept to become the clean copy at the first
    * claim: at the path the baseline built in, a compiler's incremental cache
    * (rustc's names the source files by their full path) serves the claims.
    */

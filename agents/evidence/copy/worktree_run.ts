@@ -22,6 +22,7 @@ import { DependencyCopy } from "./dependency_copy.ts";
 import { BuildSeed, settleTimes } from "./build_seed.ts";
 import { buildEntry, BuildFolders, type DroppedBuild } from "./build_folders.ts";
 import { ObjectCopy } from "./object_copy.ts";
+import { isConfigured } from "../run/build_folder.ts";
 import { copyPrefix } from "./stale_copies.ts";
 
 export { removeStaleWorktrees } from "./stale_copies.ts";
@@ -345,12 +346,12 @@ export class CheckWorktree {
   /**
    * Move what the checks built in this copy aside as the run's build seed
    * ({@linkcode BuildSeed.take}): Cargo's entries of the work tree, and the
-   * build folders `checks` kept here when `folders` is on. Those record this
-   * copy's folder: that seed is planted here only.
+   * build folders `checks` kept here. Those record this copy's folder: that
+   * seed is planted here only.
    *
    * @param commit The commit the checks ran on.
-   * @param options The work tree's Cargo entries (`seedEntries`), the checks, whether
-   * their build folders are taken, and the run that owns the seed.
+   * @param options The work tree's Cargo entries (`seedEntries`), the checks whose build
+   * folders are taken ({@linkcode CheckWorktree.builtFolders}), and the run that owns the seed.
    * @returns The seed, or undefined when there is nothing to take or too much.
    */
   async takeSeed(
@@ -358,21 +359,40 @@ export class CheckWorktree {
     options: {
       cargo: string[];
       checks: RepoCheck[];
-      folders: boolean;
       owner?: { repo: string; run: string };
     },
   ): Promise<BuildSeed | undefined> {
-    const builds = options.folders
-      ? await Promise.all(
-        options.checks.flatMap((check) => check.buildFolder ? [buildEntry(check)] : []),
-      )
-      : [];
+    const builds = await Promise.all(
+      options.checks.flatMap((check) => check.buildFolder ? [buildEntry(check)] : []),
+    );
     const entries = [...options.cargo.map((entry) => `tree/${entry}`), ...builds];
     if (entries.length === 0) return undefined;
     return await BuildSeed.take(this.folder, commit, entries, {
       ...(options.owner ? { owner: options.owner } : {}),
       bound: builds.length > 0,
     });
+  }
+
+  /**
+   * The checks of `runs` whose kept build folders are worth a seed: a
+   * green run's, and a red one's whose configure step completed (its tests
+   * failed, or its build did: what was built is the commit's build all the
+   * same, and the build tool makes what is missing). A run that timed out or
+   * was stopped may have left a file half written: not taken.
+   *
+   * @param checks The checks.
+   * @param runs Their runs in this copy.
+   * @returns The checks whose folders can be taken ({@linkcode CheckWorktree.takeSeed}).
+   */
+  async builtFolders(checks: RepoCheck[], runs: CheckRun[]): Promise<RepoCheck[]> {
+    const built: RepoCheck[] = [];
+    for (const check of checks) {
+      const run = runs.find((run) => run.name === check.name);
+      if (!check.buildFolder || !run || run.timedOut) continue;
+      const dir = path.join(this.folder, await buildEntry(check));
+      if (run.green || await isConfigured(check.buildFolder, dir)) built.push(check);
+    }
+    return built;
   }
 
   /**

@@ -87,12 +87,12 @@ async function installed(tool: string): Promise<boolean> {
   );
 }
 
-async function project(spec: Project) {
+async function project(spec: Project, sum = "(a + b) * SCALE + OFFSET") {
   const repo = await tempRepo();
   const files: Record<string, string> = {
     ...spec.build(0),
     "src/math.h": MATH_H(1),
-    "src/math.c": MATH_C("(a + b) * SCALE + OFFSET"),
+    "src/math.c": MATH_C(sum),
     "src/extra.c": EXTRA_C,
     "tests/t_add.c": TEST_C,
   };
@@ -295,6 +295,88 @@ for (const spec of PROJECTS) {
             /build folder\) changed after it was taken/,
           );
           assert.deepEqual(await seedsOf(owner), [], "the seed is removed");
+        });
+      } finally {
+        await gate.close();
+      }
+      assert.deepEqual(await seedsOf(owner), []);
+    },
+  });
+}
+
+for (const spec of PROJECTS) {
+  const missing = (await Promise.all(spec.tools.map(async (tool) => [tool, await installed(tool)])))
+    .filter(([, found]) => !found);
+  Deno.test({
+    name:
+      `a red baseline keeps its ${spec.name} build folder: a bug fix's claims compile what changed`,
+    ignore: missing.length > 0 && Deno.env.get("CI") !== "true",
+    async fn(t) {
+      const owner = crypto.randomUUID();
+      // The bug the task is about: the starting commit's test fails.
+      const { repo, gitRepo, base } = await project(spec, "(a + b) * SCALE + OFFSET + 1");
+      await using _repo = repo;
+      await using logs = await tempDir("finishline-build-folder-log-");
+      const log = join(logs.path, "builds.log");
+      const since = builds(log);
+      const [found] = (await detectChecks(repo.path)).checks;
+      const check: RepoCheck = {
+        name: found.name,
+        command: found.command,
+        ...(found.runner ? { runner: found.runner } : {}),
+        buildFolder: found.buildFolder,
+      };
+      const gate = new RepoChecksChecker({
+        checks: [noting(check, spec, log)],
+        timeoutMs: 300_000,
+        owner,
+      });
+      const claim = async (files: Record<string, string | null>) => {
+        await gate.ready();
+        await commit(repo.path, files);
+        return await gate.check(
+          { cwd: repo.path, git: { repo: gitRepo, baseline: base } } as never,
+        );
+      };
+      try {
+        const baseline = await gate.startBaseline(gitRepo, base);
+        assert.equal(baseline.runs[0].green, false, "the starting commit's test fails");
+        assert.deepEqual(await since(), ["configured"]);
+        assert.equal((await seedsOf(owner)).length, 1, "its build folder was taken all the same");
+        // The red check's second run builds from nothing in a copy of its own.
+        await gate.confirmBaseline();
+        assert.deepEqual(await since(), ["configured"]);
+        assert.equal((await gate.baseline())!.retries?.[0]?.green, false);
+
+        await t.step(
+          "a claim that changes no code compiles nothing, and is still red",
+          async () => {
+            const result = await claim({ "NOTES.md": "looked at it\n" });
+            assert.equal(result.complete, false);
+            assert.match(result.feedback ?? "", new RegExp(`"${spec.failing}"`));
+            const runs = await since();
+            assert.ok(!runs.includes("configured") && !runs.includes("built"), `${runs}`);
+          },
+        );
+
+        await t.step(
+          "a claim that changes another file compiles it, and the bug is found",
+          async () => {
+            const result = await claim({ "src/extra.c": `${EXTRA_C}/* tidied */\n` });
+            assert.equal(result.complete, false);
+            assert.match(result.feedback ?? "", new RegExp(`"${spec.failing}"`));
+            const runs = await since();
+            assert.equal(runs[0], "built", `${runs}`);
+            assert.ok(!runs.includes("configured"), `${runs}`);
+          },
+        );
+
+        await t.step("the fix compiles the changed file alone and passes", async () => {
+          const result = await claim({ "src/math.c": MATH_C("(a + b) * SCALE + OFFSET") });
+          assert.equal(result.complete, true, result.feedback);
+          const runs = await since();
+          assert.equal(runs[0], "built", `${runs}`);
+          assert.ok(!runs.includes("configured"), `${runs}`);
         });
       } finally {
         await gate.close();
