@@ -71,6 +71,9 @@ export interface GateSettings {
   changedLines?: ChangedLinesConfig;
 }
 
+/** How many seeds of claims' changed build definitions are kept (each a build folder's copy). */
+export const CLAIM_SEEDS = 2;
+
 /** The state of one gate, shared by its phases. */
 export class GateState {
   /** The checks, in order. */
@@ -121,6 +124,13 @@ export class GateState {
   baselineCopy: CheckWorktree | undefined;
   /** What the baseline built (Cargo's `target`), the clean copy's start at every move. */
   seed: BuildSeed | undefined;
+  /**
+   * The seeds of claims' changed build definitions (`copy/claim_seed.ts`),
+   * the latest last; at most {@linkcode CLAIM_SEEDS} are kept.
+   */
+  readonly claimSeeds: BuildSeed[] = [];
+  /** The seed commits whose build failed: not built again. */
+  readonly unbuiltSeeds: Set<string> = new Set();
   /** The held-out test's files, kept with their hashes since the verifier stopped. */
   heldOutStore: HeldOutStore | undefined;
   /** Who is told which check of the current claim runs (its context's `onCheck`). */

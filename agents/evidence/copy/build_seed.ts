@@ -229,8 +229,9 @@ export class BuildSeed {
    * removed; `owner`: the repository and the run, named in the seed's folder so that the
    * next run removes it when this one was killed ({@linkcode removeStaleSeeds}); `bound`:
    * planted in `worktree` only, never elsewhere (a build folder that records where it was
-   * configured).
-   * @returns The seed, or undefined when none of them is there, or it is too large.
+   * configured); `notAfter`: a seed with a file dated after this time (milliseconds since
+   * the epoch) is not kept (make and ninja would take that file as newer than any change).
+   * @returns The seed, or undefined when none of them is there, too large, or dated too late.
    */
   static async take(
     worktree: string,
@@ -240,6 +241,7 @@ export class BuildSeed {
       limits?: { bytes: number; entries: number };
       owner?: { repo: string; run: string };
       bound?: boolean;
+      notAfter?: number;
     } = {},
   ): Promise<BuildSeed | undefined> {
     const limits = options.limits ?? MAX_SEED;
@@ -267,7 +269,10 @@ export class BuildSeed {
       if (info.isDirectory) folders++;
     }
     const listed = folders > 0 ? await listing(dir) : undefined;
-    if (!listed || tooLarge(listed, limits)) {
+    if (
+      !listed || tooLarge(listed, limits) ||
+      (options.notAfter !== undefined && datedAfter(listed, options.notAfter))
+    ) {
       await Deno.remove(dir, { recursive: true }).catch(() => {});
       return undefined;
     }
@@ -462,6 +467,11 @@ function tooLarge(listed: string, limits: { bytes: number; entries: number }): b
   let bytes = 0;
   for (const line of lines) bytes += Number(line.split("\t")[3]) || 0;
   return bytes > limits.bytes;
+}
+
+/** Whether a listing holds a file modified after `time`. */
+function datedAfter(listed: string, time: number): boolean {
+  return listed.split("\n").some((line) => Number(line.split("\t")[5]) > time);
 }
 
 /** `cp -pR` (times and modes kept) of `from` into the folder `into`. */

@@ -326,6 +326,23 @@ export class CheckWorktree {
   }
 
   /**
+   * The build seed the worktree starts from at each move, if any.
+   *
+   * @returns The seed, or undefined.
+   */
+  get seed(): BuildSeed | undefined {
+    return this.#seed;
+  }
+
+  /**
+   * Start from no seed from the next move on (the seed itself is kept).
+   */
+  unseed(): void {
+    this.#seed = undefined;
+    this.#planted = undefined;
+  }
+
+  /**
    * Whether the worktree starts from a build seed.
    *
    * @returns False without one, or once it was dropped.
@@ -351,7 +368,8 @@ export class CheckWorktree {
    *
    * @param commit The commit the checks ran on.
    * @param options The work tree's Cargo entries (`seedEntries`), the checks whose build
-   * folders are taken ({@linkcode CheckWorktree.builtFolders}), and the run that owns the seed.
+   * folders are taken ({@linkcode CheckWorktree.builtFolders}), the run that owns the seed,
+   * and the time no file of it may be dated after ({@linkcode BuildSeed.take}).
    * @returns The seed, or undefined when there is nothing to take or too much.
    */
   async takeSeed(
@@ -360,6 +378,7 @@ export class CheckWorktree {
       cargo: string[];
       checks: RepoCheck[];
       owner?: { repo: string; run: string };
+      notAfter?: number;
     },
   ): Promise<BuildSeed | undefined> {
     const builds = await Promise.all(
@@ -369,6 +388,7 @@ export class CheckWorktree {
     if (entries.length === 0) return undefined;
     return await BuildSeed.take(this.folder, commit, entries, {
       ...(options.owner ? { owner: options.owner } : {}),
+      ...(options.notAfter !== undefined ? { notAfter: options.notAfter } : {}),
       bound: builds.length > 0,
     });
   }
