@@ -39,6 +39,7 @@ export async function seedForClaim(
     if (!candidate.usable || !candidate.plantsIn(copy.folder)) continue;
     if (!await servesClaim(copy.objects, candidate.commit, at)) continue;
     if (copy.seed === candidate || await copy.seedWith(candidate)) {
+      copy.fallBackTo(seed);
       return { notes: candidate === seed ? [] : [reused(checks)] };
     }
   }
@@ -67,6 +68,7 @@ export async function seedForClaim(
   state.claimSeeds.push(built);
   while (state.claimSeeds.length > CLAIM_SEEDS) await state.claimSeeds.shift()?.remove();
   if (!await copy.seedWith(built)) return { notes: [] };
+  copy.fallBackTo(seed);
   const files = overlay.filter((file) =>
     [...systems].some((system) => isBuildDefinition(system, file))
   );

@@ -114,20 +114,28 @@ export async function seedEntries(repo: GitReader, commit: string): Promise<stri
  *
  * @param copy The copy's repository (read hardened) and its work tree.
  * @param since The seed's commit; without it every tracked file is settled.
- * @param head The commit the work tree holds. @default "HEAD"
+ * @param head The commit the work tree holds, or null to compare with the
+ * files as they are on disk (some put back from another commit). @default "HEAD"
  * @returns Undefined, or why it could not be done.
  */
 export async function settleTimes(
   copy: GitReader & { workTree: string },
   since?: string,
-  head = "HEAD",
+  head: string | null = "HEAD",
 ): Promise<string | undefined> {
   const dir = copy.workTree;
   const listed = await copy.exec(["ls-files", "-z"]);
   if (listed.code !== 0) return `cannot list the tracked files: ${listed.stderr.trim()}`;
   const changed = new Set<string>();
   if (since) {
-    const diff = await copy.exec(["diff", "--name-only", "--no-renames", "-z", since, head]);
+    const diff = await copy.exec([
+      "diff",
+      "--name-only",
+      "--no-renames",
+      "-z",
+      since,
+      ...(head === null ? [] : [head]),
+    ]);
     if (diff.code !== 0) return `cannot compare with ${since.slice(0, 12)}: ${diff.stderr.trim()}`;
     for (const file of diff.stdout.split("\0")) if (file) changed.add(file);
   }
@@ -291,26 +299,28 @@ export class BuildSeed {
    * bound seed is planted only in the folder it was taken from.
    *
    * @param worktree The worktree's folder.
+   * @param only The entries to plant (default: all); the others are left as they are.
    * @returns Whether the seed is in place.
    */
-  async plant(worktree: string): Promise<boolean> {
-    await this.#unplant(worktree);
+  async plant(worktree: string, only?: readonly string[]): Promise<boolean> {
+    const entries = only ? this.#entries.filter((entry) => only.includes(entry)) : this.#entries;
+    await this.#unplant(worktree, entries);
     if (this.#listing === undefined || await listing(this.dir) !== this.#listing) {
       await this.remove();
       return false;
     }
-    if (!this.plantsIn(worktree)) return false;
-    for (const entry of this.#entries) {
+    if (!this.plantsIn(worktree) || entries.length === 0) return false;
+    for (const entry of entries) {
       const into = path.dirname(path.join(worktree, entry));
       await Deno.mkdir(into, { recursive: true });
       if (!await copyInto(path.join(this.dir, entry), into)) {
-        await this.#unplant(worktree);
+        await this.#unplant(worktree, entries);
         return false;
       }
     }
     // Changed while it was copied: what was copied cannot be trusted either.
     if (await listing(this.dir) !== this.#listing) {
-      await this.#unplant(worktree);
+      await this.#unplant(worktree, entries);
       await this.remove();
       return false;
     }
@@ -417,8 +427,8 @@ export class BuildSeed {
     await Deno.remove(this.dir, { recursive: true }).catch(() => {});
   }
 
-  async #unplant(worktree: string): Promise<void> {
-    for (const entry of this.#entries) {
+  async #unplant(worktree: string, entries: readonly string[] = this.#entries): Promise<void> {
+    for (const entry of entries) {
       await Deno.remove(path.join(worktree, entry), { recursive: true }).catch(() => {});
     }
   }

@@ -76,6 +76,8 @@ export class CheckWorktree {
   /** The snapshot the worktree took itself, when it was given none: stopped at removal. */
   #ownSnapshot: DependencySnapshot | undefined;
   #seed: BuildSeed | undefined;
+  /** The seed a build folder falls back to ({@linkcode CheckWorktree.fallBackTo}). */
+  #fallback: BuildSeed | undefined;
   /** The commit whose files get the fixed time when there is no seed ({@linkcode CheckWorktree.keepTimes}). */
   #timesSince: string | undefined;
   /** The listing of the seed planted ahead by {@linkcode CheckWorktree.tidy}, until a move uses it. */
@@ -227,7 +229,7 @@ export class CheckWorktree {
       if (cleaned) return cleaned;
       if (await seed.intact(this.folder, planted)) {
         if (await settleTimes(this.#objects, seed.commit, commit) === undefined) {
-          this.#builds.seeded(seed.entries);
+          this.#builds.seeded(seed.entries, seed.commit);
           return await this.resetDependencies();
         }
         // Times that cannot be settled: no seed, and its copy goes.
@@ -343,6 +345,31 @@ export class CheckWorktree {
   }
 
   /**
+   * The seed a build folder falls back to when the work tree's build
+   * definitions are not the planted seed's but are this one's: the
+   * baseline's, under a claim's seed, for the run with the starting
+   * commit's files put back ({@linkcode CheckWorktree.restore}).
+   *
+   * @param seed The seed, or undefined for none.
+   */
+  fallBackTo(seed: BuildSeed | undefined): void {
+    this.#fallback = seed;
+  }
+
+  /** The fallback seed, as {@linkcode BuildFolders.ready} takes it, when it can be planted here. */
+  #fallbackSeed(): { commit: string; plant: (entry: string) => Promise<boolean> } | undefined {
+    const seed = this.#fallback;
+    if (!seed?.usable || seed === this.#seed || !seed.plantsIn(this.folder)) return undefined;
+    return {
+      commit: seed.commit,
+      // The files on disk that differ from its commit are dated now: the tool rebuilds them.
+      plant: async (entry) =>
+        await settleTimes(this.#objects, seed.commit, null) === undefined &&
+        await seed.plant(this.folder, [entry]),
+    };
+  }
+
+  /**
    * Whether the worktree starts from a build seed.
    *
    * @returns False without one, or once it was dropped.
@@ -356,7 +383,7 @@ export class CheckWorktree {
       await settleTimes(this.#objects, seed.commit, this.#commit) === undefined &&
       await seed.plant(this.folder);
     if (!planted) this.#seed = undefined;
-    else this.#builds.seeded(seed.entries);
+    else this.#builds.seeded(seed.entries, seed.commit);
     return planted;
   }
 
@@ -427,7 +454,7 @@ export class CheckWorktree {
    * @returns The folder, or undefined for a check that keeps none.
    */
   async buildFolder(check: RepoCheck): Promise<string | undefined> {
-    return (await this.#builds.ready(check, this.#seed?.commit))?.dir;
+    return (await this.#builds.ready(check, this.#fallbackSeed()))?.dir;
   }
 
   /**
@@ -441,7 +468,7 @@ export class CheckWorktree {
   async readyBuildFolders(checks: RepoCheck[]): Promise<DroppedBuild[]> {
     const dropped: DroppedBuild[] = [];
     for (const check of checks) {
-      const ready = await this.#builds.ready(check, this.#seed?.commit);
+      const ready = await this.#builds.ready(check, this.#fallbackSeed());
       if (ready?.dropped) dropped.push(ready.dropped);
     }
     return dropped;

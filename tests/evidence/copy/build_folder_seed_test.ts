@@ -529,11 +529,11 @@ for (const spec of PROJECTS) {
             "src/math.c": MATH_C("(a + b) * SCALE + OFFSET"),
           });
           assert.equal(result.complete, true, result.feedback);
-          // The run with the starting commit's meson.build put back (it names the red test)
-          // configures from nothing: its build definitions are not the seed's.
+          // The run with the starting commit's build file put back (it names the red test)
+          // builds on the baseline's folder: neither configures.
           const runs = await since();
           assert.equal(runs[0], "built", `${runs}`);
-          assert.ok(!runs.includes("seed configured"), `${runs}`);
+          assert.ok(!runs.some((run) => run.includes("configured")), `${runs}`);
         });
       } finally {
         await gate.close();
