@@ -21,9 +21,11 @@
  * - a build folder records the absolute folder it was configured in and
  *   keeps what its configure step decided (Meson's option values, CMake's
  *   cache, autotools' configured tree): such a seed is planted only in the
- *   folder it was built in (the green baseline's copy, which becomes the
- *   clean copy), and the copy drops a planted build folder whose build
- *   definitions differ from the starting commit's (`copy/worktree_run.ts`);
+ *   folder it was built in (the baseline's copy, which becomes the clean
+ *   copy, green or red), and the copy drops a planted build folder whose
+ *   build definitions differ from those of the seed's commit
+ *   (`copy/build_folders.ts`); a claim that changes them gets a seed of its
+ *   own (`copy/claim_seed.ts`);
  * - the seed's files are listed (inode, size, modification and change
  *   times) when it is taken and compared before and after each copy; a seed
  *   changed since is dropped, and the checks build from nothing.

@@ -11,7 +11,8 @@
  * their defaults, CMake keeps its cache, and a configured autotools tree
  * runs the `configure` it was made from. So a kept folder serves only a
  * tree whose build definitions are, byte for byte, those it was configured
- * from ({@linkcode isBuildDefinition}); any other builds from nothing.
+ * from ({@linkcode isBuildDefinition}); any other builds on a folder
+ * configured from its own (`copy/claim_seed.ts`), or from nothing.
  *
  * @module
  */
