@@ -24,9 +24,15 @@ import { CLAIM_SEEDS, type GateState } from "./_gate_state.ts";
  */
 export async function seedForClaim(
   state: GateState,
-  copy: CheckWorktree,
-  claim: { base: string; head: string; repoRoot: string; signal?: AbortSignal },
+  claim: {
+    copy: CheckWorktree;
+    base: string;
+    head: string;
+    repoRoot: string;
+    signal?: AbortSignal;
+  },
 ): Promise<{ notes: string[]; problem?: string }> {
+  const { copy } = claim;
   const seed = state.seed;
   const checks = state.checks.filter((check) => check.buildFolder && check.buildOnly);
   // A seed of build folders alone: Cargo's target stays the baseline's.
@@ -47,7 +53,7 @@ export async function seedForClaim(
   if (!overlay || overlay.length === 0) return { notes: [] };
   const made = await copy.objects.compose(claim.base, claim.head, overlay);
   if (typeof made !== "string" || state.unbuiltSeeds.has(made)) return { notes: [] };
-  const built = await buildSeed(state, copy, made, { checks, ...claim });
+  const built = await buildSeed(state, { ...claim, commit: made, checks });
   copy.unseed();
   const back = await copy.moveTo(claim.head);
   if (back) {
@@ -100,10 +106,15 @@ function reused(checks: RepoCheck[]): string {
  */
 async function buildSeed(
   state: GateState,
-  copy: CheckWorktree,
-  commit: string,
-  options: { checks: RepoCheck[]; repoRoot: string; signal?: AbortSignal },
+  options: {
+    copy: CheckWorktree;
+    commit: string;
+    checks: RepoCheck[];
+    repoRoot: string;
+    signal?: AbortSignal;
+  },
 ): Promise<BuildSeed | undefined | "aborted"> {
+  const { copy, commit } = options;
   copy.unseed();
   if (await copy.moveTo(commit)) return undefined;
   if (await settleTimes(copy.objects, undefined, commit)) return undefined;

@@ -111,7 +111,8 @@ export async function cleanCopy(
   }
   // Changed build definitions: the seed of them, built once if none serves.
   if (planted && base) {
-    const seeding = await seedForClaim(state, copy, {
+    const seeding = await seedForClaim(state, {
+      copy,
       base,
       head: claim.head,
       repoRoot: claim.repo.root,
