@@ -33,7 +33,18 @@
  * Prints medians, the ratios, and `uptime` before and after: the machine's
  * load decides how far the numbers can be trusted.
  *
- *     deno task bench:verify [--rounds 3] [--repo ID ...] [--json FILE]
+ * With `--seed`, on the repositories whose check keeps a build folder
+ * (Meson, CMake, autotools), the build seed's cases instead, each a claim
+ * timed as above:
+ *
+ * - **red start**: the gate started at the injected bug (a red baseline, as
+ *   a bug-fix task starts), then a claim that changes a comment and keeps
+ *   the bug, then the fix;
+ * - **build file**: the gate started at the release, a claim that appends a
+ *   comment to the build file (`meson.build`, `configure`), then the bug
+ *   with that build file, then the release with it.
+ *
+ *     deno task bench:verify [--rounds 3] [--repo ID ...] [--json FILE] [--seed]
  *
  * @module
  */
@@ -53,6 +64,7 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "3" },
     repo: { type: "string", multiple: true },
     json: { type: "string" },
+    seed: { type: "boolean", default: false },
   },
 });
 const rounds = Number(values.rounds);
@@ -187,9 +199,79 @@ async function round(checkout: Checkout, row: Row): Promise<void> {
   }
 }
 
+const SEED_SIDES = [
+  "redClaim",
+  "redFix",
+  "buildFile",
+  "buildFileBug",
+  "buildFileFix",
+] as const;
+type SeedSide = typeof SEED_SIDES[number];
+
+/** The build file a claim of the build-file case changes, by build system. */
+const BUILD_FILES = { meson: "meson.build", cmake: "CMakeLists.txt", autotools: "configure" };
+
+/** The build seed's cases (`--seed`): one round, each claim timed once the copy is ready. */
+async function seedRound(checkout: Checkout, samples: Record<SeedSide, number[]>): Promise<void> {
+  const system = checkout.check.buildFolder!;
+  const append = async (file: string, line: string) => {
+    await Deno.writeTextFile(`${checkout.dir.path}/${file}`, `\n${line}\n`, { append: true });
+  };
+  const claimOn = async (
+    gate: RepoChecksChecker,
+    from: string,
+    baseline: string,
+    change: (() => Promise<void>)[],
+  ) => {
+    await gate.ready();
+    await git(checkout.dir.path, "reset", "-q", "--hard", from);
+    for (const step of change) await step();
+    await git(checkout.dir.path, "commit", "-q", "--allow-empty", "-am", `seed ${++changes}`);
+    const context = {
+      ...claimContext(checkout, signal) as object,
+      git: { repo: checkout.repo, baseline },
+    };
+    return await timed(() => gate.check(context as never));
+  };
+  const comment = () =>
+    append(checkout.bugFile, commentLine(checkout.bugFile, `finishline ${++changes}`));
+  const red = new RepoChecksChecker({ checks: [checkout.check], timeoutMs: 600_000 });
+  try {
+    await red.startBaseline(checkout.repo, checkout.bug);
+    await red.confirmBaseline();
+    const [still, stillResult] = await claimOn(red, checkout.bug, checkout.bug, [comment]);
+    if (stillResult.complete) throw new Error(`${checkout.check.name}: the bug passes`);
+    samples.redClaim.push(still);
+    const [fix, fixResult] = await claimOn(red, checkout.base, checkout.bug, [comment]);
+    if (!fixResult.complete) throw new Error(`the fix does not pass: ${fixResult.feedback}`);
+    samples.redFix.push(fix);
+  } finally {
+    await red.close();
+  }
+  const file = BUILD_FILES[system];
+  const define = () => append(file, "# finishline bench");
+  const gate = new RepoChecksChecker({ checks: [checkout.check], timeoutMs: 600_000 });
+  try {
+    await gate.startBaseline(checkout.repo, checkout.base);
+    const [changed, changedResult] = await claimOn(gate, checkout.base, checkout.base, [define]);
+    if (!changedResult.complete) throw new Error(`the build file fails: ${changedResult.feedback}`);
+    samples.buildFile.push(changed);
+    const [bug, bugResult] = await claimOn(gate, checkout.bug, checkout.base, [define]);
+    if (bugResult.complete) throw new Error("the bug passes with the build file");
+    samples.buildFileBug.push(bug);
+    const [fix, fixResult] = await claimOn(gate, checkout.base, checkout.base, [define, comment]);
+    if (!fixResult.complete) throw new Error(`the fix fails: ${fixResult.feedback}`);
+    samples.buildFileFix.push(fix);
+  } finally {
+    await gate.close();
+    await git(checkout.dir.path, "reset", "-q", "--hard", checkout.base);
+  }
+}
+
 const before = await uptime();
 console.error(`load before: ${before}`);
 const rows: Row[] = [];
+const seedRows: Array<{ repo: string; samples: Record<SeedSide, number[]> }> = [];
 for (const corpus of CORPUS.filter((repo) => !values.repo || values.repo.includes(repo.id))) {
   const prepared = await prepareRepo(corpus);
   if (!prepared.ok || prepared.missing.length > 0) {
@@ -216,6 +298,22 @@ for (const corpus of CORPUS.filter((repo) => !values.repo || values.repo.include
       continue;
     }
     innerLoops.set(checkout, { ...checkout.check, command: corpus.innerLoop.command });
+  }
+  if (values.seed) {
+    if (!checkout.check.buildFolder) {
+      console.error(`${corpus.id}: skipped (its check keeps no build folder)`);
+      continue;
+    }
+    const samples = Object.fromEntries(SEED_SIDES.map((side) => [side, [] as number[]])) as Record<
+      SeedSide,
+      number[]
+    >;
+    for (let index = 0; index < rounds && !signal.aborted; index++) {
+      await seedRound(checkout, samples);
+      console.error(`${corpus.id}: round ${index + 1}/${rounds}`);
+    }
+    seedRows.push({ repo: corpus.id, samples });
+    continue;
   }
   const row: Row = {
     repo: corpus.id,
@@ -257,6 +355,17 @@ for (const row of rows) {
       (m.failedRerun / m.failedFull).toFixed(2)
     }× | ${s(m.passAfterFailed)} | ${row.rerun} |`,
   );
+}
+if (seedRows.length > 0) {
+  console.log(
+    "\n| repository | red start: claim keeping the bug | red start: the fix | build file changed | bug, same build file | fix, same build file |",
+  );
+  console.log("|---|---|---|---|---|---|");
+  for (const row of seedRows) {
+    console.log(
+      `| ${row.repo} | ${SEED_SIDES.map((side) => s(median(row.samples[side]))).join(" | ")} |`,
+    );
+  }
 }
 console.log(`\nMedians of ${rounds} rounds. Load before: ${before}\nLoad after: ${after}`);
 if (values.json) {

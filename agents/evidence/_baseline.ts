@@ -3,7 +3,8 @@
  * own while the first session works (the per-claim checks first, the final
  * ones after), its red checks run once more at low priority, and the views
  * of it a claim is compared with. A green baseline's worktree and what it
- * built become the clean copy's start.
+ * built become the clean copy's start; so does a red one's when its build
+ * folders were kept (its second run then has a copy of its own).
  *
  * @module
  */
@@ -63,18 +64,26 @@ export function startBaseline(
     }
     const green = runs.every((run) => run.green);
     if ((seeds.length > 0 || folders) && !signal.aborted && runs.length > 0) {
-      // A build folder records this copy's folder: kept only when this copy becomes the clean one.
+      // A build folder is kept when its configure step completed, whether the tests passed
+      // or not: a bug-fix task starts red, and its claims would otherwise build from nothing.
       state.seed = await worktree.takeSeed(commit, {
         cargo: seeds,
-        checks: state.checks,
-        folders: folders && green,
+        checks: folders ? await worktree.builtFolders(state.checks, runs) : [],
         ...(state.owner ? { owner: { repo: repo.root, run: state.owner } } : {}),
       });
     }
+    // A build folder records this copy's folder: such a seed makes this copy the clean one.
+    const bound = state.seed?.entries.some((entry) => entry.startsWith("build/")) ?? false;
     if (signal.aborted) {
       await worktree.remove();
-    } else if (green) {
+    } else if (green || bound) {
       state.baselineCopy = worktree;
+      // The red checks' second run then starts from nothing in a copy of its own.
+      if (!green) {
+        const dependencies = (await state.start!).dependencies;
+        state.confirmCopy = () =>
+          CheckWorktree.create(repo, commit, { dependencies, owner: state.owner });
+      }
     } else {
       state.baselineWorktree = worktree;
     }
@@ -96,10 +105,19 @@ export function confirmBaseline(state: GateState): Promise<void> {
 /** The baseline's red checks run again in its worktree, which is removed after. */
 async function confirm(state: GateState, pending: Promise<BaselineResult>): Promise<void> {
   const baseline = await pending;
-  const worktree = state.baselineWorktree;
+  let worktree = state.baselineWorktree;
   state.baselineWorktree = undefined;
+  const make = state.confirmCopy;
+  state.confirmCopy = undefined;
   try {
     const signal = state.stopBaseline.signal;
+    if (!worktree && make && !baseline.error && !signal.aborted) {
+      const made = await make();
+      if (typeof made === "string") return;
+      worktree = made;
+      // The times the first run had: make sees a release's generated files as up to date.
+      await worktree.keepTimes(baseline.commit);
+    }
     if (!worktree || baseline.error || signal.aborted) return;
     const red = state.checks.filter((check) =>
       baseline.runs.some((run) => run.name === check.name && !run.green)

@@ -71,7 +71,7 @@ export async function runClaim(
 ): Promise<ClaimRun | { refused: TaskCompletionResult }> {
   const declared = declaredOutOfScope(context.completeTask);
   const setupStarted = performance.now();
-  const prepared = claim ? await cleanCopy(state, claim) : { notes: [] };
+  const prepared = claim ? await cleanCopy(state, claim, context.signal) : { notes: [] };
   const setupMs = Math.round(performance.now() - setupStarted);
   const notes = prepared.notes;
   const facts: Partial<ChecksEvidence> = {

@@ -1,6 +1,7 @@
 /**
  * The clean copy a claim's checks run in: the one copy of the run (at the
- * first claim, the green baseline's worktree) moved to the claim's commit,
+ * first claim, the baseline's worktree when it was green or kept its build
+ * folders) moved to the claim's commit,
  * the starting commit fetched beside it, the build seed planted, and each
  * dependency folder copied as found at the start or installed from the
  * manifest the agent changed.
@@ -20,6 +21,7 @@ import { listPaths } from "./_feedback.ts";
 import type { Claim, GateState } from "./_gate_state.ts";
 import { pythonNote } from "./_run_start.ts";
 import type { BuildSystem } from "./run/build_folder.ts";
+import { seedForClaim } from "./_claim_seeds.ts";
 
 const BUILD_SYSTEM_NAMES: Record<BuildSystem, string> = {
   meson: "Meson",
@@ -46,11 +48,12 @@ function seedNames(entries: readonly string[]): string {
 export async function cleanCopy(
   state: GateState,
   claim: Claim,
+  signal?: AbortSignal,
 ): Promise<{ copy?: CheckWorktree; notes: string[]; problem?: string; changes?: string[] }> {
   const start = (await state.start)!;
   await state.tidying;
   state.tidying = undefined;
-  // The first claim moves the green baseline's worktree (moveTo cleans it as any move does).
+  // The first claim moves the baseline's worktree (green, or red with build folders kept) (moveTo cleans it as any move does).
   // A claim made before the baseline ended has a copy of its own; the baseline's takes over
   // when there is a seed: the build folders in it record the baseline's folder.
   const baselineCopy = state.baselineCopy;
@@ -96,7 +99,7 @@ export async function cleanCopy(
   const binary = base ? await binarySources(copy.objects, base, claim.head) : [];
   if (binary.length > 0) return { copy, notes: [], problem: binaryFinding(binary) };
   const notes: string[] = [];
-  const planted = copy.seeded ||
+  let planted = copy.seeded ||
     (state.seed?.usable === true && await copy.seedWith(state.seed));
   if (!planted && (seeded || state.seed)) {
     const what = seedNames(state.seed?.entries ?? []);
@@ -105,6 +108,25 @@ export async function cleanCopy(
     notes.push(
       `finishline's copy of what the baseline built (${what}) changed after it was taken, was built in another folder, or could not be copied: the checks built from nothing`,
     );
+  }
+  // Changed build definitions: the seed of them, built once if none serves.
+  if (planted && base) {
+    const seeding = await seedForClaim(state, {
+      copy,
+      base,
+      head: claim.head,
+      repoRoot: claim.repo.root,
+      ...(signal ? { signal } : {}),
+    });
+    notes.push(...seeding.notes);
+    if (seeding.problem) {
+      return {
+        copy,
+        notes,
+        problem: copy.finding ? objectFinding(copy.finding) : seeding.problem,
+      };
+    }
+    planted = copy.seeded;
   }
   // Without a seed, a build from nothing still sees the files' times as a seed would give them.
   if (!planted && base && state.checks.some((check) => check.buildFolder)) {

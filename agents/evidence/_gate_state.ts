@@ -71,6 +71,9 @@ export interface GateSettings {
   changedLines?: ChangedLinesConfig;
 }
 
+/** How many seeds of claims' changed build definitions are kept (each a build folder's copy). */
+export const CLAIM_SEEDS = 2;
+
 /** The state of one gate, shared by its phases. */
 export class GateState {
   /** The checks, in order. */
@@ -95,6 +98,11 @@ export class GateState {
   readonly changedLines: ChangedLinesConfig | undefined;
   /** The baseline's worktree, kept until its red checks ran a second time. */
   baselineWorktree: CheckWorktree | undefined;
+  /**
+   * Makes the copy the baseline's red checks run again in, when the
+   * baseline's worktree became the clean copy (its build folders kept).
+   */
+  confirmCopy: (() => Promise<CheckWorktree | string>) | undefined;
   /** The second run of the baseline's red checks, once started. */
   confirmation: Promise<void> | undefined;
   /** Whether that second run is over (or there was nothing to run again). */
@@ -108,13 +116,21 @@ export class GateState {
   /** The commit the baseline checks run at, once started. */
   baselineCommit: string | undefined;
   /**
-   * A green baseline's worktree, kept to become the clean copy at the first
+   * A green baseline's worktree (or a red one whose build folders the seed
+   * holds), kept to become the clean copy at the first
    * claim: at the path the baseline built in, a compiler's incremental cache
    * (rustc's names the source files by their full path) serves the claims.
    */
   baselineCopy: CheckWorktree | undefined;
   /** What the baseline built (Cargo's `target`), the clean copy's start at every move. */
   seed: BuildSeed | undefined;
+  /**
+   * The seeds of claims' changed build definitions (`copy/claim_seed.ts`),
+   * the latest last; at most {@linkcode CLAIM_SEEDS} are kept.
+   */
+  readonly claimSeeds: BuildSeed[] = [];
+  /** The seed commits whose build failed: not built again. */
+  readonly unbuiltSeeds: Set<string> = new Set();
   /** The held-out test's files, kept with their hashes since the verifier stopped. */
   heldOutStore: HeldOutStore | undefined;
   /** Who is told which check of the current claim runs (its context's `onCheck`). */

@@ -316,6 +316,7 @@ export class RepoChecksChecker implements TaskCompletionChecker {
     const seed = this.#state.seed;
     this.#state.seed = undefined;
     await seed?.remove();
+    for (const claimed of this.#state.claimSeeds.splice(0)) await claimed.remove();
     const heldOut = this.#state.heldOutStore;
     this.#state.heldOutStore = undefined;
     await heldOut?.remove();

@@ -288,12 +288,17 @@ export class HardenedRepo implements GitReader {
    * Run a git subcommand on this repository.
    *
    * @param args The subcommand and its arguments.
-   * @param options Timeout and standard input.
+   * @param options Timeout, standard input, and extra environment.
    * @returns Exit code, stdout and stderr.
    */
   exec(
     args: string[],
-    options: { timeoutMs?: number; stdin?: string; text?: boolean } = {},
+    options: {
+      timeoutMs?: number;
+      stdin?: string;
+      text?: boolean;
+      env?: Record<string, string>;
+    } = {},
   ): Promise<ToolResult> {
     return hardenedGit(args, { gitDir: this.gitDir, workTree: this.workTree, ...options });
   }

@@ -57,6 +57,7 @@ export async function checkoutOf(prepared: Prepared & { ok: true }): Promise<Che
     command: found.command,
     ...(found.runner ? { runner: found.runner } : {}),
     ...(found.buildFolder ? { buildFolder: found.buildFolder } : {}),
+    ...(found.buildOnly ? { buildOnly: found.buildOnly } : {}),
   };
   return {
     dir,

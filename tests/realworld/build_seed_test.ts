@@ -5,8 +5,9 @@
  * claim's: a claim of the release configures and compiles nothing, the
  * injected bug is compiled and its tests named, the release after it is
  * back to nothing compiled, and a claim that changes a build definition
- * (the configure script, `meson.build`, `CMakeLists.txt`) configures from
- * nothing. inih runs in CI; GNU Hello and cJSON, whose first configure and
+ * (the configure script, `meson.build`, `CMakeLists.txt`) is configured
+ * and built once by finishline, the claim and a later one with the same
+ * file building on that. inih runs in CI; GNU Hello and cJSON, whose first configure and
  * build take most of a minute here, under FINISHLINE_REALWORLD=all.
  */
 
@@ -123,6 +124,7 @@ for (const spec of SEEDED) {
         command: found.command,
         ...(found.runner ? { runner: found.runner } : {}),
         buildFolder: found.buildFolder,
+        buildOnly: found.buildOnly,
       };
       const gate = new RepoChecksChecker({
         checks: [noting(check, spec, log)],
@@ -161,21 +163,36 @@ for (const spec of SEEDED) {
           assert.deepEqual(await since(), ["fresh"]);
         });
 
-        await t.step("a changed build definition configures from nothing", async () => {
-          await git(checkout.dir.path, "reset", "-q", "--hard", checkout.base);
+        const define = async (from: string, message: string) => {
+          await git(checkout.dir.path, "reset", "-q", "--hard", from);
           const file = join(checkout.dir.path, spec.definition.file);
           await Deno.writeTextFile(file, `\n${spec.definition.comment}\n`, { append: true });
-          await git(checkout.dir.path, "commit", "-qam", "a build definition");
-          const changed = (await checkout.repo.head())!;
-          const result = await claim(changed);
+          await git(checkout.dir.path, "commit", "-qam", message);
+          return (await checkout.repo.head())!;
+        };
+
+        await t.step("a changed build definition is configured once, by finishline", async () => {
+          const result = await claim(await define(checkout.base, "a build definition"));
           assert.equal(result.complete, true, result.feedback);
-          // Then again with the original build file put back (a protected file changed): the
-          // seed serves that run, the tool regenerating what the file's new time asks for.
-          assert.equal((await since())[0], "configured");
           assert.match(
             (gate.evidence!.dependencyNotes ?? []).join("\n"),
-            new RegExp(`You changed "${spec.definition.file}"`),
+            new RegExp(`You changed "${spec.definition.file}": finishline configured and built`),
           );
+          // The claim's run builds on finishline's build of the new file: nothing compiled.
+          // Then again with the original build file put back (a protected file changed): that
+          // run builds on the baseline's folder.
+          const runs = await since();
+          assert.equal(runs[0], "fresh", `${runs}`);
+          assert.ok(!runs.includes("configured") || spec.id === "hello", `${runs}`);
+        });
+
+        await t.step("the bug with the same build definition: only the bug compiled", async () => {
+          const result = await claim(await define(checkout.bug, "the bug and a build definition"));
+          assert.equal(result.complete, false);
+          for (const name of corpus.failing) {
+            assert.ok(result.feedback?.includes(name), result.feedback);
+          }
+          assert.equal((await since())[0], "built");
         });
       } finally {
         await gate.close();

@@ -48,8 +48,8 @@ export async function buildEntry(check: RepoCheck): Promise<string> {
 export class BuildFolders {
   readonly #folder: string;
   readonly #tree: GitReader & { workTree: string };
-  /** The entries (`build/<name>`) that hold the seed's copy since the last move. */
-  readonly #fromSeed = new Set<string>();
+  /** The entries (`build/<name>`) that hold a seed's copy since the last move, and its commit. */
+  readonly #fromSeed = new Map<string, string>();
 
   /**
    * The build folders of a copy.
@@ -87,37 +87,49 @@ export class BuildFolders {
    * The seed is in place: its build folders hold its copy.
    *
    * @param entries The seed's entries (those below `build/` count).
+   * @param commit The commit the seed was built from.
    */
-  seeded(entries: readonly string[]): void {
+  seeded(entries: readonly string[], commit: string): void {
     this.#fromSeed.clear();
-    for (const entry of entries) if (entry.startsWith("build/")) this.#fromSeed.add(entry);
+    for (const entry of entries) if (entry.startsWith("build/")) this.#fromSeed.set(entry, commit);
   }
 
   /**
-   * The kept build folder of `check`, made if missing. One that holds the
+   * The kept build folder of `check`, made if missing. One that holds a
    * seed's copy is emptied first when the work tree's build definitions are
-   * not those of `since` (the seed's commit): the check builds from nothing.
+   * not those of the seed's commit; then `fallback`'s folder is planted
+   * instead when the work tree's are its commit's (the starting commit's,
+   * put back), else the check builds from nothing.
    *
    * @param check The check.
-   * @param since The seed's commit, when there is a seed.
+   * @param fallback Another seed: its commit, and what plants its copy of an entry.
    * @returns The folder and the build definitions that made it empty, or
    * undefined for a check that keeps none.
    */
   async ready(
     check: RepoCheck,
-    since: string | undefined,
+    fallback?: { commit: string; plant: (entry: string) => Promise<boolean> },
   ): Promise<{ dir: string; dropped?: DroppedBuild } | undefined> {
     const system = check.buildFolder;
     if (!system) return undefined;
     const entry = await buildEntry(check);
     const dir = path.join(this.#folder, entry);
     let dropped: DroppedBuild | undefined;
-    if (this.#fromSeed.has(entry)) {
-      const files = since ? await this.#changes(system, since) : ["(no seed)"];
+    const since = this.#fromSeed.get(entry);
+    if (since !== undefined) {
+      const files = await this.#changes(system, since);
       if (files.length > 0) {
         this.#fromSeed.delete(entry);
         await Deno.remove(dir, { recursive: true }).catch(() => {});
         dropped = { check: check.name, system, files };
+        if (
+          fallback && fallback.commit !== since &&
+          (await this.#changes(system, fallback.commit)).length === 0 &&
+          await fallback.plant(entry)
+        ) {
+          this.#fromSeed.set(entry, fallback.commit);
+          dropped = undefined;
+        }
       }
     }
     await Deno.mkdir(dir, { recursive: true });

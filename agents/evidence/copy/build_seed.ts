@@ -21,9 +21,11 @@
  * - a build folder records the absolute folder it was configured in and
  *   keeps what its configure step decided (Meson's option values, CMake's
  *   cache, autotools' configured tree): such a seed is planted only in the
- *   folder it was built in (the green baseline's copy, which becomes the
- *   clean copy), and the copy drops a planted build folder whose build
- *   definitions differ from the starting commit's (`copy/worktree_run.ts`);
+ *   folder it was built in (the baseline's copy, which becomes the clean
+ *   copy, green or red), and the copy drops a planted build folder whose
+ *   build definitions differ from those of the seed's commit
+ *   (`copy/build_folders.ts`); a claim that changes them gets a seed of its
+ *   own (`copy/claim_seed.ts`);
  * - the seed's files are listed (inode, size, modification and change
  *   times) when it is taken and compared before and after each copy; a seed
  *   changed since is dropped, and the checks build from nothing.
@@ -114,20 +116,28 @@ export async function seedEntries(repo: GitReader, commit: string): Promise<stri
  *
  * @param copy The copy's repository (read hardened) and its work tree.
  * @param since The seed's commit; without it every tracked file is settled.
- * @param head The commit the work tree holds. @default "HEAD"
+ * @param head The commit the work tree holds, or null to compare with the
+ * files as they are on disk (some put back from another commit). @default "HEAD"
  * @returns Undefined, or why it could not be done.
  */
 export async function settleTimes(
   copy: GitReader & { workTree: string },
   since?: string,
-  head = "HEAD",
+  head: string | null = "HEAD",
 ): Promise<string | undefined> {
   const dir = copy.workTree;
   const listed = await copy.exec(["ls-files", "-z"]);
   if (listed.code !== 0) return `cannot list the tracked files: ${listed.stderr.trim()}`;
   const changed = new Set<string>();
   if (since) {
-    const diff = await copy.exec(["diff", "--name-only", "--no-renames", "-z", since, head]);
+    const diff = await copy.exec([
+      "diff",
+      "--name-only",
+      "--no-renames",
+      "-z",
+      since,
+      ...(head === null ? [] : [head]),
+    ]);
     if (diff.code !== 0) return `cannot compare with ${since.slice(0, 12)}: ${diff.stderr.trim()}`;
     for (const file of diff.stdout.split("\0")) if (file) changed.add(file);
   }
@@ -229,8 +239,9 @@ export class BuildSeed {
    * removed; `owner`: the repository and the run, named in the seed's folder so that the
    * next run removes it when this one was killed ({@linkcode removeStaleSeeds}); `bound`:
    * planted in `worktree` only, never elsewhere (a build folder that records where it was
-   * configured).
-   * @returns The seed, or undefined when none of them is there, or it is too large.
+   * configured); `notAfter`: a seed with a file dated after this time (milliseconds since
+   * the epoch) is not kept (make and ninja would take that file as newer than any change).
+   * @returns The seed, or undefined when none of them is there, too large, or dated too late.
    */
   static async take(
     worktree: string,
@@ -240,6 +251,7 @@ export class BuildSeed {
       limits?: { bytes: number; entries: number };
       owner?: { repo: string; run: string };
       bound?: boolean;
+      notAfter?: number;
     } = {},
   ): Promise<BuildSeed | undefined> {
     const limits = options.limits ?? MAX_SEED;
@@ -267,7 +279,10 @@ export class BuildSeed {
       if (info.isDirectory) folders++;
     }
     const listed = folders > 0 ? await listing(dir) : undefined;
-    if (!listed || tooLarge(listed, limits)) {
+    if (
+      !listed || tooLarge(listed, limits) ||
+      (options.notAfter !== undefined && datedAfter(listed, options.notAfter))
+    ) {
       await Deno.remove(dir, { recursive: true }).catch(() => {});
       return undefined;
     }
@@ -286,26 +301,28 @@ export class BuildSeed {
    * bound seed is planted only in the folder it was taken from.
    *
    * @param worktree The worktree's folder.
+   * @param only The entries to plant (default: all); the others are left as they are.
    * @returns Whether the seed is in place.
    */
-  async plant(worktree: string): Promise<boolean> {
-    await this.#unplant(worktree);
+  async plant(worktree: string, only?: readonly string[]): Promise<boolean> {
+    const entries = only ? this.#entries.filter((entry) => only.includes(entry)) : this.#entries;
+    await this.#unplant(worktree, entries);
     if (this.#listing === undefined || await listing(this.dir) !== this.#listing) {
       await this.remove();
       return false;
     }
-    if (!this.plantsIn(worktree)) return false;
-    for (const entry of this.#entries) {
+    if (!this.plantsIn(worktree) || entries.length === 0) return false;
+    for (const entry of entries) {
       const into = path.dirname(path.join(worktree, entry));
       await Deno.mkdir(into, { recursive: true });
       if (!await copyInto(path.join(this.dir, entry), into)) {
-        await this.#unplant(worktree);
+        await this.#unplant(worktree, entries);
         return false;
       }
     }
     // Changed while it was copied: what was copied cannot be trusted either.
     if (await listing(this.dir) !== this.#listing) {
-      await this.#unplant(worktree);
+      await this.#unplant(worktree, entries);
       await this.remove();
       return false;
     }
@@ -412,8 +429,8 @@ export class BuildSeed {
     await Deno.remove(this.dir, { recursive: true }).catch(() => {});
   }
 
-  async #unplant(worktree: string): Promise<void> {
-    for (const entry of this.#entries) {
+  async #unplant(worktree: string, entries: readonly string[] = this.#entries): Promise<void> {
+    for (const entry of entries) {
       await Deno.remove(path.join(worktree, entry), { recursive: true }).catch(() => {});
     }
   }
@@ -462,6 +479,11 @@ function tooLarge(listed: string, limits: { bytes: number; entries: number }): b
   let bytes = 0;
   for (const line of lines) bytes += Number(line.split("\t")[3]) || 0;
   return bytes > limits.bytes;
+}
+
+/** Whether a listing holds a file modified after `time`. */
+function datedAfter(listed: string, time: number): boolean {
+  return listed.split("\n").some((line) => Number(line.split("\t")[5]) > time);
 }
 
 /** `cp -pR` (times and modes kept) of `from` into the folder `into`. */

@@ -291,6 +291,81 @@ export class ObjectCopy implements GitReader {
   }
 
   /**
+   * Make here, never in the user's repository, the commit that holds
+   * `base`'s tree with `head`'s version of `paths` (a path `head` does not
+   * hold is left out): what the seed of a claim's changed build definitions
+   * is built from (`claim_seed.ts`). The same three give the same commit.
+   * It can be checked out and verified as a fetched one.
+   *
+   * @param base A fetched commit.
+   * @param head A fetched commit.
+   * @param paths Paths that differ between them.
+   * @returns The commit's hash, or why git failed.
+   */
+  async compose(base: string, head: string, paths: readonly string[]): Promise<
+    string | {
+      error: string;
+    }
+  > {
+    const index = path.join(this.folder, "compose.index");
+    const env = {
+      GIT_INDEX_FILE: index,
+      GIT_AUTHOR_NAME: "finishline",
+      GIT_AUTHOR_EMAIL: "finishline@localhost",
+      GIT_AUTHOR_DATE: "946684800 +0000",
+      GIT_COMMITTER_NAME: "finishline",
+      GIT_COMMITTER_EMAIL: "finishline@localhost",
+      GIT_COMMITTER_DATE: "946684800 +0000",
+    };
+    const literal = paths.map((file) => `:(literal)${file}`);
+    try {
+      const steps: Array<() => Promise<{ code: number; stdout: string; stderr: string }>> = [
+        () => this.#git.exec(["read-tree", base], { env }),
+        // update-index reads names as they are (no pathspec); one missing from base is skipped.
+        () => this.#git.exec(["update-index", "--force-remove", "--", ...paths], { env }),
+      ];
+      for (const step of steps) {
+        const done = await step();
+        if (done.code !== 0) return { error: done.stderr.trim() };
+      }
+      const listed = await this.#git.exec([
+        "ls-tree",
+        "-r",
+        "-z",
+        "--full-tree",
+        head,
+        "--",
+        ...literal,
+      ]);
+      if (listed.code !== 0) return { error: listed.stderr.trim() };
+      const lines = parseTree(listed.stdout).map((entry) =>
+        `${entry.mode} ${entry.object}\t${entry.path}\0`
+      );
+      if (lines.length > 0) {
+        const added = await this.#git.exec(["update-index", "-z", "--index-info"], {
+          env,
+          stdin: lines.join(""),
+        });
+        if (added.code !== 0) return { error: added.stderr.trim() };
+      }
+      const tree = await this.#git.exec(["write-tree"], { env });
+      if (tree.code !== 0) return { error: tree.stderr.trim() };
+      const made = await this.#git.exec(
+        ["commit-tree", tree.stdout.trim(), "-p", base, "-m", "finishline: build seed"],
+        { env },
+      );
+      if (made.code !== 0) return { error: made.stderr.trim() };
+      const commit = made.stdout.trim();
+      // Kept from git's pruning, and checked out as a fetched commit is.
+      await this.#git.exec(["update-ref", `refs/finishline/${commit}`, commit]);
+      this.#fetched.add(commit);
+      return commit;
+    } finally {
+      await Deno.remove(index).catch(() => {});
+    }
+  }
+
+  /**
    * Remove the private folder; never throws.
    *
    * @returns Resolves once it is gone.

@@ -22,6 +22,7 @@ import { DependencyCopy } from "./dependency_copy.ts";
 import { BuildSeed, settleTimes } from "./build_seed.ts";
 import { buildEntry, BuildFolders, type DroppedBuild } from "./build_folders.ts";
 import { ObjectCopy } from "./object_copy.ts";
+import { isConfigured } from "../run/build_folder.ts";
 import { copyPrefix } from "./stale_copies.ts";
 
 export { removeStaleWorktrees } from "./stale_copies.ts";
@@ -75,6 +76,8 @@ export class CheckWorktree {
   /** The snapshot the worktree took itself, when it was given none: stopped at removal. */
   #ownSnapshot: DependencySnapshot | undefined;
   #seed: BuildSeed | undefined;
+  /** The seed a build folder falls back to ({@linkcode CheckWorktree.fallBackTo}). */
+  #fallback: BuildSeed | undefined;
   /** The commit whose files get the fixed time when there is no seed ({@linkcode CheckWorktree.keepTimes}). */
   #timesSince: string | undefined;
   /** The listing of the seed planted ahead by {@linkcode CheckWorktree.tidy}, until a move uses it. */
@@ -249,7 +252,7 @@ export class CheckWorktree {
       if (cleaned) return cleaned;
       if (await seed.intact(this.folder, planted)) {
         if (await settleTimes(this.#objects, seed.commit, commit) === undefined) {
-          this.#builds.seeded(seed.entries);
+          this.#builds.seeded(seed.entries, seed.commit);
           return await this.resetDependencies();
         }
         // Times that cannot be settled: no seed, and its copy goes.
@@ -348,6 +351,48 @@ export class CheckWorktree {
   }
 
   /**
+   * The build seed the worktree starts from at each move, if any.
+   *
+   * @returns The seed, or undefined.
+   */
+  get seed(): BuildSeed | undefined {
+    return this.#seed;
+  }
+
+  /**
+   * Start from no seed from the next move on (the seed itself is kept).
+   */
+  unseed(): void {
+    this.#seed = undefined;
+    this.#planted = undefined;
+  }
+
+  /**
+   * The seed a build folder falls back to when the work tree's build
+   * definitions are not the planted seed's but are this one's: the
+   * baseline's, under a claim's seed, for the run with the starting
+   * commit's files put back ({@linkcode CheckWorktree.restore}).
+   *
+   * @param seed The seed, or undefined for none.
+   */
+  fallBackTo(seed: BuildSeed | undefined): void {
+    this.#fallback = seed;
+  }
+
+  /** The fallback seed, as {@linkcode BuildFolders.ready} takes it, when it can be planted here. */
+  #fallbackSeed(): { commit: string; plant: (entry: string) => Promise<boolean> } | undefined {
+    const seed = this.#fallback;
+    if (!seed?.usable || seed === this.#seed || !seed.plantsIn(this.folder)) return undefined;
+    return {
+      commit: seed.commit,
+      // The files on disk that differ from its commit are dated now: the tool rebuilds them.
+      plant: async (entry) =>
+        await settleTimes(this.#objects, seed.commit, null) === undefined &&
+        await seed.plant(this.folder, [entry]),
+    };
+  }
+
+  /**
    * Whether the worktree starts from a build seed.
    *
    * @returns False without one, or once it was dropped.
@@ -361,19 +406,20 @@ export class CheckWorktree {
       await settleTimes(this.#objects, seed.commit, this.#commit) === undefined &&
       await seed.plant(this.folder);
     if (!planted) this.#seed = undefined;
-    else this.#builds.seeded(seed.entries);
+    else this.#builds.seeded(seed.entries, seed.commit);
     return planted;
   }
 
   /**
    * Move what the checks built in this copy aside as the run's build seed
    * ({@linkcode BuildSeed.take}): Cargo's entries of the work tree, and the
-   * build folders `checks` kept here when `folders` is on. Those record this
-   * copy's folder: that seed is planted here only.
+   * build folders `checks` kept here. Those record this copy's folder: that
+   * seed is planted here only.
    *
    * @param commit The commit the checks ran on.
-   * @param options The work tree's Cargo entries (`seedEntries`), the checks, whether
-   * their build folders are taken, and the run that owns the seed.
+   * @param options The work tree's Cargo entries (`seedEntries`), the checks whose build
+   * folders are taken ({@linkcode CheckWorktree.builtFolders}), the run that owns the seed,
+   * and the time no file of it may be dated after ({@linkcode BuildSeed.take}).
    * @returns The seed, or undefined when there is nothing to take or too much.
    */
   async takeSeed(
@@ -381,21 +427,42 @@ export class CheckWorktree {
     options: {
       cargo: string[];
       checks: RepoCheck[];
-      folders: boolean;
       owner?: { repo: string; run: string };
+      notAfter?: number;
     },
   ): Promise<BuildSeed | undefined> {
-    const builds = options.folders
-      ? await Promise.all(
-        options.checks.flatMap((check) => check.buildFolder ? [buildEntry(check)] : []),
-      )
-      : [];
+    const builds = await Promise.all(
+      options.checks.flatMap((check) => check.buildFolder ? [buildEntry(check)] : []),
+    );
     const entries = [...options.cargo.map((entry) => `tree/${entry}`), ...builds];
     if (entries.length === 0) return undefined;
     return await BuildSeed.take(this.folder, commit, entries, {
       ...(options.owner ? { owner: options.owner } : {}),
+      ...(options.notAfter !== undefined ? { notAfter: options.notAfter } : {}),
       bound: builds.length > 0,
     });
+  }
+
+  /**
+   * The checks of `runs` whose kept build folders are worth a seed: a
+   * green run's, and a red one's whose configure step completed (its tests
+   * failed, or its build did: what was built is the commit's build all the
+   * same, and the build tool makes what is missing). A run that timed out or
+   * was stopped may have left a file half written: not taken.
+   *
+   * @param checks The checks.
+   * @param runs Their runs in this copy.
+   * @returns The checks whose folders can be taken ({@linkcode CheckWorktree.takeSeed}).
+   */
+  async builtFolders(checks: RepoCheck[], runs: CheckRun[]): Promise<RepoCheck[]> {
+    const built: RepoCheck[] = [];
+    for (const check of checks) {
+      const run = runs.find((run) => run.name === check.name);
+      if (!check.buildFolder || !run || run.timedOut) continue;
+      const dir = path.join(this.folder, await buildEntry(check));
+      if (run.green || await isConfigured(check.buildFolder, dir)) built.push(check);
+    }
+    return built;
   }
 
   /**
@@ -410,7 +477,7 @@ export class CheckWorktree {
    * @returns The folder, or undefined for a check that keeps none.
    */
   async buildFolder(check: RepoCheck): Promise<string | undefined> {
-    return (await this.#builds.ready(check, this.#seed?.commit))?.dir;
+    return (await this.#builds.ready(check, this.#fallbackSeed()))?.dir;
   }
 
   /**
@@ -424,7 +491,7 @@ export class CheckWorktree {
   async readyBuildFolders(checks: RepoCheck[]): Promise<DroppedBuild[]> {
     const dropped: DroppedBuild[] = [];
     for (const check of checks) {
-      const ready = await this.#builds.ready(check, this.#seed?.commit);
+      const ready = await this.#builds.ready(check, this.#fallbackSeed());
       if (ready?.dropped) dropped.push(ready.dropped);
     }
     return dropped;

@@ -99,6 +99,7 @@ export async function detectCmake(scan: Scan): Promise<void> {
         executable: "cmake",
         ...(tests ? { runner: "ctest" as const } : {}),
         buildFolder: "cmake",
+        buildOnly: inBuildFolder(configure, { kept: true }),
         kind: tests ? "test" : "build",
       },
       ["cmake:.", "cmake:.:build", ...(tests ? ["cmake:.:test"] : [])],
@@ -116,10 +117,10 @@ export async function detectMeson(scan: Scan): Promise<void> {
     }
   }
   // Set up once per folder: a kept one set up before regenerates itself when meson.build changes.
-  const command = inBuildFolder(
-    `{ test -e "$b/meson-private/coredata.dat" || meson setup "$b"; } && meson test -C "$b" --print-errorlogs`,
-    { kept: true },
-  );
+  const setup = `{ test -e "$b/meson-private/coredata.dat" || meson setup "$b"; }`;
+  const command = inBuildFolder(`${setup} && meson test -C "$b" --print-errorlogs`, {
+    kept: true,
+  });
   if (
     addCheck(
       scan,
@@ -132,6 +133,7 @@ export async function detectMeson(scan: Scan): Promise<void> {
         executable: "meson",
         runner: "meson",
         buildFolder: "meson",
+        buildOnly: inBuildFolder(`${setup} && ninja -C "$b"`, { kept: true }),
         kind: "test",
       },
       ["meson:.", "meson:.:test"],
@@ -174,8 +176,10 @@ export async function detectAutotools(scan: Scan): Promise<void> {
   // A shipped configure runs once per folder: a kept tree configured before is used as it is
   // (finishline keeps one only while configure and what feeds it are unchanged). autoreconf
   // writes configure again at each run, so that tree is never kept.
+  const configure =
+    `s=$(pwd) && { test -f "$b/config.status" || (cd "$b" && ${regenerate}"$s/configure"); }`;
   const steps = shipped
-    ? `s=$(pwd) && { test -f "$b/config.status" || (cd "$b" && ${regenerate}"$s/configure"); } && make -C "$b" check`
+    ? `${configure} && make -C "$b" check`
     : `autoreconf -fi && s=$(pwd) && (cd "$b" && "$s/configure") && make -C "$b" check`;
   if (
     addCheck(
@@ -193,7 +197,12 @@ export async function detectAutotools(scan: Scan): Promise<void> {
         }, then make check`,
         executable: shipped ? "make" : "autoreconf",
         runner: "automake",
-        ...(shipped ? { buildFolder: "autotools" as const } : {}),
+        ...(shipped
+          ? {
+            buildFolder: "autotools" as const,
+            buildOnly: inBuildFolder(`${configure} && make -C "$b"`, { kept: true }),
+          }
+          : {}),
         kind: "test",
       },
       ["autotools:.", "autotools:.:check", "make:.:check"],

@@ -29,6 +29,8 @@ export interface DetectedCheck {
    * a claim's build starts from the baseline's; absent for every other check.
    */
   buildFolder?: BuildSystem;
+  /** The command's configure and build steps alone, in the same folder: no tests run. */
+  buildOnly?: string;
   /**
    * What kind of check it is: `build` for a build CI runs (its failure fails
    * CI), `gate` for a script or target that runs several checks (`check`,

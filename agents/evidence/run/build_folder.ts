@@ -11,10 +11,13 @@
  * their defaults, CMake keeps its cache, and a configured autotools tree
  * runs the `configure` it was made from. So a kept folder serves only a
  * tree whose build definitions are, byte for byte, those it was configured
- * from ({@linkcode isBuildDefinition}); any other builds from nothing.
+ * from ({@linkcode isBuildDefinition}); any other builds on a folder
+ * configured from its own (`copy/claim_seed.ts`), or from nothing.
  *
  * @module
  */
+
+import path from "node:path";
 
 /** A build system whose build folder a check keeps in {@linkcode BUILD_FOLDER_VARIABLE}. */
 export type BuildSystem = "meson" | "cmake" | "autotools";
@@ -70,4 +73,50 @@ export function isBuildDefinition(system: BuildSystem, file: string): boolean {
       return AUTOTOOLS_NAMES.has(name) || /\.(?:am|ac|in|m4|mk)$/.test(name) ||
         top === "m4" || top === "build-aux";
   }
+}
+
+/** The files a configure step writes last, by build system: all there, it completed. */
+const CONFIGURED: Record<BuildSystem, string[][]> = {
+  meson: [["meson-private/coredata.dat", "build.ninja"]],
+  // Written at generation, after the configure step: a failed configure leaves its cache only.
+  cmake: [["CMakeCache.txt", "Makefile"], ["CMakeCache.txt", "build.ninja"]],
+  autotools: [["config.status", "Makefile"]],
+};
+
+/**
+ * Whether a build folder holds a completed configure step: Meson's core
+ * data and `build.ninja`, CMake's cache and its generated build files, a
+ * configured autotools tree's `config.status` and `Makefile`. A folder whose
+ * configure failed half-way is not worth keeping (Meson refuses to set up in
+ * it again).
+ *
+ * @param system The build system.
+ * @param dir The build folder.
+ * @returns True when its configure step completed.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { isConfigured } from "./build_folder.ts";
+ *
+ * const dir = await Deno.makeTempDir();
+ * try {
+ *   assert.equal(await isConfigured("autotools", dir), false);
+ *   await Deno.writeTextFile(`${dir}/config.status`, "");
+ *   await Deno.writeTextFile(`${dir}/Makefile`, "");
+ *   assert.equal(await isConfigured("autotools", dir), true);
+ * } finally {
+ *   await Deno.remove(dir, { recursive: true });
+ * }
+ * ```
+ */
+export async function isConfigured(system: BuildSystem, dir: string): Promise<boolean> {
+  for (const files of CONFIGURED[system]) {
+    const found = await Promise.all(
+      files.map((file) =>
+        Deno.lstat(path.join(dir, file)).then((info) => info.isFile, () => false)
+      ),
+    );
+    if (found.every(Boolean)) return true;
+  }
+  return false;
 }

@@ -31,6 +31,13 @@ export interface RepoCheck {
    * checks); elsewhere it builds in a temp folder of its own.
    */
   buildFolder?: BuildSystem;
+  /**
+   * The command's configure and build steps alone, in the same kept folder
+   * (no tests run): what finishline builds the seed of a claim's changed
+   * build definitions with (`copy/claim_seed.ts`). Detected with
+   * {@linkcode RepoCheck.buildFolder}.
+   */
+  buildOnly?: string;
 }
 
 /** One run of a check. */

@@ -49,6 +49,7 @@ export async function prepareChecks(
       command: check.command,
       ...(check.runner ? { runner: check.runner } : {}),
       ...(check.buildFolder ? { buildFolder: check.buildFolder } : {}),
+      ...(check.buildOnly ? { buildOnly: check.buildOnly } : {}),
     })),
     timeoutMs: verify.checkTimeoutSeconds * 1000,
     protect: verify.protect,

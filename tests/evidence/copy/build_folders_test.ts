@@ -56,7 +56,7 @@ Deno.test("a kept build folder serves only the copy it was built in, with the se
     const folder = (await built.buildFolder(BUILD))!;
     assert.ok(folder.startsWith(`${built.folder}/build/`), folder);
     assert.ok(!folder.startsWith(built.dir), "beside the work tree, out of the commit's reach");
-    const seed = (await built.takeSeed(base, { cargo: [], checks: [BUILD], folders: true }))!;
+    const seed = (await built.takeSeed(base, { cargo: [], checks: [BUILD] }))!;
     assert.ok(seed, "the build folder is taken");
     try {
       await t.step("planted in the copy it was built in", async () => {
