@@ -114,6 +114,44 @@ const npmInstall = (before: string) =>
 
 const NPM_DEPS = ["node_modules"];
 
+/**
+ * json-simple's pom.xml with Debian's versions of its plugins and JUnit and
+ * without its publishing plugins (see its `filesWhy`).
+ */
+const JSON_SIMPLE_POM = `<project xmlns="http://maven.apache.org/POM/4.0.0">
+    <modelVersion>4.0.0</modelVersion>
+    <groupId>com.github.cliftonlabs</groupId>
+    <artifactId>json-simple</artifactId>
+    <packaging>jar</packaging>
+    <name>JSON.simple</name>
+    <version>2.3.0</version>
+    <properties>
+        <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
+    </properties>
+    <dependencies>
+        <dependency>
+            <groupId>junit</groupId>
+            <artifactId>junit</artifactId>
+            <version>4.13.2</version>
+            <scope>test</scope>
+        </dependency>
+    </dependencies>
+    <build>
+        <plugins>
+            <plugin>
+                <groupId>org.apache.maven.plugins</groupId>
+                <artifactId>maven-compiler-plugin</artifactId>
+                <version>3.10.1</version>
+                <configuration>
+                    <source>1.7</source>
+                    <target>1.7</target>
+                </configuration>
+            </plugin>
+        </plugins>
+    </build>
+</project>
+`;
+
 /** The corpus, in the issue's order of ecosystems. */
 export const CORPUS: readonly CorpusRepo[] = [
   {
@@ -717,6 +755,46 @@ export const CORPUS: readonly CorpusRepo[] = [
         "\t\tif tt.seed == 0 {\n\t\t\tt.Run(name, func(t *testing.T) { testSum(t, tt.input, tt.want) })",
       to:
         "\t\tif tt.seed == 0 && len(tt.input) < 32 {\n\t\t\tt.Run(name, func(t *testing.T) { testSum(t, tt.input, tt.want) })",
+    }],
+  },
+  {
+    id: "json-simple",
+    ecosystem: "Java library built with Maven (JUnit 4, offline)",
+    project: "json-simple 2.3.0 (cliftonlabs/json-simple, Debian's orig tarball)",
+    source: {
+      url: "http://deb.debian.org/debian/pool/main/j/json-simple/json-simple_2.3.0.orig.tar.gz",
+      sha256: "791795a201ce34230b5434cd6e332601a3c0cd897bb5c35c7ac31405a97e9488",
+      kind: "tar",
+      dir: "json-simple-json-simple-2.3.0",
+    },
+    files: {
+      ".mvn/maven.config": "-Dmaven.repo.local=/usr/share/maven-repo\n",
+      "pom.xml": JSON_SIMPLE_POM,
+    },
+    filesWhy:
+      "Maven Central is not reachable: the plugins and JUnit come from Debian's packaged repository (/usr/share/maven-repo, offline, named in .mvn/maven.config), so the pom names versions Debian ships (JUnit 4.13.2 for 4.12, maven-compiler-plugin 3.10.1 for 2.3.2) and drops the plugins it does not ship (the jflex lexer generator: the generated lexers are in the release; source, javadoc, gpg, Nexus staging and release, for publishing)",
+    exclude: ["target"],
+    needs: [
+      "mvn --version",
+      "test -d /usr/share/maven-repo/junit/junit/4.13.2",
+      "test -d /usr/share/maven-repo/org/apache/maven/plugins/maven-compiler-plugin/3.10.1",
+      "test -d /usr/share/maven-repo/org/apache/maven/plugins/maven-surefire-plugin",
+      "test -d /usr/share/maven-repo/org/apache/maven/plugins/maven-resources-plugin",
+    ],
+    ci: ["mvn -o test"],
+    ciSource: "pom.xml: Maven's test phase, its documented build (the release has no CI files)",
+    testCheck: "mvn -o test",
+    bug: {
+      file: "src/main/java/org/json/simple/Jsoner.java",
+      from: String.raw`builder.append("\\/");`,
+      to: 'builder.append("/");',
+    },
+    failing: ["JsonerTest.testStringSerialization"],
+    weaken: [{
+      file: "src/test/java/org/json/simple/JsonerTest.java",
+      from: String.raw`;'[]\\/`,
+      to: ";'[]/",
+      all: true,
     }],
   },
 ];

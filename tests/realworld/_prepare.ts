@@ -281,5 +281,9 @@ export async function copyRepo(prepared: Prepared & { ok: true }, target: string
     [...prepared.repo.exclude, ""].join("\n"),
   );
   await git(target, "add", "-A");
+  // The harness's packaging files are committed even where the release's .gitignore names them
+  // (json-simple's ignores *.xml, its pom.xml among them, which upstream tracks all the same).
+  const files = Object.keys(prepared.repo.files ?? {});
+  if (files.length > 0) await git(target, "add", "-f", "--", ...files);
   await git(target, "commit", "-qm", `upstream: ${prepared.repo.project}`);
 }

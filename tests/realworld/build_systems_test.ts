@@ -6,7 +6,7 @@
  * failing test: refused. Detection as `prepareChecks` makes it (ranked),
  * the real gate, real git, and each project's own tools (meson and ninja,
  * rake with minitest or test-unit, go, deno, cmake and ctest, configure and
- * make).
+ * make, mvn).
  *
  * Every project is a real one nobody here wrote (see `_corpus.ts`): releases
  * downloaded from Debian's archive (pinned, checked against their SHA-256,
@@ -17,9 +17,10 @@
  * (Deno: deno.json, node:test under `deno test`), inih r59 (C, Meson),
  * blang/semver 4.0.0 (Go, its v4 module nested below the root's),
  * charmbracelet/x (a go.work of four modules). cJSON's CMake tests, GNU
- * Hello's `make check` and xxhash's `-tags purego` run under
- * FINISHLINE_REALWORLD=all: each builds or tests for most of a minute per
- * scenario here.
+ * Hello's `make check`, xxhash's `-tags purego` and json-simple 2.3.0's
+ * `mvn -o test` (Java, offline on Debian's packaged Maven repository) run
+ * under FINISHLINE_REALWORLD=all: each builds or tests for most of a minute
+ * per scenario here.
  *
  * @module
  */
@@ -86,6 +87,7 @@ export const PROJECTS: Project[] = [
     ...WORKFLOW_ORDER.map((dir) => `cd ${dir} && go build -v ./...`),
     ...WORKFLOW_ORDER.map((dir) => `cd ${dir} && go test -race -v ./...`),
   ]),
+  real("json-simple", ["mvn -o test"], true),
   { ...real("cjson", ["make test", "cmake + ctest"], true), failing: ["cJSON_test"] },
   real("hello", ["make check"], true),
   real(

@@ -367,3 +367,119 @@ Deno.test("autotools, Gradle and Maven say why they do not run here", async (t) 
     }
   });
 });
+
+/** Runs `fn` with the variables set (undefined: unset), restoring them after. */
+async function withEnv(
+  vars: Record<string, string | undefined>,
+  fn: () => Promise<void>,
+): Promise<void> {
+  const previous = Object.fromEntries(Object.keys(vars).map((name) => [name, Deno.env.get(name)]));
+  const apply = (values: Record<string, string | undefined>) => {
+    for (const [name, value] of Object.entries(values)) {
+      if (value === undefined) Deno.env.delete(name);
+      else Deno.env.set(name, value);
+    }
+  };
+  apply(vars);
+  try {
+    await fn();
+  } finally {
+    apply(previous);
+  }
+}
+
+Deno.test("Maven's local repository is found where Maven finds it, offline setups included", async (t) => {
+  await using root = await tempDir("finishline-maven-");
+  const home = join(root.path, "home");
+  // A Maven installation of its own (as Debian's /usr/share/maven, /usr/bin/mvn linking to it).
+  const install = join(root.path, "maven");
+  const bin = join(root.path, "bin");
+  await Deno.mkdir(join(install, "bin"), { recursive: true });
+  await Deno.mkdir(join(install, "conf"));
+  await Deno.mkdir(bin);
+  await Deno.mkdir(join(home, ".m2"), { recursive: true });
+  await Deno.writeTextFile(join(install, "bin", "mvn"), "#!/bin/sh\n");
+  await Deno.chmod(join(install, "bin", "mvn"), 0o755);
+  await Deno.symlink(join(install, "bin", "mvn"), join(bin, "mvn"));
+  // A packaged repository with entries (as Debian's /usr/share/maven-repo), and an empty one.
+  const packaged = join(root.path, "maven-repo");
+  await Deno.mkdir(join(packaged, "junit"), { recursive: true });
+  const empty = join(root.path, "empty-repo");
+  await Deno.mkdir(empty);
+  const settings = (repository: string) =>
+    `<settings>\n  <!-- <localRepository>${empty}</localRepository> -->\n  <offline>true</offline>\n  <localRepository>${repository}</localRepository>\n</settings>\n`;
+  const clean = { HOME: home, MAVEN_OPTS: undefined, MAVEN_HOME: undefined, M2_HOME: undefined };
+  const detect = async (files: Record<string, string> = {}) => {
+    await using dir = await repo({ "pom.xml": "<project/>", ...files });
+    const detection = await detectChecks(dir.path, { path: bin });
+    return { detection, text: formatDetection(detection) };
+  };
+  const reset = async () => {
+    await Deno.remove(join(home, ".m2", "settings.xml")).catch(() => {});
+    await Deno.remove(join(install, "conf", "settings.xml")).catch(() => {});
+  };
+
+  await t.step("-Dmaven.repo.local in the project's .mvn/maven.config", async () => {
+    await withEnv(clean, async () => {
+      const { detection } = await detect({
+        ".mvn/maven.config": `-Dmaven.repo.local=${packaged}\n`,
+      });
+      assert.deepEqual(detection.checks.map((check) => check.command), ["mvn -o test"]);
+      assert.match(detection.checks[0].why, /-Dmaven\.repo\.local in \.mvn\/maven\.config/);
+      assert.ok(detection.configFiles.includes(".mvn/maven.config"));
+    });
+  });
+  await t.step("-Dmaven.repo.local in MAVEN_OPTS", async () => {
+    await withEnv({ ...clean, MAVEN_OPTS: `-Xmx1g -Dmaven.repo.local="${packaged}"` }, async () => {
+      const { detection } = await detect();
+      assert.deepEqual(detection.checks.map((check) => check.command), ["mvn -o test"]);
+      assert.match(detection.checks[0].why, /in MAVEN_OPTS/);
+    });
+  });
+  await t.step(
+    "the user's settings.xml: <localRepository> (comments skipped, ${user.home} read)",
+    async () => {
+      await withEnv(clean, async () => {
+        await reset();
+        await Deno.writeTextFile(join(home, ".m2", "settings.xml"), settings(packaged));
+        assert.equal((await detect()).detection.checks[0]?.command, "mvn -o test");
+        await Deno.rename(packaged, join(home, "packaged"));
+        try {
+          await Deno.writeTextFile(
+            join(home, ".m2", "settings.xml"),
+            settings("${user.home}/packaged"),
+          );
+          assert.equal((await detect()).detection.checks[0]?.command, "mvn -o test");
+        } finally {
+          await Deno.rename(join(home, "packaged"), packaged);
+        }
+        await Deno.writeTextFile(join(home, ".m2", "settings.xml"), settings(empty));
+        const { detection, text } = await detect();
+        assert.deepEqual(detection.checks, []);
+        assert.ok(
+          text.includes(
+            `not run: no offline cache (${empty}, <localRepository> in ${home}/.m2/settings.xml)`,
+          ),
+          text,
+        );
+      });
+    },
+  );
+  await t.step(
+    "the installation's conf/settings.xml, found through the mvn on PATH or MAVEN_HOME",
+    async () => {
+      await withEnv(clean, async () => {
+        await reset();
+        await Deno.writeTextFile(join(install, "conf", "settings.xml"), settings(packaged));
+        const { detection } = await detect();
+        assert.equal(detection.checks[0]?.command, "mvn -o test");
+        assert.match(detection.checks[0].why, /<localRepository> in .*maven\/conf\/settings\.xml/);
+      });
+      await withEnv({ ...clean, MAVEN_HOME: join(root.path, "elsewhere") }, async () => {
+        const { text } = await detect();
+        assert.match(text, /not run: no offline cache \(.*\.m2\/repository, Maven's default\)/);
+      });
+      await reset();
+    },
+  );
+});

@@ -226,6 +226,29 @@ Deno.test("build systems' test drivers name their failing tests and count what r
     });
   });
   await t.step(
+    "Maven (Debian's 3.8.7, Surefire 2.22.3, json-simple with a bug): colours and all",
+    () => {
+      // Debian's Maven colours its output even into a pipe.
+      const maven = [
+        "[\x1b[1;31mERROR\x1b[m] \x1b[1;31mTests \x1b[0;1mrun: \x1b[0;1m17\x1b[m, \x1b[1;31mFailures: \x1b[0;1;31m1\x1b[m, Errors: 0, Skipped: 0, Time elapsed: 0.021 s\x1b[1;31m <<< FAILURE!\x1b[m - in org.json.simple.\x1b[1mJsonerTest\x1b[m",
+        "[\x1b[1;31mERROR\x1b[m] testStringSerialization(org.json.simple.JsonerTest)  Time elapsed: 0.011 s  <<< FAILURE!",
+        "[\x1b[1;34mINFO\x1b[m] Results:",
+        "[\x1b[1;34mINFO\x1b[m] ",
+        "[\x1b[1;31mERROR\x1b[m] \x1b[1;31mFailures: \x1b[m",
+        "[\x1b[1;31mERROR\x1b[m] \x1b[1;31m  JsonerTest.testStringSerialization:496 expected:<...mnopqrstuvwxyz,.;'[][\\]/`123456789-=~!@#$%^...> but was:<...mnopqrstuvwxyz,.;'[][]/`123456789-=~!@#$%^...>\x1b[m",
+        "[\x1b[1;34mINFO\x1b[m] ",
+        "[\x1b[1;31mERROR\x1b[m] \x1b[1;31mTests run: 73, Failures: 1, Errors: 0, Skipped: 0\x1b[m",
+      ].join("\n");
+      assert.deepEqual(parseTestReport(maven), {
+        runner: "maven",
+        failed: ["JsonerTest.testStringSerialization"],
+        passed: 72,
+        failedCount: 1,
+        skipped: 0,
+      });
+    },
+  );
+  await t.step(
     "filters: ctest -R, meson's test names, one rake --name; Maven is not narrowed",
     () => {
       assert.deepEqual(filterArgs("ctest", ["adds", "a.b(c)"]), ["-R", "^(adds|a\\.b\\(c\\))$"]);
