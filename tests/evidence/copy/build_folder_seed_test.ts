@@ -180,6 +180,40 @@ async function filesBelow(dir: string): Promise<string[]> {
   return found;
 }
 
+/**
+ * The gate on the project's one detected check (noted in `log`), and a claim:
+ * commit `files`, then check.
+ */
+function seededGate(
+  setup: { repo: string; gitRepo: GitRepo; base: string; owner: string },
+  found: RepoCheck,
+  spec: Project,
+  log: string,
+  extra: Partial<ConstructorParameters<typeof RepoChecksChecker>[0]> = {},
+) {
+  const check: RepoCheck = {
+    name: found.name,
+    command: found.command,
+    ...(found.runner ? { runner: found.runner } : {}),
+    buildFolder: found.buildFolder,
+    buildOnly: found.buildOnly,
+  };
+  const gate = new RepoChecksChecker({
+    checks: [noting(check, spec, log)],
+    timeoutMs: 300_000,
+    owner: setup.owner,
+    ...extra,
+  });
+  const claim = async (files: Record<string, string | null>) => {
+    await gate.ready();
+    await commit(setup.repo, files);
+    return await gate.check(
+      { cwd: setup.repo, git: { repo: setup.gitRepo, baseline: setup.base } } as never,
+    );
+  };
+  return { gate, claim };
+}
+
 for (const spec of PROJECTS) {
   const missing = (await Promise.all(spec.tools.map(async (tool) => [tool, await installed(tool)])))
     .filter(([, found]) => !found);
@@ -197,27 +231,14 @@ for (const spec of PROJECTS) {
       assert.equal(detected.length, 1, JSON.stringify(detected));
       const [found] = detected;
       assert.equal(found.buildFolder, spec.name.toLowerCase());
-      const check: RepoCheck = {
-        name: found.name,
-        command: found.command,
-        ...(found.runner ? { runner: found.runner } : {}),
-        buildFolder: found.buildFolder,
-        buildOnly: found.buildOnly,
-      };
-      const gate = new RepoChecksChecker({
-        checks: [noting(check, spec, log)],
-        timeoutMs: 300_000,
-        owner,
+      const { gate, claim } = seededGate(
+        { repo: repo.path, gitRepo, base, owner },
+        found,
+        spec,
+        log,
         // The proof of a passing change, with room for several mutants.
-        changedLines: { measure: true, budget: 50 },
-      });
-      const claim = async (files: Record<string, string | null>) => {
-        await gate.ready();
-        await commit(repo.path, files);
-        return await gate.check(
-          { cwd: repo.path, git: { repo: gitRepo, baseline: base } } as never,
-        );
-      };
+        { changedLines: { measure: true, budget: 50 } },
+      );
       try {
         await gate.startBaseline(gitRepo, base);
         assert.deepEqual(await since(), ["configured"], "the baseline built the project");
@@ -355,25 +376,12 @@ for (const spec of PROJECTS) {
       const log = join(logs.path, "builds.log");
       const since = builds(log);
       const [found] = (await detectChecks(repo.path)).checks;
-      const check: RepoCheck = {
-        name: found.name,
-        command: found.command,
-        ...(found.runner ? { runner: found.runner } : {}),
-        buildFolder: found.buildFolder,
-        buildOnly: found.buildOnly,
-      };
-      const gate = new RepoChecksChecker({
-        checks: [noting(check, spec, log)],
-        timeoutMs: 300_000,
-        owner,
-      });
-      const claim = async (files: Record<string, string | null>) => {
-        await gate.ready();
-        await commit(repo.path, files);
-        return await gate.check(
-          { cwd: repo.path, git: { repo: gitRepo, baseline: base } } as never,
-        );
-      };
+      const { gate, claim } = seededGate(
+        { repo: repo.path, gitRepo, base, owner },
+        found,
+        spec,
+        log,
+      );
       try {
         const baseline = await gate.startBaseline(gitRepo, base);
         assert.equal(baseline.runs[0].green, false, "the starting commit's test fails");
@@ -465,25 +473,12 @@ for (const spec of PROJECTS) {
       const lines = builds(log);
       const since = async () => (await lines()).filter((line) => line !== "poisoned");
       const [found] = (await detectChecks(repo.path)).checks;
-      const check: RepoCheck = {
-        name: found.name,
-        command: found.command,
-        ...(found.runner ? { runner: found.runner } : {}),
-        buildFolder: found.buildFolder,
-        buildOnly: found.buildOnly,
-      };
-      const gate = new RepoChecksChecker({
-        checks: [noting(check, spec, log)],
-        timeoutMs: 300_000,
-        owner,
-      });
-      const claim = async (files: Record<string, string | null>) => {
-        await gate.ready();
-        await commit(repo.path, files);
-        return await gate.check(
-          { cwd: repo.path, git: { repo: gitRepo, baseline: base } } as never,
-        );
-      };
+      const { gate, claim } = seededGate(
+        { repo: repo.path, gitRepo, base, owner },
+        found,
+        spec,
+        log,
+      );
       const [file] = Object.keys(spec.build(0));
       const withTest = { [file]: spec.build(0, true)[file], "tests/t_more.c": poisoner(log) };
       try {
