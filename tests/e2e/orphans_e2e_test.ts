@@ -379,6 +379,8 @@ for (const sandbox of ["auto", "off"] as const) {
       verify: { sandbox },
       probe: { enabled: false },
     });
+    // A repository finishline ran in before: its run history's folder is there.
+    await Deno.mkdir(`${repo.path}/.agent/.finishline`, { recursive: true });
     await using server = await ScriptedModelServer.start({ scripts: [[textTurn("Done.")]] });
     let runId: string | undefined;
     let agents: number[] = [];

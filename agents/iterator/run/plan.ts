@@ -36,6 +36,7 @@ import {
 import { completeTaskInstructions } from "../../record/complete_task_tool.ts";
 import { learningsFinder } from "../../store/learnings_text.ts";
 import { ISSUE_CLOSE_REFUSAL, noGithubWriteEnv } from "../../completion/issue.ts";
+import { FINISHLINE_STATE_DIR } from "../../sandbox/session_world.ts";
 import { describeChecks, prepareChecks, type RunChecks } from "./checks_setup.ts";
 import { openStore, resolveStorePath, workingDirectory } from "../places.ts";
 import { logFolder } from "./log_folder.ts";
@@ -111,7 +112,7 @@ export interface PrepareOptions {
    * Called once the first session's process settings are known (the
    * definition, the folder, the store), before the handler, the prompts and
    * the checks are prepared: the CLI starts that process then. Not for a
-   * resumed run.
+   * resumed run, nor before the repository's run history folder exists.
    */
   onFirstSession?: (first: FirstSession) => void;
 }
@@ -192,7 +193,11 @@ export async function prepareRun(
   });
   const closesIssue = (type: string) =>
     type === "issue" && definition.github.closeIssue === "runner";
-  if (!options.resume && !flags.dryRun) {
+  // Not before the run history's folder exists (a repository finishline ran in before): a
+  // sandboxed session makes it, to hide it, and a run refused later must leave nothing.
+  const stateDir = join(mainRepo?.root ?? cwd, FINISHLINE_STATE_DIR);
+  const settled = await Deno.stat(stateDir).then((info) => info.isDirectory, () => false);
+  if (!options.resume && !flags.dryRun && settled) {
     options.onFirstSession?.({
       runId,
       definition,

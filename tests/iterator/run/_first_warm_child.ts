@@ -4,7 +4,7 @@
  * the tag at its end: in the test process, that would be the other test files'
  * processes), with a backend that records every call, and prints what it saw.
  *
- *     deno run -A _first_warm_child.ts '<agent.json>'
+ *     deno run -A _first_warm_child.ts '<agent.json>' [ran-before]
  */
 
 import { join } from "node:path";
@@ -83,8 +83,16 @@ function processPart(settings: ProcessSettings | SessionRequest) {
   };
 }
 
-async function runWith(agent: Record<string, unknown>, backend: RecordingBackend) {
+async function runWith(
+  agent: Record<string, unknown>,
+  backend: RecordingBackend,
+  options: { ranBefore: boolean },
+) {
   await using repo = await tempRepo();
+  // A repository finishline ran in before has its run history's folder.
+  if (options.ranBefore) {
+    await Deno.mkdir(join(repo.path, ".agent", ".finishline"), { recursive: true });
+  }
   await Deno.mkdir(join(repo.path, ".agent", "warm"), { recursive: true });
   await Deno.writeTextFile(join(repo.path, ".agent", "warm", "agent.json"), JSON.stringify(agent));
   const errors: string[] = [];
@@ -96,7 +104,9 @@ async function runWith(agent: Record<string, unknown>, backend: RecordingBackend
 }
 
 const backend = new RecordingBackend();
-const { code, errors } = await runWith(JSON.parse(Deno.args[0]), backend);
+const { code, errors } = await runWith(JSON.parse(Deno.args[0]), backend, {
+  ranBefore: Deno.args[1] === "ran-before",
+});
 console.log(JSON.stringify({
   code,
   errors,

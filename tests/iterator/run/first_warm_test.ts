@@ -13,9 +13,9 @@ import { denoDir } from "../../_helpers.ts";
 const CHILD = new URL("./_first_warm_child.ts", import.meta.url).pathname;
 
 /** What the child saw: the exit code, stderr, the backend's calls and the process parts. */
-async function runWith(agent: Record<string, unknown>) {
+async function runWith(agent: Record<string, unknown>, ranBefore = false) {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", CHILD, JSON.stringify(agent)],
+    args: ["run", "-A", CHILD, JSON.stringify(agent), ...(ranBefore ? ["ran-before"] : [])],
     env: { DENO_DIR: await denoDir() },
     stdout: "piped",
     stderr: "piped",
@@ -50,6 +50,15 @@ Deno.test("the first session's process is started before the workspace, with the
   const { code, errors, calls, warmed, sessions } = await runWith(AGENT);
   assert.equal(code, 0, errors);
   // The CLI's warm, the loop's for iteration 1 (served by the same process), iteration 2's.
+  assert.deepEqual(calls.slice(0, 3), ["warm", "warm", "session"]);
+  assert.deepEqual(warmed[0], warmed[1]);
+  assert.deepEqual(sessions[0], warmed[0]);
+});
+
+Deno.test("in a repository finishline ran in before, the first session's process starts while the run is prepared, with the settings the session asks for", async () => {
+  const { code, errors, calls, warmed, sessions } = await runWith(AGENT, true);
+  assert.equal(code, 0, errors);
+  // Once, early (the CLI does not ask again); the loop's for iteration 1 is served by it.
   assert.deepEqual(calls.slice(0, 3), ["warm", "warm", "session"]);
   assert.deepEqual(warmed[0], warmed[1]);
   assert.deepEqual(sessions[0], warmed[0]);
