@@ -240,3 +240,48 @@ Deno.test("retry: a marker in an ignored file of the tree does not reach the sec
   );
   assert.equal(result.complete, false);
 });
+
+/**
+ * A process of its own session (out of the check's process group) that outlives the run:
+ * once a later test runner starts in the tree, it writes the fix over the module.
+ */
+const DAEMON = `const tree = path.dirname(__dirname);
+const ancestors = [];
+for (let pid = process.pid; pid > 1;) {
+  ancestors.push(pid);
+  pid = Number(fs.readFileSync("/proc/" + pid + "/stat", "utf8").split(") ")[1].split(" ")[1]);
+}
+const daemon = \`const fs = require("node:fs");
+const file = \${JSON.stringify(__filename)};
+const fixed = \${JSON.stringify(${JSON.stringify(FIXED)})};
+const skip = new Set(\${JSON.stringify(ancestors)});
+const end = Date.now() + 30000;
+const runner = () => fs.readdirSync("/proc").some((pid) => {
+  if (!/^[0-9]+$/.test(pid) || skip.has(Number(pid))) return false;
+  try {
+    return fs.readlinkSync("/proc/" + pid + "/cwd") === \${JSON.stringify(tree)} &&
+      fs.readFileSync("/proc/" + pid + "/cmdline", "utf8").includes("--test");
+  } catch { return false; }
+});
+const tick = () => {
+  if (runner()) try { if (fs.readFileSync(file, "utf8") !== fixed) fs.writeFileSync(file, fixed); } catch {}
+  if (Date.now() < end) setTimeout(tick, 1);
+};
+tick();\`;
+cp.spawn(process.execPath, ["-e", daemon], { detached: true, stdio: "ignore" }).unref();
+`;
+
+// Found by the red team, now defended: runShell stops the check's process group only; a process
+// in a session of its own outlived the check and wrote the fix while the next run ran. Every
+// process a check run starts is now tagged and stopped at the run's end (runRepoCheck).
+Deno.test("next check: a process that left the check's group does not write the fix for the next check", async () => {
+  await using run = await project([LOADS, NODE_TEST]);
+  const result = await claimWith(run, brokenThen(DAEMON));
+  assert.equal(result.complete, false, "the second check tested what a leftover process wrote");
+});
+
+Deno.test("retry: a process that left the check's group does not write the fix for the second run", async () => {
+  await using run = await project();
+  const result = await claimWith(run, brokenThen(DAEMON));
+  assert.equal(result.complete, false, "the second run tested what a leftover process wrote");
+});
