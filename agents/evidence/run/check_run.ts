@@ -19,7 +19,7 @@ import {
 } from "./test_report.ts";
 
 /** The variable that tags the processes of one check run (its value: a fresh id per run). */
-const CHECK_TAG = "FINISHLINE_CHECK_RUN";
+export const CHECK_TAG = "FINISHLINE_CHECK_RUN";
 
 /** One check of the repository: a shell command that passes when it exits 0. */
 export interface RepoCheck {
