@@ -161,6 +161,17 @@ export async function runClaim(
       ),
     );
   }
+  // A check that wrote into the copy's object store: every checkout, diff and review read
+  // after it would read what it wrote.
+  const tampered = await copy?.objects.intact();
+  if (tampered) {
+    return {
+      refused: state.refuse(
+        facts,
+        `finishline cannot rely on this claim's checks: ${tampered}. Tests and code must not write git objects into the repository they run in`,
+      ),
+    };
+  }
   // The agent's tests ran: what they wrote into the copy's dependency folders is undone.
   const planted = claim && await state.undoWrites(facts);
   if (planted) return { refused: planted };

@@ -73,6 +73,10 @@ export class ObjectCopy implements GitReader {
   readonly #source: string;
   readonly #objectFormat: string;
   readonly #fetched = new Set<string>();
+  /** The object store's files as finishline's last write of them left them ({@linkcode ObjectCopy.intact}). */
+  #sealed: string | undefined;
+  /** finishline's own writes of objects under way: the store is not compared meanwhile. */
+  #writing = 0;
 
   private constructor(
     folder: string,
@@ -124,6 +128,18 @@ export class ObjectCopy implements GitReader {
   async fetch(commits: readonly string[]): Promise<string | undefined> {
     const wanted = [...new Set(commits)].filter((commit) => !this.#fetched.has(commit));
     if (wanted.length === 0) return undefined;
+    const tampered = await this.intact();
+    if (tampered) return tampered;
+    this.#writing++;
+    try {
+      return await this.#fetchNow(wanted);
+    } finally {
+      this.#writing--;
+      this.#sealed = await this.#listing();
+    }
+  }
+
+  async #fetchNow(wanted: string[]): Promise<string | undefined> {
     await this.#git.reset();
     const first = this.#fetched.size === 0;
     const fetched = await this.#git.exec([
@@ -153,7 +169,7 @@ export class ObjectCopy implements GitReader {
    * @returns Undefined, or why git failed.
    */
   async checkout(commit: string): Promise<string | undefined> {
-    const fetched = await this.fetch([commit]);
+    const fetched = await this.fetch([commit]) ?? await this.intact();
     if (fetched) return fetched;
     await this.#git.reset();
     const checkout = await this.#git.exec(["checkout", "--detach", "--force", "--quiet", commit]);
@@ -167,13 +183,22 @@ export class ObjectCopy implements GitReader {
    * mode, or a file gone), without writing the files that did not change:
    * their times stay, and with them what a build made of them. The
    * repository's own files (config, attributes, the work tree's link) are
-   * written again first.
+   * written again first, and the index is read from the commit again and
+   * every file hashed: a check that staged a file, or set an entry's
+   * assume-unchanged or skip-worktree bit, hides no change from the diff.
    *
    * @param commit The commit the work tree holds.
    * @returns Undefined, or why git failed.
    */
   async restore(commit: string): Promise<string | undefined> {
+    const tampered = await this.intact();
+    if (tampered) return tampered;
     await this.#git.reset();
+    // The index is the checks' to write (git add, update-index): it is the commit's again, no
+    // entry's stat or flag trusted. Refreshing hashes the files (exit code: some differ).
+    const read = await this.#git.exec(["read-tree", commit]);
+    if (read.code !== 0) return `cannot read ${commit.slice(0, 12)}: ${read.stderr.trim()}`;
+    await this.#git.exec(["update-index", "-q", "--refresh"], { timeoutMs: 600_000 });
     const changed = await this.#git.exec(["diff", "--name-only", "-z", "--no-renames", commit]);
     if (changed.code !== 0) {
       return `cannot compare with ${commit.slice(0, 12)}: ${changed.stderr.trim()}`;
@@ -205,6 +230,8 @@ export class ObjectCopy implements GitReader {
    * @returns Undefined when every file is its blob, else the finding.
    */
   async verify(commit: string, only?: readonly string[]): Promise<string | undefined> {
+    const tampered = await this.intact();
+    if (tampered) return tampered;
     const listed = await this.#git.exec([
       "ls-tree",
       "-r",
@@ -318,6 +345,9 @@ export class ObjectCopy implements GitReader {
       GIT_COMMITTER_DATE: "946684800 +0000",
     };
     const literal = paths.map((file) => `:(literal)${file}`);
+    const tampered = await this.intact();
+    if (tampered) return { error: tampered };
+    this.#writing++;
     try {
       const steps: Array<() => Promise<{ code: number; stdout: string; stderr: string }>> = [
         () => this.#git.exec(["read-tree", base], { env }),
@@ -362,7 +392,47 @@ export class ObjectCopy implements GitReader {
       return commit;
     } finally {
       await Deno.remove(index).catch(() => {});
+      this.#writing--;
+      this.#sealed = await this.#listing();
     }
+  }
+
+  /**
+   * Whether the object store is as finishline's last fetch or commit left
+   * it. The checks run in the work tree, whose `.git` link leads here: a
+   * check that wrote an object (a tree or a blob under a hash whose bytes
+   * are not its own, the packs moved aside so that a loose forgery is read)
+   * would have every later checkout, diff and verification read what it
+   * wrote. Any file of `objects/` added, removed or changed counts.
+   *
+   * @returns Undefined when intact (or while finishline writes objects), else the finding.
+   */
+  async intact(): Promise<string | undefined> {
+    if (this.#sealed === undefined || this.#writing > 0) return undefined;
+    if (await this.#listing() === this.#sealed) return undefined;
+    return "a check wrote into the object store of finishline's private repository (through the copy's .git link): what it reads there is no longer what was fetched";
+  }
+
+  /** Every file below `objects/`: name, size, inode, mode and times. */
+  async #listing(): Promise<string> {
+    const lines: string[] = [];
+    const walk = async (dir: string): Promise<void> => {
+      for await (const entry of Deno.readDir(dir)) {
+        const file = path.join(dir, entry.name);
+        const stat = await Deno.lstat(file);
+        if (stat.isDirectory) await walk(file);
+        else {
+          lines.push(
+            [file, stat.size, stat.ino, stat.mode, stat.mtime?.getTime(), stat.ctime?.getTime()]
+              .join("\0"),
+          );
+        }
+      }
+    };
+    await walk(path.join(this.#git.gitDir, "objects")).catch((error) => {
+      lines.push(`unreadable: ${String(error)}`);
+    });
+    return lines.sort().join("\n");
   }
 
   /**

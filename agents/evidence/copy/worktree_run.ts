@@ -14,7 +14,8 @@
 import path from "node:path";
 import type { GitRepo } from "../../git/repo.ts";
 import { MISSING_CODE, runShell, runTool } from "../../support/process.ts";
-import { type CheckRun, type RepoCheck, runRepoCheck } from "../run/check_run.ts";
+import { CHECK_TAG, type CheckRun, type RepoCheck, runRepoCheck } from "../run/check_run.ts";
+import { stopTagged } from "../../support/process_tags.ts";
 import { checkEnvironment } from "../run/check_env.ts";
 import { DEPENDENCY_FOLDERS, dependencyEntries, folderOf } from "./dependency_folders.ts";
 import { DependencySnapshot } from "./dependency_tree.ts";
@@ -567,11 +568,17 @@ export class CheckWorktree {
       return { missing: true, detail: `"${command.executable}" is not installed or not on PATH` };
     }
     const environment = await checkEnvironment({ pycache: this.pycache, cwd: this.dir });
+    // An install runs the claim's scripts (postinstall): what they leave running is stopped, as
+    // after a check, so that nothing writes into the copy while the checks run.
+    const tag = crypto.randomUUID();
     const result = await runShell(command.command, {
       cwd: this.dir,
       timeoutMs: options.timeoutMs,
-      env: { ...environment.env, NO_COLOR: "1" },
-    }).finally(() => environment.dispose());
+      env: { ...environment.env, NO_COLOR: "1", [CHECK_TAG]: tag },
+    }).finally(async () => {
+      await stopTagged(CHECK_TAG, tag, { graceMs: 500 });
+      await environment.dispose();
+    });
     if (result.code !== 0 || result.timedOut) {
       await Deno.remove(target, { recursive: true }).catch(() => {});
       const tail = result.combined.trimEnd().split("\n").slice(-12).join("\n");

@@ -7,6 +7,7 @@
 
 import type { TestCounts } from "../../record/iteration.ts";
 import { runShell } from "../../support/process.ts";
+import { stopTagged } from "../../support/process_tags.ts";
 import { checkEnvironment } from "./check_env.ts";
 import type { BuildSystem } from "./build_folder.ts";
 import {
@@ -16,6 +17,9 @@ import {
   type TestRunner,
   testsRun,
 } from "./test_report.ts";
+
+/** The variable that tags the processes of one check run (its value: a fresh id per run). */
+export const CHECK_TAG = "FINISHLINE_CHECK_RUN";
 
 /** One check of the repository: a shell command that passes when it exits 0. */
 export interface RepoCheck {
@@ -113,12 +117,19 @@ export async function runRepoCheck(
     cwd: options.cwd,
     buildDir: options.buildDir,
   });
+  // Every process the run starts carries its own tag, even one that left the check's process
+  // group (a daemon in a session of its own): stopped when the run ends, so that nothing
+  // it started writes into the copy while the next check, or the same check again, runs.
+  const tag = crypto.randomUUID();
   const result = await runShell(check.command, {
     cwd: options.cwd,
     timeoutMs: options.timeoutMs,
     signal: options.signal,
-    env: { ...environment.env, ...options.env },
-  }).finally(() => environment.dispose());
+    env: { ...environment.env, ...options.env, [CHECK_TAG]: tag },
+  }).finally(async () => {
+    await stopTagged(CHECK_TAG, tag, { graceMs: 500 });
+    await environment.dispose();
+  });
   const report = parseTestReport(result.combined, check.runner);
   // node --test names a file that fails as a whole by its absolute path: the copy's
   // folder differs at each end, the test does not.
