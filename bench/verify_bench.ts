@@ -128,7 +128,9 @@ const signal = stop.signal;
 /** A comment line in the syntax of `file`'s language. */
 function commentLine(file: string, text: string): string {
   if (/\.(c|h|cc|cpp|hpp)$/.test(file)) return `/* ${text} */`;
-  if (/\.py$/.test(file)) return `# ${text}`;
+  if (/\.(py|rb|sh|pl|toml|ya?ml)$/.test(file) || /(^|\/)(Rakefile|Makefile)$/.test(file)) {
+    return `# ${text}`;
+  }
   return `// ${text}`;
 }
 
