@@ -308,8 +308,8 @@ export async function runShell(
 
 /**
  * Stop process group `pid` until nothing in it runs: SIGTERM every 20 ms (a
- * process forked while the group was signalled missed it), SIGKILL after the
- * grace period. Returns at once when the group is gone, or (read from `/proc`)
+ * process forked while the group was signalled missed it), SIGKILL every 20 ms
+ * after the grace period, until none is left (at most one more grace period). Returns at once when the group is gone, or (read from `/proc`)
  * holds only exited processes its new parent has not reaped yet.
  */
 async function emptyGroup(pid: number): Promise<void> {
@@ -324,9 +324,16 @@ async function emptyGroup(pid: number): Promise<void> {
     if (performance.now() >= deadline) break;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
-  try {
-    Deno.kill(-pid, "SIGKILL");
-  } catch {
-    // gone
+  // Then SIGKILL, until the kernel has ended them all: on a loaded machine a killed process
+  // still runs for a moment, and returning then would leave it to be seen running.
+  const killed = performance.now() + KILL_GRACE_MS;
+  for (;;) {
+    try {
+      Deno.kill(-pid, "SIGKILL");
+    } catch {
+      return;
+    }
+    if (await groupRuns(pid) === false || performance.now() >= killed) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }

@@ -389,10 +389,13 @@ for (const sandbox of ["auto", "off"] as const) {
       server,
       onSpawn: async (child) => {
         // Claude Code's own process, tagged with the run (under bwrap, its child).
+        // This run's own: the tag ends with the pid of the finishline process (other test
+        // files' runs go on beside this one).
         const agent = () =>
           until(async () => {
             const found: number[] = [];
             for (const process of await taggedProcesses(RUN_TAG)) {
+              if (!process.value.endsWith(`/${child.pid}`)) continue;
               const command = await Deno.readTextFile(`/proc/${process.pid}/cmdline`)
                 .catch(() => "");
               if (command.includes("claude-agent-sdk")) {
