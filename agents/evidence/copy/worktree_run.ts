@@ -231,15 +231,9 @@ export class CheckWorktree {
    * @returns Undefined, or why the tree could not be put back.
    */
   async restoreTree(): Promise<string | undefined> {
-    const restored = await this.#objects.restore(this.#commit);
-    if (restored) return restored;
-    const seeded = (this.#seed?.entries ?? []).flatMap((entry) =>
-      entry.startsWith("tree/") ? [entry.slice(5)] : []
-    );
-    const except = [...this.dependencyPaths, ...seeded].flatMap((entry) => ["-e", `/${entry}`]);
-    const cleaned = await this.#git(["clean", "-ffdxq", ...except]);
-    if (cleaned.code !== 0) return `cannot clean the worktree: ${cleaned.stderr.trim()}`;
-    return await this.resetDependencies();
+    return await this.#objects.restore(this.#commit) ??
+      await this.#cleanTree(this.#seed?.entries ?? []) ??
+      await this.resetDependencies();
   }
 
   /** After a checkout: what the last checks wrote goes, the seed comes in. */
@@ -331,10 +325,16 @@ export class CheckWorktree {
    * @param kept Paths below the copy's folder (`tree/target`, `build/<name>`).
    */
   async #clean(kept: readonly string[] = []): Promise<string | undefined> {
+    const cleaned = await this.#cleanTree(kept);
+    await this.#builds.clean(kept);
+    return cleaned;
+  }
+
+  /** Every untracked file of the tree removed, ignored ones too, but the dependency folders and `kept`'s entries in the tree. */
+  async #cleanTree(kept: readonly string[]): Promise<string | undefined> {
     const inTree = kept.flatMap((entry) => entry.startsWith("tree/") ? [entry.slice(5)] : []);
     const except = [...this.dependencyPaths, ...inTree].flatMap((entry) => ["-e", `/${entry}`]);
     const cleaned = await this.#git(["clean", "-ffdxq", ...except]);
-    await this.#builds.clean(kept);
     return cleaned.code === 0 ? undefined : `cannot clean the worktree: ${cleaned.stderr.trim()}`;
   }
 

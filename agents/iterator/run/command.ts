@@ -129,8 +129,7 @@ async function runPlan(
 /**
  * Start the first session's agent process before the run is set up, with the
  * settings the loop will ask for (the loop finds it and claims it). Only for
- * a new run in the `fresh` session mode with `prewarm` on. Asked again with
- * the same settings, it keeps the process already starting.
+ * a new run in the `fresh` session mode with `prewarm` on.
  */
 function warmFirstSession(
   plan: FirstSession & { resume?: StoredRun; systemPrompt?: string },

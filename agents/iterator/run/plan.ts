@@ -187,12 +187,13 @@ export async function prepareRun(
     : definition.behavior.permissionMode;
   // The runner closes the issue: the agent gets no GitHub login (a custom handler of type
   // "issue" is known only once built; its first process is then started again, below).
-  const agentSettings = (runnerCloses: boolean) => ({
-    refuseCommands: runnerCloses ? [ISSUE_CLOSE_REFUSAL] : [],
-    agentEnv: runnerCloses ? noGithubWriteEnv(join(dirname(storeFile), "no-gh-login")) : {},
-  });
-  const closesIssue = (type: string) =>
-    type === "issue" && definition.github.closeIssue === "runner";
+  const agentSettings = (handlerType: string) => {
+    const runnerCloses = handlerType === "issue" && definition.github.closeIssue === "runner";
+    return {
+      refuseCommands: runnerCloses ? [ISSUE_CLOSE_REFUSAL] : [],
+      agentEnv: runnerCloses ? noGithubWriteEnv(join(dirname(storeFile), "no-gh-login")) : {},
+    };
+  };
   // Not before the run history's folder exists (a repository finishline ran in before): a
   // sandboxed session makes it, to hide it, and a run refused later must leave nothing.
   const stateDir = join(mainRepo?.root ?? cwd, FINISHLINE_STATE_DIR);
@@ -204,7 +205,7 @@ export async function prepareRun(
       cwd,
       permissionMode,
       maxIterations,
-      ...agentSettings(closesIssue(definition.behavior.completionType)),
+      ...agentSettings(definition.behavior.completionType),
     });
   }
   const logDir = await logFolder(loaded, {
@@ -291,7 +292,7 @@ export async function prepareRun(
     checksText: describeChecks(definition, checks),
     permissionMode,
     // No GitHub credentials for the agent when the runner closes the issue.
-    ...agentSettings(closesIssue(handler.type)),
+    ...agentSettings(handler.type),
     prChecks: flags.createPr === true && (definition.verify.prChecks ?? true),
   });
 }
